@@ -1,0 +1,138 @@
+/**
+ * The IR: what the control plane hands the data plane. Plain, JSON-serialisable, readonly data
+ * with no Kubernetes types in it. The translator produces it; the proxy runtime compiles it.
+ *
+ * Keys are stable strings so a config swap can tell what changed and the metrics can name things:
+ *   listener  `<gwNamespace>/<gwName>/<sectionName>`
+ *   route     `<namespace>/<name>`            rule `<routeKey>/rule/<index>`
+ *   backend   `service/<ns>/<name>:<port>` | `backend/<ns>/<name>` (ProxyBackend)
+ */
+
+export interface ProxyConfig {
+  /** Content hash of everything below: equal versions mean equal config. */
+  readonly version: string;
+  readonly binds: readonly Bind[];
+  readonly routes: Readonly<Record<string, Route>>;
+  readonly backends: Readonly<Record<string, Backend>>;
+}
+
+/** One listening port shared by every listener that names it. */
+export interface Bind {
+  readonly key: string;
+  readonly port: number;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  /** Most specific hostname first; the runtime picks the first listener whose hostname matches. */
+  readonly listeners: readonly Listener[];
+}
+
+export interface Listener {
+  readonly key: string;
+  readonly gateway: { readonly namespace: string; readonly name: string };
+  readonly sectionName: string;
+  /** Exact (`a.example.com`) or wildcard (`*.example.com`); null matches any host. */
+  readonly hostname: string | null;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  /** Present for HTTPS listeners (TLS mode Terminate). */
+  readonly tls?: ListenerTLS;
+  /** Routes attached to this listener, each with the hostnames it serves here (already intersected). */
+  readonly routes: readonly RouteAttachment[];
+}
+
+export interface ListenerTLS {
+  /** PEM certificate chains with their keys; the first is the default for this listener. */
+  readonly certificates: readonly { readonly certPem: string; readonly keyPem: string }[];
+}
+
+export interface RouteAttachment {
+  readonly routeKey: string;
+  /** Effective hostnames for this listener; empty means every host the listener accepts. */
+  readonly hostnames: readonly string[];
+}
+
+export interface Route {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Creation time (RFC 3339) and rule order feed the Gateway API's precedence tie-breaks. */
+  readonly creationTimestamp: string;
+  readonly rules: readonly RouteRule[];
+}
+
+export interface RouteRule {
+  readonly key: string;
+  /** The rule's `name`, which a policy's sectionName can target. */
+  readonly name?: string;
+  /** Empty means the single default match: PathPrefix `/`. */
+  readonly matches: readonly RouteMatch[];
+  readonly filters: readonly Filter[];
+  /** Empty with no redirect/direct filter means 500 (the Gateway API's rule for rules without valid backends). */
+  readonly backends: readonly WeightedBackend[];
+  readonly timeouts?: { readonly requestMs?: number; readonly backendRequestMs?: number };
+}
+
+export interface RouteMatch {
+  readonly path?: { readonly type: 'Exact' | 'PathPrefix' | 'RegularExpression'; readonly value: string };
+  readonly headers?: readonly ValueMatch[];
+  readonly queryParams?: readonly ValueMatch[];
+  readonly method?: string;
+}
+
+export interface ValueMatch {
+  readonly type: 'Exact' | 'RegularExpression';
+  /** Header names are lowercased by the translator; query parameter names are kept as written. */
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface WeightedBackend {
+  /** null when the reference is invalid: requests that pick it get 500, as the Gateway API asks. */
+  readonly backendKey: string | null;
+  readonly weight: number;
+  readonly filters: readonly Filter[];
+}
+
+export interface HeaderValue { readonly name: string; readonly value: string }
+
+export interface HeaderModifier {
+  readonly set: readonly HeaderValue[];
+  readonly add: readonly HeaderValue[];
+  readonly remove: readonly string[];
+}
+
+export type PathModifier =
+  | { readonly type: 'ReplaceFullPath'; readonly value: string }
+  | { readonly type: 'ReplacePrefixMatch'; readonly value: string };
+
+export type Filter =
+  | ({ readonly type: 'RequestHeaderModifier' } & HeaderModifier)
+  | ({ readonly type: 'ResponseHeaderModifier' } & HeaderModifier)
+  | {
+      readonly type: 'RequestRedirect';
+      readonly scheme?: 'http' | 'https';
+      readonly hostname?: string;
+      readonly path?: PathModifier;
+      readonly port?: number;
+      readonly statusCode: 301 | 302 | 303 | 307 | 308;
+    }
+  | { readonly type: 'URLRewrite'; readonly hostname?: string; readonly path?: PathModifier }
+  /** percent is 0..100 (a fraction is converted by the translator); absent means 100. */
+  | { readonly type: 'RequestMirror'; readonly backendKey: string; readonly percent?: number };
+
+export interface Backend {
+  readonly key: string;
+  readonly kind: 'Service' | 'ProxyBackend';
+  readonly namespace: string;
+  readonly name: string;
+  /** Where requests go. Empty means no ready endpoint: 503. */
+  readonly endpoints: readonly Endpoint[];
+  /** The Service port's appProtocol, kept for protocol selection (`kubernetes.io/h2c`, `grpc` …). */
+  readonly appProtocol?: string;
+  /** Set Host to the destination (hostname-based backends) instead of passing the client's through. */
+  readonly rewriteHost: boolean;
+}
+
+export interface Endpoint {
+  /** An IP address or a DNS name. */
+  readonly host: string;
+  readonly port: number;
+}
