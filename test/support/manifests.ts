@@ -1,0 +1,72 @@
+/**
+ * YAML builders for the objects every e2e case needs but none is about: the GatewayClass, the
+ * Service + EndpointSlice pair that points at a local upstream, and TLS Secrets. Tests write the
+ * Gateway and HTTPRoute under test inline, so the case reads like the manifest a user would write.
+ */
+import { stringify } from 'yaml';
+import type { TestCertificate } from './certs.ts';
+
+export const CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
+export const GATEWAY_CLASS_NAME = 'switchboard';
+
+/** Something listening on loopback: an echo server, a WebSocket echo, or a deliberately closed port. */
+export interface Upstream {
+  readonly host: string;
+  readonly port: number;
+}
+
+export function gatewayClass(): string {
+  return doc({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: GATEWAY_CLASS_NAME },
+    spec: { controllerName: CONTROLLER_NAME },
+  });
+}
+
+export interface ServiceOptions {
+  namespace?: string;
+  /** The Service port routes refer to; the endpoint port is the upstream's real port. */
+  port?: number;
+  appProtocol?: string;
+  /** false publishes the endpoint as not ready, so the Service has no ready endpoint. */
+  ready?: boolean;
+}
+
+/** A Service and its EndpointSlice whose single endpoint is `upstream`. */
+export function service(name: string, upstream: Upstream, opts: ServiceOptions = {}): string {
+  const namespace = opts.namespace ?? 'default';
+  const port = opts.port ?? 8080;
+  const appProtocol = opts.appProtocol ? { appProtocol: opts.appProtocol } : {};
+  return doc({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { ports: [{ name: 'http', port, targetPort: upstream.port, protocol: 'TCP', ...appProtocol }] },
+  }) + doc({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${name}-slice`, namespace, labels: { 'kubernetes.io/service-name': name } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: upstream.port, protocol: 'TCP', ...appProtocol }],
+    endpoints: [{ addresses: [upstream.host], conditions: { ready: opts.ready ?? true } }],
+  });
+}
+
+/** A `kubernetes.io/tls` Secret holding a test certificate. */
+export function tlsSecret(name: string, cert: TestCertificate, namespace = 'default'): string {
+  return doc({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'kubernetes.io/tls',
+    data: {
+      'tls.crt': Buffer.from(cert.certPem).toString('base64'),
+      'tls.key': Buffer.from(cert.keyPem).toString('base64'),
+    },
+  });
+}
+
+function doc(object: unknown): string {
+  return `---\n${stringify(object)}`;
+}
