@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseYamlFile } from './parse.ts';
+
+const route = (name: string): string => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: ${name}
+spec: {}
+`;
+
+describe('parseYamlFile', () => {
+  it('reads every document and remembers file, document index and starting line', () => {
+    const text = `# leading comment\n${route('a')}---\n${route('b')}`;
+    const parsed = parseYamlFile(text, 'routes.yaml');
+    assert.equal(parsed.syntaxOk, true);
+    assert.deepEqual(parsed.problems, []);
+    assert.deepEqual(parsed.objects.map((o) => [o.object.metadata.name, o.origin]), [
+      ['a', { file: 'routes.yaml', document: 0, line: 2 }],
+      ['b', { file: 'routes.yaml', document: 1, line: 8 }],
+    ]);
+  });
+
+  it('skips empty documents and comment-only files silently', () => {
+    assert.deepEqual(parseYamlFile('---\n---\n', 'a.yaml').objects, []);
+    const commentOnly = parseYamlFile('# nothing here\n', 'b.yaml');
+    assert.equal(commentOnly.syntaxOk, true);
+    assert.deepEqual(commentOnly.problems, []);
+    assert.deepEqual(parseYamlFile(`---\n${route('x')}---\n`, 'c.yaml').objects.map((o) => o.object.metadata.name), ['x']);
+  });
+
+  it('reports a syntax error with its line and column and returns no objects from that file', () => {
+    const text = `${route('a')}---\nkind: HTTPRoute\nmetadata:\n  name: [broken\n`;
+    const parsed = parseYamlFile(text, 'bad.yaml');
+    assert.equal(parsed.syntaxOk, false);
+    assert.deepEqual(parsed.objects, []);
+    assert.ok(parsed.problems.length >= 1);
+    const problem = parsed.problems[0];
+    assert.equal(problem.file, 'bad.yaml');
+    assert.equal(problem.document, 1);
+    assert.equal(problem.severity, 'error');
+    assert.ok(problem.line !== undefined && problem.line >= 9, `line ${problem.line}`);
+    assert.ok(problem.column !== undefined && problem.column >= 1);
+    assert.match(problem.message, /^YAML syntax error: /);
+  });
+
+  const envelopeCases = [
+    { name: 'a scalar document', doc: 'just a string\n', path: undefined, message: /not an object/ },
+    { name: 'a list document', doc: '- a\n- b\n', path: undefined, message: /not an object/ },
+    { name: 'no apiVersion', doc: 'kind: Gateway\nmetadata: {name: g}\n', path: 'apiVersion', message: /apiVersion is required/ },
+    { name: 'no kind', doc: 'apiVersion: v1\nmetadata: {name: g}\n', path: 'kind', message: /kind is required/ },
+    { name: 'no metadata', doc: 'apiVersion: v1\nkind: Service\n', path: 'metadata', message: /metadata is required/ },
+    { name: 'no name', doc: 'apiVersion: v1\nkind: Service\nmetadata: {namespace: x}\n', path: 'metadata.name', message: /metadata.name is required/ },
+    { name: 'empty namespace', doc: 'apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ""}\n', path: 'metadata.namespace', message: /namespace must be/ },
+  ];
+  for (const c of envelopeCases) {
+    it(`reports ${c.name} with file and document, keeping the other documents`, () => {
+      const parsed = parseYamlFile(`${route('ok')}---\n${c.doc}`, 'mixed.yaml');
+      assert.equal(parsed.syntaxOk, true);
+      assert.deepEqual(parsed.objects.map((o) => o.object.metadata.name), ['ok']);
+      assert.equal(parsed.problems.length, 1);
+      assert.equal(parsed.problems[0].file, 'mixed.yaml');
+      assert.equal(parsed.problems[0].document, 1);
+      assert.equal(parsed.problems[0].line, 7);
+      assert.equal(parsed.problems[0].path, c.path);
+      assert.match(parsed.problems[0].message, c.message);
+    });
+  }
+
+  it('drops objects of kinds the gateway does not read and names those kinds', () => {
+    const text = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\napiVersion: example.com/v1\nkind: Gateway\nmetadata: {name: wrong-group}\n`;
+    const parsed = parseYamlFile(text, 'k.yaml');
+    assert.deepEqual(parsed.objects.map((o) => o.object.kind), ['Service']);
+    assert.deepEqual([...parsed.ignoredKinds].sort(), ['apps/Deployment', 'example.com/Gateway']);
+    assert.deepEqual(parsed.problems, []);
+  });
+});

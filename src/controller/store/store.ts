@@ -1,0 +1,77 @@
+import type { KubeObject, ObjectOrigin, SourcedObject } from '../../api/gateway/object.ts';
+import type { ConfigProblem, SourceSnapshot } from '../sources/types.ts';
+import { isClusterScoped } from '../sources/known-kinds.ts';
+
+/** `kind/namespace/name`; objects without a namespace live in `default`, as kubectl would put them. */
+export function objectKey(object: KubeObject): string {
+  const namespace = isClusterScoped(object.kind) ? '' : (object.metadata.namespace ?? 'default');
+  return `${object.kind}/${namespace}/${object.metadata.name}`;
+}
+
+/**
+ * The current set of objects, one per kind/namespace/name. When two documents declare the same
+ * object the first one (in source order) wins and the other is reported, naming both places:
+ * silently letting the last one win would make the result depend on file names.
+ */
+export class ObjectStore {
+  #objects: readonly SourcedObject[] = [];
+  #problems: readonly ConfigProblem[] = [];
+
+  /** Replaces the whole content with a source snapshot; returns the duplicates it found. */
+  replace(snapshot: SourceSnapshot): readonly ConfigProblem[] {
+    const { objects, duplicates } = dedupe(snapshot.objects);
+    this.#objects = objects;
+    this.#problems = [...snapshot.problems, ...duplicates];
+    return duplicates;
+  }
+
+  /** The objects as the translator takes them. */
+  objects(): readonly KubeObject[] {
+    return this.#objects.map((s) => s.object);
+  }
+
+  sourced(): readonly SourcedObject[] {
+    return this.#objects;
+  }
+
+  /** Source problems plus duplicates found by the store. */
+  problems(): readonly ConfigProblem[] {
+    return this.#problems;
+  }
+
+  originOf(kind: string, name: string, namespace?: string): ObjectOrigin | undefined {
+    const key = objectKey({ apiVersion: '', kind, metadata: { name, namespace } });
+    return this.#objects.find((s) => objectKey(s.object) === key)?.origin;
+  }
+}
+
+export function dedupe(objects: readonly SourcedObject[]): { objects: SourcedObject[]; duplicates: ConfigProblem[] } {
+  const firstByKey = new Map<string, SourcedObject>();
+  const duplicates: ConfigProblem[] = [];
+  for (const sourced of objects) {
+    const key = objectKey(sourced.object);
+    const first = firstByKey.get(key);
+    if (!first) {
+      firstByKey.set(key, sourced);
+      continue;
+    }
+    const { kind, metadata } = sourced.object;
+    duplicates.push({
+      severity: 'error',
+      file: sourced.origin?.file,
+      document: sourced.origin?.document,
+      line: sourced.origin?.line,
+      object: { kind, namespace: metadata.namespace, name: metadata.name },
+      message: `duplicate ${kind} ${describe(sourced.object)}: already declared at ${where(first.origin)}; this declaration at ${where(sourced.origin)} is ignored`,
+    });
+  }
+  return { objects: [...firstByKey.values()], duplicates };
+}
+
+function describe(object: KubeObject): string {
+  return isClusterScoped(object.kind) ? object.metadata.name : `${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
+}
+
+function where(origin: ObjectOrigin | undefined): string {
+  return origin ? `${origin.file}:${origin.line} (document ${origin.document})` : 'an unknown place';
+}

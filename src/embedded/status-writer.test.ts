@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import type { ObjectStatus } from '../api/gateway/object.ts';
+import { StatusWriter } from './status-writer.ts';
+
+function capturingLogger(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { lines, logger: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) }) };
+}
+
+const route = (accepted: 'True' | 'False', reason: string, message = 'm'): ObjectStatus => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'HTTPRoute',
+  metadata: { name: 'r', namespace: 'default' },
+  status: {
+    parents: [{
+      parentRef: { name: 'gw' },
+      controllerName: 'switchboard.dev/gateway-controller',
+      conditions: [
+        { type: 'Accepted', status: accepted, reason, message },
+        { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: '' },
+      ],
+    }],
+  },
+});
+
+type Conditions = { conditions: { type: string; lastTransitionTime?: string }[] }[];
+const timesOf = (writer: StatusWriter): Record<string, string | undefined> =>
+  Object.fromEntries(((writer.current()[0].status.parents as Conditions)[0].conditions).map((c) => [c.type, c.lastTransitionTime]));
+
+describe('StatusWriter', () => {
+  it('stamps new conditions, keeps the time while status and reason hold, and restamps on change', () => {
+    const { logger, lines } = capturingLogger();
+    let clock = new Date('2026-01-01T00:00:00Z');
+    const writer = new StatusWriter(logger, () => clock);
+
+    writer.update([route('True', 'Accepted')]);
+    assert.deepEqual(timesOf(writer), { Accepted: '2026-01-01T00:00:00.000Z', ResolvedRefs: '2026-01-01T00:00:00.000Z' });
+    assert.equal(lines.length, 2, 'one line per new condition');
+
+    clock = new Date('2026-01-01T00:01:00Z');
+    writer.update([route('True', 'Accepted', 'a different message')]);
+    assert.deepEqual(timesOf(writer), { Accepted: '2026-01-01T00:00:00.000Z', ResolvedRefs: '2026-01-01T00:00:00.000Z' });
+    assert.equal(lines.length, 2, 'a message change alone is not a transition');
+
+    clock = new Date('2026-01-01T00:02:00Z');
+    writer.update([route('False', 'NoMatchingParent')]);
+    assert.deepEqual(timesOf(writer), { Accepted: '2026-01-01T00:02:00.000Z', ResolvedRefs: '2026-01-01T00:00:00.000Z' });
+    assert.equal(lines.length, 3);
+    assert.equal(lines[2].condition, 'Accepted');
+    assert.equal(lines[2].reason, 'NoMatchingParent');
+    assert.equal(lines[2].kind, 'HTTPRoute');
+    assert.equal(lines[2].name, 'default/r');
+    assert.equal(lines[2].level, 40, 'a False condition is a warning');
+  });
+
+  it('does not mutate the statuses it is given', () => {
+    const writer = new StatusWriter(capturingLogger().logger);
+    const input = route('True', 'Accepted');
+    writer.update([input]);
+    assert.equal(((input.status.parents as Conditions)[0].conditions[0]).lastTransitionTime, undefined);
+  });
+
+  it('forgets objects that disappeared, so they are stamped anew when they come back', () => {
+    let clock = new Date('2026-01-01T00:00:00Z');
+    const writer = new StatusWriter(capturingLogger().logger, () => clock);
+    writer.update([route('True', 'Accepted')]);
+    clock = new Date('2026-01-01T00:05:00Z');
+    writer.update([]);
+    writer.update([route('True', 'Accepted')]);
+    assert.equal(timesOf(writer).Accepted, '2026-01-01T00:05:00.000Z');
+  });
+});
