@@ -1,0 +1,94 @@
+import { isIP } from 'node:net';
+import { CORE_GROUP, GATEWAY_GROUP, SWITCHBOARD_GROUP, type BackendObjectReference, type ServicePort } from '../../api/gateway/index.ts';
+import type { KubeObject } from '../../api/gateway/object.ts';
+import type { Backend } from '../../ir/types.ts';
+import { serviceEndpoints } from './endpoints.ts';
+import { isDict, isPort, listOf } from './read.ts';
+import { referencePermitted } from './refs.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { Problem } from './status/conditions.ts';
+
+export interface BackendResolution {
+  readonly backendKey: string | null;
+  readonly problem?: Problem;
+}
+
+/** Why a ProxyBackend cannot serve as a backendRef target, or undefined when its `spec.static` is usable. */
+export function proxyBackendProblem(object: KubeObject): string | undefined {
+  const spec = isDict(object.spec) ? object.spec : {};
+  if (!isDict(spec.static)) {
+    const members = Object.keys(spec).filter((k) => k !== 'policies' && k !== 'static');
+    const kind = members.length > 0 ? `spec.${members.join(', spec.')} is` : 'spec.static is missing and';
+    return `${kind} not supported yet: only static ProxyBackends (spec.static) are supported`;
+  }
+  const { host, port } = spec.static;
+  if (typeof host !== 'string' || host.length < 1 || host.length > 256) return 'spec.static.host must be a string of 1..256 characters';
+  if (!isPort(port)) return 'spec.static.port must be an integer 1..65535';
+  return undefined;
+}
+
+/**
+ * Resolves a route's backendRefs into IR backend keys, collecting the Backend objects they name.
+ * One resolver per route, so a route's backends are only published when the route is.
+ */
+export class BackendResolver {
+  readonly backends = new Map<string, Backend>();
+  readonly #snapshot: Snapshot;
+  readonly #routeNamespace: string;
+
+  constructor(snapshot: Snapshot, routeNamespace: string) {
+    this.#snapshot = snapshot;
+    this.#routeNamespace = routeNamespace;
+  }
+
+  resolve(ref: BackendObjectReference, path: string): BackendResolution {
+    const group = ref.group ?? CORE_GROUP;
+    const kind = ref.kind ?? 'Service';
+    const name = String(ref.name);
+    const namespace = typeof ref.namespace === 'string' && ref.namespace ? ref.namespace : this.#routeNamespace;
+    const isService = group === CORE_GROUP && kind === 'Service';
+    const isProxyBackend = group === SWITCHBOARD_GROUP && kind === 'ProxyBackend';
+    if (!isService && !isProxyBackend) {
+      return fail('InvalidKind', `${path}: ${group ? `${group}/` : ''}${kind} is not a supported backend; use a Service or ${SWITCHBOARD_GROUP}/ProxyBackend`);
+    }
+    const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: this.#routeNamespace };
+    if (!referencePermitted(this.#snapshot.referenceGrants, from, { group, kind, namespace, name })) {
+      return fail('RefNotPermitted', `${path}: ${kind} ${namespace}/${name} is in another namespace and no ReferenceGrant in ${namespace} allows HTTPRoutes from ${this.#routeNamespace}`);
+    }
+    return isService ? this.#service(namespace, name, ref.port, path) : this.#proxyBackend(namespace, name, path);
+  }
+
+  #service(namespace: string, name: string, port: unknown, path: string): BackendResolution {
+    const id = `${namespace}/${name}`;
+    const service = this.#snapshot.services.get(id);
+    if (!service) return fail('BackendNotFound', `${path}: Service ${id} not found`);
+    if (!isPort(port)) return fail('BackendNotFound', `${path}.port is required for a Service and must be 1..65535`);
+    const spec = isDict(service.spec) ? service.spec : {};
+    const servicePort = listOf<ServicePort>(spec.ports).find((p) => p.port === port);
+    if (!servicePort) return fail('BackendNotFound', `${path}: Service ${id} has no port ${port}`);
+    const key = `service/${id}:${port}`;
+    if (!this.backends.has(key)) {
+      const { endpoints, appProtocol } = serviceEndpoints(service, servicePort, this.#snapshot.endpointSlices.get(id) ?? []);
+      const backend: Backend = { key, kind: 'Service', namespace, name, endpoints, rewriteHost: false, ...(appProtocol ? { appProtocol } : {}) };
+      this.backends.set(key, backend);
+    }
+    return { backendKey: key };
+  }
+
+  #proxyBackend(namespace: string, name: string, path: string): BackendResolution {
+    const id = `${namespace}/${name}`;
+    const object = this.#snapshot.proxyBackends.get(id);
+    if (!object) return fail('BackendNotFound', `${path}: ProxyBackend ${id} not found`);
+    const problem = proxyBackendProblem(object);
+    if (problem !== undefined) return fail('BackendNotFound', `${path}: ProxyBackend ${id} is not usable: ${problem}`);
+    const { host, port } = (object.spec as { static: { host: string; port: number } }).static;
+    const key = `backend/${id}`;
+    // A DNS name usually serves virtual hosts: send it its own name. IPs take the client's Host.
+    this.backends.set(key, { key, kind: 'ProxyBackend', namespace, name, endpoints: [{ host, port }], rewriteHost: isIP(host) === 0 });
+    return { backendKey: key };
+  }
+}
+
+function fail(reason: string, message: string): BackendResolution {
+  return { backendKey: null, problem: { reason, message } };
+}

@@ -1,0 +1,66 @@
+import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
+import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
+import { buildBinds } from './binds.ts';
+import { buildGatewayGraph } from './gateway.ts';
+import { translateGatewayClasses } from './gatewayclass.ts';
+import { contentHash } from './hash.ts';
+import { translateHttpRoute } from './route/index.ts';
+import type { Attachment } from './route/parents.ts';
+import { compareStrings, indexObjects } from './snapshot.ts';
+import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
+import { proxyBackendStatus } from './status/proxybackend.ts';
+
+export interface TranslateOptions {
+  controllerName: string;
+}
+
+export interface TranslateResult {
+  config: ProxyConfig;
+  statuses: ObjectStatus[];
+}
+
+export const DEFAULT_CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
+
+/**
+ * Gateway API objects (+ ProxyBackend static) → IR and statuses. Pure: the same objects give the
+ * same result in any order (everything is sorted; no clock, no randomness). A user's mistake
+ * becomes a status condition, never a throw.
+ */
+export function translate(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}): TranslateResult {
+  const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
+  const snapshot = indexObjects(objects);
+  const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
+  const graph = buildGatewayGraph(snapshot, classes.ours);
+
+  const routes: Record<string, Route> = {};
+  const backends = new Map<string, Backend>();
+  const attachments: { routeKey: string; attachment: Attachment }[] = [];
+  const routeStatuses: ObjectStatus[] = [];
+  for (const object of snapshot.httpRoutes) {
+    const result = translateHttpRoute(object, graph, snapshot, controllerName);
+    if (result.status) routeStatuses.push(result.status);
+    if (!result.route) continue;
+    routes[result.route.key] = result.route;
+    for (const attachment of result.attachments) attachments.push({ routeKey: result.route.key, attachment });
+    for (const [key, backend] of result.backends) backends.set(key, backend);
+  }
+
+  const binds = buildBinds(graph.listeners, attachments);
+  const body = { binds, routes: sortedRecord(routes), backends: sortedRecord(Object.fromEntries(backends)) };
+  const statuses = [
+    ...classes.statuses,
+    ...[...graph.gateways.values()].map(gatewayStatus),
+    ...[...graph.listenerSets.values()].map(listenerSetStatus),
+    ...routeStatuses,
+    ...[...snapshot.proxyBackends.values()].map(proxyBackendStatus),
+  ].sort(byObject);
+  return { config: { version: contentHash(body), ...body }, statuses };
+}
+
+function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => compareStrings(a, b)));
+}
+
+function byObject(a: ObjectStatus, b: ObjectStatus): number {
+  return compareStrings(a.kind, b.kind) || compareStrings(a.metadata.namespace ?? '', b.metadata.namespace ?? '') || compareStrings(a.metadata.name, b.metadata.name) || compareStrings(a.apiVersion, b.apiVersion);
+}

@@ -1,0 +1,79 @@
+import type { HTTPRouteRule, ParentReference } from '../../../api/gateway/index.ts';
+import type { Condition, KubeObject, ObjectStatus } from '../../../api/gateway/object.ts';
+import type { Backend, Route, RouteRule } from '../../../ir/types.ts';
+import { BackendResolver } from '../backend.ts';
+import type { GatewayGraph } from '../gateway.ts';
+import { canonicalJson } from '../hash.ts';
+import { isProgrammed } from '../listener.ts';
+import { isDict, listOf } from '../read.ts';
+import { creationOf, generationOf, namespaceOf, type Snapshot } from '../snapshot.ts';
+import { condition, conditionFrom, type Problem } from '../status/conditions.ts';
+import { attachToParent, type Attachment } from './parents.ts';
+import { translateRule } from './rule.ts';
+
+export interface RouteResult {
+  /** Absent when no parentRef is ours. */
+  readonly status?: ObjectStatus;
+  /** Present when the route serves traffic on at least one programmed listener. */
+  readonly route?: Route;
+  /** Attachments to programmed listeners, for the binds. */
+  readonly attachments: readonly Attachment[];
+  readonly backends: ReadonlyMap<string, Backend>;
+}
+
+/** Creation time of objects that carry none (file mode): the epoch, so they sort first and stay valid RFC 3339. */
+const NO_CREATION_TIME = '1970-01-01T00:00:00Z';
+
+export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snapshot: Snapshot, controllerName: string): RouteResult {
+  const namespace = namespaceOf(object);
+  const key = `${namespace}/${object.metadata.name}`;
+  const spec = isDict(object.spec) ? object.spec : {};
+  const hostnames = Array.isArray(spec.hostnames) ? spec.hostnames.filter((h): h is string => typeof h === 'string' && h !== '').map((h) => h.toLowerCase()) : [];
+
+  const seenRefs = new Set<string>();
+  const outcomes = listOf<ParentReference>(spec.parentRefs)
+    .filter((ref) => {
+      const id = canonicalJson(ref);
+      if (seenRefs.has(id)) return false;
+      seenRefs.add(id);
+      return true;
+    })
+    .map((ref) => attachToParent(ref, namespace, hostnames, graph))
+    .filter((o) => o !== undefined);
+  if (outcomes.length === 0) return { attachments: [], backends: new Map() };
+
+  const resolver = new BackendResolver(snapshot, namespace);
+  // No rules means the Gateway API default: one rule matching every request (PathPrefix `/`).
+  const written = listOf<HTTPRouteRule>(spec.rules);
+  const ruleSpecs = written.length === 0 ? [{}] : written;
+  const results = ruleSpecs.map((rule, i) => translateRule(rule, i, key, resolver));
+  const rules = results.flatMap((r) => (r.rule ? [r.rule] : []));
+  const invalid = results.flatMap((r) => r.invalid);
+  const refs = results.flatMap((r) => r.refs);
+
+  const generation = generationOf(object);
+  const countedListeners = new Set<string>();
+  const parents = outcomes.map((outcome) => {
+    for (const { listener } of outcome.attachments) {
+      if (countedListeners.has(listener.key)) continue;
+      countedListeners.add(listener.key);
+      listener.attachedRoutes += 1;
+    }
+    return { parentRef: outcome.parentRef, controllerName, conditions: parentConditions(outcome.problem, rules, invalid, refs, generation) };
+  });
+  const status: ObjectStatus = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace }, status: { parents } };
+
+  const attachments = rules.length === 0 ? [] : outcomes.flatMap((o) => o.attachments).filter((a) => isProgrammed(a.listener));
+  if (attachments.length === 0) return { status, attachments: [], backends: new Map() };
+  const route: Route = { key, namespace, name: object.metadata.name, creationTimestamp: creationOf(object) || NO_CREATION_TIME, rules };
+  return { status, route, attachments, backends: resolver.backends };
+}
+
+function parentConditions(problem: Problem | undefined, rules: readonly RouteRule[], invalid: readonly string[], refs: readonly Problem[], generation: number | undefined): Condition[] {
+  const resolvedRefs = conditionFrom('ResolvedRefs', refs, 'ResolvedRefs', 'All references are resolved', generation);
+  if (problem) return [condition('Accepted', false, problem.reason, problem.message, generation), resolvedRefs];
+  if (rules.length === 0) return [condition('Accepted', false, 'UnsupportedValue', invalid.join('; '), generation), resolvedRefs];
+  const accepted = condition('Accepted', true, 'Accepted', 'Route is accepted', generation);
+  if (invalid.length === 0) return [accepted, resolvedRefs];
+  return [accepted, resolvedRefs, condition('PartiallyInvalid', true, 'UnsupportedValue', `Invalid rules are dropped: ${invalid.join('; ')}`, generation)];
+}

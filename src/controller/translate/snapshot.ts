@@ -1,0 +1,106 @@
+import type { KubeObject } from '../../api/gateway/object.ts';
+import { GATEWAY_EXPERIMENTAL_GROUP, GATEWAY_GROUP, NAMESPACE_NAME_LABEL, SERVICE_NAME_LABEL, SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
+import { groupOf, isDict, stringRecord } from './read.ts';
+
+export const DEFAULT_NAMESPACE = 'default';
+
+/** The kinds the translator reads, by `group/kind`. */
+const KINDS = {
+  gatewayClass: `${GATEWAY_GROUP}/GatewayClass`,
+  gateway: `${GATEWAY_GROUP}/Gateway`,
+  listenerSet: `${GATEWAY_GROUP}/ListenerSet`,
+  xListenerSet: `${GATEWAY_EXPERIMENTAL_GROUP}/XListenerSet`,
+  httpRoute: `${GATEWAY_GROUP}/HTTPRoute`,
+  referenceGrant: `${GATEWAY_GROUP}/ReferenceGrant`,
+  service: '/Service',
+  endpointSlice: 'discovery.k8s.io/EndpointSlice',
+  secret: '/Secret',
+  namespace: '/Namespace',
+  proxyBackend: `${SWITCHBOARD_GROUP}/ProxyBackend`,
+} as const;
+
+export function namespaceOf(object: KubeObject): string {
+  return typeof object.metadata.namespace === 'string' && object.metadata.namespace !== '' ? object.metadata.namespace : DEFAULT_NAMESPACE;
+}
+
+export function generationOf(object: KubeObject): number | undefined {
+  return Number.isInteger(object.metadata.generation) ? object.metadata.generation : undefined;
+}
+
+export function creationOf(object: KubeObject): string {
+  return typeof object.metadata.creationTimestamp === 'string' ? object.metadata.creationTimestamp : '';
+}
+
+/** Oldest first, then namespace/name: the Gateway API's tie-break for everything that competes. */
+export function byAgeThenName(a: KubeObject, b: KubeObject): number {
+  return compareStrings(creationOf(a), creationOf(b)) || compareStrings(namespacedName(a), namespacedName(b));
+}
+
+export function namespacedName(object: KubeObject): string {
+  return `${namespaceOf(object)}/${object.metadata.name}`;
+}
+
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Every object the translator reads, indexed and in a deterministic order. */
+export interface Snapshot {
+  readonly gatewayClasses: readonly KubeObject[];
+  readonly gateways: readonly KubeObject[];
+  readonly listenerSets: readonly KubeObject[];
+  readonly httpRoutes: readonly KubeObject[];
+  readonly referenceGrants: ReadonlyMap<string, readonly KubeObject[]>;
+  readonly services: ReadonlyMap<string, KubeObject>;
+  /** EndpointSlices by `<namespace>/<service name>`. */
+  readonly endpointSlices: ReadonlyMap<string, readonly KubeObject[]>;
+  readonly secrets: ReadonlyMap<string, KubeObject>;
+  readonly proxyBackends: ReadonlyMap<string, KubeObject>;
+  /** Labels per namespace, including the implicit `kubernetes.io/metadata.name`. */
+  namespaceLabels(namespace: string): Readonly<Record<string, string>>;
+}
+
+function isObject(value: unknown): value is KubeObject {
+  return isDict(value) && isDict(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' && typeof value.kind === 'string';
+}
+
+export function indexObjects(objects: readonly KubeObject[]): Snapshot {
+  const byKind = new Map<string, KubeObject[]>();
+  for (const object of objects) {
+    if (!isObject(object)) continue;
+    const id = `${groupOf(object.apiVersion)}/${object.kind}`;
+    let list = byKind.get(id);
+    if (!list) byKind.set(id, (list = []));
+    list.push(object);
+  }
+  const sorted = (id: string): KubeObject[] => [...(byKind.get(id) ?? [])].sort(byAgeThenName);
+  const byName = (id: string): Map<string, KubeObject> => new Map(sorted(id).map((o) => [namespacedName(o), o]));
+  const grouped = (id: string, keyOf: (o: KubeObject) => string | undefined): Map<string, KubeObject[]> => {
+    const out = new Map<string, KubeObject[]>();
+    for (const o of [...(byKind.get(id) ?? [])].sort((a, b) => compareStrings(namespacedName(a), namespacedName(b)))) {
+      const key = keyOf(o);
+      if (key === undefined) continue;
+      const list = out.get(key) ?? [];
+      list.push(o);
+      out.set(key, list);
+    }
+    return out;
+  };
+
+  const namespaces = new Map((byKind.get(KINDS.namespace) ?? []).map((o) => [o.metadata.name, stringRecord(o.metadata.labels)]));
+  return {
+    gatewayClasses: [...(byKind.get(KINDS.gatewayClass) ?? [])].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
+    gateways: sorted(KINDS.gateway),
+    listenerSets: [...sorted(KINDS.listenerSet), ...sorted(KINDS.xListenerSet)].sort(byAgeThenName),
+    httpRoutes: sorted(KINDS.httpRoute),
+    referenceGrants: grouped(KINDS.referenceGrant, namespaceOf),
+    services: byName(KINDS.service),
+    endpointSlices: grouped(KINDS.endpointSlice, (o) => {
+      const service = stringRecord(o.metadata.labels)[SERVICE_NAME_LABEL];
+      return service ? `${namespaceOf(o)}/${service}` : undefined;
+    }),
+    secrets: byName(KINDS.secret),
+    proxyBackends: byName(KINDS.proxyBackend),
+    namespaceLabels: (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace }),
+  };
+}
