@@ -1,0 +1,30 @@
+import type { ProxyConfig } from '../../ir/types.ts';
+
+/** Settings a worker needs that it cannot read from the command line (it is forked without one). */
+export interface WorkerSettings {
+  readonly logLevel: string;
+  readonly logFormat: 'json' | 'text';
+}
+
+export const WORKER_SETTINGS_ENV = 'SWITCHBOARD_WORKER_SETTINGS';
+
+/** Primary → worker. */
+export type ToWorker =
+  | { readonly type: 'switchboard:config'; readonly config: ProxyConfig }
+  | { readonly type: 'switchboard:metrics-request'; readonly requestId: number }
+  | { readonly type: 'switchboard:shutdown'; readonly graceMs: number };
+
+/** Worker → primary. */
+export type FromWorker =
+  /** Sent once the worker can take a config; the primary answers with the current one. */
+  | { readonly type: 'switchboard:hello' }
+  | { readonly type: 'switchboard:applied'; readonly version: string; readonly errors: readonly string[]; readonly listening: boolean }
+  | { readonly type: 'switchboard:metrics-response'; readonly requestId: number; readonly metrics: readonly object[] };
+
+export function isFromWorker(message: unknown): message is FromWorker {
+  return typeof message === 'object' && message !== null && typeof (message as { type?: unknown }).type === 'string' && (message as { type: string }).type.startsWith('switchboard:');
+}
+
+export function isToWorker(message: unknown): message is ToWorker {
+  return isFromWorker(message);
+}

@@ -1,0 +1,87 @@
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createLogger, type Logger } from '../../common/logger.ts';
+import type { ProxyConfig } from '../../ir/types.ts';
+import type { ConfigRuntime } from '../types.ts';
+import { isToWorker, WORKER_SETTINGS_ENV, type FromWorker, type WorkerSettings } from './messages.ts';
+
+export type WorkerRuntimeFactory = (deps: { logger: Logger; registry: Registry }) => ConfigRuntime;
+
+/**
+ * The body of a cluster worker: one proxy runtime fed by the primary over IPC. Configs are
+ * applied one at a time in arrival order; only the newest waiting one is applied when several
+ * queue up behind a slow apply.
+ */
+export function runWorker(createRuntime: WorkerRuntimeFactory): void {
+  const settings = JSON.parse(process.env[WORKER_SETTINGS_ENV] ?? '{"logLevel":"info","logFormat":"text"}') as WorkerSettings;
+  const logger = createLogger({ level: settings.logLevel, format: settings.logFormat }).child({ worker: process.pid });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const runtime = createRuntime({ logger, registry });
+
+  // The primary orchestrates shutdown. A Ctrl-C reaches the whole process group; dying on it here
+  // would cut the requests the primary is about to drain.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
+
+  let waiting: ProxyConfig | undefined;
+  let applying = false;
+  let shuttingDown = false;
+
+  const applyLatest = async (): Promise<void> => {
+    if (applying) return;
+    applying = true;
+    while (waiting && !shuttingDown) {
+      const config = waiting;
+      waiting = undefined;
+      let errors: string[];
+      let listening = false;
+      try {
+        const result = await runtime.apply(config);
+        errors = result.errors.map(describeError);
+        listening = (await runtime.ready()) !== false;
+      } catch (err) {
+        errors = [`applying config ${config.version} failed: ${(err as Error).message}`];
+        logger.error({ err }, 'applying config failed');
+      }
+      send({ type: 'switchboard:applied', version: config.version, errors, listening });
+    }
+    applying = false;
+  };
+
+  const shutdown = async (graceMs: number): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    try {
+      await runtime.close({ graceMs });
+    } finally {
+      process.exit(0);
+    }
+  };
+
+  process.on('message', (message: unknown) => {
+    if (!isToWorker(message)) return;
+    switch (message.type) {
+      case 'switchboard:config':
+        waiting = message.config;
+        void applyLatest();
+        return;
+      case 'switchboard:metrics-request':
+        void registry.getMetricsAsJSON().then((metrics) => send({ type: 'switchboard:metrics-response', requestId: message.requestId, metrics }));
+        return;
+      case 'switchboard:shutdown':
+        void shutdown(message.graceMs);
+    }
+  });
+  // Without a primary there is no one to take configs from or to drain for.
+  process.on('disconnect', () => void shutdown(0));
+  send({ type: 'switchboard:hello' });
+}
+
+function send(message: FromWorker): void {
+  if (process.connected) process.send?.(message);
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === 'string' ? error : JSON.stringify(error);
+}
