@@ -1,5 +1,6 @@
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { Optional } from '@marcbachmann/cel-js';
+import { CIDRPrefix, IPAddress } from './ip-address.ts';
 
 /**
  * Conversions between plain JavaScript data and the value model of @marcbachmann/cel-js:
@@ -82,6 +83,11 @@ export function toJsonValue(value: CelValue): JsonValue {
       if (value instanceof UnsignedInt) return bigintToJson(value.value);
       if (value instanceof Optional) return value.hasValue() ? toJsonValue(value.value()) : null;
       if (value instanceof Set) return [...value].map(toJsonValue);
+      if (value instanceof IPAddress || value instanceof CIDRPrefix) return value.toString();
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (!(value instanceof Map) && proto !== null && proto !== Object.prototype) {
+        throw new Error(`a ${value.constructor?.name ?? 'value'} has no JSON representation`);
+      }
       const out: { [key: string]: JsonValue } = {};
       const entries = value instanceof Map ? value.entries() : Object.entries(value);
       for (const [k, v] of entries) {

@@ -56,6 +56,10 @@ export function registerDataFunctions(env: Environment): void {
     description: 'Decodes standard or URL-safe base64, padded or not; use string(…) for text.',
   });
 
+  // cel-spec conversions the library lacks.
+  env.registerFunction('string(google.protobuf.Duration): string', (d: { toString(): string }) => d.toString());
+  env.registerFunction('string(google.protobuf.Timestamp): string', (t: Date) => t.toISOString().replace('.000Z', 'Z'));
+
   env.registerFunction('random(): double', () => Math.random(), {
     description: 'A uniformly distributed double in [0, 1), for sampling: random() < 0.1.',
   });
