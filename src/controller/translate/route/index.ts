@@ -70,10 +70,22 @@ export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snap
 }
 
 function parentConditions(problem: Problem | undefined, rules: readonly RouteRule[], invalid: readonly string[], refs: readonly Problem[], generation: number | undefined): Condition[] {
-  const resolvedRefs = conditionFrom('ResolvedRefs', refs, 'ResolvedRefs', 'All references are resolved', generation);
+  const resolvedRefs = conditionFrom('ResolvedRefs', byReasonPriority(refs), 'ResolvedRefs', 'All references are resolved', generation);
   if (problem) return [condition('Accepted', false, problem.reason, problem.message, generation), resolvedRefs];
   if (rules.length === 0) return [condition('Accepted', false, 'UnsupportedValue', invalid.join('; '), generation), resolvedRefs];
   const accepted = condition('Accepted', true, 'Accepted', 'Route is accepted', generation);
   if (invalid.length === 0) return [accepted, resolvedRefs];
   return [accepted, resolvedRefs, condition('PartiallyInvalid', true, 'UnsupportedValue', `Invalid rules are dropped: ${invalid.join('; ')}`, generation)];
+}
+
+/** A condition carries one reason: lead with the one a user must act on first (a missing grant, then a wrong kind). */
+const REASON_PRIORITY = ['RefNotPermitted', 'InvalidKind', 'BackendNotFound'];
+
+function byReasonPriority(problems: readonly Problem[]): Problem[] {
+  const rank = (p: Problem): number => {
+    const i = REASON_PRIORITY.indexOf(p.reason);
+    return i < 0 ? REASON_PRIORITY.length : i;
+  };
+  // Array.prototype.sort is stable, so messages keep their field order within a reason.
+  return [...problems].sort((a, b) => rank(a) - rank(b));
 }
