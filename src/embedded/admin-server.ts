@@ -1,0 +1,41 @@
+import http from 'node:http';
+import type { ObjectStatus } from '../api/gateway/object.ts';
+import type { ProxyConfig } from '../ir/types.ts';
+
+/** What the admin endpoints show; the embedded gateway provides it. */
+export interface AdminView {
+  config(): ProxyConfig | undefined;
+  statuses(): readonly ObjectStatus[];
+  isReady(): boolean;
+}
+
+/**
+ * The admin server (loopback by default: it shows the whole config, Secrets' certificates
+ * included): `/config_dump`, `/status`, `/healthz/ready`.
+ */
+export function createAdminServer(view: AdminView): http.Server {
+  return http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'only GET is supported' }, { allow: 'GET, HEAD' });
+    switch (path) {
+      case '/config_dump': {
+        const config = view.config();
+        return config ? send(res, 200, config) : send(res, 503, { error: 'no config has been applied yet' });
+      }
+      case '/status':
+        return send(res, 200, { items: view.statuses().map(({ apiVersion, kind, metadata, status }) => ({ apiVersion, kind, metadata: { name: metadata.name, namespace: metadata.namespace }, status })) });
+      case '/healthz/ready':
+        return view.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
+      default:
+        return send(res, 404, { error: `no admin endpoint at ${path}`, endpoints: ['/config_dump', '/status', '/healthz/ready'] });
+    }
+  });
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(`${JSON.stringify(body, null, 2)}\n`);
+}
+
+function sendText(res: http.ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+}

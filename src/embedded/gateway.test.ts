@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import type { KubeObject, SourcedObject } from '../api/gateway/object.ts';
+import { silentLogger } from '../common/logger.ts';
+import type { ObjectSource, SourceSnapshot } from '../controller/sources/types.ts';
+import { translate } from '../controller/translate/index.ts';
+import type { ApplyResult, Distributor } from '../distribute/types.ts';
+import type { ProxyConfig } from '../ir/types.ts';
+import { closeServer, listen } from './address.ts';
+import { createAdminServer } from './admin-server.ts';
+import { ControlPlaneMetrics } from './control-plane-metrics.ts';
+import { EmbeddedGateway } from './gateway.ts';
+import { StatusWriter } from './status-writer.ts';
+
+class ManualSource implements ObjectSource {
+  emit: (snapshot: SourceSnapshot) => void = () => {};
+  readonly #first: SourceSnapshot;
+  constructor(first: SourceSnapshot) { this.#first = first; }
+  async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
+    this.emit = onSnapshot;
+    onSnapshot(this.#first);
+  }
+  async stop(): Promise<void> {}
+}
+
+class RecordingDistributor implements Distributor {
+  readonly published: ProxyConfig[] = [];
+  closedWith: number | undefined;
+  readonly metricsContentType = 'text/plain';
+  async start(): Promise<void> {}
+  async publish(config: ProxyConfig): Promise<ApplyResult> {
+    this.published.push(config);
+    return { version: config.version, errors: [] };
+  }
+  isReady(): boolean { return this.published.length > 0; }
+  async metrics(): Promise<string> { return ''; }
+  async close(graceMs: number): Promise<void> { this.closedWith = graceMs; }
+}
+
+const objects = (port: number): SourcedObject[] => [
+  { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'switchboard' }, spec: { controllerName: 'switchboard.dev/gateway-controller' } },
+  { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'default' }, spec: { gatewayClassName: 'switchboard', listeners: [{ name: 'http', port, protocol: 'HTTP' }] } },
+].map((object: KubeObject, document) => ({ object, origin: { file: 'gw.yaml', document, line: 1 } }));
+
+async function getJson(port: number, path: string): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: res.headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text });
+      });
+    }).on('error', reject);
+  });
+}
+
+describe('EmbeddedGateway', () => {
+  it('publishes only new versions, counts reloads, and serves them on the admin endpoints', async () => {
+    const source = new ManualSource({ objects: objects(8080), problems: [] });
+    const distributor = new RecordingDistributor();
+    const registry = new Registry();
+    const gateway = new EmbeddedGateway({ source, translate, distributor, statusWriter: new StatusWriter(silentLogger), metrics: new ControlPlaneMetrics(registry), logger: silentLogger });
+    const admin = createAdminServer(gateway);
+    const { port } = await listen(admin, { host: '127.0.0.1', port: 0 });
+    try {
+      assert.equal((await getJson(port, '/healthz/ready')).status, 503);
+      await gateway.start();
+      assert.equal(distributor.published.length, 1);
+      assert.deepEqual(distributor.published[0].binds.map((b) => b.port), [8080]);
+      assert.equal((await getJson(port, '/healthz/ready')).status, 200);
+      const dump = await getJson(port, '/config_dump');
+      assert.equal((dump.body as ProxyConfig).version, distributor.published[0].version);
+      const status = (await getJson(port, '/status')).body as { items: { kind: string; metadata: { name: string }; status: { conditions?: { lastTransitionTime?: string }[] } }[] };
+      const gatewayStatus = status.items.find((i) => i.kind === 'Gateway');
+      assert.equal(gatewayStatus?.metadata.name, 'gw');
+      assert.ok(gatewayStatus?.status.conditions?.every((c) => typeof c.lastTransitionTime === 'string'));
+      assert.equal((await getJson(port, '/nope')).status, 404);
+
+      // The same objects again (a touched file): no new publish, still a successful reload.
+      source.emit({ objects: objects(8080), problems: [] });
+      // A broken file elsewhere: same objects, one source error.
+      source.emit({ objects: objects(8080), problems: [{ severity: 'error', file: 'x.yaml', message: 'YAML syntax error' }] });
+      // A duplicate and a real change.
+      source.emit({ objects: [...objects(9090), ...objects(1)], problems: [] });
+      await gateway.stop(250);
+      assert.deepEqual(distributor.published.map((c) => c.binds.map((b) => b.port)), [[8080], [9090]]);
+      assert.equal(gateway.problems().length, 2, 'two duplicates (GatewayClass and Gateway)');
+      assert.equal(distributor.closedWith, 250);
+
+      const text = await registry.metrics();
+      assert.match(text, /^switchboard_config_reloads_total\{result="success"\} 2$/m, 'the first snapshot and the touch; the broken-file snapshot was superseded while the touch was processed');
+      assert.match(text, /^switchboard_config_reloads_total\{result="error"\} 1$/m, 'the latest snapshot still has duplicates');
+      assert.match(text, new RegExp(`^switchboard_config_version_info\\{version="${distributor.published[1].version}"\\} 1$`, 'm'));
+      assert.match(text, /^switchboard_source_errors 2$/m);
+    } finally {
+      await closeServer(admin);
+    }
+  });
+});

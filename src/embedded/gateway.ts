@@ -1,0 +1,126 @@
+import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
+import type { Logger } from '../common/logger.ts';
+import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../controller/sources/types.ts';
+import { ObjectStore } from '../controller/store/store.ts';
+import type { Distributor } from '../distribute/types.ts';
+import type { ProxyConfig } from '../ir/types.ts';
+import type { ControlPlaneMetrics } from './control-plane-metrics.ts';
+import type { StatusWriter } from './status-writer.ts';
+
+/** The translator's signature (src/controller/translate/index.ts), injected so tests can use a double. */
+export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => { config: ProxyConfig; statuses: ObjectStatus[] };
+
+export interface EmbeddedGatewayOptions {
+  readonly source: ObjectSource;
+  readonly translate: TranslateFn;
+  readonly distributor: Distributor;
+  readonly statusWriter: StatusWriter;
+  readonly metrics: ControlPlaneMetrics;
+  readonly logger: Logger;
+  readonly controllerName?: string;
+}
+
+/**
+ * The embedded control loop: source → store → translate → status + distribute. Snapshots are
+ * processed one at a time; when several arrive during a slow apply only the newest is processed
+ * (each snapshot is complete, so skipping the ones in between loses nothing).
+ */
+export class EmbeddedGateway {
+  readonly #options: EmbeddedGatewayOptions;
+  readonly #store = new ObjectStore();
+  #current: ProxyConfig | undefined;
+  #waiting: SourceSnapshot | undefined;
+  #loop: Promise<void> | undefined;
+  #reportedDuplicates = new Set<string>();
+
+  constructor(options: EmbeddedGatewayOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the source and resolves once its first snapshot is translated and distributed. */
+  async start(): Promise<void> {
+    await this.#options.distributor.start();
+    await this.#options.source.start((snapshot) => this.#enqueue(snapshot));
+    await this.#loop;
+  }
+
+  /** The config being served, or undefined before the first one is applied. */
+  config(): ProxyConfig | undefined {
+    return this.#current;
+  }
+
+  statuses(): readonly ObjectStatus[] {
+    return this.#options.statusWriter.current();
+  }
+
+  problems(): readonly ConfigProblem[] {
+    return this.#store.problems();
+  }
+
+  isReady(): boolean {
+    return this.#current !== undefined && this.#options.distributor.isReady();
+  }
+
+  /** Stops watching, then drains the proxies for up to `graceMs`. */
+  async stop(graceMs: number): Promise<void> {
+    await this.#options.source.stop();
+    this.#waiting = undefined;
+    await this.#loop;
+    await this.#options.distributor.close(graceMs);
+  }
+
+  #enqueue(snapshot: SourceSnapshot): void {
+    this.#waiting = snapshot;
+    this.#loop ??= this.#drain().finally(() => { this.#loop = undefined; });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#waiting) {
+      const snapshot = this.#waiting;
+      this.#waiting = undefined;
+      try {
+        await this.#reload(snapshot);
+      } catch (err) {
+        this.#options.metrics.reloaded('error');
+        this.#options.logger.error({ err }, 'reload failed; still serving the previous config');
+      }
+    }
+  }
+
+  async #reload(snapshot: SourceSnapshot): Promise<void> {
+    const { logger, metrics, distributor } = this.#options;
+    const duplicates = this.#store.replace(snapshot);
+    this.#logNewDuplicates(duplicates);
+    const sourceErrors = this.#store.problems().filter((p) => p.severity === 'error').length;
+    metrics.sourceErrors(sourceErrors);
+
+    // translate() never throws for a user's mistake; a throw is a bug, and the caller keeps the old config.
+    const { config, statuses } = this.#options.translate(this.#store.objects(), this.#controllerNameOption());
+    this.#options.statusWriter.update(statuses);
+
+    let applyErrors = 0;
+    if (config.version !== this.#current?.version) {
+      const result = await distributor.publish(config);
+      this.#current = config;
+      metrics.servingVersion(config.version);
+      applyErrors = result.errors.length;
+      for (const error of result.errors) logger.error({ version: config.version, error }, 'part of the config could not be applied');
+      logger.info({ version: config.version, binds: config.binds.map((b) => b.port), routes: Object.keys(config.routes).length, backends: Object.keys(config.backends).length }, 'config applied');
+    }
+    metrics.reloaded(sourceErrors === 0 && applyErrors === 0 ? 'success' : 'error');
+  }
+
+  #controllerNameOption(): { controllerName?: string } {
+    return this.#options.controllerName ? { controllerName: this.#options.controllerName } : {};
+  }
+
+  /** Duplicates are logged when they appear, not again on every reload while they stay. */
+  #logNewDuplicates(duplicates: readonly ConfigProblem[]): void {
+    const now = new Set(duplicates.map((d) => d.message));
+    for (const duplicate of duplicates) {
+      if (this.#reportedDuplicates.has(duplicate.message)) continue;
+      this.#options.logger.error({ file: duplicate.file, document: duplicate.document, line: duplicate.line }, duplicate.message);
+    }
+    this.#reportedDuplicates = now;
+  }
+}
