@@ -1,0 +1,98 @@
+/**
+ * The neutral conversation every format is read into and written from. Three client formats and
+ * four upstream formats would need twelve direct converters; going through one shape needs seven
+ * readers and writers, and a fix lands once.
+ */
+import type { Usage } from './usage.ts';
+
+export type ImageSource =
+  | { readonly kind: 'base64'; readonly mediaType: string; readonly data: string }
+  | { readonly kind: 'url'; readonly url: string };
+
+export type Part =
+  | { readonly type: 'text'; readonly text: string; readonly cache?: boolean }
+  | { readonly type: 'image'; readonly source: ImageSource }
+  | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly arguments: string }
+  | {
+      readonly type: 'tool_result';
+      readonly toolCallId: string;
+      readonly content: readonly ({ readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly source: ImageSource })[];
+      readonly isError?: boolean;
+    }
+  /**
+   * Reasoning. `signature` is opaque provider state (Anthropic/Bedrock signature, Gemini
+   * thoughtSignature, Responses encrypted_content) that must travel back unchanged.
+   */
+  | { readonly type: 'thinking'; readonly text: string; readonly signature?: string }
+  | { readonly type: 'redacted_thinking'; readonly data: string };
+
+export interface Message {
+  readonly role: 'user' | 'assistant';
+  readonly parts: readonly Part[];
+}
+
+export interface Tool {
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters: Readonly<Record<string, unknown>>;
+  readonly strict?: boolean;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { readonly name: string };
+
+export type OutputFormat =
+  | { readonly type: 'json_object' }
+  | { readonly type: 'json_schema'; readonly name: string; readonly schema: Readonly<Record<string, unknown>>; readonly strict?: boolean };
+
+export interface Reasoning {
+  readonly effort?: 'minimal' | 'low' | 'medium' | 'high';
+  /** Explicit budget (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`). */
+  readonly budgetTokens?: number;
+  /** Explicitly disabled by the client. */
+  readonly disabled?: boolean;
+}
+
+export interface Request {
+  readonly model: string;
+  readonly system: readonly { readonly text: string; readonly cache?: boolean }[];
+  readonly messages: readonly Message[];
+  readonly tools?: readonly Tool[];
+  readonly toolChoice?: ToolChoice;
+  readonly parallelToolCalls?: boolean;
+  readonly maxTokens?: number;
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly topK?: number;
+  readonly stop?: readonly string[];
+  readonly stream: boolean;
+  readonly outputFormat?: OutputFormat;
+  readonly reasoning?: Reasoning;
+  readonly user?: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'stop_sequence' | 'error';
+
+export interface Response {
+  readonly id: string;
+  readonly model: string;
+  readonly parts: readonly Part[];
+  readonly finishReason: FinishReason;
+  readonly stopSequence?: string;
+  readonly usage?: Usage;
+}
+
+/**
+ * Incremental events between an upstream stream decoder and a client stream encoder. Block
+ * indices are the decoder's; the encoder assigns its own.
+ */
+export type StreamEvent =
+  | { readonly type: 'start'; readonly id?: string; readonly model?: string; readonly usage?: Partial<Usage> }
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'thinking'; readonly text: string }
+  | { readonly type: 'thinking_signature'; readonly signature: string }
+  | { readonly type: 'redacted_thinking'; readonly data: string }
+  | { readonly type: 'tool_call_start'; readonly key: number; readonly id: string; readonly name: string }
+  | { readonly type: 'tool_call_args'; readonly key: number; readonly delta: string }
+  | { readonly type: 'finish'; readonly reason: FinishReason; readonly stopSequence?: string }
+  | { readonly type: 'usage'; readonly usage: Partial<Usage> }
+  | { readonly type: 'error'; readonly status: number; readonly errorType: string; readonly message: string };

@@ -1,0 +1,22 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Where translated responses get their ids and timestamps. Production uses random ids and the
+ * clock; tests inject a deterministic source so fixtures are byte-stable.
+ */
+export interface TranslationContext {
+  newId(prefix: string): string;
+  /** Unix seconds. */
+  now(): number;
+}
+
+export const defaultContext: TranslationContext = {
+  newId: (prefix) => `${prefix}${randomBytes(12).toString('hex')}`,
+  now: () => Math.floor(Date.now() / 1000),
+};
+
+/** Counter-based ids and a fixed clock. */
+export function deterministicContext(now = 1700000000): TranslationContext {
+  let n = 0;
+  return { newId: (prefix) => `${prefix}${String(++n).padStart(4, '0')}`, now: () => now };
+}

@@ -1,0 +1,222 @@
+/**
+ * The request-level facade the proxy runtime calls once per LLM request. It never touches a
+ * socket: it says where to send what, and hands back the translators for whatever comes back.
+ */
+import type { Request } from './canonical.ts';
+import { codecsFor, countTokensBody, readCountTokensResponse } from './plan-formats.ts';
+import { clientEncoder, readClientRequest, readUpstreamResponse, upstreamDecoder, writeClientResponse, writeUpstreamRequest, type ClientFormat } from './codecs.ts';
+import { providerToken, type LLMProvider, type RouteType } from './config.ts';
+import { defaultContext, type TranslationContext } from './context.ts';
+import { ToolNameMap } from './convert/converse/tool-names.ts';
+import { parseUpstreamError, renderError, TranslationError, type ErrorFormat } from './errors.ts';
+import { anthropicModelList, openAIModelList } from './models.ts';
+import { PROVIDERS } from './providers/table.ts';
+import type { CredentialHint, UpstreamFormat } from './providers/types.ts';
+import { PassthroughStream, TranslatingStream, type StreamTranslator } from './stream/translator.ts';
+import { estimateInputTokens } from './tokencount.ts';
+import { identityUsage } from './plan-formats.ts';
+import type { Usage } from './usage.ts';
+
+export interface PlanInput {
+  readonly routeType: RouteType;
+  readonly provider: LLMProvider;
+  /** The client's raw request body. */
+  readonly body: Uint8Array;
+  /** The path the client called; Passthrough forwards it unchanged. */
+  readonly path?: string;
+  readonly method?: string;
+  /** `ai.modelAliases`: friendly name → provider model. */
+  readonly modelAliases?: Readonly<Record<string, string>>;
+  /** Client request headers with lowercase names (the models listing answers Anthropic clients in their shape). */
+  readonly headers?: Readonly<Record<string, string | undefined>>;
+  /** Ids and clock; tests pass a deterministic one. */
+  readonly context?: TranslationContext;
+}
+
+export interface UpstreamRequest {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: boolean;
+  readonly method: string;
+  readonly path: string;
+  /** Headers the provider needs (content-type, anthropic-version …). Credentials are the runtime's job, placed as `credential` says. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  readonly credential: CredentialHint;
+}
+
+export interface ClientResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  readonly usage?: Usage;
+}
+
+export interface ForwardPlan {
+  readonly kind: 'forward';
+  readonly upstream: UpstreamRequest;
+  /** The model sent upstream (after provider override and aliases). */
+  readonly model: string;
+  readonly stream: boolean;
+  readonly clientFormat: string;
+  readonly upstreamFormat: UpstreamFormat | 'passthrough';
+  /** Buffered upstream answer (any status) → what the client receives. Use it for every non-2xx, streaming or not. */
+  translateResponse(status: number, headers: Readonly<Record<string, string | string[] | undefined>>, body: Uint8Array): ClientResponse;
+  /** For a 2xx streaming answer: a fresh translator for this response. */
+  createStreamTranslator(): StreamTranslator;
+  /** Response headers for the client when streaming. */
+  readonly streamHeaders: Readonly<Record<string, string>>;
+}
+
+export type RequestPlan = ForwardPlan | { readonly kind: 'respond'; readonly response: ClientResponse };
+
+const CLIENT_FORMAT: Partial<Record<RouteType, ClientFormat>> = { Completions: 'chat', Messages: 'messages', Responses: 'responses' };
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } as const;
+
+function errorFormatFor(route: RouteType, headers: PlanInput['headers']): ErrorFormat {
+  if (route === 'Messages' || route === 'TokenCount') return 'anthropic';
+  if (route === 'Models' && headers?.['anthropic-version']) return 'anthropic';
+  return 'openai';
+}
+
+function respondJSON(status: number, value: unknown, usage?: Usage): RequestPlan {
+  return { kind: 'respond', response: { status, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(value)), usage } };
+}
+
+/** Plans one request. Never throws for a client mistake: those become a `respond` plan in the client's error format. */
+export function planRequest(input: PlanInput): RequestPlan {
+  const errorFormat = errorFormatFor(input.routeType, input.headers);
+  try {
+    return plan(input, errorFormat);
+  } catch (e) {
+    if (e instanceof TranslationError) return { kind: 'respond', response: renderError({ status: e.status, message: e.message, param: e.param }, errorFormat) };
+    throw e;
+  }
+}
+
+function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
+  const ctx = input.context ?? defaultContext;
+  const token = providerToken(input.provider);
+  const mod = PROVIDERS[token];
+  const cfg = mod.config(input.provider) as { model?: string };
+  const target = mod.target(input.provider, cfg as never);
+
+  if (input.routeType === 'Models') {
+    const src = { providerModel: cfg.model, aliases: input.modelAliases, ownedBy: token, created: ctx.now() };
+    return respondJSON(200, errorFormat === 'anthropic' ? anthropicModelList(src) : openAIModelList(src));
+  }
+  if (input.routeType === 'Passthrough') return passthroughPlan(input, target, mod.endpoint(input.provider, cfg as never, { route: 'Completions', model: '', stream: false })?.credential);
+
+  let body: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(input.body).toString('utf8'));
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    body = parsed as Record<string, unknown>;
+  } catch {
+    throw new TranslationError('request body must be a JSON object');
+  }
+  const requested = typeof body.model === 'string' ? body.model : '';
+  const model = cfg.model ?? input.modelAliases?.[requested] ?? requested;
+  if (!model) throw new TranslationError('`model` is required', 400, 'model');
+  const stream = body.stream === true;
+  const q = { route: input.routeType, model, stream };
+  const endpoint = mod.endpoint(input.provider, cfg as never, q);
+
+  if (input.routeType === 'TokenCount' && !endpoint) {
+    // No count endpoint upstream: answer locally with an estimate.
+    return respondJSON(200, { input_tokens: estimateInputTokens({ ...readClientRequest('messages', { ...body, messages: body.messages ?? [] }), model }) });
+  }
+  if (!endpoint) throw new TranslationError(`route type ${input.routeType} is not supported by ${token} for model ${model}`, 501);
+
+  const codecs = codecsFor(input.routeType, endpoint.format);
+  const upstreamHeaders = { ...JSON_HEADERS, ...endpoint.headers, ...(stream ? { accept: 'text/event-stream' } : {}) };
+  const upstreamOf = (payload: Uint8Array): UpstreamRequest => ({ ...target, method: 'POST', path: endpoint.path, headers: upstreamHeaders, body: payload, credential: endpoint.credential });
+  const finalize = (b: Record<string, unknown>, format: UpstreamFormat) => (mod.finalizeBody ? mod.finalizeBody(cfg as never, format, b, q) : b);
+  const names = new ToolNameMap();
+
+  if (codecs.kind === 'identity') {
+    // Same format both ways: forward the client's bytes unless something must change.
+    let edited: Record<string, unknown> = { ...body };
+    if (model !== requested) edited.model = model;
+    if (endpoint.modelInPath) delete edited.model;
+    if (endpoint.format === 'chat' && stream && (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage !== true) {
+      edited.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
+    }
+    edited = finalize(edited, endpoint.format);
+    const unchanged = JSON.stringify(edited) === JSON.stringify(body);
+    const fmt = endpoint.format;
+    const clientFormat = CLIENT_FORMAT[input.routeType];
+    return {
+      kind: 'forward',
+      upstream: upstreamOf(unchanged ? input.body : Buffer.from(JSON.stringify(edited))),
+      model, stream, clientFormat: clientFormat ?? fmt, upstreamFormat: fmt,
+      streamHeaders: SSE_HEADERS,
+      translateResponse: (status, headers, resBody) => ({
+        status,
+        headers: { 'content-type': firstHeader(headers['content-type']) ?? 'application/json' },
+        body: resBody,
+        usage: status < 300 ? identityUsage(fmt, resBody) : undefined,
+      }),
+      createStreamTranslator: () => {
+        if (!clientFormat) throw new Error(`${fmt} does not stream`);
+        // The encoder only renders a cut-off stream's error, so a bare request is enough.
+        const canonical: Request = { model, system: [], messages: [], stream: true };
+        return new PassthroughStream(upstreamDecoder(fmt === 'chat' || fmt === 'messages' ? fmt : 'responses', names, ctx), clientEncoder(clientFormat, canonical, true, ctx));
+      },
+    };
+  }
+
+  if (codecs.kind === 'count_tokens') {
+    const canonical = { ...readClientRequest('messages', { ...body, max_tokens: body.max_tokens ?? 1 }), model };
+    const payload = finalize(countTokensBody(endpoint.format, token, canonical, names), endpoint.format);
+    return {
+      kind: 'forward', upstream: upstreamOf(Buffer.from(JSON.stringify(payload))), model, stream: false,
+      clientFormat: 'count_tokens', upstreamFormat: endpoint.format, streamHeaders: SSE_HEADERS,
+      translateResponse: (status, headers, resBody) => {
+        if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
+        return { status, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(readCountTokensResponse(endpoint.format, resBody))) };
+      },
+      createStreamTranslator: () => { throw new Error('token counting does not stream'); },
+    };
+  }
+
+  // Translated generation request.
+  const clientFormat = codecs.client;
+  const canonical: Request = { ...readClientRequest(clientFormat, body), model };
+  const maxTokensField = token === 'providerA' || token === 'providerB' || token === 'providerC' ? 'max_completion_tokens' : 'max_tokens';
+  const written = finalize(writeUpstreamRequest(endpoint.format, canonical, { maxTokensField, toolNames: names }), endpoint.format);
+  if (endpoint.modelInPath) delete written.model;
+  const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+  return {
+    kind: 'forward',
+    upstream: upstreamOf(Buffer.from(JSON.stringify(written))),
+    model, stream, clientFormat, upstreamFormat: endpoint.format,
+    streamHeaders: SSE_HEADERS,
+    translateResponse: (status, headers, resBody) => {
+      if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
+      let parsed: unknown;
+      try { parsed = JSON.parse(Buffer.from(resBody).toString('utf8')); } catch {
+        return renderError({ status: 502, message: 'upstream returned a body that is not JSON' }, errorFormat);
+      }
+      const res = readUpstreamResponse(endpoint.format, parsed, canonical, names, ctx);
+      return { status, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(writeClientResponse(clientFormat, res, canonical, ctx))), usage: res.usage };
+    },
+    createStreamTranslator: () => new TranslatingStream(upstreamDecoder(endpoint.format, names, ctx), clientEncoder(clientFormat, canonical, includeUsage, ctx)),
+  };
+}
+
+function passthroughPlan(input: PlanInput, target: { host: string; port: number; tls: boolean }, credential: CredentialHint | undefined): RequestPlan {
+  const raw: StreamTranslator = { push: (c) => [c], end: () => [], usage: () => undefined, failed: false };
+  return {
+    kind: 'forward',
+    upstream: { ...target, method: input.method ?? 'POST', path: input.path ?? '/', headers: {}, body: input.body, credential: credential ?? { kind: 'header', name: 'authorization', prefix: 'Bearer ' } },
+    model: '', stream: false, clientFormat: 'passthrough', upstreamFormat: 'passthrough', streamHeaders: {},
+    translateResponse: (status, headers, body) => ({ status, headers: { 'content-type': firstHeader(headers['content-type']) ?? 'application/octet-stream' }, body }),
+    createStreamTranslator: () => raw,
+  };
+}
+
+function firstHeader(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,25 @@
+/** providerG: AWS Bedrock Converse (SigV4 signed by the runtime; tool names sanitised by the converter). */
+import type { BedrockConfig, LLMProvider } from '../config.ts';
+import { managedTarget, modelSegment } from './paths.ts';
+import type { ProviderModule } from './types.ts';
+
+export const DEFAULT_REGION = 'us-east-1';
+
+export const bedrock: ProviderModule<BedrockConfig> = {
+  token: 'providerG',
+  config: (p) => (p as Extract<LLMProvider, { providerG: unknown }>).providerG,
+  target: (p, c) => managedTarget(`bedrock-runtime.${c.region ?? DEFAULT_REGION}.amazonaws.com`, p),
+  endpoint(p, c, q) {
+    const credential = { kind: 'sigv4', service: 'bedrock', region: c.region ?? DEFAULT_REGION } as const;
+    const base = `/model/${modelSegment(q.model)}`;
+    if (q.route === 'Completions' || q.route === 'Messages' || q.route === 'Responses') {
+      return { format: 'converse', path: p.path ?? `${base}/${q.stream ? 'converse-stream' : 'converse'}`, headers: {}, credential, modelInPath: true };
+    }
+    if (q.route === 'TokenCount') return { format: 'converse_count_tokens', path: `${base}/count-tokens`, headers: {}, credential, modelInPath: true };
+    return undefined;
+  },
+  finalizeBody(c, format, body) {
+    if (format !== 'converse' || !c.guardrail) return body;
+    return { ...body, guardrailConfig: { guardrailIdentifier: c.guardrail.identifier, guardrailVersion: c.guardrail.version } };
+  },
+};

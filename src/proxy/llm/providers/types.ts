@@ -1,0 +1,46 @@
+/** What a provider module tells the facade: where requests go and in which wire format. */
+import type { LLMProvider, ProviderToken, RouteType } from '../config.ts';
+
+/** Wire formats the gateway can send upstream. */
+export type UpstreamFormat =
+  | 'chat' | 'messages' | 'responses' | 'gemini' | 'converse' | 'embeddings'
+  | 'count_tokens' | 'gemini_count_tokens' | 'converse_count_tokens' | 'realtime';
+
+/** How the runtime's backend auth puts the credential on the wire for this provider. */
+export type CredentialHint =
+  | { readonly kind: 'header'; readonly name: string; readonly prefix?: string }
+  | { readonly kind: 'sigv4'; readonly service: string; readonly region: string };
+
+export interface UpstreamTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: boolean;
+}
+
+export interface ProviderEndpoint {
+  readonly format: UpstreamFormat;
+  /** Path and query, model ids percent-encoded. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly credential: CredentialHint;
+  /** The body carries no model (it is in the path): Gemini, Bedrock, Vertex Claude. */
+  readonly modelInPath?: boolean;
+}
+
+export interface EndpointQuery {
+  readonly route: RouteType;
+  /** The model after overrides and aliases. */
+  readonly model: string;
+  readonly stream: boolean;
+}
+
+export interface ProviderModule<C = unknown> {
+  readonly token: ProviderToken;
+  /** The provider's member of the config (`providerA`, …). */
+  config(p: LLMProvider): C;
+  target(p: LLMProvider, c: C): UpstreamTarget;
+  /** The upstream format and path serving a route, or undefined when the provider cannot serve it. */
+  endpoint(p: LLMProvider, c: C, q: EndpointQuery): ProviderEndpoint | undefined;
+  /** Provider-specific changes after conversion (Vertex's anthropic_version, Bedrock's guardrail …). */
+  finalizeBody?(c: C, format: UpstreamFormat, body: Record<string, unknown>, q: EndpointQuery): Record<string, unknown>;
+}

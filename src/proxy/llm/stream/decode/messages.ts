@@ -1,0 +1,64 @@
+/** Anthropic Messages stream events → canonical events. */
+import type { StreamEvent } from '../../canonical.ts';
+import type { MessagesStreamEvent, MessagesUsage } from '../../formats/anthropic.ts';
+import type { Usage } from '../../usage.ts';
+import { fromMessagesStop } from '../../convert/finish.ts';
+import { SSEDecoder } from './decoder.ts';
+
+const ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400, authentication_error: 401, permission_error: 403, not_found_error: 404,
+  request_too_large: 413, rate_limit_error: 429, api_error: 500, overloaded_error: 529,
+};
+
+/** Only the fields present: message_delta may carry just output_tokens. */
+export function partialMessagesUsage(u: Partial<MessagesUsage>): Partial<Usage> {
+  const out: { -readonly [K in keyof Usage]?: Usage[K] } = {};
+  if (u.output_tokens != null) out.outputTokens = u.output_tokens;
+  if (u.input_tokens != null) {
+    const cached = u.cache_read_input_tokens ?? 0;
+    const written = u.cache_creation_input_tokens ?? 0;
+    out.inputTokens = u.input_tokens + cached + written;
+    out.cachedInputTokens = cached;
+    out.cacheWriteTokens = written;
+  }
+  return out;
+}
+
+export class MessagesStreamDecoder extends SSEDecoder {
+  protected handle(_event: string | undefined, data: unknown): StreamEvent[] {
+    const e = data as MessagesStreamEvent;
+    switch (e.type) {
+      case 'message_start':
+        return [{ type: 'start', id: e.message.id, model: e.message.model, usage: partialMessagesUsage(e.message.usage ?? {}) }];
+      case 'content_block_start': {
+        const b = e.content_block;
+        if (b.type === 'tool_use') return [{ type: 'tool_call_start', key: e.index, id: b.id, name: b.name }];
+        if (b.type === 'redacted_thinking') return [{ type: 'redacted_thinking', data: b.data }];
+        if (b.type === 'text' && b.text) return [{ type: 'text', text: b.text }];
+        if (b.type === 'thinking' && b.thinking) return [{ type: 'thinking', text: b.thinking }];
+        return [];
+      }
+      case 'content_block_delta': {
+        const d = e.delta;
+        if (d.type === 'text_delta') return [{ type: 'text', text: d.text }];
+        if (d.type === 'thinking_delta') return [{ type: 'thinking', text: d.thinking }];
+        if (d.type === 'signature_delta') return [{ type: 'thinking_signature', signature: d.signature }];
+        if (d.type === 'input_json_delta') return d.partial_json ? [{ type: 'tool_call_args', key: e.index, delta: d.partial_json }] : [];
+        return [];
+      }
+      case 'message_delta': {
+        const out: StreamEvent[] = [];
+        if (e.delta?.stop_reason) out.push({ type: 'finish', reason: fromMessagesStop(e.delta.stop_reason), stopSequence: e.delta.stop_sequence ?? undefined });
+        if (e.usage) out.push({ type: 'usage', usage: partialMessagesUsage(e.usage) });
+        return out;
+      }
+      case 'message_stop':
+        this.complete = true;
+        return [];
+      case 'error':
+        return [{ type: 'error', status: ERROR_STATUS[e.error?.type] ?? 500, errorType: e.error?.type ?? 'api_error', message: e.error?.message ?? 'upstream error' }];
+      default:
+        return [];
+    }
+  }
+}

@@ -1,0 +1,167 @@
+/** Canonical events → OpenAI Responses streaming events (created … output items … completed). */
+import type { FinishReason, Request, StreamEvent } from '../../canonical.ts';
+import type { TranslationContext } from '../../context.ts';
+import type { ResponsesOutputItem, ResponsesOutputMessage, ResponsesReasoningItem, ResponsesResponse } from '../../formats/openai-responses.ts';
+import type { Usage } from '../../usage.ts';
+import { REDACTED_PREFIX, responseShell, usageToResponsesUsage } from '../../convert/responses/response.ts';
+import { openAIErrorType } from '../../errors.ts';
+import { formatSSE } from '../sse.ts';
+import type { ClientEncoder } from './encoder.ts';
+
+type FunctionCallItem = Extract<ResponsesOutputItem, { type: 'function_call' }>;
+type OpenItem =
+  | { kind: 'message'; item: ResponsesOutputMessage; text: string }
+  | { kind: 'reasoning'; item: ResponsesReasoningItem; text: string }
+  | { kind: 'tool'; item: FunctionCallItem; key: number };
+
+export class ResponsesStreamEncoder implements ClientEncoder {
+  private readonly ctx: TranslationContext;
+  private readonly response: ResponsesResponse;
+  private seq = 0;
+  private started = false;
+  private open: OpenItem | undefined;
+  private finishReason: FinishReason | undefined;
+
+  constructor(req: Request, ctx: TranslationContext) {
+    this.ctx = ctx;
+    this.response = responseShell(req, ctx.newId('resp_'), req.model, ctx.now());
+  }
+
+  push(ev: Exclude<StreamEvent, { type: 'usage' }>): string[] {
+    if (ev.type === 'error') {
+      return [this.event('error', { code: ev.errorType || openAIErrorType(ev.status), message: ev.message, param: null })];
+    }
+    const out: string[] = [];
+    if (!this.started) out.push(...this.start(ev));
+    switch (ev.type) {
+      case 'text': {
+        const m = this.open?.kind === 'message' ? this.open : this.openMessage(out);
+        m.text += ev.text;
+        out.push(this.event('response.output_text.delta', { ...this.where(m.item.id), content_index: 0, delta: ev.text, logprobs: [] }));
+        break;
+      }
+      case 'thinking': {
+        const r = this.open?.kind === 'reasoning' ? this.open : this.openReasoning(out);
+        if (r.text === '') {
+          out.push(this.event('response.reasoning_summary_part.added', { ...this.where(r.item.id), summary_index: 0, part: { type: 'summary_text', text: '' } }));
+        }
+        r.text += ev.text;
+        out.push(this.event('response.reasoning_summary_text.delta', { ...this.where(r.item.id), summary_index: 0, delta: ev.text }));
+        break;
+      }
+      case 'thinking_signature': {
+        const r = this.open?.kind === 'reasoning' ? this.open : this.openReasoning(out);
+        r.item.encrypted_content = ev.signature;
+        out.push(...this.close());
+        break;
+      }
+      case 'redacted_thinking': {
+        const r = this.openReasoning(out);
+        r.item.encrypted_content = REDACTED_PREFIX + ev.data;
+        out.push(...this.close());
+        break;
+      }
+      case 'tool_call_start': {
+        out.push(...this.close());
+        const item: FunctionCallItem = { type: 'function_call', id: this.ctx.newId('fc_'), call_id: ev.id, name: ev.name, arguments: '', status: 'in_progress' };
+        this.open = { kind: 'tool', item, key: ev.key };
+        out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: { ...item } }));
+        break;
+      }
+      case 'tool_call_args':
+        if (this.open?.kind === 'tool' && this.open.key === ev.key) {
+          this.open.item.arguments += ev.delta;
+          out.push(this.event('response.function_call_arguments.delta', { ...this.where(this.open.item.id), delta: ev.delta }));
+        }
+        break;
+      case 'finish':
+        this.finishReason = ev.reason;
+        break;
+      case 'start':
+        break;
+    }
+    return out;
+  }
+
+  finish(usage: Usage | undefined): string[] {
+    const out: string[] = [];
+    if (!this.started) out.push(...this.start({ type: 'start' }));
+    out.push(...this.close());
+    const incomplete = this.finishReason === 'length' || this.finishReason === 'content_filter';
+    this.response.status = incomplete ? 'incomplete' : 'completed';
+    if (incomplete) this.response.incomplete_details = { reason: this.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' };
+    if (usage) this.response.usage = usageToResponsesUsage(usage);
+    out.push(this.event(incomplete ? 'response.incomplete' : 'response.completed', { response: this.snapshot() }));
+    return out;
+  }
+
+  private start(ev: Exclude<StreamEvent, { type: 'usage' | 'error' }>): string[] {
+    this.started = true;
+    if (ev.type === 'start' && ev.model) this.response.model = ev.model;
+    return [
+      this.event('response.created', { response: this.snapshot() }),
+      this.event('response.in_progress', { response: this.snapshot() }),
+    ];
+  }
+
+  private openMessage(out: string[]): Extract<OpenItem, { kind: 'message' }> {
+    out.push(...this.close());
+    const item: ResponsesOutputMessage = { type: 'message', id: this.ctx.newId('msg_'), status: 'in_progress', role: 'assistant', content: [] };
+    const open = { kind: 'message' as const, item, text: '' };
+    this.open = open;
+    out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: structuredClone(item) }));
+    out.push(this.event('response.content_part.added', { ...this.where(item.id), content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+    return open;
+  }
+
+  private openReasoning(out: string[]): Extract<OpenItem, { kind: 'reasoning' }> {
+    out.push(...this.close());
+    const item: ResponsesReasoningItem = { type: 'reasoning', id: this.ctx.newId('rs_'), summary: [] };
+    const open = { kind: 'reasoning' as const, item, text: '' };
+    this.open = open;
+    out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: structuredClone(item) }));
+    return open;
+  }
+
+  /** Ends the open output item with its `.done` events and appends it to the response. */
+  private close(): string[] {
+    const o = this.open;
+    if (!o) return [];
+    this.open = undefined;
+    const out: string[] = [];
+    const where = this.where(o.item.id);
+    if (o.kind === 'message') {
+      const part = { type: 'output_text' as const, text: o.text, annotations: [] };
+      out.push(this.event('response.output_text.done', { ...where, content_index: 0, text: o.text, logprobs: [] }));
+      out.push(this.event('response.content_part.done', { ...where, content_index: 0, part }));
+      o.item.content = [part];
+      o.item.status = 'completed';
+    } else if (o.kind === 'reasoning') {
+      if (o.text) {
+        out.push(this.event('response.reasoning_summary_text.done', { ...where, summary_index: 0, text: o.text }));
+        out.push(this.event('response.reasoning_summary_part.done', { ...where, summary_index: 0, part: { type: 'summary_text', text: o.text } }));
+        o.item.summary = [{ type: 'summary_text', text: o.text }];
+      }
+      if (o.item.encrypted_content === undefined) o.item.encrypted_content = null;
+    } else {
+      out.push(this.event('response.function_call_arguments.done', { ...where, name: o.item.name, arguments: o.item.arguments }));
+      o.item.status = 'completed';
+    }
+    out.push(this.event('response.output_item.done', { output_index: where.output_index, item: structuredClone(o.item) }));
+    this.response.output.push(o.item);
+    return out;
+  }
+
+  /** The open item is always the next one in `output`. */
+  private where(itemId: string): { item_id: string; output_index: number } {
+    return { item_id: itemId, output_index: this.response.output.length };
+  }
+
+  private snapshot(): ResponsesResponse {
+    return structuredClone(this.response);
+  }
+
+  private event(type: string, body: Record<string, unknown>): string {
+    return formatSSE(JSON.stringify({ type, sequence_number: this.seq++, ...body }), type);
+  }
+}

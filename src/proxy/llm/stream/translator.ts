@@ -1,0 +1,115 @@
+/**
+ * The streaming interface the runtime drives: bytes from upstream in, bytes for the client out,
+ * event by event, plus the usage seen so far.
+ */
+import type { StreamEvent } from '../canonical.ts';
+import { mergeUsage, type Usage } from '../usage.ts';
+import type { UpstreamDecoder } from './decode/decoder.ts';
+import type { ClientEncoder } from './encode/encoder.ts';
+
+export interface StreamTranslator {
+  /** Feed one upstream chunk (any boundary); returns the bytes to write to the client now. */
+  push(chunk: Uint8Array): Uint8Array[];
+  /** Upstream ended; returns the final bytes (terminal events, or an error if the stream was cut). */
+  end(): Uint8Array[];
+  /** Usage gathered from the stream so far (final after `end`). */
+  usage(): Usage | undefined;
+  /** An error event was sent to the client (upstream error or truncation). */
+  readonly failed: boolean;
+}
+
+function bytes(strings: string[]): Uint8Array[] {
+  return strings.length ? [Buffer.from(strings.join(''))] : [];
+}
+
+/** Decodes upstream events to canonical ones and re-encodes them in the client's format. */
+export class TranslatingStream implements StreamTranslator {
+  private readonly decoder: UpstreamDecoder;
+  private readonly encoder: ClientEncoder;
+  private seenUsage: Usage | undefined;
+  private closed = false;
+  failed = false;
+
+  constructor(decoder: UpstreamDecoder, encoder: ClientEncoder) {
+    this.decoder = decoder;
+    this.encoder = encoder;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    if (this.closed) return [];
+    return bytes(this.emit(this.decoder.push(chunk)));
+  }
+
+  end(): Uint8Array[] {
+    if (this.closed) return [];
+    const out = this.emit(this.decoder.end());
+    if (!this.closed) out.push(...this.encoder.finish(this.seenUsage));
+    this.closed = true;
+    return bytes(out);
+  }
+
+  usage(): Usage | undefined {
+    return this.seenUsage;
+  }
+
+  private emit(events: StreamEvent[]): string[] {
+    const out: string[] = [];
+    for (const ev of events) {
+      if (this.closed) break;
+      if (ev.type === 'usage') {
+        this.seenUsage = mergeUsage(this.seenUsage, ev.usage);
+        continue;
+      }
+      if (ev.type === 'start' && ev.usage) this.seenUsage = mergeUsage(this.seenUsage, ev.usage);
+      out.push(...this.encoder.push(ev));
+      if (ev.type === 'error') {
+        this.failed = true;
+        this.closed = true;
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * Same format in and out: upstream bytes reach the client untouched. The stream is still parsed
+ * on the side for usage, and a cut-off stream gets an error event in the client's format.
+ */
+export class PassthroughStream implements StreamTranslator {
+  private readonly sniffer: UpstreamDecoder;
+  private readonly errorEncoder: ClientEncoder;
+  private seenUsage: Usage | undefined;
+  failed = false;
+
+  constructor(sniffer: UpstreamDecoder, errorEncoder: ClientEncoder) {
+    this.sniffer = sniffer;
+    this.errorEncoder = errorEncoder;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    // Errors seen here were sent by the upstream itself and reach the client verbatim.
+    if (this.observe(this.sniffer.push(chunk))) this.failed = true;
+    return [chunk];
+  }
+
+  end(): Uint8Array[] {
+    const err = this.observe(this.sniffer.end());
+    if (!err || this.failed) return [];
+    // The upstream stopped mid-answer: tell the client in its own format.
+    this.failed = true;
+    return bytes(this.errorEncoder.push(err));
+  }
+
+  usage(): Usage | undefined {
+    return this.seenUsage;
+  }
+
+  private observe(events: StreamEvent[]): Extract<StreamEvent, { type: 'error' }> | undefined {
+    let err: Extract<StreamEvent, { type: 'error' }> | undefined;
+    for (const ev of events) {
+      if (ev.type === 'usage' || (ev.type === 'start' && ev.usage)) this.seenUsage = mergeUsage(this.seenUsage, ev.usage ?? {});
+      else if (ev.type === 'error') err ??= ev;
+    }
+    return err;
+  }
+}
