@@ -1,0 +1,55 @@
+/**
+ * CPU time of a process and all its descendants, from /proc (Linux only). Sampled before and
+ * after a load run, the difference is the CPU the proxy spent serving it, whatever its process
+ * model (nginx master + worker, Switchboard primary + cluster workers).
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  /** utime + stime in clock ticks. */
+  ticks: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // the process exited between listing and reading
+  }
+  // The command name (field 2) is parenthesised and may contain spaces: split after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
+  return { pid, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** CPU microseconds used so far by `rootPid` and every live descendant. */
+export function treeCpuMicros(rootPid: number): number {
+  const stats: ProcStat[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat) stats.push(stat);
+  }
+  const children = new Map<number, ProcStat[]>();
+  for (const s of stats) {
+    const list = children.get(s.ppid) ?? [];
+    list.push(s);
+    children.set(s.ppid, list);
+  }
+  const root = stats.find((s) => s.pid === rootPid);
+  if (!root) throw new Error(`process ${rootPid} is gone`);
+  let ticks = 0;
+  const queue = [root];
+  while (queue.length > 0) {
+    const next = queue.pop() as ProcStat;
+    ticks += next.ticks;
+    queue.push(...(children.get(next.pid) ?? []));
+  }
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}
