@@ -5,7 +5,7 @@ import { readChatRequest, writeChatRequest, type ChatWriteOptions } from './conv
 import { readChatResponse, writeChatResponse } from './convert/chat/response.ts';
 import { writeConverseRequest } from './convert/converse/request.ts';
 import { readConverseResponse } from './convert/converse/response.ts';
-import type { ToolNameMap } from './convert/converse/tool-names.ts';
+import type { ToolNameMap } from './convert/tool-names.ts';
 import { writeGeminiRequest } from './convert/gemini/request.ts';
 import { readGeminiResponse } from './convert/gemini/response.ts';
 import { readMessagesRequest, writeMessagesRequest } from './convert/messages/request.ts';
@@ -45,7 +45,7 @@ export interface WriteOptions extends ChatWriteOptions {
 export function writeUpstreamRequest(format: UpstreamFormat, req: Request, opts: WriteOptions): Record<string, unknown> {
   switch (format) {
     case 'chat': return writeChatRequest(req, opts);
-    case 'messages': return writeMessagesRequest(req);
+    case 'messages': return writeMessagesRequest(req, opts.toolNames);
     case 'gemini': return writeGeminiRequest(req);
     case 'converse': return writeConverseRequest(req, opts.toolNames);
     default: throw new Error(`${format} is not a generation format`);
@@ -55,7 +55,7 @@ export function writeUpstreamRequest(format: UpstreamFormat, req: Request, opts:
 export function readUpstreamResponse(format: UpstreamFormat, body: unknown, req: Request, names: ToolNameMap, ctx: TranslationContext): Response {
   switch (format) {
     case 'chat': return readChatResponse(body as ChatResponse);
-    case 'messages': return readMessagesResponse(body as MessagesResponse);
+    case 'messages': return readMessagesResponse(body as MessagesResponse, names);
     case 'gemini': return readGeminiResponse(body as GeminiResponse, req.model, ctx);
     case 'converse': return readConverseResponse(body as ConverseResponse, req.model, names, ctx);
     default: throw new Error(`${format} is not a generation format`);
@@ -71,7 +71,7 @@ export function writeClientResponse(format: ClientFormat, res: Response, req: Re
 export function upstreamDecoder(format: UpstreamFormat | 'responses', names: ToolNameMap, ctx: TranslationContext): UpstreamDecoder {
   switch (format) {
     case 'chat': return new ChatStreamDecoder();
-    case 'messages': return new MessagesStreamDecoder();
+    case 'messages': return new MessagesStreamDecoder(names);
     case 'gemini': return new GeminiStreamDecoder(ctx);
     case 'converse': return new ConverseStreamDecoder(names);
     case 'responses': return new ResponsesUsageDecoder();

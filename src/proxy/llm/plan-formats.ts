@@ -4,7 +4,7 @@ import type { ClientFormat } from './codecs.ts';
 import type { ProviderToken, RouteType } from './config.ts';
 import { chatUsageToUsage } from './convert/chat/response.ts';
 import { writeConverseRequest } from './convert/converse/request.ts';
-import type { ToolNameMap } from './convert/converse/tool-names.ts';
+import type { ToolNameMap } from './convert/tool-names.ts';
 import { writeGeminiRequest } from './convert/gemini/request.ts';
 import { messagesUsageToUsage } from './convert/messages/response.ts';
 import { writeMessagesRequest } from './convert/messages/request.ts';
@@ -40,7 +40,7 @@ export function countTokensBody(format: UpstreamFormat, token: ProviderToken, re
     const { messages, system, toolConfig } = writeConverseRequest(req, names);
     return { input: { converse: { messages, ...(system ? { system } : {}), ...(toolConfig ? { toolConfig } : {}) } } };
   }
-  const { max_tokens: _m, stream: _s, ...rest } = writeMessagesRequest(req);
+  const { max_tokens: _m, stream: _s, ...rest } = writeMessagesRequest(req, names);
   return rest;
 }
 

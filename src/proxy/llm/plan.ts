@@ -7,7 +7,7 @@ import { codecsFor, countTokensBody, readCountTokensResponse } from './plan-form
 import { clientEncoder, readClientRequest, readUpstreamResponse, upstreamDecoder, writeClientResponse, writeUpstreamRequest, type ClientFormat } from './codecs.ts';
 import { providerToken, type LLMProvider, type RouteType } from './config.ts';
 import { defaultContext, type TranslationContext } from './context.ts';
-import { ToolNameMap } from './convert/converse/tool-names.ts';
+import { ToolNameMap } from './convert/tool-names.ts';
 import { parseUpstreamError, renderError, TranslationError, type ErrorFormat } from './errors.ts';
 import { anthropicModelList, openAIModelList } from './models.ts';
 import { PROVIDERS } from './providers/table.ts';

@@ -55,9 +55,3 @@ const EFFORT_BUDGET = { minimal: 1024, low: 2048, medium: 8192, high: 24576 } as
 export function effortToBudget(effort: keyof typeof EFFORT_BUDGET): number {
   return EFFORT_BUDGET[effort];
 }
-
-export function budgetToEffort(budget: number): 'low' | 'medium' | 'high' {
-  if (budget <= EFFORT_BUDGET.low) return 'low';
-  if (budget <= EFFORT_BUDGET.medium) return 'medium';
-  return 'high';
-}

@@ -1,5 +1,5 @@
 /**
- * Bedrock tool names must match [a-zA-Z0-9_-]{1,64}. Names are sanitised on the way up and the
+ * Bedrock and Anthropic tool names must match [a-zA-Z0-9_-]{1,64}. Names are sanitised on the way up and the
  * original names restored on the way back, so a client calling a tool `get.weather` sees
  * `get.weather` again, never `get_weather`.
  */

@@ -3,7 +3,7 @@ import type { OutputFormat, Part, Request, ToolChoice } from '../../canonical.ts
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolChoice } from '../../formats/openai-chat.ts';
 import { TranslationError } from '../../errors.ts';
 import { MessageList } from '../messages-builder.ts';
-import { asArray, budgetToEffort, compact, imageFromUrl, imageToUrl, requireObject, toolResultText } from '../shared.ts';
+import { asArray, compact, imageFromUrl, imageToUrl, requireObject, toolResultText } from '../shared.ts';
 
 export function readChatRequest(raw: unknown): Request {
   const body = requireObject(raw) as ChatRequest;
@@ -139,7 +139,8 @@ export function writeChatRequest(req: Request, opts: ChatWriteOptions): ChatRequ
     tool_choice: writeToolChoice(req.toolChoice),
     parallel_tool_calls: req.tools?.length ? req.parallelToolCalls : undefined,
     response_format: writeResponseFormat(req.outputFormat),
-    reasoning_effort: req.reasoning?.effort ?? (req.reasoning?.budgetTokens ? budgetToEffort(req.reasoning.budgetTokens) : undefined),
+    // Only an effort the client chose: a budget-derived one would make non-reasoning models reject the request.
+    reasoning_effort: req.reasoning?.effort,
     user: req.user,
     stream: req.stream || undefined,
     // The gateway needs usage from every stream to count tokens.

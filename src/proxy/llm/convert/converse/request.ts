@@ -3,7 +3,7 @@ import type { ImageSource, Part, Request } from '../../canonical.ts';
 import type { ConverseContentBlock, ConverseImageFormat, ConverseMessage, ConverseRequest, ConverseToolResultContent } from '../../formats/bedrock.ts';
 import { TranslationError } from '../../errors.ts';
 import { compact, effortToBudget, parseArguments } from '../shared.ts';
-import type { ToolNameMap } from './tool-names.ts';
+import type { ToolNameMap } from '../tool-names.ts';
 
 const CACHE_POINT = { cachePoint: { type: 'default' as const } };
 

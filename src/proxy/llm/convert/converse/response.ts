@@ -5,7 +5,7 @@ import type { ConverseContentBlock, ConverseResponse, ConverseUsage } from '../.
 import { makeUsage, type Usage } from '../../usage.ts';
 import { fromConverseStop } from '../finish.ts';
 import { compact, stringifyArguments } from '../shared.ts';
-import type { ToolNameMap } from './tool-names.ts';
+import type { ToolNameMap } from '../tool-names.ts';
 
 /** Bedrock's inputTokens excludes cache reads and writes; canonical input includes them. */
 export function converseUsageToUsage(u: Partial<ConverseUsage>): Usage {

@@ -4,6 +4,7 @@ import type { MessagesContentBlock, MessagesImageSource, MessagesRequest, Messag
 import { TranslationError } from '../../errors.ts';
 import { MessageList } from '../messages-builder.ts';
 import { compact, effortToBudget, parseArguments, requireObject, stringifyArguments } from '../shared.ts';
+import type { ToolNameMap } from '../tool-names.ts';
 
 /** Anthropic requires max_tokens; chat and responses clients may omit it. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -15,7 +16,7 @@ export function readMessagesRequest(raw: unknown): Request {
   for (const m of body.messages) {
     if (m.role !== 'user' && m.role !== 'assistant') throw new TranslationError(`unsupported message role ${JSON.stringify(m.role)}`, 400, 'messages');
     const blocks = typeof m.content === 'string' ? [{ type: 'text' as const, text: m.content }] : m.content;
-    list.push(m.role, blocks.map(readBlock));
+    list.push(m.role, blocks.map((b) => readBlock(b)));
   }
   const system = body.system === undefined ? [] : typeof body.system === 'string'
     ? [{ text: body.system }]
@@ -43,11 +44,11 @@ function readImage(s: MessagesImageSource): ImageSource {
   return s.type === 'base64' ? { kind: 'base64', mediaType: s.media_type, data: s.data } : { kind: 'url', url: s.url };
 }
 
-export function readBlock(b: MessagesContentBlock): Part {
+export function readBlock(b: MessagesContentBlock, names?: ToolNameMap): Part {
   switch (b.type) {
     case 'text': return compact({ type: 'text' as const, text: b.text, cache: b.cache_control ? true : undefined });
     case 'image': return { type: 'image', source: readImage(b.source) };
-    case 'tool_use': return { type: 'tool_call', id: b.id, name: b.name, arguments: stringifyArguments(b.input) };
+    case 'tool_use': return { type: 'tool_call', id: b.id, name: names ? names.client(b.name) : b.name, arguments: stringifyArguments(b.input) };
     case 'tool_result': {
       const content = b.content === undefined ? [] : typeof b.content === 'string'
         ? [{ type: 'text' as const, text: b.content }]
@@ -71,11 +72,11 @@ function writeImage(s: ImageSource): MessagesImageSource {
   return s.kind === 'base64' ? { type: 'base64', media_type: s.mediaType, data: s.data } : { type: 'url', url: s.url };
 }
 
-export function writeBlock(p: Part): MessagesContentBlock | undefined {
+export function writeBlock(p: Part, names?: ToolNameMap): MessagesContentBlock | undefined {
   switch (p.type) {
     case 'text': return p.cache ? { type: 'text', text: p.text, cache_control: { type: 'ephemeral' } } : { type: 'text', text: p.text };
     case 'image': return { type: 'image', source: writeImage(p.source) };
-    case 'tool_call': return { type: 'tool_use', id: p.id, name: p.name, input: parseArguments(p.arguments) };
+    case 'tool_call': return { type: 'tool_use', id: p.id, name: names ? names.upstream(p.name) : p.name, input: parseArguments(p.arguments) };
     case 'tool_result': return compact({
       type: 'tool_result' as const,
       tool_use_id: p.toolCallId,
@@ -88,11 +89,12 @@ export function writeBlock(p: Part): MessagesContentBlock | undefined {
   }
 }
 
-export function writeMessagesRequest(req: Request): MessagesRequest {
+/** `names` sanitises tool names: Anthropic, like Bedrock, allows only [a-zA-Z0-9_-]{1,64}. */
+export function writeMessagesRequest(req: Request, names: ToolNameMap): MessagesRequest {
   const messages = req.messages
-    .map((m) => ({ role: m.role, content: m.parts.map(writeBlock).filter((b) => b !== undefined) }))
+    .map((m) => ({ role: m.role, content: m.parts.map((p) => writeBlock(p, names)).filter((b) => b !== undefined) }))
     .filter((m) => m.content.length > 0);
-  const tc = writeToolChoice(req.toolChoice, req.parallelToolCalls);
+  const tc = writeToolChoice(req.toolChoice, req.parallelToolCalls, names);
   const thinking = req.reasoning?.disabled
     ? undefined
     : req.reasoning?.budgetTokens ? { type: 'enabled' as const, budget_tokens: req.reasoning.budgetTokens }
@@ -121,7 +123,7 @@ export function writeMessagesRequest(req: Request): MessagesRequest {
     top_p: thinking ? undefined : req.topP,
     top_k: thinking ? undefined : req.topK,
     stop_sequences: req.stop?.length ? [...req.stop] : undefined,
-    tools: req.tools?.map((t) => compact({ name: t.name, description: t.description, input_schema: { ...t.parameters } })),
+    tools: req.tools?.map((t) => compact({ name: names.upstream(t.name), description: t.description, input_schema: { ...t.parameters } })),
     tool_choice: req.tools?.length || tc?.type === 'none' ? tc : undefined,
     thinking,
     metadata: req.user ? { user_id: req.user } : undefined,
@@ -129,11 +131,11 @@ export function writeMessagesRequest(req: Request): MessagesRequest {
   });
 }
 
-function writeToolChoice(c: ToolChoice | undefined, parallel: boolean | undefined): MessagesToolChoice | undefined {
+function writeToolChoice(c: ToolChoice | undefined, parallel: boolean | undefined, names: ToolNameMap): MessagesToolChoice | undefined {
   const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
   if (c === undefined) return parallel === false ? { type: 'auto', ...noParallel } : undefined;
   if (c === 'none') return { type: 'none' };
   if (c === 'auto') return { type: 'auto', ...noParallel };
   if (c === 'required') return { type: 'any', ...noParallel };
-  return { type: 'tool', name: c.name, ...noParallel };
+  return { type: 'tool', name: names.upstream(c.name), ...noParallel };
 }

@@ -5,6 +5,7 @@ import type { MessagesResponse, MessagesUsage } from '../../formats/anthropic.ts
 import { makeUsage, uncachedInputTokens, type Usage } from '../../usage.ts';
 import { fromMessagesStop, toMessagesStop } from '../finish.ts';
 import { compact } from '../shared.ts';
+import type { ToolNameMap } from '../tool-names.ts';
 import { readBlock, writeBlock } from './request.ts';
 
 /** Anthropic's input_tokens excludes cache reads and writes; canonical input includes them. */
@@ -23,11 +24,11 @@ export function usageToMessagesUsage(u: Usage): MessagesUsage {
   };
 }
 
-export function readMessagesResponse(body: MessagesResponse): Response {
+export function readMessagesResponse(body: MessagesResponse, names?: ToolNameMap): Response {
   return compact({
     id: body.id,
     model: body.model,
-    parts: (body.content ?? []).map(readBlock),
+    parts: (body.content ?? []).map((b) => readBlock(b, names)),
     finishReason: fromMessagesStop(body.stop_reason),
     stopSequence: body.stop_sequence ?? undefined,
     usage: body.usage ? messagesUsageToUsage(body.usage) : undefined,

@@ -1,7 +1,7 @@
 /** Bedrock converse-stream (AWS binary event stream) → canonical events. */
 import type { StreamEvent } from '../../canonical.ts';
 import type { ConverseStreamEvents } from '../../formats/bedrock.ts';
-import type { ToolNameMap } from '../../convert/converse/tool-names.ts';
+import type { ToolNameMap } from '../../convert/tool-names.ts';
 import { converseUsageToUsage } from '../../convert/converse/response.ts';
 import { fromConverseStop } from '../../convert/finish.ts';
 import { EventStreamParser, type EventStreamMessage } from '../eventstream.ts';

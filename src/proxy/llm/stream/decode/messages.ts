@@ -4,6 +4,7 @@ import type { MessagesStreamEvent, MessagesUsage } from '../../formats/anthropic
 import type { Usage } from '../../usage.ts';
 import { fromMessagesStop } from '../../convert/finish.ts';
 import { SSEDecoder } from './decoder.ts';
+import type { ToolNameMap } from '../../convert/tool-names.ts';
 
 const ERROR_STATUS: Record<string, number> = {
   invalid_request_error: 400, authentication_error: 401, permission_error: 403, not_found_error: 404,
@@ -25,6 +26,13 @@ export function partialMessagesUsage(u: Partial<MessagesUsage>): Partial<Usage> 
 }
 
 export class MessagesStreamDecoder extends SSEDecoder {
+  private readonly names: ToolNameMap | undefined;
+
+  constructor(names?: ToolNameMap) {
+    super();
+    this.names = names;
+  }
+
   protected handle(_event: string | undefined, data: unknown): StreamEvent[] {
     const e = data as MessagesStreamEvent;
     switch (e.type) {
@@ -32,7 +40,7 @@ export class MessagesStreamDecoder extends SSEDecoder {
         return [{ type: 'start', id: e.message.id, model: e.message.model, usage: partialMessagesUsage(e.message.usage ?? {}) }];
       case 'content_block_start': {
         const b = e.content_block;
-        if (b.type === 'tool_use') return [{ type: 'tool_call_start', key: e.index, id: b.id, name: b.name }];
+        if (b.type === 'tool_use') return [{ type: 'tool_call_start', key: e.index, id: b.id, name: this.names ? this.names.client(b.name) : b.name }];
         if (b.type === 'redacted_thinking') return [{ type: 'redacted_thinking', data: b.data }];
         if (b.type === 'text' && b.text) return [{ type: 'text', text: b.text }];
         if (b.type === 'thinking' && b.thinking) return [{ type: 'thinking', text: b.thinking }];

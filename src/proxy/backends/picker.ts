@@ -1,0 +1,54 @@
+/** Weighted random choice; weight 0 is never picked. Built once per config. */
+export class WeightedPicker<T> {
+  readonly #values: T[] = [];
+  readonly #cumulative: number[] = [];
+  readonly #total: number;
+
+  constructor(items: readonly { readonly weight: number; readonly value: T }[]) {
+    let total = 0;
+    for (const item of items) {
+      if (!(item.weight > 0)) continue;
+      total += item.weight;
+      this.#values.push(item.value);
+      this.#cumulative.push(total);
+    }
+    this.#total = total;
+  }
+
+  get empty(): boolean {
+    return this.#total === 0;
+  }
+
+  /** `random` in [0, 1); injectable for tests. */
+  pick(random: number = Math.random()): T | undefined {
+    if (this.#values.length <= 1) return this.#values[0];
+    const point = random * this.#total;
+    for (let i = 0; i < this.#cumulative.length; i++) if (point < this.#cumulative[i]) return this.#values[i];
+    return this.#values[this.#values.length - 1];
+  }
+}
+
+/** Round-robin over a fixed list. */
+export class RoundRobin<T> {
+  readonly #items: readonly T[];
+  #next = 0;
+
+  constructor(items: readonly T[]) {
+    this.#items = items;
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  all(): readonly T[] {
+    return this.#items;
+  }
+
+  next(): T | undefined {
+    if (this.#items.length === 0) return undefined;
+    const item = this.#items[this.#next];
+    this.#next = (this.#next + 1) % this.#items.length;
+    return item;
+  }
+}

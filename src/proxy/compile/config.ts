@@ -1,0 +1,130 @@
+import type { SecureContext } from 'node:tls';
+import type { Dispatcher } from 'undici';
+import type { Bind, Listener, ProxyConfig } from '../../ir/types.ts';
+import { compileBackend, type CompiledBackend } from '../backends/backend.ts';
+import type { UpstreamPools } from '../backends/pools.ts';
+import { HostTable } from '../routing/host.ts';
+import { RouteTable } from '../routing/route-table.ts';
+import type { CertificatePair, SecureContextCache } from '../server/tls-contexts.ts';
+import { compileRule, type CompiledRule } from './rule.ts';
+
+export interface CompiledListener {
+  readonly key: string;
+  /** `namespace/name` of the Gateway, for metrics and logs. */
+  readonly gateway: string;
+  readonly sectionName: string;
+  readonly routes: RouteTable<CompiledRule>;
+}
+
+export interface CompiledTLS {
+  /** By SNI: exact > longest wildcard > catch-all. */
+  readonly bySni: HostTable<SecureContext>;
+  /** For clients that send no SNI, or a name no listener claims. */
+  readonly fallback: SecureContext;
+  /** The same certificate as PEM: node's default context (no SNI) is built from options. */
+  readonly fallbackPair: CertificatePair;
+}
+
+export interface CompiledBind {
+  readonly key: string;
+  readonly irPort: number;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  readonly listeners: HostTable<CompiledListener>;
+  /** Present on HTTPS binds with at least one usable certificate. */
+  readonly tls: CompiledTLS | undefined;
+}
+
+export interface CompiledConfig {
+  readonly source: ProxyConfig;
+  readonly binds: readonly CompiledBind[];
+  /** Every upstream pool this config may dispatch to (the rest can be closed after the swap). */
+  readonly dispatchers: ReadonlySet<Dispatcher>;
+}
+
+export interface CompileContext {
+  readonly pools: UpstreamPools;
+  readonly secureContexts: SecureContextCache;
+}
+
+/**
+ * Resolve the whole IR once: backends to pools, rules to filters and weighted pickers, listeners to
+ * route tables, certificates to secure contexts. A broken piece is reported and left out; the
+ * rest of the config still serves (DESIGN.md: bad config degrades one object).
+ */
+export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compiled: CompiledConfig; errors: string[] } {
+  const errors: string[] = [];
+  const onError = (m: string) => errors.push(m);
+
+  const backends = new Map<string, CompiledBackend>();
+  for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools));
+  const backendOf = (key: string) => backends.get(key);
+
+  const rules = new Map<string, CompiledRule>();
+  const ruleOf = (routeKey: string, index: number): CompiledRule | undefined => {
+    const route = config.routes[routeKey];
+    const rule = route?.rules[index];
+    if (!rule) return undefined;
+    let compiled = rules.get(rule.key);
+    if (!compiled) {
+      compiled = compileRule(route.key, rule, backendOf, onError);
+      rules.set(rule.key, compiled);
+    }
+    return compiled;
+  };
+
+  const binds = config.binds.map((bind) => compileBind(bind, config, ruleOf, ctx, onError));
+  const dispatchers = new Set<Dispatcher>();
+  for (const b of backends.values()) for (const t of b.endpoints.all()) dispatchers.add(t.dispatcher);
+  return { compiled: { source: config, binds, dispatchers }, errors };
+}
+
+function compileBind(
+  bind: Bind,
+  config: ProxyConfig,
+  ruleOf: (routeKey: string, index: number) => CompiledRule | undefined,
+  ctx: CompileContext,
+  onError: (m: string) => void,
+): CompiledBind {
+  const listeners = bind.listeners.map((l): readonly [string | null, CompiledListener] => [
+    l.hostname,
+    {
+      key: l.key,
+      gateway: `${l.gateway.namespace}/${l.gateway.name}`,
+      sectionName: l.sectionName,
+      routes: new RouteTable({
+        attachments: l.routes,
+        routes: config.routes,
+        ruleOf: (route, index) => ruleOf(route.key, index),
+        onError: (m) => onError(`${l.key}: ${m}`),
+      }),
+    },
+  ]);
+  return {
+    key: bind.key,
+    irPort: bind.port,
+    protocol: bind.protocol,
+    listeners: new HostTable(listeners),
+    tls: bind.protocol === 'HTTPS' ? compileTLS(bind.listeners, ctx, onError) : undefined,
+  };
+}
+
+function compileTLS(listeners: readonly Listener[], ctx: CompileContext, onError: (m: string) => void): CompiledTLS | undefined {
+  const entries: [string | null, SecureContext][] = [];
+  const pairs: CertificatePair[] = [];
+  for (const l of listeners) {
+    const cert = l.tls?.certificates[0];
+    if (!cert) {
+      onError(`${l.key}: HTTPS listener has no certificate`);
+      continue;
+    }
+    try {
+      entries.push([l.hostname, ctx.secureContexts.get(cert)]);
+      pairs.push(cert);
+    } catch (err) {
+      onError(`${l.key}: invalid certificate: ${(err as Error).message}`);
+    }
+  }
+  if (entries.length === 0) return undefined;
+  const fallbackIndex = Math.max(0, entries.findIndex(([h]) => h === null));
+  return { bySni: new HostTable(entries), fallback: entries[fallbackIndex][1], fallbackPair: pairs[fallbackIndex] };
+}

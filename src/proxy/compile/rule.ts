@@ -1,0 +1,52 @@
+import type { RouteRule } from '../../ir/types.ts';
+import type { CompiledBackend } from '../backends/backend.ts';
+import { WeightedPicker } from '../backends/picker.ts';
+import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
+
+/** One weighted backendRef with the rule's filters already merged in front of its own. */
+export interface BackendPick {
+  /** null when the reference is invalid or names a backend missing from the config: 500. */
+  readonly backend: CompiledBackend | null;
+  readonly filters: CompiledFilters;
+}
+
+export interface CompiledRule {
+  readonly key: string;
+  readonly routeKey: string;
+  readonly filters: CompiledFilters;
+  /** Empty when the rule has no backend with weight > 0 (500 unless it redirects). */
+  readonly backends: WeightedPicker<BackendPick>;
+  readonly requestTimeoutMs: number | undefined;
+  readonly backendTimeoutMs: number | undefined;
+}
+
+export function compileRule(
+  routeKey: string,
+  rule: RouteRule,
+  backendOf: (key: string) => CompiledBackend | undefined,
+  onError: (message: string) => void,
+): CompiledRule {
+  const report = (m: string) => onError(`${rule.key}: ${m}`);
+  const filters = compileFilters(rule.filters, backendOf, report);
+  const picks = rule.backends.map((wb) => {
+    let backend: CompiledBackend | null = null;
+    if (wb.backendKey !== null) {
+      backend = backendOf(wb.backendKey) ?? null;
+      if (!backend) report(`backend ${wb.backendKey} is not in the config`);
+    }
+    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)) } };
+  });
+  return {
+    key: rule.key,
+    routeKey,
+    filters,
+    backends: new WeightedPicker(picks),
+    requestTimeoutMs: positive(rule.timeouts?.requestMs),
+    backendTimeoutMs: positive(rule.timeouts?.backendRequestMs),
+  };
+}
+
+/** The Gateway API uses 0 for "no timeout". */
+function positive(ms: number | undefined): number | undefined {
+  return ms !== undefined && ms > 0 ? ms : undefined;
+}

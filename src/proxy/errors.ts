@@ -1,0 +1,73 @@
+/**
+ * Every failure a client can see while proxying, in one union, mapped to status and body in one
+ * function (DESIGN.md "Every error the user can see has one place").
+ */
+export type ProxyError =
+  | { readonly code: 'LISTENER_NOT_FOUND'; readonly host: string }
+  | { readonly code: 'ROUTE_NOT_FOUND' }
+  | { readonly code: 'NO_VALID_BACKEND'; readonly rule: string }
+  | { readonly code: 'NO_HEALTHY_ENDPOINT'; readonly backend: string }
+  | { readonly code: 'UPSTREAM_CONNECT_FAILED'; readonly backend: string; readonly cause: string }
+  | { readonly code: 'UPSTREAM_RESET'; readonly backend: string; readonly cause: string }
+  | { readonly code: 'REQUEST_TIMEOUT' }
+  | { readonly code: 'BACKEND_TIMEOUT'; readonly backend: string }
+  | { readonly code: 'BAD_REQUEST'; readonly reason: string }
+  | { readonly code: 'INTERNAL'; readonly cause: string };
+
+export interface ErrorResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** The single place that decides what a client sees for a failure. Messages never leak upstream addresses. */
+export function toErrorResponse(e: ProxyError): ErrorResponse {
+  switch (e.code) {
+    case 'LISTENER_NOT_FOUND':
+      return json(404, 'route_not_found', 'no listener matches the requested host');
+    case 'ROUTE_NOT_FOUND':
+      return json(404, 'route_not_found', 'no route matches the request');
+    case 'NO_VALID_BACKEND':
+      return json(500, 'no_valid_backend', 'the matched route has no valid backend');
+    case 'NO_HEALTHY_ENDPOINT':
+      return json(503, 'no_healthy_upstream', 'no ready endpoint for the backend');
+    case 'UPSTREAM_CONNECT_FAILED':
+      return json(502, 'upstream_connect_failed', 'could not connect to the upstream');
+    case 'UPSTREAM_RESET':
+      return json(502, 'upstream_reset', 'the upstream closed the connection before responding');
+    case 'REQUEST_TIMEOUT':
+      return json(504, 'request_timeout', 'the request timed out');
+    case 'BACKEND_TIMEOUT':
+      return json(504, 'upstream_timeout', 'the upstream did not respond in time');
+    case 'BAD_REQUEST':
+      return json(400, 'bad_request', e.reason);
+    case 'INTERNAL':
+      return json(500, 'internal_error', 'internal error');
+  }
+}
+
+function json(status: number, code: string, message: string): ErrorResponse {
+  return { status, body: JSON.stringify({ error: { code, message } }) };
+}
+
+/** undici and node:net error codes that mean "never got a connection". */
+const CONNECT_ERROR_CODES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT',
+]);
+const TIMEOUT_ERROR_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Classify an upstream I/O error from undici or node:net. */
+export function upstreamFailure(backend: string, err: unknown): ProxyError {
+  const code = errorCode(err);
+  if (CONNECT_ERROR_CODES.has(code)) return { code: 'UPSTREAM_CONNECT_FAILED', backend, cause: code };
+  if (TIMEOUT_ERROR_CODES.has(code)) return { code: 'BACKEND_TIMEOUT', backend };
+  return { code: 'UPSTREAM_RESET', backend, cause: code || String(err) };
+}
+
+export function isConnectFailure(e: ProxyError): boolean {
+  return e.code === 'UPSTREAM_CONNECT_FAILED';
+}
+
+function errorCode(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return '';
+}

@@ -1,0 +1,88 @@
+/**
+ * Recorded-shape provider answers → what each kind of client receives. Streams are fed in
+ * 1-byte, 7-byte and whole chunks; every split must give the same bytes as the fixture.
+ * `UPDATE_FIXTURES=1` rewrites the expectations.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { deterministicContext } from './context.ts';
+import { planRequest, type ForwardPlan } from './plan.ts';
+import { encodeEventStreamMessage } from './stream/eventstream.ts';
+import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './test-requests.ts';
+import { bodyValue, feed, loadFixtures, loadProviders, saveFixture, UPDATE } from './test-support.ts';
+
+export interface UpstreamFixture {
+  provider: string;
+  upstream: {
+    status?: number;
+    headers?: Record<string, string>;
+    body?: unknown;
+    sse?: string;
+    eventstream?: { event?: string; exception?: string; payload: unknown }[];
+  };
+  expect?: Record<string, unknown>;
+}
+
+const providers = loadProviders();
+
+export function forwardPlan(providerName: string, route: ClientRoute, stream: boolean): ForwardPlan {
+  const plan = planRequest({
+    routeType: route,
+    provider: providers[providerName],
+    body: Buffer.from(JSON.stringify(clientRequest(route, stream))),
+    context: deterministicContext(),
+  });
+  assert.equal(plan.kind, 'forward');
+  return plan;
+}
+
+export function upstreamStreamBytes(up: UpstreamFixture['upstream']): Uint8Array {
+  if (up.sse !== undefined) return Buffer.from(up.sse);
+  return Buffer.concat((up.eventstream ?? []).map((e) => (e.exception
+    ? encodeEventStreamMessage(e.exception, e.payload, 'exception')
+    : encodeEventStreamMessage(e.event ?? '', e.payload))));
+}
+
+describe('response translation', () => {
+  for (const fx of loadFixtures<UpstreamFixture>('responses')) {
+    describe(fx.name, () => {
+      const results: Record<string, unknown> = {};
+      for (const route of CLIENT_ROUTES) {
+        const plan = forwardPlan(fx.data.provider, route, false);
+        const up = fx.data.upstream;
+        const res = plan.translateResponse(up.status ?? 200, up.headers ?? {}, Buffer.from(JSON.stringify(up.body)));
+        results[route] = { status: res.status, body: bodyValue(res.body), ...(res.usage ? { usage: res.usage } : {}) };
+        it(route, () => {
+          if (!UPDATE) assert.deepEqual(results[route], fx.data.expect?.[route]);
+        });
+      }
+      if (UPDATE) saveFixture(fx.path, { ...fx.data, expect: results });
+    });
+  }
+});
+
+describe('stream translation', () => {
+  for (const fx of loadFixtures<UpstreamFixture>('streams')) {
+    describe(fx.name, () => {
+      const input = upstreamStreamBytes(fx.data.upstream);
+      const results: Record<string, unknown> = {};
+      for (const route of CLIENT_ROUTES) {
+        const run = (size: number) => {
+          const t = forwardPlan(fx.data.provider, route, true).createStreamTranslator();
+          const sse = feed((c) => t.push(c), () => t.end(), input, size);
+          return { sse, failed: t.failed, ...(t.usage() ? { usage: t.usage() } : {}) };
+        };
+        const whole = run(0);
+        results[route] = whole;
+        it(`${route}: 1-byte and 7-byte chunks equal the whole stream`, () => {
+          assert.deepEqual(run(1), whole);
+          assert.deepEqual(run(7), whole);
+        });
+        it(`${route}: matches the fixture`, () => {
+          if (!UPDATE) assert.deepEqual(whole, fx.data.expect?.[route]);
+        });
+      }
+      if (UPDATE) saveFixture(fx.path, { ...fx.data, expect: results });
+    });
+  }
+});

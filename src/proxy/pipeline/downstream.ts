@@ -1,0 +1,59 @@
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+import type { Readable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import { toErrorResponse, type ProxyError } from '../errors.ts';
+
+/** The client side of an exchange: node's HTTP/1 request or the HTTP/2 compatibility request. */
+export type DownstreamRequest = IncomingMessage | Http2ServerRequest;
+
+/** What we use of node's ServerResponse and Http2ServerResponse (both satisfy it). */
+export interface DownstreamResponse {
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  writeHead(status: number, headers: OutgoingHttpHeaders): unknown;
+  write(chunk: Buffer): boolean;
+  end(): unknown;
+  end(chunk: string): unknown;
+  addTrailers(headers: OutgoingHttpHeaders): void;
+  destroy(error?: Error): unknown;
+  once(event: 'drain', listener: () => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+}
+
+/** Does the request carry a body we must stream upstream? */
+export function hasRequestBody(req: DownstreamRequest): boolean {
+  if ('stream' in req) return !req.stream.endAfterHeaders && req.headers['content-length'] !== '0';
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+export function requestBody(req: DownstreamRequest): Readable | null {
+  return hasRequestBody(req) ? req : null;
+}
+
+export function serverName(req: DownstreamRequest): string | undefined {
+  const name = (req.socket as Partial<TLSSocket>).servername;
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+export function requestHeaders(req: DownstreamRequest): IncomingHttpHeaders {
+  return req.headers;
+}
+
+/** Answer with the JSON error body; if the response already started, all we can do is cut it. */
+export function sendError(res: DownstreamResponse, error: ProxyError): number {
+  const { status, body } = toErrorResponse(error);
+  if (res.headersSent) {
+    res.destroy();
+    return status;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+  return status;
+}
+
+export function sendRedirect(res: DownstreamResponse, status: number, location: string): void {
+  res.writeHead(status, { location, 'content-length': 0 });
+  res.end();
+}

@@ -1,0 +1,132 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../../common/logger.ts';
+import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts';
+import { applyHeaderModifier } from '../filters/header-modifier.ts';
+import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
+import type { ProxyMetrics } from '../telemetry/metrics.ts';
+import { requestBody, sendError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { startMirrors } from './mirror.ts';
+import type { Resolution } from './resolve.ts';
+
+export type Forward = Extract<Resolution, { kind: 'forward' }>;
+
+export interface Telemetry {
+  readonly metrics: ProxyMetrics;
+  readonly logger: Logger;
+}
+
+/** Status recorded when the client went away before the response completed (nginx's convention). */
+export const CLIENT_CLOSED = 499;
+
+/**
+ * One proxied request: dispatches upstream through undici's handler API and streams the response
+ * back with backpressure in both directions, enforcing the rule's timeouts. Every path ends in
+ * exactly one call of `onDone` with the status the client saw.
+ */
+export class Exchange implements Dispatcher.DispatchHandler {
+  readonly #req: DownstreamRequest;
+  readonly #res: DownstreamResponse;
+  readonly #fwd: Forward;
+  readonly #telemetry: Telemetry;
+  readonly #onDone: (status: number, bytes: number) => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  #timers: NodeJS.Timeout[] = [];
+  #finished = false;
+  #bytes = 0;
+  #status = 0;
+
+  constructor(req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, telemetry: Telemetry, onDone: (status: number, bytes: number) => void) {
+    this.#req = req;
+    this.#res = res;
+    this.#fwd = fwd;
+    this.#telemetry = telemetry;
+    this.#onDone = onDone;
+  }
+
+  start(): void {
+    const { rule, target, path, headers, filters } = this.#fwd;
+    const method = this.#req.method ?? 'GET';
+    if (rule.requestTimeoutMs !== undefined) this.#arm(rule.requestTimeoutMs, { code: 'REQUEST_TIMEOUT' });
+    if (rule.backendTimeoutMs !== undefined) this.#arm(rule.backendTimeoutMs, { code: 'BACKEND_TIMEOUT', backend: this.#fwd.backend.key });
+    this.#res.on('close', () => {
+      if (!this.#finished) this.#abort(new Error('client closed the connection'), CLIENT_CLOSED);
+    });
+    let body = requestBody(this.#req);
+    if (filters.mirrors.length > 0) body = startMirrors(filters.mirrors, { method, path, headers, body }, this.#telemetry.logger);
+    target.dispatcher.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, this);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#finished) controller.abort(new Error('request already answered'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, upstreamHeaders: IncomingHttpHeaders): void {
+    if (this.#finished) return;
+    const headers: HeaderMap = endToEndResponseHeaders(upstreamHeaders);
+    for (const m of this.#fwd.filters.responseHeaders) applyHeaderModifier(headers, m, 'response');
+    this.#status = statusCode;
+    try {
+      this.#res.writeHead(statusCode, headers);
+    } catch (err) {
+      // Headers node refuses (invalid characters from upstream) must not crash the process.
+      this.#telemetry.logger.warn({ err: (err as Error).message, backend: this.#fwd.backend.key }, 'invalid upstream response headers');
+      controller.abort(err as Error);
+      this.#fail({ code: 'UPSTREAM_RESET', backend: this.#fwd.backend.key, cause: 'invalid response headers' });
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#finished) return;
+    this.#bytes += chunk.length;
+    if (!this.#res.write(chunk)) {
+      controller.pause();
+      this.#res.once('drain', () => controller.resume());
+    }
+  }
+
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    if (this.#finished) return;
+    let hasTrailers = false;
+    for (const _ in trailers) {
+      hasTrailers = true;
+      break;
+    }
+    if (hasTrailers) this.#res.addTrailers(endToEndResponseHeaders(trailers));
+    this.#res.end();
+    this.#complete(this.#status);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.#finished) return;
+    const failure = upstreamFailure(this.#fwd.backend.key, err);
+    if (isConnectFailure(failure)) this.#telemetry.metrics.connectError(this.#fwd.backend.key);
+    this.#fail(failure);
+  }
+
+  #arm(ms: number, error: ProxyError): void {
+    const timer = setTimeout(() => {
+      if (this.#finished) return;
+      this.#controller?.abort(new Error(error.code));
+      this.#fail(error);
+    }, ms);
+    this.#timers.push(timer);
+  }
+
+  #abort(reason: Error, status: number): void {
+    this.#controller?.abort(reason);
+    this.#complete(status);
+  }
+
+  #fail(error: ProxyError): void {
+    this.#complete(sendError(this.#res, error));
+  }
+
+  #complete(status: number): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#onDone(status, this.#bytes);
+  }
+}

@@ -1,0 +1,69 @@
+import type { ServerResponse } from 'node:http';
+import type { CompiledBind } from '../compile/config.ts';
+import { accessLog } from '../telemetry/access-log.ts';
+import type { RequestLabels } from '../telemetry/metrics.ts';
+import { sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { Exchange, type Telemetry } from './exchange.ts';
+import { resolveRequest, type IncomingView } from './resolve.ts';
+
+/** The per-bind state a request reads once, at its start. */
+export interface BindContext {
+  /** Swapped atomically by the runtime; a request keeps the one it started with. */
+  compiled: CompiledBind;
+  /** Set while the bind drains: HTTP/1 responses close their connection. */
+  draining: boolean;
+  readonly scheme: 'http' | 'https';
+  readonly telemetry: Telemetry;
+}
+
+export function viewOf(req: DownstreamRequest, scheme: 'http' | 'https'): IncomingView {
+  return {
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    headers: req.headers,
+    remoteAddress: req.socket.remoteAddress,
+    sni: scheme === 'https' ? serverName(req) : undefined,
+    scheme,
+  };
+}
+
+/** The request handler of every bind, HTTP/1.1 and HTTP/2 alike. */
+export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse): void {
+  const started = performance.now();
+  const bind = ctx.compiled;
+  if (ctx.draining && 'shouldKeepAlive' in res) (res as ServerResponse).shouldKeepAlive = false;
+  let labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
+  const done = (status: number, bytes: number) => {
+    const seconds = (performance.now() - started) / 1000;
+    ctx.telemetry.metrics.requestDone(labels, status, seconds);
+    accessLog(ctx.telemetry.logger, {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      status,
+      durationMs: Math.round(seconds * 1e4) / 10,
+      route: labels.route,
+      backend: labels.backend,
+      bytes,
+    });
+  };
+  try {
+    const resolution = resolveRequest(bind, viewOf(req, ctx.scheme));
+    labels = resolution.labels;
+    switch (resolution.kind) {
+      case 'error':
+        done(sendError(res, resolution.error), 0);
+        return;
+      case 'redirect':
+        sendRedirect(res, resolution.status, resolution.location);
+        done(resolution.status, 0);
+        return;
+      case 'forward':
+        new Exchange(req, res, resolution, ctx.telemetry, done).start();
+        return;
+    }
+  } catch (err) {
+    // A bug must cost one request, never the process.
+    ctx.telemetry.logger.error({ err }, 'request handler failed');
+    done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
+  }
+}

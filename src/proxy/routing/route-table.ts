@@ -1,0 +1,87 @@
+import type { Route, RouteAttachment } from '../../ir/types.ts';
+import { HostTable } from './host.ts';
+import { compileMatch, matches, parseQuery, type RequestView } from './matchers.ts';
+import { comparePrecedence, parseCreated, type RankedMatch } from './precedence.ts';
+
+export interface RouteTableEntry<R> extends RankedMatch {
+  readonly rule: R;
+}
+
+export interface RouteTableSource<R> {
+  readonly attachments: readonly RouteAttachment[];
+  readonly routes: Readonly<Record<string, Route>>;
+  /** The compiled payload of a rule (shared across listeners); undefined drops the rule. */
+  ruleOf(route: Route, ruleIndex: number): R | undefined;
+  /** A match that cannot compile (bad regex) is dropped and reported; the rest still serves. */
+  onError(message: string): void;
+}
+
+/** Distinct request hosts remembered with their merged candidate lists; bounded against host-header floods. */
+const HOST_CACHE_LIMIT = 1024;
+
+/**
+ * One listener's routes. Candidates are grouped by route hostname (exact, wildcards longest first,
+ * then routes without hostnames) and sorted by match precedence inside each group, so a lookup
+ * walks one precomputed list and stops at the first match.
+ */
+export class RouteTable<R> {
+  readonly #byHost: HostTable<RouteTableEntry<R>[]>;
+  readonly #candidates = new Map<string, readonly RouteTableEntry<R>[]>();
+
+  constructor(src: RouteTableSource<R>) {
+    const buckets = new Map<string | null, RouteTableEntry<R>[]>();
+    for (const att of src.attachments) {
+      const route = src.routes[att.routeKey];
+      if (!route) {
+        src.onError(`listener references unknown route ${att.routeKey}`);
+        continue;
+      }
+      const entries = compileRoute(route, src);
+      const hostnames = att.hostnames.length > 0 ? att.hostnames.map((h) => h.toLowerCase()) : [null];
+      for (const host of new Set(hostnames)) {
+        const bucket = buckets.get(host) ?? [];
+        bucket.push(...entries);
+        buckets.set(host, bucket);
+      }
+    }
+    for (const bucket of buckets.values()) bucket.sort(comparePrecedence);
+    this.#byHost = new HostTable(buckets);
+  }
+
+  /** `host` is normalized (see normalizeHost). */
+  match(host: string, req: RequestView): RouteTableEntry<R> | undefined {
+    let parsed: ReadonlyMap<string, string> | undefined;
+    const query = () => (parsed ??= parseQuery(req.query));
+    for (const entry of this.#candidatesFor(host)) {
+      if (matches(entry.match, req, query)) return entry;
+    }
+    return undefined;
+  }
+
+  #candidatesFor(host: string): readonly RouteTableEntry<R>[] {
+    const cached = this.#candidates.get(host);
+    if (cached) return cached;
+    const merged = this.#byHost.lookupAll(host).flat();
+    if (this.#candidates.size >= HOST_CACHE_LIMIT) this.#candidates.clear();
+    this.#candidates.set(host, merged);
+    return merged;
+  }
+}
+
+function compileRoute<R>(route: Route, src: RouteTableSource<R>): RouteTableEntry<R>[] {
+  const out: RouteTableEntry<R>[] = [];
+  const routeCreated = parseCreated(route.creationTimestamp);
+  route.rules.forEach((rule, ruleIndex) => {
+    const payload = src.ruleOf(route, ruleIndex);
+    if (payload === undefined) return;
+    const irMatches = rule.matches.length > 0 ? rule.matches : [{}];
+    irMatches.forEach((m, matchIndex) => {
+      try {
+        out.push({ match: compileMatch(m), rule: payload, routeCreated, routeKey: route.key, ruleIndex, matchIndex });
+      } catch (err) {
+        src.onError(`${rule.key} match ${matchIndex}: ${(err as Error).message}`);
+      }
+    });
+  });
+  return out;
+}

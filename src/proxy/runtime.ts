@@ -1,0 +1,138 @@
+import type { Registry } from 'prom-client';
+import type { Logger } from '../common/logger.ts';
+import type { ProxyConfig } from '../ir/types.ts';
+import { UpstreamPools } from './backends/pools.ts';
+import { compileConfig, type CompiledBind } from './compile/config.ts';
+import type { Telemetry } from './pipeline/exchange.ts';
+import { BindServer } from './server/bind-server.ts';
+import { SecureContextCache } from './server/tls-contexts.ts';
+import { ProxyMetrics } from './telemetry/metrics.ts';
+
+export interface RuntimeOptions {
+  logger: Logger;
+  /** prom-client registry for the proxy metrics (default: a private one). */
+  registry?: Registry;
+  /** Default '0.0.0.0'; tests pass '127.0.0.1'. */
+  bindAddress?: string;
+  /** Map IR ports to real ones; tests return 0 (ephemeral). */
+  listenPort?: (irPort: number) => number;
+  /** Let several worker processes share ports. */
+  reusePort?: boolean;
+  /** How long a removed bind may finish its in-flight requests (default 30 s). */
+  drainMs?: number;
+}
+
+const DEFAULT_DRAIN_MS = 30_000;
+const DEFAULT_CLOSE_GRACE_MS = 10_000;
+
+/**
+ * The data plane: executes a ProxyConfig. Each apply compiles the whole IR into route tables,
+ * filter chains and pools, then swaps it in one synchronous step, so a request runs entirely on
+ * the config it started with. Binds that stay keep their sockets; new ones open; removed ones drain.
+ */
+export class ProxyRuntime {
+  readonly #opts: RuntimeOptions;
+  readonly #telemetry: Telemetry;
+  readonly #pools = new UpstreamPools();
+  readonly #secureContexts = new SecureContextCache();
+  /** By IR port. */
+  readonly #servers = new Map<number, BindServer>();
+  readonly #draining = new Set<Promise<void>>();
+  #config: ProxyConfig | undefined;
+  #ready = false;
+  #closed = false;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: RuntimeOptions) {
+    this.#opts = opts;
+    this.#telemetry = { logger: opts.logger, metrics: new ProxyMetrics(opts.registry) };
+  }
+
+  /** Compile and swap atomically; opens new binds, closes removed ones (draining), keeps unchanged ones. */
+  apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
+    const run = this.#queue.then(() => this.#apply(config));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The real port a Bind's IR port is listening on (for tests with port 0). */
+  portOf(irPort: number): number | undefined {
+    return this.#servers.get(irPort)?.port;
+  }
+
+  /** The config currently served, for /config_dump. */
+  current(): ProxyConfig | undefined {
+    return this.#config;
+  }
+
+  /** A config applied and every bind listening. */
+  ready(): boolean {
+    return this.#ready && !this.#closed;
+  }
+
+  /** Stop accepting, drain in-flight requests for up to `graceMs`, then force-close. */
+  async close(opts: { graceMs?: number } = {}): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue;
+    const graceMs = opts.graceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    const servers = [...this.#servers.values()];
+    this.#servers.clear();
+    await Promise.all([...servers.map((s) => s.drain(graceMs)), ...this.#draining]);
+    await this.#pools.close(graceMs);
+  }
+
+  async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
+    if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
+    const { compiled, errors } = compileConfig(config, { pools: this.#pools, secureContexts: this.#secureContexts });
+    this.#secureContexts.sweep();
+
+    const wanted = new Map<number, CompiledBind>();
+    for (const bind of compiled.binds) {
+      if (wanted.has(bind.irPort)) errors.push(`bind ${bind.key}: port ${bind.irPort} is already used by another bind`);
+      else wanted.set(bind.irPort, bind);
+    }
+
+    // Close what goes away (or changes protocol) first, so its port is free to reopen.
+    for (const [port, server] of this.#servers) {
+      const next = wanted.get(port);
+      if (next && next.protocol === server.protocol) continue;
+      this.#servers.delete(port);
+      this.#drainInBackground(server);
+    }
+
+    const opened = new Map<number, BindServer>();
+    for (const [port, bind] of wanted) {
+      if (this.#servers.has(port)) continue;
+      try {
+        opened.set(port, await BindServer.open(bind, this.#telemetry, {
+          host: this.#opts.bindAddress ?? '0.0.0.0',
+          port: this.#opts.listenPort?.(port) ?? port,
+          reusePort: this.#opts.reusePort ?? false,
+        }));
+      } catch (err) {
+        errors.push(`bind ${bind.key}: cannot listen on port ${port}: ${(err as Error).message}`);
+      }
+    }
+
+    // The swap itself: synchronous, so no request sees half of it.
+    for (const [port, server] of this.#servers) server.swap(wanted.get(port) as CompiledBind);
+    for (const [port, server] of opened) this.#servers.set(port, server);
+    this.#config = config;
+    this.#pools.retainOnly(compiled.dispatchers);
+    this.#ready = [...wanted.keys()].every((port) => this.#servers.get(port)?.listening === true);
+
+    const log = this.#telemetry.logger;
+    if (errors.length > 0) log.warn({ version: config.version, errors }, 'proxy config applied with errors');
+    else log.info({ version: config.version, binds: wanted.size }, 'proxy config applied');
+    return { version: config.version, errors };
+  }
+
+  #drainInBackground(server: BindServer): void {
+    const done = server.drain(this.#opts.drainMs ?? DEFAULT_DRAIN_MS).catch((err: unknown) => {
+      this.#telemetry.logger.warn({ err }, 'draining a removed bind failed');
+    });
+    this.#draining.add(done);
+    void done.finally(() => this.#draining.delete(done));
+  }
+}

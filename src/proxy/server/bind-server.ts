@@ -1,0 +1,162 @@
+import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server } from 'node:http';
+import { createSecureServer, createServer as createH2cServer, type Http2SecureServer, type Http2Server, type Http2Session, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { CompiledBind } from '../compile/config.ts';
+import { handleRequest, type BindContext } from '../pipeline/handle-request.ts';
+import type { Telemetry } from '../pipeline/exchange.ts';
+import { handleUpgrade } from '../pipeline/upgrade.ts';
+import { normalizeHost } from '../routing/host.ts';
+import { sniffProtocol } from './h2c-sniff.ts';
+import type { CertificatePair } from './tls-contexts.ts';
+
+export interface ListenOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly reusePort: boolean;
+}
+
+/** A self-signed throwaway would be worse than refusing: HTTPS binds need a certificate to start. */
+const NO_CERTIFICATE = new Error('HTTPS bind has no usable certificate');
+
+/**
+ * One listening port. Plain binds speak HTTP/1.1 and h2c (prior knowledge) on the same port;
+ * HTTPS binds terminate TLS, pick the certificate by SNI across the listeners sharing the port,
+ * and offer h2 and http/1.1 by ALPN. The compiled bind is swapped in place on config changes.
+ */
+export class BindServer {
+  readonly ctx: BindContext;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  readonly #listener: NetServer | Http2SecureServer;
+  readonly #http1: Http1Server | undefined;
+  readonly #h2: Http2Server | Http2SecureServer;
+  readonly #sockets = new Set<Socket>();
+  readonly #sessions = new Set<Http2Session>();
+  readonly #telemetry: Telemetry;
+  #defaultPair: CertificatePair | undefined;
+
+  private constructor(compiled: CompiledBind, telemetry: Telemetry) {
+    this.protocol = compiled.protocol;
+    this.#telemetry = telemetry;
+    this.ctx = { compiled, draining: false, scheme: compiled.protocol === 'HTTPS' ? 'https' : 'http', telemetry };
+    const onRequest = (req: IncomingMessage | Http2ServerRequest, res: Parameters<typeof handleRequest>[2]) => handleRequest(this.ctx, req, res);
+    const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => handleUpgrade(this.ctx, req, socket, head);
+
+    if (compiled.protocol === 'HTTPS') {
+      const tls = compiled.tls;
+      if (!tls) throw NO_CERTIFICATE;
+      this.#defaultPair = tls.fallbackPair;
+      const secure = createSecureServer({
+        allowHTTP1: true,
+        cert: tls.fallbackPair.certPem,
+        key: tls.fallbackPair.keyPem,
+        SNICallback: (servername, cb) => {
+          const current = this.ctx.compiled.tls;
+          cb(null, current?.bySni.lookup(normalizeHost(servername)) ?? current?.fallback);
+        },
+      });
+      this.#h2 = secure;
+      this.#listener = secure;
+      this.#http1 = undefined;
+      secure.on('request', (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse) => onRequest(req, res));
+      secure.on('upgrade', onUpgrade);
+    } else {
+      const http1 = createHttp1Server(onRequest);
+      http1.on('upgrade', onUpgrade);
+      const h2c = createH2cServer(onRequest);
+      this.#http1 = http1;
+      this.#h2 = h2c;
+      this.#listener = createNetServer((socket) => {
+        sniffProtocol(socket, (protocol) => {
+          if (protocol === 'h2') h2c.emit('connection', socket);
+          else {
+            http1.emit('connection', socket);
+            socket.resume();
+          }
+        });
+      });
+    }
+    this.#h2.on('session', (session: Http2Session) => {
+      this.#sessions.add(session);
+      session.once('close', () => this.#sessions.delete(session));
+    });
+    this.#listener.on('connection', (socket: Socket) => {
+      this.#sockets.add(socket);
+      telemetry.metrics.activeConnections.inc();
+      socket.once('close', () => {
+        this.#sockets.delete(socket);
+        telemetry.metrics.activeConnections.dec();
+      });
+      // A client that resets must not raise an unhandled error.
+      socket.on('error', () => socket.destroy());
+    });
+  }
+
+  static async open(compiled: CompiledBind, telemetry: Telemetry, opts: ListenOptions): Promise<BindServer> {
+    const server = new BindServer(compiled, telemetry);
+    await new Promise<void>((resolve, reject) => {
+      server.#listener.once('error', reject);
+      server.#listener.listen({ host: opts.host, port: opts.port, reusePort: opts.reusePort }, () => {
+        server.#listener.off('error', reject);
+        resolve();
+      });
+    });
+    server.#listener.on('error', (err) => telemetry.logger.error({ err, bind: compiled.key }, 'listener error'));
+    return server;
+  }
+
+  get port(): number {
+    return (this.#listener.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  get listening(): boolean {
+    return this.#listener.listening;
+  }
+
+  /** Requests that start after this see `compiled`; those in flight keep theirs. */
+  swap(compiled: CompiledBind): void {
+    this.ctx.compiled = compiled;
+    const pair = compiled.tls?.fallbackPair;
+    if (pair && this.#defaultPair && (pair.certPem !== this.#defaultPair.certPem || pair.keyPem !== this.#defaultPair.keyPem)) {
+      // Clients without SNI get the server's default context; SNICallback covers the rest.
+      (this.#listener as Http2SecureServer).setSecureContext({ cert: pair.certPem, key: pair.keyPem });
+      this.#defaultPair = pair;
+    }
+  }
+
+  /**
+   * Stop accepting, let in-flight requests finish (HTTP/1 connections close after their current
+   * response, HTTP/2 sessions get GOAWAY), and destroy whatever is left after `graceMs`.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.ctx.draining = true;
+    const closed = new Promise<void>((resolve) => this.#listener.close(() => resolve()));
+    this.#http1?.closeIdleConnections();
+    for (const session of this.#sessions) session.close();
+    let timer: NodeJS.Timeout | undefined;
+    const forced = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        for (const socket of this.#sockets) socket.destroy();
+        for (const session of this.#sessions) session.destroy();
+        resolve();
+      }, graceMs);
+    });
+    const idle = this.#whenNoSockets();
+    await Promise.race([Promise.all([closed, idle]), forced]);
+    clearTimeout(timer);
+    this.#telemetry.logger.debug({ bind: this.ctx.compiled.key }, 'bind drained');
+  }
+
+  #whenNoSockets(): Promise<void> {
+    if (this.#sockets.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      let remaining = this.#sockets.size;
+      for (const socket of this.#sockets) {
+        socket.once('close', () => {
+          this.#http1?.closeIdleConnections();
+          if (--remaining === 0) resolve();
+        });
+      }
+    });
+  }
+}
