@@ -1,7 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createH2cServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 
 /** What the echo server saw, returned as the JSON body of every response. */
@@ -55,8 +55,8 @@ export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {
     });
   };
   const server: Server | Http2Server = opts.h2c ? createH2cServer(handler) : createServer(handler);
-  const sockets = new Set<import('node:net').Socket>();
-  server.on('connection', (s: import('node:net').Socket) => {
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
