@@ -8,6 +8,8 @@
  *   backend   `service/<ns>/<name>:<port>` | `backend/<ns>/<name>` (ProxyBackend)
  */
 
+import type { BackendPolicy, FrontendPolicy, TrafficPolicy } from './policy.ts';
+
 export interface ProxyConfig {
   /** Content hash of everything below: equal versions mean equal config. */
   readonly version: string;
@@ -23,6 +25,8 @@ export interface Bind {
   readonly protocol: 'HTTP' | 'HTTPS';
   /** Most specific hostname first; the runtime picks the first listener whose hostname matches. */
   readonly listeners: readonly Listener[];
+  /** Effective frontend policy of the Gateways listening here (src/ir/policy.ts). */
+  readonly frontend?: FrontendPolicy;
 }
 
 export interface Listener {
@@ -36,6 +40,8 @@ export interface Listener {
   readonly tls?: ListenerTLS;
   /** Routes attached to this listener, each with the hostnames it serves here (already intersected). */
   readonly routes: readonly RouteAttachment[];
+  /** Effective PreRouting traffic policy (Gateway < Listener), run before route selection. */
+  readonly preRouting?: TrafficPolicy;
 }
 
 export interface ListenerTLS {
@@ -68,6 +74,10 @@ export interface RouteRule {
   /** Empty with no redirect/direct filter means 500 (the Gateway API's rule for rules without valid backends). */
   readonly backends: readonly WeightedBackend[];
   readonly timeouts?: { readonly requestMs?: number; readonly backendRequestMs?: number };
+  /** Effective PostRouting traffic policy (Gateway < Listener < Route < Rule). */
+  readonly traffic?: TrafficPolicy;
+  /** Instead of `traffic` when the listeners this route is attached to see different policies: by listener key. */
+  readonly trafficByListener?: Readonly<Record<string, TrafficPolicy>>;
 }
 
 export interface RouteMatch {
@@ -89,6 +99,10 @@ export interface WeightedBackend {
   readonly backendKey: string | null;
   readonly weight: number;
   readonly filters: readonly Filter[];
+  /** Effective backend policy for this rule × backend (… < Rule < Service/ProxyBackend < inline). */
+  readonly backendPolicy?: BackendPolicy;
+  /** Instead of `backendPolicy` when the route's listeners see different policies: by listener key. */
+  readonly backendPolicyByListener?: Readonly<Record<string, BackendPolicy>>;
 }
 
 export interface HeaderValue { readonly name: string; readonly value: string }
