@@ -20,7 +20,7 @@ export class InProcessDistributor implements Distributor {
 
   async publish(config: ProxyConfig): Promise<ApplyResult> {
     const result = await this.#runtime.apply(config);
-    if ((await this.#runtime.ready()) !== false) this.#ready = true;
+    this.#ready = (await this.#runtime.ready()) !== false;
     return result;
   }
 

@@ -1,6 +1,9 @@
 import type { Condition, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
 
+/** Conditions where True is the problem (Gateway API "negative polarity"). */
+const NEGATIVE_POLARITY: ReadonlySet<string> = new Set(['Conflicted', 'OverlappingTLSConfig']);
+
 interface Remembered {
   readonly status: string;
   readonly reason: string;
@@ -49,7 +52,8 @@ export class StatusWriter {
 
   #logChange(kind: string, name: string, path: string, condition: Condition): void {
     const fields = { kind, name, ...(path ? { at: path.slice(1) } : {}), condition: condition.type, status: condition.status, reason: condition.reason, message: condition.message };
-    if (condition.status === 'True') this.#logger.info(fields, 'status changed');
+    const healthy = NEGATIVE_POLARITY.has(condition.type) ? condition.status === 'False' : condition.status === 'True';
+    if (healthy) this.#logger.info(fields, 'status changed');
     else this.#logger.warn(fields, 'status changed');
   }
 }

@@ -121,7 +121,7 @@ export class ClusterDistributor implements Distributor {
         if (this.#current) void this.#send(state, this.#current);
         return;
       case 'switchboard:applied': {
-        if (message.listening) state.listening = true;
+        state.listening = message.listening;
         const answer = state.pendingApplies.get(message.version);
         state.pendingApplies.delete(message.version);
         answer?.({ errors: message.errors });

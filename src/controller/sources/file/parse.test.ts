@@ -74,4 +74,12 @@ describe('parseYamlFile', () => {
     assert.deepEqual([...parsed.ignoredKinds].sort(), ['apps/Deployment', 'example.com/Gateway']);
     assert.deepEqual(parsed.problems, []);
   });
+
+  it('reports an unknown kind in our own group as an error: it is a typo, not a foreign object', () => {
+    const parsed = parseYamlFile('apiVersion: switchboard.dev/v1alpha1\nkind: ProxyBackends\nmetadata: {name: b}\n', 'typo.yaml');
+    assert.deepEqual(parsed.objects, []);
+    assert.equal(parsed.problems.length, 1);
+    assert.equal(parsed.problems[0].path, 'kind');
+    assert.match(parsed.problems[0].message, /unknown kind ProxyBackends in switchboard.dev/);
+  });
 });

@@ -3,6 +3,8 @@ import type { KubeObject, SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem } from '../types.ts';
 import { apiGroupOf, isKnownKind } from '../known-kinds.ts';
 
+const OWN_GROUP = 'switchboard.dev';
+
 export interface ParsedFile {
   /** The objects of known kinds, each with its origin. */
   readonly objects: readonly SourcedObject[];
@@ -51,6 +53,11 @@ export function parseYamlFile(text: string, file: string): ParsedFile {
     }
     const object = value as KubeObject;
     if (!isKnownKind(object.apiVersion, object.kind)) {
+      // In our own group an unknown kind is a typo, not someone else's object.
+      if (apiGroupOf(object.apiVersion) === OWN_GROUP) {
+        problems.push({ severity: 'error', file, document: index, line: origin.line, path: 'kind', object: { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, message: `unknown kind ${object.kind} in ${OWN_GROUP}` });
+        return;
+      }
       ignoredKinds.add(`${apiGroupOf(object.apiVersion) || 'core'}/${object.kind}`);
       return;
     }

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import os from 'node:os';
+import { describe, it } from 'node:test';
+import { parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
+
+describe('CLI arguments', () => {
+  it('applies the documented defaults to run', () => {
+    assert.deepEqual(parseRunArgs(['-f', 'a.yaml', '--file', 'dir/']), {
+      files: ['a.yaml', 'dir/'],
+      adminAddress: { host: '127.0.0.1', port: 15000 },
+      metricsAddress: { host: '0.0.0.0', port: 15020 },
+      logLevel: 'info',
+      logFormat: 'text',
+      workers: os.availableParallelism(),
+    });
+  });
+
+  it('reads every run flag', () => {
+    const options = parseRunArgs(['-f', 'x', '--admin-address', '[::1]:0', '--metrics-address', ':9100', '--log-level', 'debug', '--log-format', 'json', '--workers', '3']);
+    assert.notEqual(options, 'help');
+    assert.deepEqual(options, { files: ['x'], adminAddress: { host: '::1', port: 0 }, metricsAddress: { host: '0.0.0.0', port: 9100 }, logLevel: 'debug', logFormat: 'json', workers: 3 });
+  });
+
+  it('answers --help on every command', () => {
+    assert.equal(parseRunArgs(['--help']), 'help');
+    assert.equal(parseValidateArgs(['-h']), 'help');
+    assert.equal(parseVersionArgs(['--help']), 'help');
+    assert.equal(parseVersionArgs([]), 'version');
+  });
+
+  const mistakes = [
+    { name: 'an unknown flag', parse: () => parseRunArgs(['-f', 'x', '--bogus']), message: /^unknown flag --bogus$/ },
+    { name: 'an unknown short flag', parse: () => parseValidateArgs(['-f', 'x', '-z']), message: /^unknown flag -z$/ },
+    { name: 'no files', parse: () => parseRunArgs([]), message: /at least one -f PATH/ },
+    { name: 'a positional path', parse: () => parseValidateArgs(['a.yaml']), message: /unexpected argument "a.yaml".*-f PATH/ },
+    { name: 'a flag without its value', parse: () => parseRunArgs(['-f']), message: /^-f, --file needs a value$/ },
+    { name: 'zero workers', parse: () => parseRunArgs(['-f', 'x', '--workers', '0']), message: /--workers must be a whole number/ },
+    { name: 'fractional workers', parse: () => parseRunArgs(['-f', 'x', '--workers', '1.5']), message: /--workers must be a whole number/ },
+    { name: 'a bad log level', parse: () => parseRunArgs(['-f', 'x', '--log-level', 'loud']), message: /--log-level must be one of/ },
+    { name: 'a bad log format', parse: () => parseRunArgs(['-f', 'x', '--log-format', 'xml']), message: /--log-format must be json or text/ },
+    { name: 'an address without a port', parse: () => parseRunArgs(['-f', 'x', '--admin-address', 'localhost']), message: /--admin-address must look like HOST:PORT/ },
+    { name: 'a port out of range', parse: () => parseRunArgs(['-f', 'x', '--metrics-address', ':70000']), message: /--metrics-address must look like/ },
+    { name: 'arguments to version', parse: () => parseVersionArgs(['--json']), message: /^unknown flag --json$/ },
+  ];
+  for (const c of mistakes) {
+    it(`rejects ${c.name} with a usage error`, () => {
+      assert.throws(c.parse, (err: unknown) => err instanceof UsageError && c.message.test(err.message));
+    });
+  }
+});

@@ -1,0 +1,84 @@
+import { fileURLToPath } from 'node:url';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createLogger, type Logger } from '../../common/logger.ts';
+import { FileSource } from '../../controller/sources/file/file-source.ts';
+import { translate } from '../../controller/translate/index.ts';
+import { ClusterDistributor } from '../../distribute/cluster/primary.ts';
+import { InProcessDistributor } from '../../distribute/in-process.ts';
+import { createProxyRuntime } from '../../distribute/proxy-runtime.ts';
+import type { Distributor } from '../../distribute/types.ts';
+import { closeServer, listen } from '../../embedded/address.ts';
+import { createAdminServer } from '../../embedded/admin-server.ts';
+import { ControlPlaneMetrics } from '../../embedded/control-plane-metrics.ts';
+import { EmbeddedGateway } from '../../embedded/gateway.ts';
+import { createMetricsServer } from '../../embedded/metrics-server.ts';
+import { StatusWriter } from '../../embedded/status-writer.ts';
+import type { RunOptions } from '../args.ts';
+
+/** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
+const DRAIN_GRACE_MS = 10_000;
+const WORKER_MODULE = fileURLToPath(new URL('../../distribute/cluster/proxy-worker.ts', import.meta.url));
+
+/**
+ * `switchboard run`: the embedded gateway. Resolves with the exit code once it has shut down
+ * (after a signal), or 1 when it cannot start.
+ */
+export async function run(options: RunOptions): Promise<number> {
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const distributor = createDistributor(options, logger, registry);
+  const gateway = new EmbeddedGateway({
+    source: new FileSource({ paths: options.files, logger }),
+    translate,
+    distributor,
+    statusWriter: new StatusWriter(logger),
+    metrics: new ControlPlaneMetrics(registry),
+    logger,
+  });
+
+  let draining = false;
+  // Not ready while draining, so a load balancer stops sending before the listeners close.
+  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady() });
+  const metrics = createMetricsServer(distributor, logger);
+  const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics)]);
+
+  try {
+    const adminBound = await listen(admin, options.adminAddress);
+    const metricsBound = await listen(metrics, options.metricsAddress);
+    logger.info({ admin: `${adminBound.address}:${adminBound.port}`, metrics: `${metricsBound.address}:${metricsBound.port}`, workers: options.workers, files: options.files }, 'switchboard starting');
+    await gateway.start();
+  } catch (err) {
+    logger.fatal({ err: (err as Error).message }, 'switchboard could not start');
+    await Promise.all([closeServers(), distributor.close(0)]);
+    return 1;
+  }
+
+  return new Promise<number>((resolve) => {
+    const shutdown = (signal: NodeJS.Signals): void => {
+      if (draining) {
+        logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
+        resolve(1);
+        return;
+      }
+      draining = true;
+      logger.info({ signal, graceMs: DRAIN_GRACE_MS }, 'shutting down: draining in-flight requests');
+      gateway.stop(DRAIN_GRACE_MS)
+        .then(closeServers)
+        .then(() => { logger.info('shut down cleanly'); resolve(0); }, (err: unknown) => { logger.error({ err }, 'shutdown failed'); resolve(1); });
+    };
+    process.on('SIGINT', shutdown);
+    process.on('SIGTERM', shutdown);
+  });
+}
+
+function createDistributor(options: RunOptions, logger: Logger, registry: Registry): Distributor {
+  if (options.workers === 1) return new InProcessDistributor(createProxyRuntime({ logger, registry }), registry);
+  return new ClusterDistributor({
+    workers: options.workers,
+    workerModule: WORKER_MODULE,
+    settings: { logLevel: options.logLevel, logFormat: options.logFormat },
+    logger,
+    registry,
+  });
+}

@@ -1,0 +1,49 @@
+import { styleText } from 'node:util';
+import { parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
+import { run } from './commands/run.ts';
+import { validate } from './commands/validate.ts';
+import { versionText } from './commands/version.ts';
+import { MAIN_HELP, RUN_HELP, VALIDATE_HELP, VERSION_HELP } from './help.ts';
+
+/** Exit codes: 0 ok, 1 the command failed (invalid config, could not start), 2 a usage mistake. */
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'run': {
+        const options = parseRunArgs(rest);
+        return options === 'help' ? print(RUN_HELP) : await run(options);
+      }
+      case 'validate': {
+        const options = parseValidateArgs(rest);
+        return options === 'help' ? print(VALIDATE_HELP) : validate(options);
+      }
+      case 'version':
+      case '--version':
+        return parseVersionArgs(rest) === 'help' ? print(VERSION_HELP) : print(versionText());
+      case 'help':
+      case '--help':
+      case '-h':
+        return print(MAIN_HELP);
+      case undefined:
+        process.stderr.write(MAIN_HELP);
+        return 2;
+      default:
+        throw new UsageError('', `unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    const hint = err.command ? `switchboard ${err.command} --help` : 'switchboard --help';
+    process.stderr.write(`${styleText(['red', 'bold'], 'error:', { stream: process.stderr })} ${err.message}\nRun "${hint}" for usage.\n`);
+    return 2;
+  }
+}
+
+function print(text: string): number {
+  process.stdout.write(text);
+  return 0;
+}
+
+const code = await main(process.argv.slice(2));
+// Exit explicitly: after a drain, idle keep-alive sockets or watchers must not hold the process open.
+process.stdout.write('', () => process.exit(code));

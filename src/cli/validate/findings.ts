@@ -1,0 +1,67 @@
+import type { Condition, ObjectStatus } from '../../api/gateway/object.ts';
+import { missingPaths } from '../../controller/sources/file/discover.ts';
+import { FileSet } from '../../controller/sources/file/file-set.ts';
+import type { ConfigProblem } from '../../controller/sources/types.ts';
+import { ObjectStore } from '../../controller/store/store.ts';
+import { translate } from '../../controller/translate/index.ts';
+import { schemaValidationFindings } from './schema-hook.ts';
+
+export interface Findings {
+  readonly problems: readonly ConfigProblem[];
+  readonly files: number;
+  readonly objects: number;
+}
+
+/** Condition types whose False status means the object does not work as written. */
+const CHECKED_CONDITIONS = new Set(['Accepted', 'ResolvedRefs']);
+
+/**
+ * Everything `validate` can find without a running gateway: YAML and envelope errors, duplicates,
+ * schema violations, and the conditions the translator would set. A reference to an object that
+ * is not in the given files is only a note: it may well exist in the cluster the files go to.
+ */
+export function collectFindings(paths: readonly string[]): Findings {
+  const missing: ConfigProblem[] = missingPaths(paths).map((file) => ({ severity: 'error', file, message: 'path not found' }));
+  const scan = new FileSet(paths).scan();
+  const store = new ObjectStore();
+  store.replace(scan.snapshot);
+  const { statuses } = translate(store.objects());
+  const conditionFindings = statuses.flatMap((status) => findingsOf(status, store));
+  return {
+    problems: [...missing, ...store.problems(), ...schemaValidationFindings(store.sourced()), ...conditionFindings],
+    files: new Set(scan.snapshot.objects.map((o) => o.origin?.file)).size,
+    objects: store.objects().length,
+  };
+}
+
+function findingsOf(status: ObjectStatus, store: ObjectStore): ConfigProblem[] {
+  const { kind, metadata } = status;
+  const origin = store.originOf(kind, metadata.name, metadata.namespace);
+  const findings: ConfigProblem[] = [];
+  visitConditions(status.status, 'status', (condition, path) => {
+    if (!CHECKED_CONDITIONS.has(condition.type) || condition.status !== 'False') return;
+    findings.push({
+      severity: /NotFound$/.test(condition.reason) ? 'note' : 'error',
+      file: origin?.file, document: origin?.document, line: origin?.line,
+      object: { kind, namespace: metadata.namespace, name: metadata.name },
+      path,
+      message: `${condition.type}=False (${condition.reason}): ${condition.message}`,
+    });
+  });
+  return findings;
+}
+
+function visitConditions(value: unknown, path: string, visit: (condition: Condition, path: string) => void): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => visitConditions(item, `${path}[${index}]`, visit));
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  for (const [field, child] of Object.entries(value)) {
+    if (field === 'conditions' && Array.isArray(child)) {
+      for (const condition of child as Condition[]) visit(condition, path);
+    } else {
+      visitConditions(child, `${path}.${field}`, visit);
+    }
+  }
+}
