@@ -15,8 +15,15 @@ export const defaultContext: TranslationContext = {
   now: () => Math.floor(Date.now() / 1000),
 };
 
-/** Counter-based ids and a fixed clock. */
+/** Counter-based ids (one counter per prefix, so chunk boundaries cannot reorder them) and a fixed clock. */
 export function deterministicContext(now = 1700000000): TranslationContext {
-  let n = 0;
-  return { newId: (prefix) => `${prefix}${String(++n).padStart(4, '0')}`, now: () => now };
+  const counters = new Map<string, number>();
+  return {
+    newId: (prefix) => {
+      const n = (counters.get(prefix) ?? 0) + 1;
+      counters.set(prefix, n);
+      return `${prefix}${String(n).padStart(4, '0')}`;
+    },
+    now: () => now,
+  };
 }
