@@ -13,6 +13,8 @@ import { bodyValue, feed, loadFixtures, loadProviders, saveFixture, UPDATE } fro
 
 export interface UpstreamFixture {
   provider: string;
+  /** Client routes this fixture applies to (default: all three). */
+  routes?: ClientRoute[];
   upstream: {
     status?: number;
     headers?: Record<string, string>;
@@ -47,7 +49,7 @@ describe('response translation', () => {
   for (const fx of loadFixtures<UpstreamFixture>('responses')) {
     describe(fx.name, () => {
       const results: Record<string, unknown> = {};
-      for (const route of CLIENT_ROUTES) {
+      for (const route of fx.data.routes ?? CLIENT_ROUTES) {
         const plan = forwardPlan(fx.data.provider, route, false);
         const up = fx.data.upstream;
         const res = plan.translateResponse(up.status ?? 200, up.headers ?? {}, Buffer.from(JSON.stringify(up.body)));
@@ -66,7 +68,7 @@ describe('stream translation', () => {
     describe(fx.name, () => {
       const input = upstreamStreamBytes(fx.data.upstream);
       const results: Record<string, unknown> = {};
-      for (const route of CLIENT_ROUTES) {
+      for (const route of fx.data.routes ?? CLIENT_ROUTES) {
         const run = (size: number) => {
           const t = forwardPlan(fx.data.provider, route, true).createStreamTranslator();
           const sse = feed((c) => t.push(c), () => t.end(), input, size);
