@@ -78,6 +78,17 @@ describe('FileSource', () => {
     fs.rmSync(path.join(root, 'nested'), { recursive: true });
     const removed = await sub.waitFor((s) => !names(s).includes('b'));
     assert.deepEqual(names(removed), ['a3']);
+
+    // A folder created later is watched too, and a file replaced by rename keeps being seen.
+    fs.mkdirSync(path.join(root, 'later'));
+    const later = path.join(root, 'later', 'c.yaml');
+    fs.writeFileSync(later, service('c1'));
+    await sub.waitFor((s) => names(s).includes('c1'));
+    for (const name of ['c2', 'c3', 'c4']) {
+      fs.writeFileSync(`${later}.tmp`, service(name));
+      fs.renameSync(`${later}.tmp`, later);
+      await sub.waitFor((s) => names(s).includes(name));
+    }
   });
 
   it('watches a single file through its folder and sees it replaced by rename', async (t) => {

@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from '../../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../types.ts';
-import { missingPaths } from './discover.ts';
+import { foldersToWatch, missingPaths } from './discover.ts';
 import { FileSet, type ScanResult } from './file-set.ts';
 
 export interface FileSourceOptions {
@@ -25,7 +24,9 @@ const DEFAULT_MAX_WAIT_MS = 1000;
 export class FileSource implements ObjectSource {
   readonly #options: FileSourceOptions;
   readonly #files: FileSet;
-  readonly #watchers: fs.FSWatcher[] = [];
+  /** By folder. */
+  readonly #watchers = new Map<string, fs.FSWatcher>();
+  #interest = new Map<string, Set<string> | 'all'>();
   /** Ignored kinds are logged once per kind, not on every reload. */
   readonly #loggedIgnoredKinds = new Set<string>();
   #onSnapshot: ((snapshot: SourceSnapshot) => void) | undefined;
@@ -43,7 +44,7 @@ export class FileSource implements ObjectSource {
     if (missing.length > 0) throw new Error(`configuration path not found: ${missing.join(', ')}`);
     this.#onSnapshot = onSnapshot;
     // Watch before the first read so an edit made while reading is not lost.
-    for (const root of this.#options.paths) this.#watch(root);
+    this.#syncWatchers();
     const result = this.#files.scan();
     this.#report(result);
     onSnapshot(result.snapshot);
@@ -52,21 +53,37 @@ export class FileSource implements ObjectSource {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    for (const watcher of this.#watchers.splice(0)) watcher.close();
+    for (const watcher of this.#watchers.values()) watcher.close();
+    this.#watchers.clear();
   }
 
-  #watch(root: string): void {
-    const isFolder = fs.statSync(root).isDirectory();
-    // A single file is watched through its folder: editors and ConfigMap updates replace files by
-    // renaming, and a watch on the old inode would go quiet after the first save.
-    const target = isFolder ? root : path.dirname(root);
-    const onlyName = isFolder ? undefined : path.basename(root);
-    const watcher = fs.watch(target, { recursive: isFolder, persistent: false }, (_event, filename) => {
-      if (onlyName !== undefined && filename !== null && filename !== onlyName) return;
-      this.#schedule();
-    });
-    watcher.on('error', (err) => this.#options.logger.warn({ path: root, err: err.message }, 'file watch failed; changes under this path may be missed'));
-    this.#watchers.push(watcher);
+  /** Watches every folder that matters now; called after each scan since folders come and go. */
+  #syncWatchers(): void {
+    if (this.#stopped) return;
+    const wanted = foldersToWatch(this.#options.paths);
+    for (const [folder, watcher] of this.#watchers) {
+      if (wanted.has(folder)) continue;
+      watcher.close();
+      this.#watchers.delete(folder);
+    }
+    this.#interest = wanted;
+    for (const folder of wanted.keys()) {
+      if (this.#watchers.has(folder)) continue;
+      try {
+        const watcher = fs.watch(folder, { persistent: false }, (_event, filename) => {
+          const names = this.#interest.get(folder);
+          if (names !== undefined && names !== 'all' && filename !== null && !names.has(filename)) return;
+          this.#schedule();
+        });
+        watcher.on('error', () => {
+          // The folder went away; the rescan this triggers drops its watch.
+          this.#schedule();
+        });
+        this.#watchers.set(folder, watcher);
+      } catch (err) {
+        this.#options.logger.warn({ path: folder, err: (err as Error).message }, 'cannot watch folder; changes under it may be missed');
+      }
+    }
   }
 
   #schedule(): void {
@@ -91,6 +108,7 @@ export class FileSource implements ObjectSource {
       return;
     }
     this.#report(result);
+    this.#syncWatchers();
     if (result.changed) this.#onSnapshot?.(result.snapshot);
   }
 
