@@ -1,14 +1,18 @@
 /** External authorization (gRPC or HTTP), directly or as a conditional list. */
-import { Int, List, MapOf, Obj, Opt, Str } from '../schema/build.ts';
+import { Int, List, MapOf, Obj, OneOf, Opt, Str } from '../schema/build.ts';
 import { fallbackLast, has } from '../schema/rules.ts';
 import type { CrossFieldRule } from '../schema/rules.ts';
 import { ByteSize, CELExpression, ShortString } from '../scalars.ts';
 import { ENDPOINT_MEMBERS, endpointProperties } from '../refs.ts';
-import { FailureMode } from './prompt-guard.ts';
+import { FAILURE_MODES, FailureMode } from './prompt-guard.ts';
 
-const extAuthMembers = () => ({
+/**
+ * `withDefaults` is false for the top level of the conditional shape: a defaulted failureMode there
+ * would sit beside `conditional` and break the rule that conditional stands alone.
+ */
+const extAuthMembers = (withDefaults = true) => ({
   ...endpointProperties,
-  failureMode: Opt(FailureMode()),
+  failureMode: Opt(withDefaults ? FailureMode() : OneOf(FAILURE_MODES, { description: 'default FailClosed' })),
   grpc: Opt(Obj({
     contextExtensions: Opt(MapOf(Str(0, 4096), { max: 64 })),
     requestMetadata: Opt(MapOf(CELExpression(), { max: 64, description: 'becomes metadata_context.filter_metadata' })),
@@ -68,7 +72,7 @@ export function conditionalAlone(directMembers: readonly string[]): CrossFieldRu
 }
 
 export const ExtAuthOrConditional = () => {
-  const members = extAuthMembers();
+  const members = extAuthMembers(false);
   return Obj({ ...members, conditional: Opt(conditionalList(ExtAuth())) }, {
     description: 'external authorization, or a conditional list of them',
     rules: [directOrConditional(Object.keys(members), endpointOneOf)],

@@ -39,7 +39,7 @@ function list(members: readonly string[]): string {
 export function exactlyOne(members: readonly string[]): CrossFieldRule {
   return {
     path: '',
-    message: `exactly one of ${list(members)} must be set`,
+    message: members.length === 1 ? `${members[0]} must be set` : `exactly one of ${list(members)} must be set`,
     cel: `${celCount(members)} == 1`,
     check: (self) => count(self, members) === 1,
     members,
@@ -91,11 +91,11 @@ export function together(a: string, b: string): CrossFieldRule {
  * (the fallback), and it must be the last one.
  */
 export function fallbackLast(conditionField: string): CrossFieldRule<readonly Node[]> {
-  const missing = `self.filter(e, !has(e.${conditionField}))`;
+  // cel-js rejects has() over an indexed element, so compare the fallback with the last entry instead.
   return {
     path: '',
     message: `only one entry may omit ${conditionField} (the fallback), and it must be the last`,
-    cel: `${missing}.size() == 0 || (${missing}.size() == 1 && !has(self[self.size() - 1].${conditionField}))`,
+    cel: `self.filter(e, !has(e.${conditionField})).size() <= 1 && self.all(e, has(e.${conditionField}) || e == self[self.size() - 1])`,
     check: (self) => {
       const fallbacks = self.filter((e) => !has(e, conditionField));
       return fallbacks.length === 0 || (fallbacks.length === 1 && !has(self[self.length - 1], conditionField));
