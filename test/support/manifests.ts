@@ -24,6 +24,37 @@ export function gatewayClass(): string {
   });
 }
 
+export interface ListenerSpec {
+  name: string;
+  port: number;
+  protocol?: 'HTTP' | 'HTTPS';
+  hostname?: string;
+  /** Secret names (same namespace) for an HTTPS listener's certificateRefs. */
+  certificates?: readonly string[];
+  /** Where attached routes may live; default the Gateway's own namespace, as the Gateway API says. */
+  routesFrom?: 'Same' | 'All';
+}
+
+/** A Gateway of the switchboard class. */
+export function gateway(name: string, listeners: readonly ListenerSpec[], namespace = 'default'): string {
+  return doc({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace },
+    spec: {
+      gatewayClassName: GATEWAY_CLASS_NAME,
+      listeners: listeners.map((l) => ({
+        name: l.name,
+        port: l.port,
+        protocol: l.protocol ?? 'HTTP',
+        ...(l.hostname ? { hostname: l.hostname } : {}),
+        ...(l.certificates ? { tls: { mode: 'Terminate', certificateRefs: l.certificates.map((c) => ({ kind: 'Secret', name: c })) } } : {}),
+        ...(l.routesFrom ? { allowedRoutes: { namespaces: { from: l.routesFrom } } } : {}),
+      })),
+    },
+  });
+}
+
 export interface ServiceOptions {
   namespace?: string;
   /** The Service port routes refer to; the endpoint port is the upstream's real port. */
