@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { deterministicContext } from './context.ts';
+import { planRequest, type ForwardPlan } from './plan.ts';
+import { feed } from './test-support.ts';
+
+const ctx = deterministicContext();
+
+function forward(p: ReturnType<typeof planRequest>): ForwardPlan {
+  assert.equal(p.kind, 'forward');
+  return p;
+}
+
+describe('planRequest', () => {
+  it('identity: the client body goes upstream byte for byte, unknown fields and formatting included', () => {
+    const raw = Buffer.from('{"model":"gpt-4o",  "messages":[{"role":"user","content":"hi"}],"x_vendor_field":{"keep":true}}');
+    const plan = forward(planRequest({ routeType: 'Completions', provider: { providerA: {} }, body: raw, context: ctx }));
+    assert.equal(plan.upstream.body, raw);
+    const upstreamAnswer = Buffer.from('{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5},"extra":1}');
+    const res = plan.translateResponse(200, { 'content-type': 'application/json' }, upstreamAnswer);
+    assert.equal(res.body, upstreamAnswer);
+    assert.deepEqual(res.usage, { inputTokens: 3, outputTokens: 2, totalTokens: 5 });
+  });
+
+  it('identity streaming asks OpenAI for usage and passes the stream through unchanged', () => {
+    const raw = Buffer.from(JSON.stringify({ model: 'gpt-4o', stream: true, messages: [], extra: 1 }));
+    const plan = forward(planRequest({ routeType: 'Completions', provider: { providerA: {} }, body: raw, context: ctx }));
+    assert.deepEqual(JSON.parse(Buffer.from(plan.upstream.body).toString()), { model: 'gpt-4o', stream: true, messages: [], extra: 1, stream_options: { include_usage: true } });
+    const sse = 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}\n\ndata: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}\n\ndata: [DONE]\n\n';
+    const t = plan.createStreamTranslator();
+    assert.equal(feed((c) => t.push(c), () => t.end(), Buffer.from(sse), 5), sse);
+    assert.deepEqual(t.usage(), { inputTokens: 1, outputTokens: 1, totalTokens: 2 });
+    assert.equal(t.failed, false);
+  });
+
+  it('identity streaming appends an error in the client format when the upstream is cut off', () => {
+    const raw = Buffer.from(JSON.stringify({ model: 'claude', stream: true, max_tokens: 5, messages: [] }));
+    const plan = forward(planRequest({ routeType: 'Messages', provider: { providerD: {} }, body: raw, context: ctx }));
+    const cut = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
+    const t = plan.createStreamTranslator();
+    const out = feed((c) => t.push(c), () => t.end(), Buffer.from(cut), 0);
+    assert.ok(out.startsWith(cut));
+    assert.match(out.slice(cut.length), /^event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
+    assert.equal(t.failed, true);
+  });
+
+  it('model aliases resolve before the provider sees the model; the provider override wins over both', () => {
+    const body = Buffer.from(JSON.stringify({ model: 'fast', messages: [] }));
+    const aliased = forward(planRequest({ routeType: 'Completions', provider: { providerA: {} }, body, modelAliases: { fast: 'gpt-4o-mini' }, context: ctx }));
+    assert.equal(aliased.model, 'gpt-4o-mini');
+    const pinned = forward(planRequest({ routeType: 'Completions', provider: { providerA: { model: 'gpt-4.1' } }, body, modelAliases: { fast: 'gpt-4o-mini' }, context: ctx }));
+    assert.equal(pinned.model, 'gpt-4.1');
+  });
+
+  it('pathPrefix and path overrides (providerA, providerD)', () => {
+    const body = Buffer.from(JSON.stringify({ model: 'm', max_tokens: 1, messages: [] }));
+    assert.equal(forward(planRequest({ routeType: 'Completions', provider: { providerA: {}, pathPrefix: '/openai/v2' }, body })).upstream.path, '/openai/v2/chat/completions');
+    assert.equal(forward(planRequest({ routeType: 'Messages', provider: { providerD: {}, path: '/proxy/messages' }, body })).upstream.path, '/proxy/messages');
+    const custom = forward(planRequest({ routeType: 'Completions', provider: { custom: { formats: [{ type: 'Completions', path: '/api/chat' }] }, host: '10.0.0.1', port: 443 }, body }));
+    assert.deepEqual([custom.upstream.host, custom.upstream.port, custom.upstream.tls, custom.upstream.path], ['10.0.0.1', 443, true, '/api/chat']);
+  });
+
+  it('client mistakes become answers in the client format, never throws', () => {
+    const bad = planRequest({ routeType: 'Messages', provider: { providerD: {} }, body: Buffer.from('{not json') });
+    assert.equal(bad.kind, 'respond');
+    assert.deepEqual(JSON.parse(Buffer.from(bad.response.body).toString()), { type: 'error', error: { type: 'invalid_request_error', message: 'request body must be a JSON object' } });
+    const noModel = planRequest({ routeType: 'Completions', provider: { providerA: {} }, body: Buffer.from('{"messages":[]}') });
+    assert.equal(noModel.kind, 'respond');
+    assert.equal(noModel.response.status, 400);
+  });
+
+  it('Passthrough forwards path, method and body untouched', () => {
+    const body = Buffer.from('anything');
+    const p = forward(planRequest({ routeType: 'Passthrough', provider: { providerD: {} }, body, path: '/v1/files', method: 'GET' }));
+    assert.deepEqual([p.upstream.method, p.upstream.path, p.upstream.body, p.upstream.host], ['GET', '/v1/files', body, 'api.anthropic.com']);
+    assert.deepEqual(p.upstream.credential, { kind: 'header', name: 'x-api-key' });
+  });
+});
