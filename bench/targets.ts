@@ -115,7 +115,9 @@ spec:
     '--admin-address', `127.0.0.1:${adminPort}`,
     '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', String(workers),
-  ], { cwd: REPO_ROOT, stdio: ['ignore', log, log], env: { ...process.env, LOG_LEVEL: 'warn' } });
+    // per-request access logs off, like nginx's `access_log off`: the proxy path is what is measured
+    '--log-level', 'warn',
+  ], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });
   const url = `http://127.0.0.1:${port}/`;
   await waitUntilServing(`http://127.0.0.1:${adminPort}/healthz/ready`, child, () => readTail(logPath));
   await waitUntilServing(url, child, () => readTail(logPath));
