@@ -1,21 +1,22 @@
-import { Pool, type Dispatcher } from 'undici';
+import { H2CClient, Pool, type Dispatcher } from 'undici';
 import type { Endpoint } from '../../ir/types.ts';
 
 export type UpstreamProtocol = 'http1' | 'h2c';
 
 /**
  * Keep-alive connection pools per upstream endpoint and protocol, shared by every config that
- * names the same endpoint, so a config swap keeps its warm connections.
+ * names the same endpoint, so a config swap keeps its warm connections. HTTP/1.1 gets a Pool;
+ * h2c gets one multiplexed H2CClient connection (HTTP/2 needs no pool of sockets).
  */
 export class UpstreamPools {
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, Pool | H2CClient>();
 
-  acquire(endpoint: Endpoint, protocol: UpstreamProtocol): Pool {
+  acquire(endpoint: Endpoint, protocol: UpstreamProtocol): Dispatcher {
     const origin = `http://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
     const key = `${protocol} ${origin}`;
     let pool = this.#pools.get(key);
     if (!pool) {
-      pool = new Pool(origin, protocol === 'h2c' ? { allowH2: true, h2Options: { useH2c: true } } : { pipelining: 1 });
+      pool = protocol === 'h2c' ? new H2CClient(origin) : new Pool(origin, { pipelining: 1 });
       this.#pools.set(key, pool);
     }
     return pool;

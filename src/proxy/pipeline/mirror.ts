@@ -63,6 +63,7 @@ export function startMirrors(mirrors: readonly CompiledMirror[], req: MirrorRequ
 
 function discardResponse(backend: string, logger: Logger, body: PassThrough | null): Dispatcher.DispatchHandler {
   return {
+    onRequestStart() {},
     onResponseError(_controller, err) {
       body?.destroy();
       logger.debug({ backend, err: err.message }, 'mirror request failed');
