@@ -1,7 +1,5 @@
 import { styleText } from 'node:util';
 import { parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
-import { run } from './commands/run.ts';
-import { validate } from './commands/validate.ts';
 import { versionText } from './commands/version.ts';
 import { MAIN_HELP, RUN_HELP, VALIDATE_HELP, VERSION_HELP } from './help.ts';
 
@@ -12,11 +10,12 @@ async function main(argv: readonly string[]): Promise<number> {
     switch (command) {
       case 'run': {
         const options = parseRunArgs(rest);
-        return options === 'help' ? print(RUN_HELP) : await run(options);
+        // Loaded on demand: the proxy is a lot of code that validate and version never need.
+        return options === 'help' ? print(RUN_HELP) : await (await import('./commands/run.ts')).run(options);
       }
       case 'validate': {
         const options = parseValidateArgs(rest);
-        return options === 'help' ? print(VALIDATE_HELP) : validate(options);
+        return options === 'help' ? print(VALIDATE_HELP) : (await import('./commands/validate.ts')).validate(options);
       }
       case 'version':
       case '--version':
