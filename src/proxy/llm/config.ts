@@ -61,3 +61,12 @@ export function providerToken(p: LLMProvider): ProviderToken {
   for (const t of PROVIDER_TOKENS) if (t in p) return t;
   throw new Error('LLMProvider has no provider member');
 }
+
+/** `ai.promptCaching` (SPEC.md PromptCachingConfig): Bedrock cache points, for model families that support them. */
+export interface PromptCachingConfig {
+  readonly cacheSystem?: boolean;
+  readonly cacheMessages?: boolean;
+  readonly cacheTools?: boolean;
+  readonly minTokens?: number;
+  readonly cacheMessageOffset?: number;
+}

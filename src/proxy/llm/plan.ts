@@ -5,7 +5,7 @@
 import type { Request } from './canonical.ts';
 import { codecsFor, countTokensBody, readCountTokensResponse } from './plan-formats.ts';
 import { clientEncoder, readClientRequest, readUpstreamResponse, upstreamDecoder, writeClientResponse, writeUpstreamRequest, type ClientFormat } from './codecs.ts';
-import { providerToken, type LLMProvider, type RouteType } from './config.ts';
+import { providerToken, type LLMProvider, type PromptCachingConfig, type RouteType } from './config.ts';
 import { defaultContext, type TranslationContext } from './context.ts';
 import { ToolNameMap } from './convert/tool-names.ts';
 import { parseUpstreamError, renderError, TranslationError, type ErrorFormat } from './errors.ts';
@@ -27,6 +27,8 @@ export interface PlanInput {
   readonly method?: string;
   /** `ai.modelAliases`: friendly name → provider model. */
   readonly modelAliases?: Readonly<Record<string, string>>;
+  /** `ai.promptCaching`: Bedrock cache points. */
+  readonly promptCaching?: PromptCachingConfig;
   /** Client request headers with lowercase names (the models listing answers Anthropic clients in their shape). */
   readonly headers?: Readonly<Record<string, string | undefined>>;
   /** Ids and clock; tests pass a deterministic one. */
@@ -120,7 +122,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   const model = cfg.model ?? input.modelAliases?.[requested] ?? requested;
   if (!model) throw new TranslationError('`model` is required', 400, 'model');
   const stream = body.stream === true;
-  const q = { route: input.routeType, model, stream };
+  const q = { route: input.routeType, model, stream, promptCaching: input.promptCaching };
   const endpoint = mod.endpoint(input.provider, cfg as never, q);
 
   if (input.routeType === 'TokenCount' && !endpoint) {

@@ -2,6 +2,8 @@
 import type { BedrockConfig, LLMProvider } from '../config.ts';
 import { managedTarget, modelSegment } from './paths.ts';
 import type { ProviderModule } from './types.ts';
+import type { ConverseRequest } from '../formats/bedrock.ts';
+import { applyCachePoints } from '../convert/converse/cache-points.ts';
 
 export const DEFAULT_REGION = 'us-east-1';
 
@@ -18,8 +20,10 @@ export const bedrock: ProviderModule<BedrockConfig> = {
     if (q.route === 'TokenCount') return { format: 'converse_count_tokens', path: `${base}/count-tokens`, headers: {}, credential, modelInPath: true };
     return undefined;
   },
-  finalizeBody(c, format, body) {
-    if (format !== 'converse' || !c.guardrail) return body;
-    return { ...body, guardrailConfig: { guardrailIdentifier: c.guardrail.identifier, guardrailVersion: c.guardrail.version } };
+  finalizeBody(c, format, body, q) {
+    if (format !== 'converse') return body;
+    let out = q.promptCaching ? applyCachePoints(body as ConverseRequest, q.promptCaching, q.model) as Record<string, unknown> : body;
+    if (c.guardrail) out = { ...out, guardrailConfig: { guardrailIdentifier: c.guardrail.identifier, guardrailVersion: c.guardrail.version } };
+    return out;
   },
 };

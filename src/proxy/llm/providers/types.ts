@@ -1,5 +1,5 @@
 /** What a provider module tells the facade: where requests go and in which wire format. */
-import type { LLMProvider, ProviderToken, RouteType } from '../config.ts';
+import type { LLMProvider, PromptCachingConfig, ProviderToken, RouteType } from '../config.ts';
 
 /** Wire formats the gateway can send upstream. */
 export type UpstreamFormat =
@@ -32,6 +32,7 @@ export interface EndpointQuery {
   /** The model after overrides and aliases. */
   readonly model: string;
   readonly stream: boolean;
+  readonly promptCaching?: PromptCachingConfig;
 }
 
 export interface ProviderModule<C = unknown> {
