@@ -35,10 +35,13 @@ export class BackendResolver {
   readonly backends = new Map<string, Backend>();
   readonly #snapshot: Snapshot;
   readonly #routeNamespace: string;
+  readonly #referrer: { readonly group: string; readonly kind: string };
 
-  constructor(snapshot: Snapshot, routeNamespace: string) {
+  /** `referrer` is the kind whose references these are (ReferenceGrants name it); HTTPRoute unless a policy refers. */
+  constructor(snapshot: Snapshot, routeNamespace: string, referrer: { readonly group: string; readonly kind: string } = { group: GATEWAY_GROUP, kind: 'HTTPRoute' }) {
     this.#snapshot = snapshot;
     this.#routeNamespace = routeNamespace;
+    this.#referrer = referrer;
   }
 
   resolve(ref: BackendObjectReference, path: string): BackendResolution {
@@ -51,9 +54,9 @@ export class BackendResolver {
     if (!isService && !isProxyBackend) {
       return fail('InvalidKind', `${path}: ${group ? `${group}/` : ''}${kind} is not a supported backend; use a Service or ${SWITCHBOARD_GROUP}/ProxyBackend`);
     }
-    const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: this.#routeNamespace };
+    const from = { ...this.#referrer, namespace: this.#routeNamespace };
     if (!referencePermitted(this.#snapshot.referenceGrants, from, { group, kind, namespace, name })) {
-      return fail('RefNotPermitted', `${path}: ${kind} ${namespace}/${name} is in another namespace and no ReferenceGrant in ${namespace} allows HTTPRoutes from ${this.#routeNamespace}`);
+      return fail('RefNotPermitted', `${path}: ${kind} ${namespace}/${name} is in another namespace and no ReferenceGrant in ${namespace} allows ${this.#referrer.kind}s from ${this.#routeNamespace}`);
     }
     return isService ? this.#service(namespace, name, ref.port, path) : this.#proxyBackend(namespace, name, path);
   }

@@ -6,6 +6,8 @@ import { translateGatewayClasses } from './gatewayclass.ts';
 import { contentHash } from './hash.ts';
 import { translateHttpRoute } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
+import { resolvePolicies } from './policy/index.ts';
+import type { ListenerRef } from './policy/apply.ts';
 import { compareStrings, indexObjects } from './snapshot.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
 import { proxyBackendStatus } from './status/proxybackend.ts';
@@ -36,22 +38,34 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
   const backends = new Map<string, Backend>();
   const attachments: { routeKey: string; attachment: Attachment }[] = [];
   const routeStatuses: ObjectStatus[] = [];
+  const ourRoutes = new Map<string, KubeObject>();
   for (const object of snapshot.httpRoutes) {
     const result = translateHttpRoute(object, graph, snapshot, controllerName);
-    if (result.status) routeStatuses.push(result.status);
+    if (result.status) {
+      routeStatuses.push(result.status);
+      ourRoutes.set(`${result.status.metadata.namespace ?? ''}/${object.metadata.name}`, object);
+    }
     if (!result.route) continue;
     routes[result.route.key] = result.route;
     for (const attachment of result.attachments) attachments.push({ routeKey: result.route.key, attachment });
     for (const [key, backend] of result.backends) backends.set(key, backend);
   }
 
-  const binds = buildBinds(graph.listeners, attachments);
-  const body = { binds, routes: sortedRecord(routes), backends: sortedRecord(Object.fromEntries(backends)) };
+  const routeListeners = new Map<string, ListenerRef[]>();
+  for (const { routeKey, attachment } of attachments) {
+    const list = routeListeners.get(routeKey) ?? [];
+    if (!list.some((l) => l.key === attachment.listener.key)) list.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
+    routeListeners.set(routeKey, list.sort((a, b) => compareStrings(a.key, b.key)));
+  }
+  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName });
+  for (const [key, backend] of policies.backends) backends.set(key, backend);
+  const body = { binds: policies.binds, routes: sortedRecord(policies.routes), backends: sortedRecord(Object.fromEntries(backends)) };
   const statuses = [
     ...classes.statuses,
     ...[...graph.gateways.values()].map(gatewayStatus),
     ...[...graph.listenerSets.values()].map(listenerSetStatus),
     ...routeStatuses,
+    ...policies.statuses,
     ...[...snapshot.proxyBackends.values()].map(proxyBackendStatus),
   ].sort(byObject);
   return { config: { version: contentHash(body), ...body }, statuses };

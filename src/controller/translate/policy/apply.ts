@@ -1,0 +1,118 @@
+import {
+  BACKEND_MEMBERS, FRONTEND_MEMBERS, TRAFFIC_MEMBERS,
+  type BackendMember, type BackendPolicy, type FrontendPolicy, type InvalidPolicy, type TrafficPolicy,
+} from '../../../ir/policy.ts';
+import type { Backend, Bind, Listener, Route, RouteRule, WeightedBackend } from '../../../ir/types.ts';
+import { canonicalJson } from '../hash.ts';
+import { effective, mergeMembers, type Contribution, type OutcomeTracker } from './merge.ts';
+import type { Members } from './members.ts';
+import type { AttachmentIndex } from './places.ts';
+import { LEVEL, point } from './targets.ts';
+
+/** Where a listener sits, as the IR names it. */
+export interface ListenerRef {
+  readonly key: string;
+  readonly gateway: { readonly namespace: string; readonly name: string };
+}
+
+/** A ProxyBackend's inline `spec.policies`, lowered, by ProxyBackend `<ns>/<name>`. */
+export interface InlineBackendPolicy {
+  readonly source: string;
+  readonly members: Members<BackendMember>;
+  readonly problems: readonly string[];
+  /** Sub-backend names of the ProxyBackend (for `subBackends`). */
+  readonly subBackends: readonly string[];
+}
+
+export interface PolicyPlaces {
+  readonly index: AttachmentIndex;
+  readonly tracker: OutcomeTracker;
+  readonly backends: Readonly<Record<string, Backend>>;
+  readonly inline: ReadonlyMap<string, InlineBackendPolicy>;
+}
+
+const isPre = (p: { phase: string }): boolean => p.phase === 'PreRouting';
+const isPost = (p: { phase: string }): boolean => p.phase === 'PostRouting';
+
+function listenerKeys(listener: ListenerRef): string[] {
+  return [point.gateway(listener.gateway), point.listener(listener.key)];
+}
+
+function traffic(places: PolicyPlaces, keys: readonly string[], phase: (p: { phase: string }) => boolean): TrafficPolicy | undefined {
+  const { contributions, invalid } = places.index.gather(keys, 'traffic', phase);
+  return effective<TrafficPolicy>(mergeMembers(contributions, TRAFFIC_MEMBERS, places.tracker), invalid);
+}
+
+/** Listeners with their effective PreRouting policy; binds with their effective frontend policy. */
+export function applyToBinds(binds: readonly Bind[], places: PolicyPlaces): Bind[] {
+  return binds.map((bind) => {
+    const listeners = bind.listeners.map((listener): Listener => {
+      const preRouting = traffic(places, listenerKeys(listener), isPre);
+      return preRouting ? { ...listener, preRouting } : listener;
+    });
+    const keys = bind.listeners.flatMap((l) => [point.gateway(l.gateway), point.gatewayPort(l.gateway, bind.port)]);
+    const { contributions, invalid } = places.index.gather(keys, 'frontend');
+    const frontend = effective<FrontendPolicy>(mergeMembers(contributions, FRONTEND_MEMBERS, places.tracker), invalid);
+    return { ...bind, listeners, ...(frontend ? { frontend } : {}) };
+  });
+}
+
+/** Routes with effective traffic per rule and backend policy per rule × backend. */
+export function applyToRoute(route: Route, listeners: readonly ListenerRef[], places: PolicyPlaces): Route {
+  const rules = route.rules.map((rule): RouteRule => {
+    const ruleKeys = [point.route(route.key), ...(rule.name !== undefined ? [point.rule(route.key, rule.name)] : [])];
+    const perListener = (l: ListenerRef) => traffic(places, [...listenerKeys(l), ...ruleKeys], isPost);
+    const backends = rule.backends.map((b) => applyToBackend(b, listeners, ruleKeys, places));
+    return { ...rule, ...spread('traffic', 'trafficByListener', listeners, perListener), backends };
+  });
+  return { ...route, rules };
+}
+
+function applyToBackend(weighted: WeightedBackend, listeners: readonly ListenerRef[], ruleKeys: readonly string[], places: PolicyPlaces): WeightedBackend {
+  const backend = weighted.backendKey === null ? undefined : places.backends[weighted.backendKey];
+  if (!backend) return weighted;
+  const backendKeys = backend.kind === 'Service'
+    ? [point.service(backend.namespace, backend.name), point.service(backend.namespace, backend.name, Number(backend.key.slice(backend.key.lastIndexOf(':') + 1)))]
+    : [point.backend(backend.namespace, backend.name)];
+  const inline = backend.kind === 'ProxyBackend' ? places.inline.get(`${backend.namespace}/${backend.name}`) : undefined;
+  const perListener = (l: ListenerRef): BackendPolicy | undefined => {
+    const keys = [...listenerKeys(l), ...ruleKeys, ...backendKeys];
+    const policy = backendPolicy(places, keys, inline);
+    if (!inline || inline.subBackends.length === 0) return policy;
+    const subBackends: Record<string, BackendPolicy> = {};
+    for (const name of inline.subBackends) {
+      const sub = backendPolicy(places, [...keys, point.backend(backend.namespace, backend.name, name)], inline);
+      if (sub && canonicalJson(sub) !== canonicalJson(policy)) subBackends[name] = sub;
+    }
+    if (Object.keys(subBackends).length === 0) return policy;
+    return { ...(policy ?? { sources: {} }), subBackends };
+  };
+  return { ...weighted, ...spread('backendPolicy', 'backendPolicyByListener', listeners, perListener) };
+}
+
+function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: InlineBackendPolicy | undefined): BackendPolicy | undefined {
+  const { contributions, invalid } = places.index.gather(keys, 'backend');
+  const all: Contribution[] = [...contributions];
+  const problems: InvalidPolicy[] = [...invalid];
+  if (inline) {
+    if (inline.problems.length > 0) problems.push({ source: inline.source, message: inline.problems.join('; ') });
+    else all.push({ source: inline.source, level: LEVEL.Inline, order: 0, override: false, members: inline.members });
+  }
+  return effective<BackendPolicy>(mergeMembers(all, BACKEND_MEMBERS, places.tracker), problems);
+}
+
+/**
+ * One value for every listener when they agree (`plain`), else one per listener key (`byListener`):
+ * a route attached to two Gateways may see different Gateway policies on each.
+ */
+function spread<P extends string, B extends string, T>(plain: P, byListener: B, listeners: readonly ListenerRef[], compute: (l: ListenerRef) => T | undefined): Partial<Record<P, T> & Record<B, Record<string, T>>> {
+  const values = listeners.map((l) => [l.key, compute(l)] as const);
+  if (values.every(([, v]) => v === undefined)) return {};
+  const first = canonicalJson(values[0][1] ?? null);
+  if (values.every(([, v]) => canonicalJson(v ?? null) === first) && values[0][1] !== undefined) {
+    return { [plain]: values[0][1] } as Partial<Record<P, T> & Record<B, Record<string, T>>>;
+  }
+  const map: Record<string, T> = {};
+  for (const [key, value] of values) if (value !== undefined) map[key] = value;
+  return { [byListener]: map } as Partial<Record<P, T> & Record<B, Record<string, T>>>;
+}

@@ -1,0 +1,96 @@
+import type { KubeObject, ObjectStatus } from '../../../api/gateway/object.ts';
+import type { Backend, Bind, Route } from '../../../ir/types.ts';
+import { BackendResolver } from '../backend.ts';
+import type { GatewayGraph } from '../gateway.ts';
+import { groupOf } from '../read.ts';
+import { byAgeThenName, namespacedName, namespaceOf, type Snapshot } from '../snapshot.ts';
+import { applyToBinds, applyToRoute, type InlineBackendPolicy, type ListenerRef } from './apply.ts';
+import { OutcomeTracker } from './merge.ts';
+import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs } from './model.ts';
+import { AttachmentIndex } from './places.ts';
+import { policyStatus } from './status.ts';
+import { resolveTargets, subBackendNames } from './targets.ts';
+
+export interface PolicyWorld {
+  /** Every object given to translate (ProxyPolicies and ConfigMaps are read from here). */
+  readonly objects: readonly KubeObject[];
+  readonly snapshot: Snapshot;
+  readonly graph: GatewayGraph;
+  /** HTTPRoutes with at least one parentRef to our Gateways, by `<ns>/<name>`. */
+  readonly ourRoutes: ReadonlyMap<string, KubeObject>;
+  readonly routes: Readonly<Record<string, Route>>;
+  /** The listeners each route is served on. */
+  readonly routeListeners: ReadonlyMap<string, readonly ListenerRef[]>;
+  readonly binds: readonly Bind[];
+  readonly backends: ReadonlyMap<string, Backend>;
+  readonly controllerName: string;
+}
+
+export interface PolicyResult {
+  readonly routes: Record<string, Route>;
+  readonly binds: Bind[];
+  /** Backends named by policy endpoints (extAuth, JWKS, tunnel …), to add to the config. */
+  readonly backends: ReadonlyMap<string, Backend>;
+  readonly statuses: ObjectStatus[];
+}
+
+const ofKind = (objects: readonly KubeObject[], group: string, kind: string): KubeObject[] =>
+  objects.filter((o) => typeof o === 'object' && o !== null && typeof o.metadata?.name === 'string' && o.metadata.name !== '' && o.kind === kind && groupOf(o.apiVersion) === group);
+
+/**
+ * ProxyPolicy attachment, merging and status (docs/policies.md): resolves every policy's
+ * targets, merges per member by precedence at each place, and hangs the effective policies on
+ * the IR. With no policy and no inline backend policy the IR is returned unchanged.
+ */
+export function resolvePolicies(world: PolicyWorld): PolicyResult {
+  const { snapshot } = world;
+  const configMaps = ofKind(world.objects, '', 'ConfigMap').sort(byAgeThenName);
+  const inputs: PolicyInputs = {
+    snapshot,
+    sources: { secrets: snapshot.secrets, configMaps: new Map(configMaps.map((c) => [namespacedName(c), c])) },
+    selectable: { secrets: [...snapshot.secrets.values()], configMaps },
+  };
+  const policyObjects = ofKind(world.objects, PROXY_POLICY.group, PROXY_POLICY.kind).sort(byAgeThenName);
+  const resolvers = new Map<string, BackendResolver>();
+  const resolverFor = (namespace: string, kind: string): BackendResolver => {
+    const id = `${kind}/${namespace}`;
+    let resolver = resolvers.get(id);
+    if (!resolver) resolvers.set(id, (resolver = new BackendResolver(snapshot, namespace, { group: PROXY_POLICY.group, kind })));
+    return resolver;
+  };
+
+  const index = new AttachmentIndex();
+  const targetWorld = { graph: world.graph, snapshot, ourRoutes: world.ourRoutes };
+  const resolved = policyObjects.map((object, order) => {
+    const policy = readPolicy(object, order, inputs, resolverFor(namespaceOf(object), PROXY_POLICY.kind));
+    const targets = resolveTargets(policy, targetWorld);
+    index.add(policy, targets);
+    return { policy, targets };
+  });
+
+  const inline = new Map<string, InlineBackendPolicy>();
+  for (const [id, object] of snapshot.proxyBackends) {
+    const read = readInlineBackendPolicies(object, inputs, resolverFor(namespaceOf(object), 'ProxyBackend'));
+    if (read) inline.set(id, { source: `ProxyBackend/${id}`, members: read.members, problems: read.problems, subBackends: subBackendNames(object) });
+  }
+
+  const extraBackends = new Map<string, Backend>();
+  for (const resolver of resolvers.values()) for (const [key, backend] of resolver.backends) if (!world.backends.has(key)) extraBackends.set(key, backend);
+  if (index.isEmpty && inline.size === 0) {
+    return { routes: { ...world.routes }, binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world.controllerName) };
+  }
+
+  const tracker = new OutcomeTracker();
+  const places = { index, tracker, backends: Object.fromEntries(world.backends), inline };
+  const routes: Record<string, Route> = {};
+  for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
+  const binds = applyToBinds(world.binds, places);
+  return { routes, binds, backends: extraBackends, statuses: statusesOf(resolved, tracker, world.controllerName) };
+}
+
+function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, controllerName: string): ObjectStatus[] {
+  return resolved.flatMap(({ policy, targets }) => {
+    const status = policyStatus(policy, targets, tracker, controllerName);
+    return status ? [status] : [];
+  });
+}

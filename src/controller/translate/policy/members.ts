@@ -1,0 +1,102 @@
+import { ProxyPolicySpec } from '../../../api/v1alpha1/policy/proxy-policy.ts';
+import { ProxyBackendSpec } from '../../../api/v1alpha1/backend/proxy-backend.ts';
+import {
+  BACKEND_MEMBERS, FRONTEND_MEMBERS, TRAFFIC_MEMBERS,
+  type AuthorizationAction, type AuthorizationRule, type BackendMember, type FrontendMember, type PolicySource, type TrafficMember,
+} from '../../../ir/policy.ts';
+import { isDict } from '../read.ts';
+import { resolveBackendAuth, resolveBackendTls } from './backend-members.ts';
+import { resolveApiKeyAuthentication, resolveBasicAuthentication, type SelectableConfig } from './client-auth.ts';
+import { lower, type LowerContext } from './lower.ts';
+
+type SchemaNode = { properties?: Record<string, unknown> };
+const memberSchemas = (schema: unknown): Record<string, unknown> => (schema as SchemaNode).properties ?? {};
+const POLICY = memberSchemas(ProxyPolicySpec);
+const TRAFFIC = memberSchemas(POLICY.traffic);
+const FRONTEND = memberSchemas(POLICY.frontend);
+const BACKEND = memberSchemas(POLICY.backend);
+const INLINE_BACKEND = memberSchemas(memberSchemas(ProxyBackendSpec).policies);
+
+/** A policy section in IR shape: member name → value. Authorization holds its rules only. */
+export type Members<M extends string> = Partial<Record<M, unknown>>;
+
+export const AUTHORIZATION_MEMBERS: ReadonlySet<string> = new Set(['authorization', 'networkAuthorization']);
+
+function authorizationRules(spec: unknown, source: PolicySource): AuthorizationRule[] {
+  if (!isDict(spec) || !isDict(spec.policy) || !Array.isArray(spec.policy.matchExpressions)) return [];
+  const action = (typeof spec.action === 'string' ? spec.action : 'Allow') as AuthorizationAction;
+  return [{ matchExpressions: spec.policy.matchExpressions.filter((e): e is string => typeof e === 'string'), action, source }];
+}
+
+/** Traffic members in IR shape (phase and strategy are read by the caller, not members). */
+export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource, ctx: LowerContext, selectable: SelectableConfig): Members<TrafficMember> {
+  const out: Members<TrafficMember> = {};
+  for (const member of TRAFFIC_MEMBERS) {
+    const value = spec[member];
+    if (value === undefined) continue;
+    const path = `spec.traffic.${member}`;
+    if (!isDict(value)) continue;
+    switch (member) {
+      case 'authorization':
+        lower(TRAFFIC[member], value, path, ctx);
+        out.authorization = authorizationRules(value, source);
+        break;
+      case 'apiKeyAuthentication':
+      case 'basicAuthentication':
+        // Only the location can hold CEL; the Secrets are read by the resolvers below.
+        lower(TRAFFIC[member], { location: value.location }, path, ctx);
+        out[member] = member === 'apiKeyAuthentication' ? resolveApiKeyAuthentication(value, path, ctx, selectable) : resolveBasicAuthentication(value, path, ctx);
+        break;
+      case 'jwtAuthentication':
+        out.jwtAuthentication = withJwtDefaults(lower(TRAFFIC[member], value, path, ctx));
+        break;
+      default:
+        out[member] = lower(TRAFFIC[member], value, path, ctx);
+    }
+  }
+  return out;
+}
+
+const DEFAULT_JWKS_CACHE_MS = 5 * 60_000;
+
+function withJwtDefaults(value: unknown): unknown {
+  if (!isDict(value)) return value;
+  const providers = Array.isArray(value.providers)
+    ? value.providers.map((p: unknown) => {
+        if (!isDict(p) || !isDict(p.jwks) || !isDict(p.jwks.remote)) return p;
+        return { ...p, jwks: { remote: { cacheDurationMs: DEFAULT_JWKS_CACHE_MS, ...p.jwks.remote } } };
+      })
+    : value.providers;
+  return { mode: 'Strict', ...value, providers };
+}
+
+/** Backend members in IR shape; `ai` and `mcp` pass through as written (their own features read them). */
+export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: LowerContext, inline: boolean): Members<BackendMember> {
+  const schemas = inline ? INLINE_BACKEND : BACKEND;
+  const out: Members<BackendMember> = {};
+  for (const member of BACKEND_MEMBERS) {
+    const value = spec[member];
+    if (value === undefined) continue;
+    const at = `${path}.${member}`;
+    if (member === 'ai' || member === 'mcp') out[member] = value;
+    else if (member === 'tls' && isDict(value)) out.tls = resolveBackendTls(schemas.tls, value, at, ctx);
+    else if (member === 'auth' && isDict(value)) out.auth = resolveBackendAuth(schemas.auth, value, at, ctx);
+    else out[member] = lower(schemas[member], value, at, ctx);
+  }
+  return out;
+}
+
+const PROXY_PROTOCOL_DEFAULTS = { version: 'V2', mode: 'Strict' };
+
+export function lowerFrontend(spec: Record<string, unknown>, source: PolicySource, ctx: LowerContext): Members<FrontendMember> {
+  const out: Members<FrontendMember> = {};
+  for (const member of FRONTEND_MEMBERS) {
+    const value = spec[member];
+    if (value === undefined) continue;
+    const lowered = lower(FRONTEND[member], value, `spec.frontend.${member}`, ctx);
+    if (member === 'networkAuthorization') out.networkAuthorization = authorizationRules(value, source);
+    else if (member === 'proxyProtocol' && isDict(lowered)) out.proxyProtocol = { ...PROXY_PROTOCOL_DEFAULTS, ...lowered };
+    else out[member] = lowered;
+  }
+  return out;
+}
