@@ -20,8 +20,6 @@ export interface LowerContext {
 
 /** CEL fields whose result decides something, so they must produce a bool. */
 const BOOL_FIELDS = /(matchExpressions\[\d+\]|\.condition|\.filter|\.unhealthyCondition)$/;
-/** Fields SPEC.md lets be a literal instead of CEL: delay takes `2s` or a number of milliseconds too. */
-const LITERAL_DELAY = new RegExp(`${DURATION_PATTERN}|^[0-9]+$`);
 
 const keysOf = (schema: SchemaNode): string => (isDict(schema.properties) ? Object.keys(schema.properties).sort().join(',') : '');
 const isSecretKeyRef = (schema: SchemaNode): boolean => keysOf(schema) === 'group,key,kind,name';
@@ -72,7 +70,6 @@ export function lower(schema: unknown, value: unknown, path: string, ctx: LowerC
 }
 
 function checkCel(expression: string, path: string, ctx: LowerContext): string {
-  if (path.endsWith('delay.duration') && LITERAL_DELAY.test(expression)) return expression;
   const result = compile(expression, BOOL_FIELDS.test(path) ? { expect: ['bool'] } : {});
   if (!result.ok) {
     const at = result.error.position ? ` (line ${result.error.position.line}, column ${result.error.position.column})` : '';
