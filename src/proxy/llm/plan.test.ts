@@ -69,6 +69,15 @@ describe('planRequest', () => {
     assert.equal(noModel.response.status, 400);
   });
 
+  it('Realtime: where to open the WebSocket, model from the query with the override applied', () => {
+    const p = forward(planRequest({ routeType: 'Realtime', provider: { providerA: { model: 'gpt-realtime' } }, body: new Uint8Array(0), path: '/v1/realtime?model=x&foo=1', method: 'GET' }));
+    assert.deepEqual([p.upstream.method, p.upstream.path, p.upstream.host], ['GET', '/v1/realtime?model=gpt-realtime&foo=1', 'api.openai.com']);
+    const azure = forward(planRequest({ routeType: 'Realtime', provider: { providerB: { endpoint: 'acme.openai.azure.com', apiVersion: '2025-04-01-preview', deploymentName: 'rt' } }, body: new Uint8Array(0), path: '/v1/realtime' }));
+    assert.equal(azure.upstream.path, '/openai/deployments/rt/realtime?api-version=2025-04-01-preview');
+    const unsupported = planRequest({ routeType: 'Realtime', provider: { providerD: {} }, body: new Uint8Array(0), path: '/v1/realtime?model=claude' });
+    assert.equal(unsupported.kind, 'respond');
+  });
+
   it('Passthrough forwards path, method and body untouched', () => {
     const body = Buffer.from('anything');
     const p = forward(planRequest({ routeType: 'Passthrough', provider: { providerD: {} }, body, path: '/v1/files', method: 'GET' }));

@@ -11,7 +11,7 @@ import { ToolNameMap } from './convert/tool-names.ts';
 import { parseUpstreamError, renderError, TranslationError, type ErrorFormat } from './errors.ts';
 import { anthropicModelList, openAIModelList } from './models.ts';
 import { PROVIDERS } from './providers/table.ts';
-import type { CredentialHint, UpstreamFormat } from './providers/types.ts';
+import type { CredentialHint, ProviderEndpoint, UpstreamFormat } from './providers/types.ts';
 import { PassthroughStream, TranslatingStream, type StreamTranslator } from './stream/translator.ts';
 import { estimateInputTokens } from './tokencount.ts';
 import { identityUsage } from './plan-formats.ts';
@@ -109,6 +109,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
     return respondJSON(200, errorFormat === 'anthropic' ? anthropicModelList(src) : openAIModelList(src));
   }
   if (input.routeType === 'Passthrough') return passthroughPlan(input, target, mod.endpoint(input.provider, cfg as never, { route: 'Completions', model: '', stream: false })?.credential);
+  if (input.routeType === 'Realtime') return realtimePlan(input, target, (model) => mod.endpoint(input.provider, cfg as never, { route: 'Realtime', model, stream: true }), cfg.model);
 
   let body: Record<string, unknown>;
   try {
@@ -132,7 +133,9 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   if (!endpoint) throw new TranslationError(`route type ${input.routeType} is not supported by ${token} for model ${model}`, 501);
 
   const codecs = codecsFor(input.routeType, endpoint.format);
-  const upstreamHeaders = { ...JSON_HEADERS, ...endpoint.headers, ...(stream ? { accept: 'text/event-stream' } : {}) };
+  // Bedrock streams AWS event-stream frames, everything else SSE.
+  const streamAccept = endpoint.format === 'converse' ? 'application/vnd.amazon.eventstream' : 'text/event-stream';
+  const upstreamHeaders = { ...JSON_HEADERS, ...endpoint.headers, ...(stream ? { accept: streamAccept } : {}) };
   const upstreamOf = (payload: Uint8Array): UpstreamRequest => ({ ...target, method: 'POST', path: endpoint.path, headers: upstreamHeaders, body: payload, credential: endpoint.credential });
   const finalize = (b: Record<string, unknown>, format: UpstreamFormat) => (mod.finalizeBody ? mod.finalizeBody(cfg as never, format, b, q) : b);
   const names = new ToolNameMap();
@@ -215,6 +218,27 @@ function passthroughPlan(input: PlanInput, target: { host: string; port: number;
     upstream: { ...target, method: input.method ?? 'POST', path: input.path ?? '/', headers: {}, body: input.body, credential: credential ?? { kind: 'header', name: 'authorization', prefix: 'Bearer ' } },
     model: '', stream: false, clientFormat: 'passthrough', upstreamFormat: 'passthrough', streamHeaders: {},
     translateResponse: (status, headers, body) => ({ status, headers: { 'content-type': firstHeader(headers['content-type']) ?? 'application/octet-stream' }, body }),
+    createStreamTranslator: () => raw,
+  };
+}
+
+/**
+ * Realtime is a WebSocket upgrade: nothing to translate, only where to connect. The model travels
+ * in the query (`?model=`), which is kept, with the provider's override applied.
+ */
+function realtimePlan(input: PlanInput, target: { host: string; port: number; tls: boolean }, endpointFor: (model: string) => ProviderEndpoint | undefined, pinned: string | undefined): RequestPlan {
+  const url = new URL(input.path ?? '/', 'http://client.invalid');
+  const model = pinned ?? input.modelAliases?.[url.searchParams.get('model') ?? ''] ?? url.searchParams.get('model') ?? '';
+  const endpoint = endpointFor(model);
+  if (!endpoint) throw new TranslationError('route type Realtime is not supported by this provider', 501);
+  if (model) url.searchParams.set('model', model);
+  const query = url.searchParams.toString();
+  const raw: StreamTranslator = { push: (c) => [c], end: () => [], usage: () => undefined, failed: false };
+  return {
+    kind: 'forward',
+    upstream: { ...target, method: input.method ?? 'GET', path: query ? `${endpoint.path}${endpoint.path.includes('?') ? '&' : '?'}${query}` : endpoint.path, headers: endpoint.headers, body: input.body, credential: endpoint.credential },
+    model, stream: true, clientFormat: 'realtime', upstreamFormat: 'realtime', streamHeaders: {},
+    translateResponse: (status, headers, body) => ({ status, headers: { 'content-type': firstHeader(headers['content-type']) ?? 'application/json' }, body }),
     createStreamTranslator: () => raw,
   };
 }
