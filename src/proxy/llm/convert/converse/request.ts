@@ -30,11 +30,12 @@ export function writeConverseRequest(req: Request, names: ToolNameMap): Converse
   }
   const inference = compact({ maxTokens: req.maxTokens, temperature: req.temperature, topP: req.topP, stopSequences: req.stop?.length ? [...req.stop] : undefined });
   if (Object.keys(inference).length) out.inferenceConfig = inference;
-  const needsTools = req.tools?.length || req.messages.some((m) => m.parts.some((p) => p.type === 'tool_call' || p.type === 'tool_result'));
-  if (needsTools && req.tools?.length) {
-    const c = req.toolChoice;
+  // Converse rejects toolUse/toolResult history without a toolConfig: declare the tools the history used.
+  const tools = req.tools?.length ? req.tools : historyTools(req);
+  if (tools.length) {
+    const c = req.tools?.length ? req.toolChoice : undefined;
     out.toolConfig = compact({
-      tools: req.tools.map((t) => ({ toolSpec: compact({ name: names.upstream(t.name), description: t.description, inputSchema: { json: { ...t.parameters } } }) })),
+      tools: tools.map((t) => ({ toolSpec: compact({ name: names.upstream(t.name), description: t.description, inputSchema: { json: { ...t.parameters } } }) })),
       // Converse has no "none": the tools stay declared (history may reference them) and the model decides.
       toolChoice: c === undefined || c === 'none' ? undefined : c === 'auto' ? { auto: {} } : c === 'required' ? { any: {} } : { tool: { name: names.upstream(c.name) } },
     });
@@ -46,6 +47,12 @@ export function writeConverseRequest(req: Request, names: ToolNameMap): Converse
   if (req.topK !== undefined) extra.top_k = req.topK;
   if (Object.keys(extra).length) out.additionalModelRequestFields = extra;
   return out;
+}
+
+function historyTools(req: Request): { name: string; description?: string; parameters: Record<string, unknown> }[] {
+  const names = new Set<string>();
+  for (const m of req.messages) for (const p of m.parts) if (p.type === 'tool_call') names.add(p.name);
+  return [...names].map((name) => ({ name, parameters: { type: 'object' } }));
 }
 
 function writeBlock(p: Part, names: ToolNameMap): ConverseContentBlock[] {

@@ -80,7 +80,7 @@ export function writeBlock(p: Part, names?: ToolNameMap): MessagesContentBlock |
     case 'tool_result': return compact({
       type: 'tool_result' as const,
       tool_use_id: p.toolCallId,
-      content: p.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : { type: 'image' as const, source: writeImage(c.source) })),
+      content: p.content.length ? p.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : { type: 'image' as const, source: writeImage(c.source) })) : undefined,
       is_error: p.isError,
     });
     // Anthropic rejects thinking without a valid signature; unsigned reasoning (from a chat client) is dropped.
