@@ -26,6 +26,10 @@ export interface RunOptions {
 
 export interface ValidateOptions {
   readonly files: readonly string[];
+  /** ProxyModel is experimental: validated only when enabled, otherwise reported as ignored. */
+  readonly proxyModels: boolean;
+  /** Print each switchboard.dev object with SPEC.md's defaults filled in. */
+  readonly showDefaults: boolean;
 }
 
 export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:15000';
@@ -44,7 +48,8 @@ const RUN_OPTIONS = {
   workers: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
-const VALIDATE_OPTIONS = { ...HELP, ...FILES } as const satisfies ParseArgsOptionsConfig;
+const PROXY_MODELS = { 'enable-proxy-models': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
+const VALIDATE_OPTIONS = { ...HELP, ...FILES, ...PROXY_MODELS, 'show-defaults': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
 
 /** `switchboard run …`; returns 'help' for `--help`. */
 export function parseRunArgs(argv: readonly string[]): RunOptions | 'help' {
@@ -68,12 +73,17 @@ export function parseRunArgs(argv: readonly string[]): RunOptions | 'help' {
 export function parseValidateArgs(argv: readonly string[]): ValidateOptions | 'help' {
   const { values } = parseStrict('validate', argv, VALIDATE_OPTIONS);
   if (values.help) return 'help';
-  return { files: requireFiles('validate', values.file) };
+  return { files: requireFiles('validate', values.file), proxyModels: values['enable-proxy-models'], showDefaults: values['show-defaults'] };
 }
 
 /** `switchboard version`: takes nothing but `--help`. */
 export function parseVersionArgs(argv: readonly string[]): 'help' | 'version' {
   return parseStrict('version', argv, HELP).values.help ? 'help' : 'version';
+}
+
+/** `switchboard crds`: takes nothing but `--help`. */
+export function parseCrdsArgs(argv: readonly string[]): 'help' | 'crds' {
+  return parseStrict('crds', argv, HELP).values.help ? 'help' : 'crds';
 }
 
 function parseStrict<T extends ParseArgsOptionsConfig>(command: string, argv: readonly string[], options: T) {

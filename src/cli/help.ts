@@ -5,6 +5,7 @@ export const MAIN_HELP = `switchboard — a gateway for AI traffic
 Usage:
   switchboard run -f PATH [-f PATH…] [flags]   serve the objects in YAML files and folders
   switchboard validate -f PATH [-f PATH…]      check YAML files without serving them
+  switchboard crds                             print the CustomResourceDefinitions of switchboard.dev
   switchboard version                          print the version
 
 Run "switchboard COMMAND --help" for the flags of a command.
@@ -36,8 +37,16 @@ reject (conditions Accepted=False or ResolvedRefs=False). A reference to an obje
 the files is a note, not an error. Exits 1 when there is an error, 0 otherwise.
 
 Flags:
-  -f, --file PATH   YAML file or folder; repeatable
-  -h, --help        show this help
+  -f, --file PATH            YAML file or folder; repeatable
+      --show-defaults        print every switchboard.dev object with its defaults filled in
+      --enable-proxy-models  validate ProxyModel objects (experimental; otherwise they are ignored)
+  -h, --help                 show this help
+`;
+
+export const CRDS_HELP = `Usage: switchboard crds
+
+Prints the CustomResourceDefinitions of the switchboard.dev kinds as multi-document YAML, the same
+files as chart/crds/. Install them with server-side apply (kubectl apply --server-side -f -).
 `;
 
 export const VERSION_HELP = `Usage: switchboard version

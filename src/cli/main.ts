@@ -1,7 +1,7 @@
 import { styleText } from 'node:util';
-import { parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
+import { parseCrdsArgs, parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
 import { versionText } from './commands/version.ts';
-import { MAIN_HELP, RUN_HELP, VALIDATE_HELP, VERSION_HELP } from './help.ts';
+import { CRDS_HELP, MAIN_HELP, RUN_HELP, VALIDATE_HELP, VERSION_HELP } from './help.ts';
 
 /** Exit codes: 0 ok, 1 the command failed (invalid config, could not start), 2 a usage mistake. */
 async function main(argv: readonly string[]): Promise<number> {
@@ -17,6 +17,8 @@ async function main(argv: readonly string[]): Promise<number> {
         const options = parseValidateArgs(rest);
         return options === 'help' ? print(VALIDATE_HELP) : (await import('./commands/validate.ts')).validate(options);
       }
+      case 'crds':
+        return parseCrdsArgs(rest) === 'help' ? print(CRDS_HELP) : print((await import('./crds.ts')).renderCrds());
       case 'version':
       case '--version':
         return parseVersionArgs(rest) === 'help' ? print(VERSION_HELP) : print(versionText());

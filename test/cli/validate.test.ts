@@ -58,7 +58,30 @@ describe('switchboard validate / version / usage', () => {
     });
   }
 
-  for (const command of ['run', 'validate', 'version']) {
+  it('prints objects with their defaults and gates ProxyModel behind --enable-proxy-models', async () => {
+    const dirWithModel = path.join(dir, 'model');
+    fs.mkdirSync(dirWithModel);
+    fs.writeFileSync(path.join(dirWithModel, 'objects.yaml'), [
+      'apiVersion: switchboard.dev/v1alpha1\nkind: ProxyBackend\nmetadata: {name: api}\nspec:\n  static: {host: api.example.com, port: 443}\n  policies:\n    tcp: {keepalive: {}}\n',
+      'apiVersion: switchboard.dev/v1alpha1\nkind: ProxyModel\nmetadata: {name: m}\nspec:\n  parentRefs: [{name: gw}]\n  provider: VendorA\n  bogusField: 1\n',
+    ].join('---\n'));
+    const gated = await runCli(['validate', '--show-defaults', '-f', dirWithModel]);
+    assert.equal(gated.code, 0, gated.stdout + gated.stderr);
+    assert.match(gated.stdout, /retries: 9\n\s+time: 180s\n\s+interval: 180s/);
+    assert.match(gated.stdout, /^note .*ProxyModel m: ProxyModel is disabled/m);
+    const enabled = await runCli(['validate', '--enable-proxy-models', '-f', dirWithModel]);
+    assert.equal(enabled.code, 1, enabled.stdout + enabled.stderr);
+    assert.match(enabled.stdout, /^error .*ProxyModel m spec\.bogusField: unknown field/m);
+  });
+
+  it('prints the CRDs of every kind', async () => {
+    const result = await runCli(['crds']);
+    assert.equal(result.code, 0, result.stderr);
+    const names = [...result.stdout.matchAll(/^ {2}name: (\S+)$/gm)].map((m) => m[1]).sort();
+    assert.deepEqual(names, ['proxybackends.switchboard.dev', 'proxymodels.switchboard.dev', 'proxyparameters.switchboard.dev', 'proxypolicies.switchboard.dev']);
+  });
+
+  for (const command of ['run', 'validate', 'version', 'crds']) {
     it(`answers ${command} --help`, async () => {
       const result = await runCli([command, '--help']);
       assert.equal(result.code, 0);

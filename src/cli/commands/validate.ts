@@ -2,10 +2,12 @@ import { styleText } from 'node:util';
 import type { ValidateOptions } from '../args.ts';
 import { collectFindings } from '../validate/findings.ts';
 import { formatProblem } from '../validate/format.ts';
+import { withDefaultsYaml } from '../validate/show-defaults.ts';
 
 /** Prints every finding and returns the exit code: 1 when any is an error. */
 export function validate(options: ValidateOptions, out: NodeJS.WriteStream = process.stdout): number {
-  const { problems, files, objects } = collectFindings(options.files);
+  const { problems, files, objects, sourced } = collectFindings(options.files, { proxyModelsEnabled: options.proxyModels });
+  if (options.showDefaults) out.write(withDefaultsYaml(sourced));
   for (const problem of problems) out.write(`${formatProblem(problem, out)}\n`);
   const errors = problems.filter((p) => p.severity === 'error').length;
   const notes = problems.length - errors;

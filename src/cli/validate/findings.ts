@@ -1,4 +1,4 @@
-import type { Condition, ObjectStatus } from '../../api/gateway/object.ts';
+import type { Condition, ObjectStatus, SourcedObject } from '../../api/gateway/object.ts';
 import { missingPaths } from '../../controller/sources/file/discover.ts';
 import { FileSet } from '../../controller/sources/file/file-set.ts';
 import type { ConfigProblem } from '../../controller/sources/types.ts';
@@ -10,6 +10,8 @@ export interface Findings {
   readonly problems: readonly ConfigProblem[];
   readonly files: number;
   readonly objects: number;
+  /** The objects read, for `--show-defaults`. */
+  readonly sourced: readonly SourcedObject[];
 }
 
 /** Condition types whose False status means the object does not work as written. */
@@ -20,7 +22,7 @@ const CHECKED_CONDITIONS = new Set(['Accepted', 'ResolvedRefs']);
  * schema violations, and the conditions the translator would set. A reference to an object that
  * is not in the given files is only a note: it may well exist in the cluster the files go to.
  */
-export function collectFindings(paths: readonly string[]): Findings {
+export function collectFindings(paths: readonly string[], opts: { proxyModelsEnabled?: boolean } = {}): Findings {
   const missing: ConfigProblem[] = missingPaths(paths).map((file) => ({ severity: 'error', file, message: 'path not found' }));
   const scan = new FileSet(paths).scan();
   const store = new ObjectStore();
@@ -28,9 +30,10 @@ export function collectFindings(paths: readonly string[]): Findings {
   const { statuses } = translate(store.objects());
   const conditionFindings = statuses.flatMap((status) => findingsOf(status, store));
   return {
-    problems: [...missing, ...store.problems(), ...schemaValidationFindings(store.sourced()), ...conditionFindings],
+    problems: [...missing, ...store.problems(), ...schemaValidationFindings(store.sourced(), opts), ...conditionFindings],
     files: new Set(scan.snapshot.objects.map((o) => o.origin?.file)).size,
     objects: store.objects().length,
+    sourced: store.sourced(),
   };
 }
 

@@ -10,10 +10,10 @@ const PROXY_GROUP = 'switchboard.dev';
  * our group goes through the v1alpha1 validator (schema + cross-field rules), and each issue
  * becomes a finding at the object's origin with its field path.
  */
-export function schemaValidationFindings(objects: readonly SourcedObject[]): ConfigProblem[] {
+export function schemaValidationFindings(objects: readonly SourcedObject[], opts: { proxyModelsEnabled?: boolean } = {}): ConfigProblem[] {
   return objects
     .filter(({ object }) => apiGroupOf(object.apiVersion) === PROXY_GROUP)
-    .flatMap(({ object, origin }) => validateProxyObject(object).map((issue): ConfigProblem => ({
+    .flatMap(({ object, origin }) => validateProxyObject(object, opts).map((issue): ConfigProblem => ({
       severity: issue.severity,
       file: origin?.file, document: origin?.document, line: origin?.line,
       object: { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name },
