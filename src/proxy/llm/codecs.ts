@@ -17,6 +17,7 @@ import type { MessagesResponse } from './formats/anthropic.ts';
 import type { GeminiResponse } from './formats/gemini.ts';
 import type { ConverseResponse } from './formats/bedrock.ts';
 import type { UpstreamFormat } from './providers/types.ts';
+import { TranslationError } from './errors.ts';
 import { ChatStreamDecoder } from './stream/decode/chat.ts';
 import { ConverseStreamDecoder } from './stream/decode/converse.ts';
 import type { UpstreamDecoder } from './stream/decode/decoder.ts';
@@ -31,10 +32,16 @@ import { ResponsesStreamEncoder } from './stream/encode/responses.ts';
 /** The generation formats a client speaks. */
 export type ClientFormat = 'chat' | 'messages' | 'responses';
 
+/** A body whose shape the reader cannot walk is the client's mistake (400), never a gateway crash. */
 export function readClientRequest(format: ClientFormat, body: unknown): Request {
-  if (format === 'chat') return readChatRequest(body);
-  if (format === 'messages') return readMessagesRequest(body);
-  return readResponsesRequest(body);
+  try {
+    if (format === 'chat') return readChatRequest(body);
+    if (format === 'messages') return readMessagesRequest(body);
+    return readResponsesRequest(body);
+  } catch (e) {
+    if (e instanceof TranslationError) throw e;
+    throw new TranslationError(`malformed request body: ${(e as Error).message}`);
+  }
 }
 
 export interface WriteOptions extends ChatWriteOptions {

@@ -64,6 +64,9 @@ describe('planRequest', () => {
     const bad = planRequest({ routeType: 'Messages', provider: { providerD: {} }, body: Buffer.from('{not json') });
     assert.equal(bad.kind, 'respond');
     assert.deepEqual(JSON.parse(Buffer.from(bad.response.body).toString()), { type: 'error', error: { type: 'invalid_request_error', message: 'request body must be a JSON object' } });
+    const malformed = planRequest({ routeType: 'Completions', provider: { providerD: {} }, body: Buffer.from('{"model":"m","messages":[{"role":"user","content":5}]}') });
+    assert.equal(malformed.kind, 'respond');
+    assert.equal(malformed.response.status, 400);
     const noModel = planRequest({ routeType: 'Completions', provider: { providerA: {} }, body: Buffer.from('{"messages":[]}') });
     assert.equal(noModel.kind, 'respond');
     assert.equal(noModel.response.status, 400);
@@ -76,6 +79,13 @@ describe('planRequest', () => {
     assert.equal(azure.upstream.path, '/openai/deployments/rt/realtime?api-version=2025-04-01-preview');
     const unsupported = planRequest({ routeType: 'Realtime', provider: { providerD: {} }, body: new Uint8Array(0), path: '/v1/realtime?model=claude' });
     assert.equal(unsupported.kind, 'respond');
+  });
+
+  it('an upstream body that is not the promised format becomes a 502 in the client format', () => {
+    const plan = forward(planRequest({ routeType: 'Messages', provider: { providerA: {} }, body: Buffer.from('{"model":"m","max_tokens":5,"messages":[]}') }));
+    const r = plan.translateResponse(200, {}, Buffer.from('<html>oops</html>'));
+    assert.equal(r.status, 502);
+    assert.equal((JSON.parse(Buffer.from(r.body).toString()) as { type: string }).type, 'error');
   });
 
   it('Passthrough forwards path, method and body untouched', () => {

@@ -200,11 +200,12 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
     streamHeaders: SSE_HEADERS,
     translateResponse: (status, headers, resBody) => {
       if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
-      let parsed: unknown;
-      try { parsed = JSON.parse(Buffer.from(resBody).toString('utf8')); } catch {
-        return renderError({ status: 502, message: 'upstream returned a body that is not JSON' }, errorFormat);
+      let res;
+      try {
+        res = readUpstreamResponse(endpoint.format, JSON.parse(Buffer.from(resBody).toString('utf8')), canonical, names, ctx);
+      } catch {
+        return renderError({ status: 502, message: `upstream returned a body that is not a valid ${endpoint.format} response` }, errorFormat);
       }
-      const res = readUpstreamResponse(endpoint.format, parsed, canonical, names, ctx);
       return { status, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(writeClientResponse(clientFormat, res, canonical, ctx))), usage: res.usage };
     },
     createStreamTranslator: () => new TranslatingStream(upstreamDecoder(endpoint.format, names, ctx), clientEncoder(clientFormat, canonical, includeUsage, ctx)),
