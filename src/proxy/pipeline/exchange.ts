@@ -108,15 +108,16 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #arm(ms: number, error: ProxyError): void {
     const timer = setTimeout(() => {
       if (this.#finished) return;
-      this.#controller?.abort(new Error(error.code));
+      // Answer first: aborting reports back synchronously through onResponseError.
       this.#fail(error);
+      this.#controller?.abort(new Error(error.code));
     }, ms);
     this.#timers.push(timer);
   }
 
   #abort(reason: Error, status: number): void {
-    this.#controller?.abort(reason);
     this.#complete(status);
+    this.#controller?.abort(reason);
   }
 
   #fail(error: ProxyError): void {

@@ -62,8 +62,12 @@ export function startMirrors(mirrors: readonly CompiledMirror[], req: MirrorRequ
 }
 
 function discardResponse(backend: string, logger: Logger, body: PassThrough | null): Dispatcher.DispatchHandler {
+  // undici checks that every callback exists; the response is drained and dropped.
   return {
     onRequestStart() {},
+    onResponseStart() {},
+    onResponseData() {},
+    onResponseEnd() {},
     onResponseError(_controller, err) {
       body?.destroy();
       logger.debug({ backend, err: err.message }, 'mirror request failed');

@@ -19,7 +19,7 @@ export interface EchoServer {
   readonly port: number;
   /** Every request seen, in arrival order. */
   readonly seen: EchoRecord[];
-  /** Resolves once `count` requests have been seen in total. */
+  /** Resolves once `count` requests have been seen in total; rejects after 5 s without progress. */
   waitFor(count: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -75,7 +75,7 @@ export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {
     port: (server.address() as AddressInfo).port,
     seen,
     async waitFor(count) {
-      while (seen.length < count) await once(events, 'request');
+      while (seen.length < count) await once(events, 'request', { signal: AbortSignal.timeout(5000) });
     },
     async close() {
       wss?.close();
