@@ -101,15 +101,16 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   const ctx = input.context ?? defaultContext;
   const token = providerToken(input.provider);
   const mod = PROVIDERS[token];
-  const cfg = mod.config(input.provider) as { model?: string };
-  const target = mod.target(input.provider, cfg as never);
+  const cfg = mod.config(input.provider);
+  const pinnedModel = (cfg as { model?: string }).model;
+  const target = mod.target(input.provider, cfg);
 
   if (input.routeType === 'Models') {
-    const src = { providerModel: cfg.model, aliases: input.modelAliases, ownedBy: token, created: ctx.now() };
+    const src = { providerModel: pinnedModel, aliases: input.modelAliases, ownedBy: token, created: ctx.now() };
     return respondJSON(200, errorFormat === 'anthropic' ? anthropicModelList(src) : openAIModelList(src));
   }
-  if (input.routeType === 'Passthrough') return passthroughPlan(input, target, mod.endpoint(input.provider, cfg as never, { route: 'Completions', model: '', stream: false })?.credential);
-  if (input.routeType === 'Realtime') return realtimePlan(input, target, (model) => mod.endpoint(input.provider, cfg as never, { route: 'Realtime', model, stream: true }), cfg.model);
+  if (input.routeType === 'Passthrough') return passthroughPlan(input, target, mod.endpoint(input.provider, cfg, { route: 'Completions', model: '', stream: false })?.credential);
+  if (input.routeType === 'Realtime') return realtimePlan(input, target, (model) => mod.endpoint(input.provider, cfg, { route: 'Realtime', model, stream: true }), pinnedModel);
 
   let body: Record<string, unknown>;
   try {
@@ -120,11 +121,11 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
     throw new TranslationError('request body must be a JSON object');
   }
   const requested = typeof body.model === 'string' ? body.model : '';
-  const model = cfg.model ?? input.modelAliases?.[requested] ?? requested;
+  const model = pinnedModel ?? input.modelAliases?.[requested] ?? requested;
   if (!model) throw new TranslationError('`model` is required', 400, 'model');
   const stream = body.stream === true;
   const q = { route: input.routeType, model, stream, promptCaching: input.promptCaching };
-  const endpoint = mod.endpoint(input.provider, cfg as never, q);
+  const endpoint = mod.endpoint(input.provider, cfg, q);
 
   if (input.routeType === 'TokenCount' && !endpoint) {
     // No count endpoint upstream: answer locally with an estimate.
@@ -137,7 +138,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   const streamAccept = endpoint.format === 'converse' ? 'application/vnd.amazon.eventstream' : 'text/event-stream';
   const upstreamHeaders = { ...JSON_HEADERS, ...endpoint.headers, ...(stream ? { accept: streamAccept } : {}) };
   const upstreamOf = (payload: Uint8Array): UpstreamRequest => ({ ...target, method: 'POST', path: endpoint.path, headers: upstreamHeaders, body: payload, credential: endpoint.credential });
-  const finalize = (b: Record<string, unknown>, format: UpstreamFormat) => (mod.finalizeBody ? mod.finalizeBody(cfg as never, format, b, q) : b);
+  const finalize = (b: Record<string, unknown>, format: UpstreamFormat) => (mod.finalizeBody ? mod.finalizeBody(cfg, format, b, q) : b);
   const names = new ToolNameMap();
 
   if (codecs.kind === 'identity') {

@@ -7,8 +7,7 @@ import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
 import { planRequest } from './plan.ts';
 import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './test-requests.ts';
-import { loadFixtures, loadProviders } from './test-support.ts';
-import type { UpstreamFixture } from './translate.test.ts';
+import { loadFixtures, loadProviders, type UpstreamFixture } from './test-support.ts';
 
 const providers = loadProviders();
 const fixtures = new Map(loadFixtures<UpstreamFixture>('responses').map((f) => [f.name, f.data]));

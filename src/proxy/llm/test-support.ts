@@ -3,6 +3,8 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { LLMProvider } from './config.ts';
+import { encodeEventStreamMessage } from './stream/eventstream.ts';
+import type { ClientRoute } from './test-requests.ts';
 
 export const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/llm');
 export const UPDATE = process.env.UPDATE_FIXTURES === '1';
@@ -39,4 +41,26 @@ export function feed(push: (c: Uint8Array) => Uint8Array[], end: () => Uint8Arra
   for (let i = 0; i < input.length; i += step) out.push(...push(input.subarray(i, i + step)));
   out.push(...end());
   return Buffer.concat(out).toString('utf8');
+}
+
+/** A recorded-shape provider answer: JSON body, SSE text, or Bedrock event-stream frames. */
+export interface UpstreamFixture {
+  provider: string;
+  /** Client routes this fixture applies to (default: all three). */
+  routes?: ClientRoute[];
+  upstream: {
+    status?: number;
+    headers?: Record<string, string>;
+    body?: unknown;
+    sse?: string;
+    eventstream?: { event?: string; exception?: string; payload: unknown }[];
+  };
+  expect?: Record<string, unknown>;
+}
+
+export function upstreamStreamBytes(up: UpstreamFixture['upstream']): Uint8Array {
+  if (up.sse !== undefined) return Buffer.from(up.sse);
+  return Buffer.concat((up.eventstream ?? []).map((e) => (e.exception
+    ? encodeEventStreamMessage(e.exception, e.payload, 'exception')
+    : encodeEventStreamMessage(e.event ?? '', e.payload))));
 }

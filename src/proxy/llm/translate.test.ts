@@ -7,27 +7,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
 import { planRequest, type ForwardPlan } from './plan.ts';
-import { encodeEventStreamMessage } from './stream/eventstream.ts';
 import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './test-requests.ts';
-import { bodyValue, feed, loadFixtures, loadProviders, saveFixture, UPDATE } from './test-support.ts';
-
-export interface UpstreamFixture {
-  provider: string;
-  /** Client routes this fixture applies to (default: all three). */
-  routes?: ClientRoute[];
-  upstream: {
-    status?: number;
-    headers?: Record<string, string>;
-    body?: unknown;
-    sse?: string;
-    eventstream?: { event?: string; exception?: string; payload: unknown }[];
-  };
-  expect?: Record<string, unknown>;
-}
+import { bodyValue, feed, loadFixtures, loadProviders, saveFixture, UPDATE, upstreamStreamBytes, type UpstreamFixture } from './test-support.ts';
 
 const providers = loadProviders();
 
-export function forwardPlan(providerName: string, route: ClientRoute, stream: boolean): ForwardPlan {
+function forwardPlan(providerName: string, route: ClientRoute, stream: boolean): ForwardPlan {
   const plan = planRequest({
     routeType: route,
     provider: providers[providerName],
@@ -36,13 +21,6 @@ export function forwardPlan(providerName: string, route: ClientRoute, stream: bo
   });
   assert.equal(plan.kind, 'forward');
   return plan;
-}
-
-export function upstreamStreamBytes(up: UpstreamFixture['upstream']): Uint8Array {
-  if (up.sse !== undefined) return Buffer.from(up.sse);
-  return Buffer.concat((up.eventstream ?? []).map((e) => (e.exception
-    ? encodeEventStreamMessage(e.exception, e.payload, 'exception')
-    : encodeEventStreamMessage(e.event ?? '', e.payload))));
 }
 
 describe('response translation', () => {

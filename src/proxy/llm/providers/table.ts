@@ -1,4 +1,7 @@
-/** The one table from provider token to the module that speaks that vendor's API. */
+/**
+ * The one table from provider token to the module that speaks that vendor's API. Module methods
+ * are declared as methods (bivariant), so each typed module fits `ProviderModule<unknown>`.
+ */
 import type { ProviderToken } from '../config.ts';
 import { anthropic } from './anthropic.ts';
 import { azureAI } from './azure-ai.ts';
@@ -10,13 +13,13 @@ import { openai } from './openai.ts';
 import type { ProviderModule } from './types.ts';
 import { vertex } from './vertex.ts';
 
-export const PROVIDERS: Readonly<Record<ProviderToken, ProviderModule<never>>> = {
-  providerA: openai as ProviderModule<never>,
-  providerB: azureOpenAI as ProviderModule<never>,
-  providerC: azureAI as ProviderModule<never>,
-  providerD: anthropic as ProviderModule<never>,
-  providerE: gemini as ProviderModule<never>,
-  providerF: vertex as ProviderModule<never>,
-  providerG: bedrock as ProviderModule<never>,
-  custom: custom as ProviderModule<never>,
+export const PROVIDERS: Readonly<Record<ProviderToken, ProviderModule<unknown>>> = {
+  providerA: openai,
+  providerB: azureOpenAI,
+  providerC: azureAI,
+  providerD: anthropic,
+  providerE: gemini,
+  providerF: vertex,
+  providerG: bedrock,
+  custom: custom,
 };
