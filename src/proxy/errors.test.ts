@@ -6,6 +6,7 @@ describe('toErrorResponse', () => {
   const cases: { error: ProxyError; status: number; code: string }[] = [
     { error: { code: 'ROUTE_NOT_FOUND' }, status: 404, code: 'route_not_found' },
     { error: { code: 'LISTENER_NOT_FOUND', host: 'x' }, status: 404, code: 'route_not_found' },
+    { error: { code: 'MISDIRECTED_REQUEST', host: 'a', sni: 'b' }, status: 421, code: 'misdirected_request' },
     { error: { code: 'NO_VALID_BACKEND', rule: 'r' }, status: 500, code: 'no_valid_backend' },
     { error: { code: 'NO_HEALTHY_ENDPOINT', backend: 'b' }, status: 503, code: 'no_healthy_upstream' },
     { error: { code: 'UPSTREAM_CONNECT_FAILED', backend: 'b', cause: 'ECONNREFUSED' }, status: 502, code: 'upstream_connect_failed' },
@@ -37,6 +38,7 @@ describe('upstreamFailure', () => {
     { code: 'UND_ERR_HEADERS_TIMEOUT', want: 'BACKEND_TIMEOUT' },
     { code: 'UND_ERR_SOCKET', want: 'UPSTREAM_RESET' },
     { code: 'ECONNRESET', want: 'UPSTREAM_RESET' },
+    { code: 'UND_ERR_INVALID_ARG', want: 'INTERNAL' },
   ];
   for (const c of cases) {
     it(`${c.code} → ${c.want}`, () => assert.equal(upstreamFailure('b', Object.assign(new Error('x'), { code: c.code })).code, c.want));

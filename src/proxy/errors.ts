@@ -5,6 +5,8 @@
 export type ProxyError =
   | { readonly code: 'LISTENER_NOT_FOUND'; readonly host: string }
   | { readonly code: 'ROUTE_NOT_FOUND' }
+  /** TLS: the Host names a different listener than the SNI the connection was made for. */
+  | { readonly code: 'MISDIRECTED_REQUEST'; readonly host: string; readonly sni: string }
   | { readonly code: 'NO_VALID_BACKEND'; readonly rule: string }
   | { readonly code: 'NO_HEALTHY_ENDPOINT'; readonly backend: string }
   | { readonly code: 'UPSTREAM_CONNECT_FAILED'; readonly backend: string; readonly cause: string }
@@ -26,6 +28,8 @@ export function toErrorResponse(e: ProxyError): ErrorResponse {
       return json(404, 'route_not_found', 'no listener matches the requested host');
     case 'ROUTE_NOT_FOUND':
       return json(404, 'route_not_found', 'no route matches the request');
+    case 'MISDIRECTED_REQUEST':
+      return json(421, 'misdirected_request', 'the request host does not match the TLS server name of this connection');
     case 'NO_VALID_BACKEND':
       return json(500, 'no_valid_backend', 'the matched route has no valid backend');
     case 'NO_HEALTHY_ENDPOINT':
@@ -60,6 +64,8 @@ export function upstreamFailure(backend: string, err: unknown): ProxyError {
   const code = errorCode(err);
   if (CONNECT_ERROR_CODES.has(code)) return { code: 'UPSTREAM_CONNECT_FAILED', backend, cause: code };
   if (TIMEOUT_ERROR_CODES.has(code)) return { code: 'BACKEND_TIMEOUT', backend };
+  // undici refused the request we built: our bug, not the upstream's.
+  if (code === 'UND_ERR_INVALID_ARG') return { code: 'INTERNAL', cause: String(err) };
   return { code: 'UPSTREAM_RESET', backend, cause: code || String(err) };
 }
 

@@ -77,6 +77,19 @@ describe('ProxyRuntime protocols: TLS + SNI, h2, h2c, WebSocket', () => {
     }
   });
 
+  it('answers 421 when Host and SNI name different listeners on one TLS connection', async () => {
+    const r = await http2(`https://127.0.0.1:${tlsPort()}`, { path: '/', headers: { ':authority': 'x.b.example.com' } }, { servername: 'a.example.com', ca: certA.certPem });
+    assert.equal(r.status, 421);
+  });
+
+  it('passes WebSocket upgrades through over TLS', async () => {
+    const ws = new WebSocket(`wss://127.0.0.1:${tlsPort()}/ws`, { servername: 'a.example.com', ca: certA.certPem, headers: { host: 'a.example.com' } });
+    const [first] = (await once(ws, 'message')) as [Buffer];
+    assert.equal((JSON.parse(first.toString()) as { headers: Record<string, string> }).headers['x-forwarded-proto'], 'https');
+    ws.close();
+    await once(ws, 'close');
+  });
+
   it('still speaks HTTP/1.1 over TLS', async () => {
     const body = await new Promise<string>((resolve, reject) => {
       const req = httpsRequest({ host: '127.0.0.1', port: tlsPort(), path: '/h1', servername: 'a.example.com', headers: { host: 'a.example.com' }, ca: certA.certPem, agent: false }, (res) => {

@@ -14,6 +14,7 @@ describe('endToEndHeaders', () => {
       upgrade: 'websocket',
       'proxy-authorization': 'Basic x',
       te: 'gzip',
+      expect: '100-continue',
       accept: 'text/plain',
     });
     assert.deepEqual(out, { accept: 'text/plain' });

@@ -11,15 +11,15 @@ const HOP_BY_HOP = new Set([
 
 /**
  * Copy end-to-end headers: drops hop-by-hop fields, the ones `Connection` names, HTTP/2 pseudo
- * headers and `host` (the caller decides the upstream Host). `TE: trailers` survives because
- * gRPC needs it end to end.
+ * headers, `host` (the caller decides the upstream Host) and `expect` (node already answered
+ * 100-continue to the client). `TE: trailers` survives because gRPC needs it end to end.
  */
 export function endToEndHeaders(source: IncomingHttpHeaders): HeaderMap {
   const named = connectionTokens(source.connection);
   const out: HeaderMap = {};
   for (const name in source) {
     const value = source[name];
-    if (value === undefined || name.charCodeAt(0) === 58 /* : */ || name === 'host') continue;
+    if (value === undefined || name.charCodeAt(0) === 58 /* : */ || name === 'host' || name === 'expect') continue;
     if (HOP_BY_HOP.has(name) || (named !== undefined && named.has(name))) {
       if (name === 'te' && isTrailersOnly(value)) out.te = 'trailers';
       continue;

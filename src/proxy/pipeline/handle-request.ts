@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { CompiledBind } from '../compile/config.ts';
-import { accessLog } from '../telemetry/access-log.ts';
+import { accessLog, pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 import { sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { Exchange, type Telemetry } from './exchange.ts';
@@ -38,7 +38,7 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
     ctx.telemetry.metrics.requestDone(labels, status, seconds);
     accessLog(ctx.telemetry.logger, {
       method: req.method ?? '',
-      path: req.url ?? '',
+      path: pathOnly(req.url),
       status,
       durationMs: Math.round(seconds * 1e4) / 10,
       route: labels.route,

@@ -48,8 +48,14 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
   const authority = typeof rawAuthority === 'string' ? rawAuthority : undefined;
   const host = normalizeHost(authority);
   const labels = { gateway: '', listener: '', route: '', backend: '' };
-  const listener = bind.listeners.lookup(req.sni !== undefined ? normalizeHost(req.sni) : host);
+  const sni = req.sni !== undefined ? normalizeHost(req.sni) : undefined;
+  const listener = bind.listeners.lookup(sni ?? host);
   if (!listener) return { kind: 'error', error: { code: 'LISTENER_NOT_FOUND', host }, labels };
+  // HTTP/2 connection coalescing can carry another host's request over this TLS connection;
+  // the listener (and certificate) chosen by SNI must also be the one the Host selects.
+  if (sni !== undefined && host !== '' && host !== sni && bind.listeners.lookup(host) !== listener) {
+    return { kind: 'error', error: { code: 'MISDIRECTED_REQUEST', host, sni }, labels };
+  }
   labels.gateway = listener.gateway;
   labels.listener = listener.sectionName;
 

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { toErrorResponse, type ProxyError } from '../errors.ts';
 import type { HeaderMap } from '../http/headers.ts';
-import { accessLog } from '../telemetry/access-log.ts';
+import { accessLog, pathOnly } from '../telemetry/access-log.ts';
 import type { BindContext } from './handle-request.ts';
 import { viewOf } from './handle-request.ts';
 import { resolveRequest } from './resolve.ts';
@@ -27,7 +27,7 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
     logged = true;
     const seconds = (performance.now() - started) / 1000;
     ctx.telemetry.metrics.requestDone(labels, status, seconds);
-    accessLog(ctx.telemetry.logger, { method: req.method ?? '', path: req.url ?? '', status, durationMs: Math.round(seconds * 1e4) / 10, route: labels.route, backend: labels.backend, bytes });
+    accessLog(ctx.telemetry.logger, { method: req.method ?? '', path: pathOnly(req.url), status, durationMs: Math.round(seconds * 1e4) / 10, route: labels.route, backend: labels.backend, bytes });
   };
   client.on('error', () => client.destroy());
 
