@@ -83,7 +83,9 @@ describe('ProxyRuntime protocols: TLS + SNI, h2, h2c, WebSocket', () => {
   });
 
   it('passes WebSocket upgrades through over TLS', async () => {
-    const ws = new WebSocket(`wss://127.0.0.1:${tlsPort()}/ws`, { servername: 'a.example.com', ca: certA.certPem, headers: { host: 'a.example.com' } });
+    // ws hands TLS options through to https.request; its own type does not list servername.
+    const options: WebSocket.ClientOptions & { servername: string } = { servername: 'a.example.com', ca: certA.certPem, headers: { host: 'a.example.com' } };
+    const ws = new WebSocket(`wss://127.0.0.1:${tlsPort()}/ws`, options);
     const [first] = (await once(ws, 'message')) as [Buffer];
     assert.equal((JSON.parse(first.toString()) as { headers: Record<string, string> }).headers['x-forwarded-proto'], 'https');
     ws.close();
