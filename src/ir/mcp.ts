@@ -1,0 +1,49 @@
+/**
+ * The IR of an MCP backend (ProxyBackend `spec.mcp` plus its `policies.mcp`): what the
+ * translator resolves (targets to concrete addresses, defaults applied) and what the proxy's
+ * MCP handler (src/proxy/mcp) serves. Plain, JSON-serialisable, readonly data.
+ */
+
+export type McpTransport = 'StreamableHTTP' | 'SSE';
+export type McpSessionRouting = 'Stateful' | 'Stateless';
+export type McpFailureMode = 'FailClosed' | 'FailOpen';
+export type McpPrefixMode = 'Conditional' | 'Always' | 'Never';
+
+/** One upstream MCP server. */
+export interface McpTargetIR {
+  /**
+   * Prefixes tool and prompt names (`<name>_<tool>`) and resource URIs (`<name>+<uri>`).
+   * A static target keeps its `name`; a selector target is named `<name>-<service>-<port>`.
+   */
+  readonly name: string;
+  /** A DNS name or IP address. Service targets use the Service's cluster DNS name. */
+  readonly host: string;
+  readonly port: number;
+  /** Default `/mcp` for StreamableHTTP, `/sse` for SSE. */
+  readonly path: string;
+  readonly protocol: McpTransport;
+  /** Present when the target is reached over TLS. */
+  readonly tls?: { readonly sni?: string; readonly insecureSkipVerify?: boolean; readonly caCertificatePem?: string };
+}
+
+export type McpAuthorizationAction = 'Allow' | 'Deny' | 'Require';
+
+/** SPEC.md "Authorization semantics"; evaluated per item (list) or per call/get/read. */
+export interface McpAuthorizationRule {
+  readonly action: McpAuthorizationAction;
+  /** CEL expressions; all must be true for the rule to match. `mcp.*` variables describe the item. */
+  readonly matchExpressions: readonly string[];
+}
+
+export interface McpBackendIR {
+  /** The IR backend key (`backend/<ns>/<name>`); binds sessions to this backend. */
+  readonly key: string;
+  readonly targets: readonly McpTargetIR[];
+  readonly sessionRouting: McpSessionRouting;
+  readonly failureMode: McpFailureMode;
+  readonly prefixMode: McpPrefixMode;
+  /** `serverInfo.name` of the merged initialize result; default `switchboard`. */
+  readonly serverName?: string;
+  /** From `policies.mcp.authorization`; absent or empty allows everything. */
+  readonly authorization?: readonly McpAuthorizationRule[];
+}

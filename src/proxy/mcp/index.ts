@@ -1,0 +1,90 @@
+/**
+ * The MCP gateway: several MCP servers (targets) behind one endpoint. See docs/mcp.md.
+ *
+ *   const mcp = createMcpHandler(backendIR, { logger })          // once per config
+ *   await mcp.handle(req, res, { celContext })                    // per request routed to the backend
+ *   await mcp.close()                                             // on config swap / shutdown
+ */
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../../common/logger.ts';
+import type { CelInput } from '../../cel/index.ts';
+import type { McpBackendIR } from '../../ir/mcp.ts';
+import { McpAuthorizer } from './authorization.ts';
+import { sendError, type DownstreamRequest, type DownstreamResponse } from './downstream/io.ts';
+import { LegacySseDownstream } from './downstream/legacy-sse.ts';
+import { StreamableDownstream } from './downstream/streamable.ts';
+import { ErrorCode } from './jsonrpc.ts';
+import { Multiplexer } from './multiplexer.ts';
+import { Namer } from './naming.ts';
+import { resolveSessionKey } from './session-codec.ts';
+import { SessionManager } from './sessions.ts';
+import { UpstreamPool } from './upstream/pool.ts';
+
+export interface McpHandlerOptions {
+  readonly logger: Logger;
+  /** 32 bytes. Default: env `SESSION_KEY` (64 hex characters), else a random per-process key (logged). */
+  readonly sessionKey?: Buffer;
+  /** Where SESSION_KEY is read from; default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface McpRequestContext {
+  /** What CEL authorization rules see besides `mcp.*` (request, source, jwt, apiKey …). */
+  readonly celContext?: CelInput;
+}
+
+export interface McpHandler {
+  /** Serves one HTTP request routed to the MCP backend; resolves when the response is complete. */
+  handle(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, ctx?: McpRequestContext): Promise<void>;
+  /** Ends open client streams, SSE upstream streams and connection pools. */
+  close(): Promise<void>;
+}
+
+export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions): McpHandler {
+  const logger = opts.logger.child({ backend: backend.key });
+  const key = resolveSessionKey(opts.sessionKey, opts.env ?? process.env, logger);
+  const namer = new Namer(backend.targets.map((t) => t.name), backend.prefixMode);
+  const pool = new UpstreamPool(backend.targets);
+  const sessions = new SessionManager(backend, pool, key, logger);
+  const multiplexer = new Multiplexer(backend, namer, new McpAuthorizer(backend.authorization, logger), logger);
+  const deps = { sessions, multiplexer, namer, logger };
+  const streamable = new StreamableDownstream(deps);
+  const legacy = new LegacySseDownstream(deps);
+
+  async function handle(rawReq: IncomingMessage | Http2ServerRequest, rawRes: ServerResponse | Http2ServerResponse, ctx?: McpRequestContext): Promise<void> {
+    const req = rawReq as DownstreamRequest;
+    const res = rawRes as unknown as DownstreamResponse;
+    const context = ctx?.celContext;
+    const hasSession = typeof req.headers['mcp-session-id'] === 'string';
+    try {
+      switch (req.method) {
+        case 'POST': {
+          const legacyId = hasSession ? null : new URL(req.url ?? '/', 'http://gateway').searchParams.get('sessionId');
+          return await (legacyId !== null ? legacy.post(req, res, legacyId, context) : streamable.post(req, res, context));
+        }
+        case 'GET':
+          // Streamable HTTP's GET always names its session; a GET without one opens a legacy SSE session.
+          return await (hasSession ? streamable.get(req, res) : legacy.open(req, res));
+        case 'DELETE':
+          return await streamable.delete(req, res);
+        default:
+          return sendError(res, 405, ErrorCode.InvalidRequest, 'Method not allowed', { allow: 'GET, POST, DELETE' });
+      }
+    } catch (error) {
+      logger.error({ err: error }, 'MCP handler failed');
+      if (!res.headersSent) sendError(res, 500, ErrorCode.InternalError, 'Internal error');
+      else if (!res.writableEnded) res.end();
+    }
+  }
+
+  async function close(): Promise<void> {
+    await legacy.close();
+    await sessions.close();
+    await pool.close();
+  }
+
+  return { handle, close };
+}
+
+export type { McpBackendIR, McpTargetIR } from '../../ir/mcp.ts';

@@ -1,0 +1,215 @@
+import type { Logger } from '../../common/logger.ts';
+import type { CelInput } from '../../cel/index.ts';
+import type { McpBackendIR } from '../../ir/mcp.ts';
+import type { McpAuthorizer } from './authorization.ts';
+import { ErrorCode, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.ts';
+import { findOwners, listAcross, type ListEnv } from './lists.ts';
+import { handlingOf, isListMethod, itemKindOf, type ItemKind } from './methods.ts';
+import type { Namer } from './naming.ts';
+import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
+import { asUpstreamError, type UpstreamClient } from './upstream/client.ts';
+
+/** One client message being served: the session's joined targets and where to send messages for the client. */
+export interface Exchange {
+  readonly clients: ReadonlyMap<string, UpstreamClient>;
+  readonly sink: (message: JsonRpcMessage) => void;
+  readonly context?: CelInput;
+  readonly signal?: AbortSignal;
+  /** Identifies the session in this process (cancellation routing); undefined when stateless. */
+  readonly sessionTag?: string;
+}
+
+interface Routed {
+  readonly target: string;
+  readonly client: UpstreamClient;
+  readonly params: Record<string, unknown>;
+  readonly item?: { readonly kind: ItemKind; readonly name: string };
+}
+
+/**
+ * Serves client messages across targets: routes calls by prefix (or by lookup in prefixMode
+ * Never), fans lists out and merges them, routes answers to server-to-client requests back to
+ * the target that asked, and routes cancellations to the target running the request.
+ */
+export class Multiplexer {
+  readonly #backend: McpBackendIR;
+  readonly #namer: Namer;
+  readonly #authorizer: McpAuthorizer;
+  readonly #logger: Logger;
+  /** `<sessionTag> <request id>` → target, for requests in flight in this process. */
+  readonly #inFlight = new Map<string, string>();
+
+  constructor(backend: McpBackendIR, namer: Namer, authorizer: McpAuthorizer, logger: Logger) {
+    this.#backend = backend;
+    this.#namer = namer;
+    this.#authorizer = authorizer;
+    this.#logger = logger;
+  }
+
+  /** The response to a client request (other than initialize). Throws UpstreamError `session_expired` for the transport to answer 404. */
+  async request(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
+    try {
+      return await this.#request(request, exchange);
+    } catch (error) {
+      if (error instanceof McpError) return { jsonrpc: '2.0', id: request.id, error: error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data } };
+      const failure = asUpstreamError('?', error);
+      if (failure.failure === 'session_expired') throw failure;
+      this.#logger.warn({ target: failure.target, method: request.method, error: failure.message }, 'MCP target failed');
+      return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.UpstreamFailed, message: `MCP target "${failure.target}" failed` } };
+    }
+  }
+
+  async #request(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
+    const method = request.method;
+    switch (handlingOf(method)) {
+      case 'local':
+        return resultOf(request.id, {});
+      case 'list':
+        if (!isListMethod(method)) break;
+        return resultOf(request.id, await listAcross(method, request, exchange.clients, this.#listEnv(exchange)));
+      case 'broadcast':
+        await this.#broadcastRequest(request, exchange);
+        return resultOf(request.id, {});
+      case 'byName':
+      case 'byUri':
+      case 'byRef':
+      case 'single':
+        return this.#forward(request, await this.#route(request, exchange), exchange);
+      case 'initialize':
+        throw new McpError(ErrorCode.InvalidRequest, 'The session is already initialized');
+      case 'swallow':
+      case 'cancel':
+        break;
+    }
+    throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+  }
+
+  /** A client notification. Failures are logged: a notification has nobody to answer. */
+  async notify(notification: JsonRpcNotification, exchange: Exchange): Promise<void> {
+    const handling = handlingOf(notification.method);
+    if (handling === 'swallow') return;
+    let targets = [...exchange.clients.keys()];
+    if (handling === 'cancel') {
+      const requestId = notification.params?.requestId;
+      const owner = exchange.sessionTag !== undefined && (typeof requestId === 'string' || typeof requestId === 'number') ? this.#inFlight.get(`${exchange.sessionTag} ${requestId}`) : undefined;
+      if (owner !== undefined) targets = [owner];
+    }
+    await Promise.all(targets.map(async (target) => {
+      try {
+        await exchange.clients.get(target)?.send(notification, exchange.signal);
+      } catch (error) {
+        this.#logger.debug({ target, method: notification.method, error: asUpstreamError(target, error).message }, 'MCP notification not delivered');
+      }
+    }));
+  }
+
+  /** The client's answer to a server-to-client request: back to the target that asked, with its own id. */
+  async answer(response: JsonRpcResponse, exchange: Exchange): Promise<void> {
+    const origin = decodeServerRequestId(response.id);
+    const client = origin && exchange.clients.get(origin.target);
+    if (!origin || !client) {
+      this.#logger.debug({ id: response.id }, 'MCP: dropping an answer to an unknown server request');
+      return;
+    }
+    await client.send({ ...response, id: origin.id }, exchange.signal);
+  }
+
+  async #route(request: JsonRpcRequest, exchange: Exchange): Promise<Routed> {
+    const params = request.params ?? {};
+    const kind = itemKindOf(request.method);
+    if (request.method === 'completion/complete') {
+      const ref = typeof params.ref === 'object' && params.ref !== null ? (params.ref as Record<string, unknown>) : {};
+      if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
+        const routed = await this.#byName('prompt', ref.name, request.method, exchange);
+        return { ...routed, params: { ...params, ref: { ...ref, name: routed.item.name } } };
+      }
+      if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+        const routed = this.#byUri(ref.uri, exchange);
+        return { ...routed, params: { ...params, ref: { ...ref, uri: routed.item.name } } };
+      }
+      throw new McpError(ErrorCode.InvalidParams, 'completion/complete needs ref.name (prompt) or ref.uri (resource)');
+    }
+    if (kind === 'resource') {
+      if (typeof params.uri !== 'string') throw new McpError(ErrorCode.InvalidParams, `${request.method} needs params.uri`);
+      const routed = this.#byUri(params.uri, exchange);
+      return { ...routed, params: { ...params, uri: routed.item.name } };
+    }
+    if (kind === 'tool' || kind === 'prompt') {
+      if (typeof params.name !== 'string') throw new McpError(ErrorCode.InvalidParams, `${request.method} needs params.name`);
+      const routed = await this.#byName(kind, params.name, request.method, exchange);
+      return { ...routed, params: { ...params, name: routed.item.name } };
+    }
+    if (exchange.clients.size === 1) {
+      const [[target, client]] = exchange.clients;
+      return { target, client, params };
+    }
+    throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+  }
+
+  async #byName(kind: 'tool' | 'prompt', exposed: string, method: string, exchange: Exchange): Promise<Routed & { item: { kind: ItemKind; name: string } }> {
+    let target: string | undefined;
+    let name = exposed;
+    if (this.#namer.prefixNames) {
+      const routed = this.#namer.routeName(exposed);
+      target = routed?.target;
+      name = routed?.value ?? exposed;
+    } else if (exchange.clients.size === 1 && this.#backend.targets.length === 1) {
+      target = exchange.clients.keys().next().value;
+    } else {
+      const owners = await findOwners(kind, exposed, exchange.clients, this.#listEnv(exchange));
+      if (owners.length > 1) {
+        throw new McpError(ErrorCode.InvalidParams, `The ${kind} name "${exposed}" is served by several targets (${owners.join(', ')}); with prefixMode Never names must be unique across targets`);
+      }
+      target = owners[0];
+    }
+    const client = target === undefined ? undefined : exchange.clients.get(target);
+    if (target === undefined || client === undefined || !this.#authorizer.allows({ kind, target, name }, method, exchange.context)) {
+      // Unknown and forbidden look the same, so a client cannot probe for items it may not use.
+      throw new McpError(ErrorCode.InvalidParams, kind === 'tool' ? `Unknown tool: ${exposed}` : `Unknown prompt: ${exposed}`);
+    }
+    return { target, client, params: {}, item: { kind, name } };
+  }
+
+  #byUri(exposed: string, exchange: Exchange): Routed & { item: { kind: ItemKind; name: string } } {
+    const routed = this.#namer.routeUri(exposed);
+    const client = routed && exchange.clients.get(routed.target);
+    if (!routed || !client || !this.#authorizer.allows({ kind: 'resource', target: routed.target, name: routed.value }, 'resources/read', exchange.context)) {
+      throw new McpError(ErrorCode.ResourceNotFound, 'Resource not found', { uri: exposed });
+    }
+    return { target: routed.target, client, params: {}, item: { kind: 'resource', name: routed.value } };
+  }
+
+  async #forward(request: JsonRpcRequest, routed: Routed, exchange: Exchange): Promise<JsonRpcResponse> {
+    const key = exchange.sessionTag === undefined ? undefined : `${exchange.sessionTag} ${request.id}`;
+    if (key !== undefined) this.#inFlight.set(key, routed.target);
+    try {
+      const response = await routed.client.request(
+        { ...request, params: routed.params },
+        (m) => exchange.sink(toClient(routed.target, m, this.#namer)),
+        exchange.signal,
+      );
+      return response.result ? { ...response, id: request.id, result: exposeContentUris(routed.target, response.result, this.#namer) } : { ...response, id: request.id };
+    } finally {
+      if (key !== undefined) this.#inFlight.delete(key);
+    }
+  }
+
+  async #broadcastRequest(request: JsonRpcRequest, exchange: Exchange): Promise<void> {
+    const targets = [...exchange.clients.keys()];
+    const settled = await Promise.allSettled(targets.map((t) => (exchange.clients.get(t) as UpstreamClient).request(request, (m) => exchange.sink(toClient(t, m, this.#namer)), exchange.signal)));
+    settled.forEach((s, i) => {
+      if (s.status === 'fulfilled') return;
+      const failure = asUpstreamError(targets[i], s.reason);
+      if (failure.failure === 'session_expired' || this.#backend.failureMode === 'FailClosed') throw failure;
+      this.#logger.warn({ target: targets[i], method: request.method, error: failure.message }, 'MCP FailOpen: skipping a failed target');
+    });
+  }
+
+  #listEnv(exchange: Exchange): ListEnv {
+    return {
+      namer: this.#namer, authorizer: this.#authorizer, failureMode: this.#backend.failureMode, logger: this.#logger,
+      sink: exchange.sink, ...(exchange.context ? { context: exchange.context } : {}), ...(exchange.signal ? { signal: exchange.signal } : {}),
+    };
+  }
+}
+

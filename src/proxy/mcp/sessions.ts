@@ -1,0 +1,147 @@
+import type { Logger } from '../../common/logger.ts';
+import type { McpBackendIR } from '../../ir/mcp.ts';
+import { GATEWAY_VERSION, initializeAll, initializeTarget, LATEST_SESSION_PROTOCOL, mergeInitialize } from './initialize.ts';
+import type { Params } from './jsonrpc.ts';
+import { decodeSession, encodeSession, type SessionState, type UpstreamSession } from './session-codec.ts';
+import type { UpstreamClient } from './upstream/client.ts';
+import type { UpstreamPool } from './upstream/pool.ts';
+
+/** Live SSE upstream streams kept for sessions of this process; older ones are closed first beyond this. */
+const MAX_LIVE_SESSIONS = 10_000;
+const LIVE_IDLE_MS = 30 * 60_000;
+
+export interface OpenSession {
+  readonly clients: ReadonlyMap<string, UpstreamClient>;
+  /** Stateless sessions end with the request: closes their upstream sessions. */
+  readonly release: () => Promise<void>;
+}
+
+interface Live {
+  readonly clients: Map<string, UpstreamClient>;
+  lastUsed: number;
+}
+
+/**
+ * Gateway sessions. Stateful: the session id is the encrypted SessionState (session-codec.ts),
+ * so Streamable HTTP upstream sessions resume on any replica; legacy SSE upstream streams live
+ * in this process and are re-established (initialize replayed) where they are missing.
+ * Stateless: every request opens short upstream sessions and closes them afterwards.
+ */
+export class SessionManager {
+  readonly #backend: McpBackendIR;
+  readonly #pool: UpstreamPool;
+  readonly #key: Buffer;
+  readonly #logger: Logger;
+  readonly #live = new Map<string, Live>();
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(backend: McpBackendIR, pool: UpstreamPool, key: Buffer, logger: Logger) {
+    this.#backend = backend;
+    this.#pool = pool;
+    this.#key = key;
+    this.#logger = logger;
+    this.#sweeper = setInterval(() => this.#sweep(), 60_000);
+    this.#sweeper.unref();
+  }
+
+  get stateful(): boolean {
+    return this.#backend.sessionRouting === 'Stateful';
+  }
+
+  /** Initialises every target: the merged result, the session id (Stateful) and the joined clients. */
+  async create(clientParams: Params, signal?: AbortSignal): Promise<{ result: Record<string, unknown>; id?: string; clients: Map<string, UpstreamClient> }> {
+    const joined = await initializeAll(this.#pool, this.#backend.targets, clientParams, this.#backend.failureMode, this.#logger, signal);
+    const result = mergeInitialize(joined, this.#backend.serverName ?? 'switchboard');
+    const clients = new Map([...joined].map(([name, j]) => [name, j.client]));
+    if (!this.stateful) return { result, clients };
+    const targets: Record<string, UpstreamSession> = {};
+    for (const [name, { client }] of joined) {
+      targets[name] = { ...(client.sessionId !== undefined ? { sid: client.sessionId } : {}), pv: client.protocolVersion ?? String(result.protocolVersion) };
+    }
+    const state: SessionState = { pv: String(result.protocolVersion), targets, client: clientParams, iat: Math.floor(Date.now() / 1000) };
+    const id = encodeSession(state, this.#key, this.#backend.key);
+    const sse = [...joined].filter(([name]) => this.#pool.target(name)?.protocol === 'SSE');
+    if (sse.length > 0) this.#remember(id, new Map(sse.map(([name, j]) => [name, j.client])));
+    return { result, id, clients };
+  }
+
+  /** The joined clients of a Stateful session id; undefined for an unknown, tampered or foreign id (404). */
+  async resume(id: string, signal?: AbortSignal): Promise<OpenSession | undefined> {
+    const state = decodeSession(id, this.#key, this.#backend.key);
+    if (!state) return undefined;
+    const clients = new Map<string, UpstreamClient>();
+    const live = this.#live.get(id);
+    if (live) live.lastUsed = Date.now();
+    const missing: Promise<void>[] = [];
+    for (const [name, upstream] of Object.entries(state.targets)) {
+      const target = this.#pool.target(name);
+      if (!target) continue;
+      if (target.protocol === 'StreamableHTTP') {
+        clients.set(name, this.#pool.streamable(target, upstream));
+        continue;
+      }
+      const existing = live?.clients.get(name);
+      if (existing) {
+        clients.set(name, existing);
+        continue;
+      }
+      missing.push(initializeTarget(this.#pool, target, state.client, signal).then((j) => {
+        clients.set(name, j.client);
+        this.#remember(id, new Map([[name, j.client]]));
+        this.#logger.info({ target: name }, 'MCP: re-established an SSE upstream session in this process');
+      }));
+    }
+    await Promise.all(missing);
+    return { clients, release: () => Promise.resolve() };
+  }
+
+  /** Per-request upstream sessions (Stateless). */
+  async ephemeral(protocolVersion: string | undefined, signal?: AbortSignal): Promise<OpenSession> {
+    const params = { protocolVersion: protocolVersion ?? LATEST_SESSION_PROTOCOL, capabilities: {}, clientInfo: { name: 'switchboard', version: GATEWAY_VERSION } };
+    const joined = await initializeAll(this.#pool, this.#backend.targets, params, this.#backend.failureMode, this.#logger, signal);
+    const clients = new Map([...joined].map(([name, j]) => [name, j.client]));
+    return { clients, release: () => closeAll(clients) };
+  }
+
+  /** DELETE of a session: ends every upstream session. */
+  async terminate(id: string, clients: ReadonlyMap<string, UpstreamClient>): Promise<void> {
+    this.#live.delete(id);
+    await closeAll(clients);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    const all = [...this.#live.values()];
+    this.#live.clear();
+    await Promise.all(all.map((l) => closeAll(l.clients)));
+  }
+
+  #remember(id: string, clients: Map<string, UpstreamClient>): void {
+    const live = this.#live.get(id);
+    if (live) {
+      for (const [name, client] of clients) live.clients.set(name, client);
+      live.lastUsed = Date.now();
+      return;
+    }
+    if (this.#live.size >= MAX_LIVE_SESSIONS) {
+      const oldest = this.#live.keys().next().value;
+      if (oldest !== undefined) this.#evict(oldest);
+    }
+    this.#live.set(id, { clients, lastUsed: Date.now() });
+  }
+
+  #sweep(): void {
+    const cutoff = Date.now() - LIVE_IDLE_MS;
+    for (const [id, live] of this.#live) if (live.lastUsed < cutoff) this.#evict(id);
+  }
+
+  #evict(id: string): void {
+    const live = this.#live.get(id);
+    this.#live.delete(id);
+    if (live) void closeAll(live.clients);
+  }
+}
+
+export async function closeAll(clients: ReadonlyMap<string, UpstreamClient>): Promise<void> {
+  await Promise.all([...clients.values()].map((c) => c.close()));
+}

@@ -1,0 +1,42 @@
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';
+
+/** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
+export type MessageSink = (message: JsonRpcMessage) => void;
+
+/**
+ * One upstream MCP session with one target, whatever its transport. The multiplexer speaks
+ * only this interface; ids are passed through untouched (the caller owns id spaces).
+ */
+export interface UpstreamClient {
+  /** The target's session id (Streamable HTTP), set by a successful `initialize`. */
+  readonly sessionId: string | undefined;
+  /** The protocol version sent in `mcp-protocol-version` once negotiated. */
+  protocolVersion: string | undefined;
+  request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse>;
+  /** A notification, or the client's answer to a server-to-client request. */
+  send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void>;
+  /** Streams server-initiated messages until `signal` aborts; false when the target offers no such stream. */
+  listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean>;
+  /** Ends the upstream session (DELETE for Streamable HTTP, closing the stream for SSE). */
+  close(): Promise<void>;
+}
+
+export type UpstreamFailure = 'unavailable' | 'session_expired' | 'protocol';
+
+/** Why talking to a target failed; `session_expired` means the target no longer knows the session (404). */
+export class UpstreamError extends Error {
+  readonly target: string;
+  readonly failure: UpstreamFailure;
+
+  constructor(target: string, failure: UpstreamFailure, message: string) {
+    super(message);
+    this.target = target;
+    this.failure = failure;
+  }
+}
+
+export function asUpstreamError(target: string, error: unknown): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new UpstreamError(target, 'unavailable', message);
+}

@@ -1,0 +1,166 @@
+import type { Dispatcher } from 'undici';
+import type { McpTargetIR } from '../../../ir/mcp.ts';
+import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
+import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamClient } from './client.ts';
+import { messagesOf, parseJson, sseEvents } from './stream.ts';
+
+/** How long a target may take to announce its message endpoint. */
+const ENDPOINT_TIMEOUT_MS = 10_000;
+
+interface Pending {
+  readonly resolve: (response: JsonRpcResponse) => void;
+  readonly reject: (error: Error) => void;
+  readonly onMessage: MessageSink;
+}
+
+/**
+ * The legacy HTTP+SSE transport (MCP 2024-11-05): one long GET stream carries every message
+ * from the target; the first event (`endpoint`) names the URL the client POSTs to. Responses
+ * are matched to requests by id. The stream is this process's, so an SSE upstream session
+ * cannot move to another replica: a resumed gateway session opens a new one.
+ */
+export class LegacySseClient implements UpstreamClient {
+  readonly sessionId: string | undefined = undefined;
+  protocolVersion: string | undefined;
+  readonly #target: McpTargetIR;
+  readonly #dispatcher: Dispatcher;
+  readonly #origin: string;
+  readonly #pending = new Map<JsonRpcId, Pending>();
+  readonly #abort = new AbortController();
+  #endpointPath: string | undefined;
+  #listener: MessageSink | undefined;
+  #closed: Error | undefined;
+
+  constructor(target: McpTargetIR, dispatcher: Dispatcher, origin: string) {
+    this.#target = target;
+    this.#dispatcher = dispatcher;
+    this.#origin = origin;
+  }
+
+  /** Opens the stream and waits for the endpoint event. */
+  async connect(signal?: AbortSignal): Promise<void> {
+    const timeout = AbortSignal.timeout(ENDPOINT_TIMEOUT_MS);
+    const connectSignal = AbortSignal.any(signal ? [this.#abort.signal, timeout, signal] : [this.#abort.signal, timeout]);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: this.#origin, path: this.#target.path, method: 'GET', headers: { accept: 'text/event-stream' }, signal: this.#abort.signal, bodyTimeout: 0,
+      });
+    } catch (error) {
+      throw asUpstreamError(this.#target.name, error);
+    }
+    if (response.statusCode !== 200) {
+      await response.body.dump();
+      throw new UpstreamError(this.#target.name, 'unavailable', `SSE stream answered HTTP ${response.statusCode}`);
+    }
+    const events = sseEvents(response.body);
+    const first = await Promise.race([
+      events.next(),
+      new Promise<never>((_, reject) => connectSignal.addEventListener('abort', () => reject(new Error('no endpoint event in time')), { once: true })),
+    ]).catch((error: unknown) => {
+      response.body.destroy();
+      throw asUpstreamError(this.#target.name, error);
+    });
+    if (first.done === true || first.value.event !== 'endpoint') {
+      response.body.destroy();
+      throw new UpstreamError(this.#target.name, 'protocol', 'the SSE stream did not start with an endpoint event');
+    }
+    const endpoint = new URL(first.value.data.trim(), new URL(this.#target.path, this.#origin));
+    if (endpoint.origin !== this.#origin) {
+      response.body.destroy();
+      throw new UpstreamError(this.#target.name, 'protocol', 'the endpoint event points to another origin');
+    }
+    this.#endpointPath = endpoint.pathname + endpoint.search;
+    void this.#read(events);
+  }
+
+  request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    const answer = new Promise<JsonRpcResponse>((resolve, reject) => {
+      this.#pending.set(message.id, { resolve, reject, onMessage });
+      signal?.addEventListener('abort', () => {
+        this.#pending.delete(message.id);
+        reject(new UpstreamError(this.#target.name, 'unavailable', 'request aborted'));
+      }, { once: true });
+    });
+    return this.#post(message, signal).then(() => answer, (error: unknown) => {
+      this.#pending.delete(message.id);
+      throw error;
+    });
+  }
+
+  send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    return this.#post(message, signal);
+  }
+
+  listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    this.#listener = onMessage;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        if (this.#listener === onMessage) this.#listener = undefined;
+        resolve(true);
+      };
+      if (signal.aborted) done();
+      else signal.addEventListener('abort', done, { once: true });
+      this.#abort.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    this.#abort.abort();
+    this.#fail(new UpstreamError(this.#target.name, 'unavailable', 'upstream session closed'));
+    return Promise.resolve();
+  }
+
+  async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#endpointPath === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: this.#origin, path: this.#endpointPath, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), signal,
+      });
+    } catch (error) {
+      throw asUpstreamError(this.#target.name, error);
+    }
+    await response.body.dump();
+    if (response.statusCode === 404) throw new UpstreamError(this.#target.name, 'session_expired', 'the target no longer knows the session');
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      throw new UpstreamError(this.#target.name, 'unavailable', `message endpoint answered HTTP ${response.statusCode}`);
+    }
+  }
+
+  async #read(events: AsyncGenerator<{ event?: string; data: string }>): Promise<void> {
+    try {
+      for await (const event of events) {
+        if (event.event !== undefined && event.event !== 'message') continue;
+        for (const m of messagesOf(parseJson(event.data))) this.#deliver(m);
+      }
+      this.#fail(new UpstreamError(this.#target.name, 'unavailable', 'the SSE stream ended'));
+    } catch (error) {
+      this.#fail(asUpstreamError(this.#target.name, error));
+    }
+  }
+
+  #deliver(message: JsonRpcMessage): void {
+    if (isResponse(message) && message.id !== null) {
+      const pending = this.#pending.get(message.id);
+      if (pending) {
+        this.#pending.delete(message.id);
+        pending.resolve(message);
+        return;
+      }
+    }
+    // A server-initiated message: to the newest request in flight (it most likely caused it), else to the listener.
+    const newest = [...this.#pending.values()].at(-1);
+    (newest?.onMessage ?? this.#listener)?.(message);
+  }
+
+  #fail(error: UpstreamError): void {
+    this.#closed ??= error;
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+    this.#abort.abort();
+  }
+}

@@ -1,0 +1,33 @@
+import { SSEParser } from '../../llm/stream/sse.ts';
+import { asMessage, type JsonRpcMessage } from '../jsonrpc.ts';
+
+export interface StreamEvent {
+  readonly event?: string;
+  readonly data: string;
+}
+
+/** SSE events of a response body as they arrive, with any chunking. */
+export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
+  const parser = new SSEParser();
+  for await (const chunk of body) yield* parser.push(chunk);
+  yield* parser.end();
+}
+
+/** JSON-RPC messages of an SSE `data` (or JSON body) payload: one message or a batch; malformed entries are dropped. */
+export function messagesOf(payload: unknown): JsonRpcMessage[] {
+  const list = Array.isArray(payload) ? payload : [payload];
+  const out: JsonRpcMessage[] = [];
+  for (const item of list) {
+    const message = asMessage(item);
+    if (message !== undefined) out.push(message);
+  }
+  return out;
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,155 @@
+import type { Dispatcher } from 'undici';
+import type { McpTargetIR } from '../../../ir/mcp.ts';
+import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
+import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamClient } from './client.ts';
+import { messagesOf, parseJson, sseEvents } from './stream.ts';
+
+const SESSION_HEADER = 'mcp-session-id';
+const VERSION_HEADER = 'mcp-protocol-version';
+/** Bounds a JSON (non-streamed) answer; streamed answers are bounded per event by the parser's caller. */
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+
+type ResponseData = Dispatcher.ResponseData;
+
+/** Streamable HTTP (MCP 2025-03-26 and later): every message is a POST; answers are JSON or an SSE stream. */
+export class StreamableHttpClient implements UpstreamClient {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  readonly #target: McpTargetIR;
+  readonly #dispatcher: Dispatcher;
+  readonly #origin: string;
+
+  constructor(target: McpTargetIR, dispatcher: Dispatcher, origin: string, session?: { sid?: string; pv?: string }) {
+    this.#target = target;
+    this.#dispatcher = dispatcher;
+    this.#origin = origin;
+    this.sessionId = session?.sid;
+    this.protocolVersion = session?.pv;
+  }
+
+  async request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse> {
+    const response = await this.#post(message, signal);
+    const sid = response.headers[SESSION_HEADER];
+    if (message.method === 'initialize' && typeof sid === 'string' && sid !== '') this.sessionId = sid;
+    const type = String(response.headers['content-type'] ?? '');
+    if (type.startsWith('text/event-stream')) return this.#fromStream(response, message.id, onMessage);
+    if (type.startsWith('application/json')) {
+      const text = await response.body.text();
+      if (text.length > MAX_JSON_BYTES) throw this.#error('protocol', 'response body too large');
+      const found = this.#pick(messagesOf(parseJson(text)), message.id, onMessage);
+      if (found) return found;
+      throw this.#error('protocol', `no response to request ${String(message.id)} in the JSON body`);
+    }
+    await response.body.dump();
+    throw this.#error('protocol', `unexpected content-type "${type}" (status ${response.statusCode})`);
+  }
+
+  async send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void> {
+    const response = await this.#post(message, signal);
+    await response.body.dump();
+  }
+
+  async listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
+    let response: ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: this.#origin, path: this.#target.path, method: 'GET', headers: this.#headers('text/event-stream'), signal, bodyTimeout: 0,
+      });
+    } catch (error) {
+      if (signal.aborted) return true;
+      throw asUpstreamError(this.#target.name, error);
+    }
+    if (response.statusCode === 405 || response.statusCode === 400) {
+      await response.body.dump();
+      return false;
+    }
+    if (response.statusCode === 404 && this.sessionId !== undefined) {
+      await response.body.dump();
+      throw this.#error('session_expired', 'the target no longer knows the session');
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      await response.body.dump();
+      throw this.#error('unavailable', `GET stream answered ${response.statusCode}`);
+    }
+    try {
+      for await (const event of sseEvents(response.body)) {
+        for (const m of messagesOf(parseJson(event.data))) onMessage(m);
+      }
+    } catch (error) {
+      if (!signal.aborted) throw asUpstreamError(this.#target.name, error);
+    }
+    return true;
+  }
+
+  async close(): Promise<void> {
+    if (this.sessionId === undefined) return;
+    try {
+      const response = await this.#dispatcher.request({ origin: this.#origin, path: this.#target.path, method: 'DELETE', headers: this.#headers('application/json') });
+      await response.body.dump();
+    } catch {
+      // The session ends anyway when the target expires it; a failed DELETE changes nothing for the client.
+    }
+  }
+
+  async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<ResponseData> {
+    let response: ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: this.#origin,
+        path: this.#target.path,
+        method: 'POST',
+        headers: { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' },
+        body: JSON.stringify(message),
+        signal,
+        bodyTimeout: 0,
+      });
+    } catch (error) {
+      throw asUpstreamError(this.#target.name, error);
+    }
+    if (response.statusCode === 404 && this.sessionId !== undefined) {
+      await response.body.dump();
+      throw this.#error('session_expired', 'the target no longer knows the session');
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      const detail = (await response.body.text()).slice(0, 200);
+      throw this.#error('unavailable', `answered HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}`);
+    }
+    return response;
+  }
+
+  #headers(accept: string): Record<string, string> {
+    const headers: Record<string, string> = { accept };
+    if (this.sessionId !== undefined) headers[SESSION_HEADER] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers[VERSION_HEADER] = this.protocolVersion;
+    return headers;
+  }
+
+  async #fromStream(response: ResponseData, id: JsonRpcId, onMessage: MessageSink): Promise<JsonRpcResponse> {
+    try {
+      for await (const event of sseEvents(response.body)) {
+        const found = this.#pick(messagesOf(parseJson(event.data)), id, onMessage);
+        if (found) {
+          // The server closes the stream after the response; stop reading in case it does not.
+          response.body.destroy();
+          return found;
+        }
+      }
+    } catch (error) {
+      throw asUpstreamError(this.#target.name, error);
+    }
+    throw this.#error('unavailable', `stream ended before the response to request ${String(id)}`);
+  }
+
+  #pick(messages: readonly JsonRpcMessage[], id: JsonRpcId, onMessage: MessageSink): JsonRpcResponse | undefined {
+    let found: JsonRpcResponse | undefined;
+    for (const m of messages) {
+      if (isResponse(m) && m.id === id) found = m;
+      else onMessage(m);
+    }
+    return found;
+  }
+
+  #error(failure: 'protocol' | 'unavailable' | 'session_expired', message: string): UpstreamError {
+    return new UpstreamError(this.#target.name, failure, message);
+  }
+}
