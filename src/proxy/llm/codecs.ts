@@ -23,7 +23,9 @@ import { ConverseStreamDecoder } from './stream/decode/converse.ts';
 import type { UpstreamDecoder } from './stream/decode/decoder.ts';
 import { GeminiStreamDecoder } from './stream/decode/gemini.ts';
 import { MessagesStreamDecoder } from './stream/decode/messages.ts';
-import { ResponsesUsageDecoder } from './stream/decode/responses.ts';
+import { ResponsesStreamDecoder } from './stream/decode/responses.ts';
+import { readResponsesResponse, writeResponsesRequest } from './convert/responses/upstream.ts';
+import type { ResponsesResponse } from './formats/openai-responses.ts';
 import { ChatStreamEncoder } from './stream/encode/chat.ts';
 import type { ClientEncoder } from './stream/encode/encoder.ts';
 import { MessagesStreamEncoder } from './stream/encode/messages.ts';
@@ -55,6 +57,7 @@ export function writeUpstreamRequest(format: UpstreamFormat, req: Request, opts:
     case 'messages': return writeMessagesRequest(req, opts.toolNames);
     case 'gemini': return writeGeminiRequest(req);
     case 'converse': return writeConverseRequest(req, opts.toolNames);
+    case 'responses': return writeResponsesRequest(req);
     default: throw new Error(`${format} is not a generation format`);
   }
 }
@@ -65,6 +68,7 @@ export function readUpstreamResponse(format: UpstreamFormat, body: unknown, req:
     case 'messages': return readMessagesResponse(body as MessagesResponse, names);
     case 'gemini': return readGeminiResponse(body as GeminiResponse, req.model, ctx);
     case 'converse': return readConverseResponse(body as ConverseResponse, req.model, names, ctx);
+    case 'responses': return readResponsesResponse(body as ResponsesResponse);
     default: throw new Error(`${format} is not a generation format`);
   }
 }
@@ -75,13 +79,13 @@ export function writeClientResponse(format: ClientFormat, res: Response, req: Re
   return writeResponsesResponse(res, req, ctx);
 }
 
-export function upstreamDecoder(format: UpstreamFormat | 'responses', names: ToolNameMap, ctx: TranslationContext): UpstreamDecoder {
+export function upstreamDecoder(format: UpstreamFormat, names: ToolNameMap, ctx: TranslationContext): UpstreamDecoder {
   switch (format) {
     case 'chat': return new ChatStreamDecoder();
     case 'messages': return new MessagesStreamDecoder(names);
     case 'gemini': return new GeminiStreamDecoder(ctx);
     case 'converse': return new ConverseStreamDecoder(names);
-    case 'responses': return new ResponsesUsageDecoder();
+    case 'responses': return new ResponsesStreamDecoder();
     default: throw new Error(`${format} does not stream`);
   }
 }

@@ -168,7 +168,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
         if (!clientFormat) throw new Error(`${fmt} does not stream`);
         // The encoder only renders a cut-off stream's error, so a bare request is enough.
         const canonical: Request = { model, system: [], messages: [], stream: true };
-        return new PassthroughStream(upstreamDecoder(fmt === 'chat' || fmt === 'messages' ? fmt : 'responses', names, ctx), clientEncoder(clientFormat, canonical, true, ctx));
+        return new PassthroughStream(upstreamDecoder(fmt, names, ctx), clientEncoder(clientFormat, canonical, true, ctx));
       },
     };
   }

@@ -123,6 +123,7 @@ const EXPECTED: Record<string, Expected> = {
   'responses/anthropic-thinking-tool': { text: 'Checking.', tools: [{ name: 'get.weather', args: { city: 'Oslo' } }], signature: 'EuYBCkQYAiJAsig==' },
   'responses/gemini-thought-signature': { text: '', tools: [{ name: 'get.weather', args: { city: 'Tokyo' } }], signature: 'CiQB0e2Kb7sig==' },
   'responses/bedrock-reasoning-tool': { text: 'One moment.', tools: [{ name: 'get.weather', args: { city: 'Lima' } }], signature: 'sigBedrock==' },
+  'responses/responses-upstream-tool': { text: '', tools: [{ name: 'get.weather', args: { city: 'Nairobi' } }], signature: 'gAAAAencrypted' },
   'responses/anthropic-error-overloaded': { error: /Overloaded/, status: 529 },
   'responses/bedrock-error-validation': { error: /max_tokens: Field required/, status: 400 },
   'responses/gemini-error-quota': { error: /Resource has been exhausted/, status: 429 },
@@ -134,6 +135,7 @@ const EXPECTED: Record<string, Expected> = {
   'streams/anthropic-truncated': { error: /ended before the response was complete/ },
   'streams/gemini-thought-tools': { text: 'Let me look that up.', tools: [{ name: 'get.weather', args: { city: 'Tokyo' } }], signature: 'CiQBsigGem==' },
   'streams/bedrock-reasoning-tool': { text: 'On it.', tools: [{ name: 'get.weather', args: { city: 'Lima' } }], signature: 'sigBR==' },
+  'streams/responses-upstream-tool': { text: 'Looking it up.', tools: [{ name: 'get.weather', args: { city: 'Nairobi' } }], signature: 'gAAAAstream' },
   'streams/bedrock-throttled': { error: /Too many requests/ },
 };
 

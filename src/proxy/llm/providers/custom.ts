@@ -1,7 +1,7 @@
 /**
  * custom: a self-hosted or OpenAI-compatible server. It declares the formats it speaks; a client
  * format it speaks goes through untouched, any other generation request is translated to the
- * first generation format it declares (Completions preferred).
+ * first generation format it declares (Completions, then Messages, then Responses).
  */
 import type { CustomConfig, LLMProvider, ProviderFormat, RouteType } from '../config.ts';
 import { BEARER } from './paths.ts';
@@ -38,7 +38,7 @@ export const custom: ProviderModule<CustomConfig> = {
     const declared = (f: ProviderFormat) => c.formats.find((x) => x.type === f);
     let use = declared(wanted);
     if (!use && (q.route === 'Completions' || q.route === 'Messages' || q.route === 'Responses')) {
-      use = declared('Completions') ?? declared('Messages');
+      use = declared('Completions') ?? declared('Messages') ?? declared('Responses');
     }
     const format = use && WIRE[use.type];
     if (!use || !format) return undefined;
