@@ -124,6 +124,18 @@ describe('ProxyRuntime config swaps and lifecycle', () => {
     await blocked.close({ graceMs: 100 });
   });
 
+  it('finishes an in-flight request on a keep-alive connection during close', async () => {
+    const closing = new ProxyRuntime({ logger: silentLogger, bindAddress: '127.0.0.1', listenPort: () => 0 });
+    await closing.apply(versioned(0, ports));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const port = closing.portOf(80) as number;
+    const inFlight = keepAliveGet(agent, port, '/drain-keepalive', { 'x-echo-delay-ms': '200' });
+    await a.waitFor(a.seen.length + 1);
+    await closing.close({ graceMs: 30_000 });
+    assert.equal((await inFlight).status, 200);
+    agent.destroy();
+  });
+
   it('drains in-flight requests on close, then refuses new connections', async () => {
     const closing = new ProxyRuntime({ logger: silentLogger, bindAddress: '127.0.0.1', listenPort: () => 0 });
     await closing.apply(versioned(0, ports));

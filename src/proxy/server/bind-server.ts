@@ -16,6 +16,8 @@ export interface ListenOptions {
   readonly reusePort: boolean;
 }
 
+const DRAIN_SWEEP_MS = 50;
+
 /** A self-signed throwaway would be worse than refusing: HTTPS binds need a certificate to start. */
 const NO_CERTIFICATE = new Error('HTTPS bind has no usable certificate');
 
@@ -63,6 +65,9 @@ export class BindServer {
     } else {
       const http1 = createHttp1Server(onRequest);
       http1.on('upgrade', onUpgrade);
+      // This server never listens itself (the sniffer hands it sockets), but node only starts its
+      // connection tracking — headers/request timeouts, closeIdleConnections — on 'listening'.
+      http1.emit('listening');
       const h2c = createH2cServer(onRequest);
       this.#http1 = http1;
       this.#h2 = h2c;
@@ -131,7 +136,8 @@ export class BindServer {
   async drain(graceMs: number): Promise<void> {
     this.ctx.draining = true;
     const closed = new Promise<void>((resolve) => this.#listener.close(() => resolve()));
-    this.#http1?.closeIdleConnections();
+    // Stops the HTTP/1 server's connection checker and closes its idle keep-alive connections.
+    this.#http1?.close(() => undefined);
     for (const session of this.#sessions) session.close();
     let timer: NodeJS.Timeout | undefined;
     const forced = new Promise<void>((resolve) => {
@@ -141,9 +147,13 @@ export class BindServer {
         resolve();
       }, graceMs);
     });
+    // Keep-alive connections whose response was in flight when draining began go idle later;
+    // close them as they do, for as long as the grace period lasts.
+    const sweeper = setInterval(() => this.#http1?.closeIdleConnections(), DRAIN_SWEEP_MS);
     const idle = this.#whenNoSockets();
     await Promise.race([Promise.all([closed, idle]), forced]);
     clearTimeout(timer);
+    clearInterval(sweeper);
     this.#telemetry.logger.debug({ bind: this.ctx.compiled.key }, 'bind drained');
   }
 
@@ -151,12 +161,7 @@ export class BindServer {
     if (this.#sockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       let remaining = this.#sockets.size;
-      for (const socket of this.#sockets) {
-        socket.once('close', () => {
-          this.#http1?.closeIdleConnections();
-          if (--remaining === 0) resolve();
-        });
-      }
+      for (const socket of this.#sockets) socket.once('close', () => --remaining === 0 && resolve());
     });
   }
 }
