@@ -88,6 +88,16 @@ describe('planRequest', () => {
     assert.equal((JSON.parse(Buffer.from(r.body).toString()) as { type: string }).type, 'error');
   });
 
+  it('count_tokens: Gemini and Bedrock answers become Anthropic count_tokens answers', () => {
+    const body = Buffer.from(JSON.stringify({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }));
+    const gem = forward(planRequest({ routeType: 'TokenCount', provider: { providerE: {} }, body }));
+    assert.deepEqual(JSON.parse(Buffer.from(gem.translateResponse(200, {}, Buffer.from('{"totalTokens":7}')).body).toString()), { input_tokens: 7 });
+    const br = forward(planRequest({ routeType: 'TokenCount', provider: { providerG: {} }, body }));
+    assert.equal(br.upstream.path, '/model/gemini-2.5-flash/count-tokens');
+    assert.deepEqual(JSON.parse(Buffer.from(br.translateResponse(200, {}, Buffer.from('{"inputTokens":9}')).body).toString()), { input_tokens: 9 });
+    assert.equal(br.translateResponse(200, {}, Buffer.from('nope')).status, 502);
+  });
+
   it('Passthrough forwards path, method and body untouched', () => {
     const body = Buffer.from('anything');
     const p = forward(planRequest({ routeType: 'Passthrough', provider: { providerD: {} }, body, path: '/v1/files', method: 'GET' }));

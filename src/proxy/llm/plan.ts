@@ -181,7 +181,11 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
       clientFormat: 'count_tokens', upstreamFormat: endpoint.format, streamHeaders: SSE_HEADERS,
       translateResponse: (status, headers, resBody) => {
         if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
-        return { status, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(readCountTokensResponse(endpoint.format, resBody))) };
+        try {
+          return { status, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(readCountTokensResponse(endpoint.format, resBody))) };
+        } catch {
+          return renderError({ status: 502, message: 'upstream returned a token count that is not JSON' }, errorFormat);
+        }
       },
       createStreamTranslator: () => { throw new Error('token counting does not stream'); },
     };
