@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
 import type { RouteType } from './config.ts';
 import { planRequest, type RequestPlan } from './plan.ts';
-import { bodyValue, loadFixtures, loadProviders, saveFixture, UPDATE } from './test-support.ts';
+import { bodyValue, loadFixtures, loadProviders, saveFixture, UPDATE } from './testing/fixtures.ts';
 
 interface RequestFixture {
   route: RouteType;

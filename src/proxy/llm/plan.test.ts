@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
 import { planRequest, type ForwardPlan } from './plan.ts';
-import { feed } from './test-support.ts';
+import { feed } from './testing/fixtures.ts';
 
 const ctx = deterministicContext();
 

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
 import { planRequest } from './plan.ts';
-import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './test-requests.ts';
-import { loadFixtures, loadProviders, type UpstreamFixture } from './test-support.ts';
+import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './testing/client-requests.ts';
+import { loadFixtures, loadProviders, type UpstreamFixture } from './testing/fixtures.ts';
 
 const providers = loadProviders();
 const fixtures = new Map(loadFixtures<UpstreamFixture>('responses').map((f) => [f.name, f.data]));

@@ -11,7 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { RouteType } from './config.ts';
 import { planRequest } from './plan.ts';
-import { loadFixtures, loadProviders, upstreamStreamBytes, type UpstreamFixture } from './test-support.ts';
+import { loadFixtures, loadProviders, upstreamStreamBytes, type UpstreamFixture } from './testing/fixtures.ts';
 
 interface Scenario { provider: string; upstream: UpstreamFixture['upstream'] }
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
 import { planRequest, type ForwardPlan } from './plan.ts';
-import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './test-requests.ts';
-import { bodyValue, feed, loadFixtures, loadProviders, saveFixture, UPDATE, upstreamStreamBytes, type UpstreamFixture } from './test-support.ts';
+import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './testing/client-requests.ts';
+import { bodyValue, feed, loadFixtures, loadProviders, saveFixture, UPDATE, upstreamStreamBytes, type UpstreamFixture } from './testing/fixtures.ts';
 
 const providers = loadProviders();
 

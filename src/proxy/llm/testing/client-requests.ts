@@ -1,5 +1,5 @@
 /** The client requests the response and stream fixtures are answered for (one per client route). */
-import type { RouteType } from './config.ts';
+import type { RouteType } from '../config.ts';
 
 const weatherSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 

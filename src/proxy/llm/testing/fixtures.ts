@@ -1,12 +1,12 @@
-/** Fixture loading shared by the matrix and SDK tests (not shipped code: only tests import it). */
+/** Fixture loading shared by the matrix and SDK tests (test-only: nothing outside `*.test.ts` imports `testing/`). */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import type { LLMProvider } from './config.ts';
-import { encodeEventStreamMessage } from './stream/eventstream.ts';
-import type { ClientRoute } from './test-requests.ts';
+import type { LLMProvider } from '../config.ts';
+import { encodeEventStreamMessage } from '../stream/eventstream.ts';
+import type { ClientRoute } from './client-requests.ts';
 
-export const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/llm');
+export const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/llm');
 export const UPDATE = process.env.UPDATE_FIXTURES === '1';
 
 export function loadProviders(): Record<string, LLMProvider> {
