@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -77,7 +77,7 @@ export interface Gateway {
 }
 
 /** The handler mounted on a loopback node:http server, as the proxy runtime mounts it. */
-export async function startGateway(ir: McpBackendIR, ctx?: (req: import('node:http').IncomingMessage) => McpRequestContext): Promise<Gateway> {
+export async function startGateway(ir: McpBackendIR, ctx?: (req: IncomingMessage) => McpRequestContext): Promise<Gateway> {
   const handler = createMcpHandler(ir, { logger: silentLogger, sessionKey: TEST_KEY });
   const server: Server = createServer((req, res) => void handler.handle(req, res, ctx?.(req)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -104,4 +104,9 @@ export async function connectSse(url: string): Promise<Client> {
   const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
   await client.connect(new SSEClientTransport(new URL(url)));
   return client;
+}
+
+/** A loopback port with nothing listening (a target that is down). */
+export function closedPort(): Promise<number> {
+  return freePort();
 }

@@ -59,16 +59,10 @@ export class StreamableHttpClient implements UpstreamClient {
       if (signal.aborted) return true;
       throw asUpstreamError(this.#target.name, error);
     }
-    if (response.statusCode === 405 || response.statusCode === 400) {
-      await response.body.dump();
-      return false;
-    }
-    if (response.statusCode === 404 && this.sessionId !== undefined) {
-      await response.body.dump();
-      throw this.#error('session_expired', 'the target no longer knows the session');
-    }
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      await response.body.dump();
+      const detail = (await response.body.text()).slice(0, 200);
+      if (this.#sessionRejected(response.statusCode, detail)) throw this.#error('session_expired', 'the target no longer knows the session');
+      if (response.statusCode === 405) return false;
       throw this.#error('unavailable', `GET stream answered ${response.statusCode}`);
     }
     try {
@@ -106,15 +100,21 @@ export class StreamableHttpClient implements UpstreamClient {
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
-    if (response.statusCode === 404 && this.sessionId !== undefined) {
-      await response.body.dump();
-      throw this.#error('session_expired', 'the target no longer knows the session');
-    }
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const detail = (await response.body.text()).slice(0, 200);
+      if (this.#sessionRejected(response.statusCode, detail)) throw this.#error('session_expired', 'the target no longer knows the session');
       throw this.#error('unavailable', `answered HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}`);
     }
     return response;
+  }
+
+  /**
+   * MCP says an unknown session gets 404. Servers built on the SDK's examples (server-everything
+   * among them) answer 400 "No valid session ID provided" instead; both mean: initialize again.
+   */
+  #sessionRejected(status: number, body: string): boolean {
+    if (this.sessionId === undefined) return false;
+    return status === 404 || (status === 400 && /session/i.test(body));
   }
 
   #headers(accept: string): Record<string, string> {
