@@ -153,6 +153,12 @@ describe('ProxyRuntime over HTTP/1.1', () => {
     });
   }
 
+  it('answers 502 when the upstream drops the connection without a response', async () => {
+    const r = await http1(port, { path: '/basic', headers: { 'x-echo-reset': '1' } });
+    assert.equal(r.status, 502);
+    assert.equal((JSON.parse(r.body) as { error: { code: string } }).error.code, 'upstream_reset');
+  });
+
   it('round-robins across endpoints', async () => {
     const names = [];
     for (let i = 0; i < 4; i++) names.push(echoed(await http1(port, { path: '/rr' })).name);

@@ -27,7 +27,7 @@ export interface EchoServer {
 /**
  * A test upstream answering every request with the request it saw as JSON. Request headers steer
  * it: `x-echo-status` sets the status, `x-echo-delay-ms` delays the response, `x-echo-header-<n>`
- * is echoed back as response header `<n>`. WebSocket upgrades get an echoing socket (HTTP/1 only).
+ * is echoed back as response header `<n>`, `x-echo-reset` drops the connection without answering. WebSocket upgrades get an echoing socket (HTTP/1 only).
  */
 export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {}): Promise<EchoServer> {
   const name = opts.name ?? 'echo';
@@ -40,6 +40,10 @@ export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {
       const record: EchoRecord = { name, method: req.method ?? '', url: req.url ?? '', httpVersion: req.httpVersion, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       seen.push(record);
       events.emit('request');
+      if (req.headers['x-echo-reset'] !== undefined) {
+        req.socket.destroy();
+        return;
+      }
       const delay = Number(req.headers['x-echo-delay-ms'] ?? 0);
       const respond = () => {
         if (res.writableEnded || res.destroyed) return;

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { UpstreamPools } from '../backends/pools.ts';
+import { SecureContextCache } from '../server/tls-contexts.ts';
+import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
+import { compileConfig } from './config.ts';
+
+describe('compileConfig', () => {
+  const pools = new UpstreamPools();
+  after(() => pools.close(100));
+
+  it('reports broken pieces and keeps compiling the rest', () => {
+    const routes = [
+      route('default/bad-regex', [rule('default/bad-regex/rule/0', { matches: [{ path: { type: 'RegularExpression', value: '[' } }] })]),
+      route('default/missing-backend', [rule('default/missing-backend/rule/0', { backends: [{ backendKey: 'svc-nope', weight: 1, filters: [] }] })]),
+      route('default/missing-mirror', [rule('default/missing-mirror/rule/0', { filters: [{ type: 'RequestMirror', backendKey: 'svc-gone' }] })]),
+    ];
+    const { compiled, errors } = compileConfig(config({
+      binds: [
+        bind(80, [listener('http', [...routes.map((r) => r.key), 'default/not-in-config'])]),
+        bind(443, [listener('https', [], { protocol: 'HTTPS', tls: { certificates: [{ certPem: 'not a cert', keyPem: 'not a key' }] } })], 'HTTPS'),
+        bind(8443, [listener('https-no-cert', [], { protocol: 'HTTPS' })], 'HTTPS'),
+      ],
+      routes,
+      backends: [backend('svc', [8080])],
+    }), { pools, secureContexts: new SecureContextCache() });
+    assert.equal(compiled.binds.length, 3);
+    const expected = [
+      /default\/bad-regex\/rule\/0 match 0: invalid regular expression/,
+      /default\/missing-backend\/rule\/0: backend svc-nope is not in the config/,
+      /default\/missing-mirror\/rule\/0: mirror backend svc-gone is not in the config/,
+      /unknown route default\/not-in-config/,
+      /default\/gw\/https: invalid certificate/,
+      /default\/gw\/https-no-cert: HTTPS listener has no certificate/,
+    ];
+    for (const pattern of expected) assert.ok(errors.some((e) => pattern.test(e)), `${pattern} in ${JSON.stringify(errors)}`);
+    assert.equal(errors.length, expected.length);
+    assert.equal(compiled.binds[1].tls, undefined);
+    assert.equal(compiled.dispatchers.size, 1);
+  });
+});
