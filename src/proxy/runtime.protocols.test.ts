@@ -117,10 +117,11 @@ describe('ProxyRuntime protocols: TLS + SNI, h2, h2c, WebSocket', () => {
   });
 
   it('carries h2c downstream to h2c upstream', async () => {
-    const r = await http2(`http://127.0.0.1:${plainPort()}`, { path: '/grpc/svc', headers: { te: 'trailers' } });
+    const r = await http2(`http://127.0.0.1:${plainPort()}`, { path: '/grpc/svc', headers: { te: 'trailers', 'x-echo-trailer': 'done' } });
     const seen = JSON.parse(r.body) as EchoRecord;
     assert.equal(seen.name, 'h2c');
     assert.equal(seen.headers.te, 'trailers');
+    assert.equal(r.trailers['x-trailer'], 'done', 'response trailers (gRPC status) pass through');
   });
 
   it('passes WebSocket upgrades through in both directions', async () => {
@@ -138,6 +139,23 @@ describe('ProxyRuntime protocols: TLS + SNI, h2, h2c, WebSocket', () => {
     assert.equal(messages[1], 'ping-1');
     ws.close();
     await once(ws, 'close');
+  });
+
+  it('rotates certificates on apply without reopening the port', async () => {
+    const port = tlsPort();
+    const rotated = selfSignedCertificate(['a.example.com', 'rotated.example.com']);
+    const current = runtime.current();
+    assert.ok(current);
+    const binds = current.binds.map((b) => b.port !== 443 ? b : {
+      ...b,
+      listeners: b.listeners.map((l) => (l.sectionName === 'https-a' ? { ...l, tls: { certificates: [rotated] } } : l)),
+    });
+    assert.deepEqual((await runtime.apply({ ...current, version: 'rotated', binds })).errors, []);
+    assert.equal(tlsPort(), port);
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'a.example.com', ca: rotated.certPem, ALPNProtocols: ['http/1.1'] });
+    await once(socket, 'secureConnect');
+    assert.match(socket.getPeerCertificate().subjectaltname ?? '', /rotated\.example\.com/);
+    socket.destroy();
   });
 
   it('answers an upgrade with an error status when the route has no backend', async () => {

@@ -29,19 +29,25 @@ export function http1(port: number, req: TestRequest = {}): Promise<TestResponse
 }
 
 /** One HTTP/2 request: h2 over TLS for an `https:` authority, h2c with prior knowledge for `http:`. */
-export function http2(authority: string, req: TestRequest = {}, tls: SecureClientSessionOptions = {}): Promise<TestResponse & { alpn: string | false | undefined }> {
+export function http2(
+  authority: string,
+  req: TestRequest = {},
+  tls: SecureClientSessionOptions = {},
+): Promise<TestResponse & { alpn: string | false | undefined; trailers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const session = http2Connect(authority, tls);
     session.on('error', reject);
     const stream = session.request({ ':method': req.method ?? 'GET', ':path': req.path ?? '/', ...req.headers });
     let headers: IncomingHttpHeaders = {};
+    let trailers: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
     stream.on('response', (h) => (headers = h as IncomingHttpHeaders));
+    stream.on('trailers', (t) => (trailers = t as IncomingHttpHeaders));
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('end', () => {
       const alpn = session.alpnProtocol;
       session.close();
-      resolve({ status: Number(headers[':status']), headers, body: Buffer.concat(chunks).toString('utf8'), alpn });
+      resolve({ status: Number(headers[':status']), headers, body: Buffer.concat(chunks).toString('utf8'), alpn, trailers });
     });
     stream.on('error', (err) => {
       session.destroy();

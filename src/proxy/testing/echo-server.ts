@@ -27,7 +27,8 @@ export interface EchoServer {
 /**
  * A test upstream answering every request with the request it saw as JSON. Request headers steer
  * it: `x-echo-status` sets the status, `x-echo-delay-ms` delays the response, `x-echo-header-<n>`
- * is echoed back as response header `<n>`, `x-echo-reset` drops the connection without answering. WebSocket upgrades get an echoing socket (HTTP/1 only).
+ * is echoed back as response header `<n>`, `x-echo-trailer` comes back as trailer `x-trailer` (h2c
+ * only, as gRPC status does), `x-echo-reset` drops the connection without answering. WebSocket upgrades get an echoing socket (HTTP/1 only).
  */
 export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {}): Promise<EchoServer> {
   const name = opts.name ?? 'echo';
@@ -52,6 +53,8 @@ export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {
           if (k.startsWith('x-echo-header-') && typeof v === 'string') headers[k.slice('x-echo-header-'.length)] = v;
         }
         (res as ServerResponse).writeHead(Number(req.headers['x-echo-status'] ?? 200), headers);
+        const trailer = req.headers['x-echo-trailer'];
+        if (opts.h2c && typeof trailer === 'string') res.addTrailers({ 'x-trailer': trailer });
         res.end(JSON.stringify(record));
       };
       if (delay > 0) setTimeout(respond, delay).unref();
