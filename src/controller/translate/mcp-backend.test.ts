@@ -1,0 +1,80 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../../api/gateway/object.ts';
+import { translateMcpBackend } from './mcp-backend.ts';
+import { indexObjects } from './snapshot.ts';
+
+function proxyBackend(spec: unknown): KubeObject {
+  return { apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyBackend', metadata: { name: 'tools', namespace: 'ai', generation: 3 }, spec };
+}
+
+function service(name: string, namespace: string, labels: Record<string, string>, ports: { port: number; appProtocol?: string }[]): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels }, spec: { ports } };
+}
+
+const objects = [
+  service('search', 'ai', { mcp: 'yes' }, [{ port: 8080 }, { port: 9090, appProtocol: 'mcp-sse' }]),
+  service('files', 'ai', {}, [{ port: 3000 }]),
+  service('remote', 'other', { mcp: 'yes' }, [{ port: 80 }]),
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other', labels: { team: 'x' } } },
+];
+const snapshot = indexObjects(objects);
+
+describe('translateMcpBackend', () => {
+  it('resolves static hosts, Service backendRefs and selectors with defaults', () => {
+    const { ir, problems, conditions } = translateMcpBackend(proxyBackend({
+      mcp: {
+        prefixMode: 'Always',
+        targets: [
+          { name: 'web', static: { host: 'mcp.example.com', port: 443, protocol: 'SSE', policies: { tls: { insecureSkipVerify: 'All' } } } },
+          { name: 'files', static: { backendRef: { name: 'files' }, port: 3000, path: '/rpc' } },
+          { name: 'sel', selector: { services: { matchLabels: { mcp: 'yes' } } } },
+        ],
+      },
+      policies: { mcp: { authorization: { action: 'Require', policy: { matchExpressions: ['mcp.tool.name != "rm"'] } } } },
+    }), snapshot);
+    assert.deepEqual(problems, []);
+    assert.equal(conditions[0].status, 'True');
+    assert.deepEqual(ir, {
+      key: 'backend/ai/tools',
+      sessionRouting: 'Stateful',
+      failureMode: 'FailClosed',
+      prefixMode: 'Always',
+      authorization: [{ action: 'Require', matchExpressions: ['mcp.tool.name != "rm"'] }],
+      targets: [
+        { name: 'web', host: 'mcp.example.com', port: 443, path: '/sse', protocol: 'SSE', tls: { sni: 'mcp.example.com', insecureSkipVerify: true } },
+        { name: 'files', host: 'files.ai.svc.cluster.local', port: 3000, path: '/rpc', protocol: 'StreamableHTTP' },
+        { name: 'sel-search-8080', host: 'search.ai.svc.cluster.local', port: 8080, path: '/mcp', protocol: 'StreamableHTTP' },
+        { name: 'sel-search-9090', host: 'search.ai.svc.cluster.local', port: 9090, path: '/sse', protocol: 'SSE' },
+      ],
+    });
+  });
+
+  it('a namespace selector reaches other namespaces; names carry the namespace', () => {
+    const { ir } = translateMcpBackend(proxyBackend({ mcp: { targets: [{ name: 's', selector: { namespaces: { matchLabels: { team: 'x' } }, services: { matchLabels: { mcp: 'yes' } } } }] } }), snapshot);
+    assert.deepEqual(ir?.targets.map((t) => t.name), ['s-other-remote-80']);
+  });
+
+  const broken = [
+    { name: 'missing Service', target: { name: 'x', static: { backendRef: { name: 'nope' }, port: 1 } }, reason: 'BackendNotFound' },
+    { name: 'Service without the port', target: { name: 'x', static: { backendRef: { name: 'files' }, port: 1 } }, reason: 'BackendNotFound' },
+    { name: 'selector matching nothing', target: { name: 'x', selector: { services: { matchLabels: { none: 'x' } } } }, reason: 'BackendNotFound' },
+  ];
+  for (const c of broken) {
+    it(`${c.name}: condition False, other targets still served`, () => {
+      const { ir, conditions } = translateMcpBackend(proxyBackend({ mcp: { targets: [c.target, { name: 'ok', static: { host: 'h', port: 80 } }] } }), snapshot);
+      assert.equal(conditions[0].status, 'False');
+      assert.equal(conditions[0].reason, c.reason);
+      assert.deepEqual(ir?.targets.map((t) => t.name), ['ok']);
+    });
+  }
+
+  it('no IR when no target resolves; a bad expression is reported', () => {
+    const { ir, conditions } = translateMcpBackend(proxyBackend({
+      mcp: { targets: [{ name: 'x', static: { backendRef: { name: 'nope' }, port: 1 } }] },
+      policies: { mcp: { authorization: { policy: { matchExpressions: ['mcp.tool.name =='] } } } },
+    }), snapshot);
+    assert.equal(ir, undefined);
+    assert.match(conditions[0].message, /Service ai\/nope not found; spec.policies.mcp.authorization/);
+  });
+});

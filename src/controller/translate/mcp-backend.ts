@@ -1,0 +1,164 @@
+import type { ServicePort } from '../../api/gateway/index.ts';
+import type { Condition, KubeObject } from '../../api/gateway/object.ts';
+import { compile } from '../../cel/index.ts';
+import type { McpAuthorizationRule, McpBackendIR, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
+import { isDict, isPort, listOf, stringRecord, type Dict } from './read.ts';
+import { selectorMatches } from './selector.ts';
+import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
+import { conditionFrom, type Problem } from './status/conditions.ts';
+
+/**
+ * ProxyBackend `spec.mcp` (+ `spec.policies.mcp.authorization`) → McpBackendIR. Pure: a user's
+ * mistake becomes a Problem for the backend's Accepted condition; the targets that resolve are
+ * still served. No IR when no target resolves.
+ *
+ * Service targets are reached by the Service's cluster DNS name (`<svc>.<ns>.svc.<domain>`).
+ * Selector targets are named `<name>-<service>-<port>` (`<name>-<namespace>-<service>-<port>`
+ * for Services in another namespace), one per Service port, in a stable order.
+ */
+export interface McpTranslation {
+  readonly ir?: McpBackendIR;
+  /** Every problem found (targets that resolved are still in the IR). */
+  readonly problems: readonly Problem[];
+  /** The backend's `Accepted` condition summarising `problems`. */
+  readonly conditions: readonly Condition[];
+}
+
+export interface McpTranslateOptions {
+  /** Default `cluster.local`. */
+  readonly clusterDomain?: string;
+}
+
+const DEFAULT_PATH: Readonly<Record<McpTransport, string>> = { StreamableHTTP: '/mcp', SSE: '/sse' };
+
+export function translateMcpBackend(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions = {}): McpTranslation {
+  const { ir, problems } = translate(backend, snapshot, opts);
+  const conditions = [conditionFrom('Accepted', problems, 'Accepted', 'MCP backend accepted', generationOf(backend))];
+  return ir ? { ir, problems, conditions } : { problems, conditions };
+}
+
+function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions): { ir?: McpBackendIR; problems: Problem[] } {
+  const namespace = namespaceOf(backend);
+  const spec = isDict(backend.spec) ? backend.spec : {};
+  const mcp = isDict(spec.mcp) ? spec.mcp : undefined;
+  if (!mcp) return { problems: [{ reason: 'Invalid', message: 'spec.mcp is missing' }] };
+  const domain = opts.clusterDomain ?? 'cluster.local';
+  const problems: Problem[] = [];
+  const targets: McpTargetIR[] = [];
+  listOf<Dict>(mcp.targets).forEach((selector, i) => {
+    const path = `spec.mcp.targets[${i}]`;
+    const name = typeof selector.name === 'string' ? selector.name : '';
+    if (name === '') return problems.push({ reason: 'Invalid', message: `${path}.name is required` });
+    if (isDict(selector.static)) {
+      const target = staticTarget(name, selector.static, namespace, snapshot, domain, path, problems);
+      if (target) targets.push(target);
+    } else if (isDict(selector.selector)) {
+      const found = selectedTargets(name, selector.selector, namespace, snapshot, domain);
+      if (found.length === 0) problems.push({ reason: 'BackendNotFound', message: `${path}.selector matches no Service port` });
+      targets.push(...found);
+    } else {
+      problems.push({ reason: 'Invalid', message: `${path} needs one of static or selector` });
+    }
+  });
+  const seen = new Set<string>();
+  const unique = targets.filter((t) => {
+    if (seen.has(t.name)) {
+      problems.push({ reason: 'Invalid', message: `MCP target name "${t.name}" is used twice; the second is ignored` });
+      return false;
+    }
+    seen.add(t.name);
+    return true;
+  });
+  const authorization = authorizationRules(spec, problems);
+  if (unique.length === 0) return { problems: problems.length > 0 ? problems : [{ reason: 'BackendNotFound', message: 'spec.mcp has no usable target' }] };
+  const ir: McpBackendIR = {
+    key: `backend/${namespace}/${backend.metadata.name}`,
+    targets: unique,
+    sessionRouting: mcp.sessionRouting === 'Stateless' ? 'Stateless' : 'Stateful',
+    failureMode: mcp.failureMode === 'FailOpen' ? 'FailOpen' : 'FailClosed',
+    prefixMode: mcp.prefixMode === 'Always' || mcp.prefixMode === 'Never' ? mcp.prefixMode : 'Conditional',
+    ...(authorization.length > 0 ? { authorization } : {}),
+  };
+  return { ir, problems };
+}
+
+function transportOf(value: unknown): McpTransport {
+  return value === 'SSE' ? 'SSE' : 'StreamableHTTP';
+}
+
+function staticTarget(name: string, t: Dict, namespace: string, snapshot: Snapshot, domain: string, path: string, problems: Problem[]): McpTargetIR | undefined {
+  if (!isPort(t.port)) {
+    problems.push({ reason: 'Invalid', message: `${path}.static.port must be 1..65535` });
+    return undefined;
+  }
+  const protocol = transportOf(t.protocol);
+  const targetPath = typeof t.path === 'string' && t.path !== '' ? t.path : DEFAULT_PATH[protocol];
+  let host: string;
+  if (typeof t.host === 'string' && t.host !== '') {
+    host = t.host;
+  } else if (isDict(t.backendRef) && typeof t.backendRef.name === 'string') {
+    const service = snapshot.services.get(`${namespace}/${t.backendRef.name}`);
+    if (!service) {
+      problems.push({ reason: 'BackendNotFound', message: `${path}.static.backendRef: Service ${namespace}/${t.backendRef.name} not found` });
+      return undefined;
+    }
+    const ports = listOf<ServicePort>(isDict(service.spec) ? service.spec.ports : undefined);
+    if (!ports.some((p) => p.port === t.port)) {
+      problems.push({ reason: 'BackendNotFound', message: `${path}.static.backendRef: Service ${namespace}/${t.backendRef.name} has no port ${String(t.port)}` });
+      return undefined;
+    }
+    host = `${t.backendRef.name}.${namespace}.svc.${domain}`;
+  } else {
+    problems.push({ reason: 'Invalid', message: `${path}.static needs one of host or backendRef` });
+    return undefined;
+  }
+  const tls = targetTls(t.policies, host);
+  return { name, host, port: t.port, path: targetPath, protocol, ...(tls ? { tls } : {}) };
+}
+
+/** Target-level `policies.tls` (host targets only): SNI and verification switch; CA references are resolved by the policy translator. */
+function targetTls(policies: unknown, host: string): McpTargetIR['tls'] {
+  if (!isDict(policies) || !isDict(policies.tls)) return undefined;
+  const tls = policies.tls;
+  return {
+    sni: typeof tls.sni === 'string' && tls.sni !== '' ? tls.sni : host,
+    ...(tls.insecureSkipVerify === 'All' ? { insecureSkipVerify: true } : {}),
+  };
+}
+
+function selectedTargets(name: string, selector: Dict, namespace: string, snapshot: Snapshot, domain: string): McpTargetIR[] {
+  const out: McpTargetIR[] = [];
+  const namespaceSelector = isDict(selector.namespaces) ? selector.namespaces : undefined;
+  for (const service of snapshot.services.values()) {
+    const ns = namespaceOf(service);
+    const inScope = namespaceSelector ? selectorMatches(namespaceSelector, snapshot.namespaceLabels(ns)) : ns === namespace;
+    if (!inScope || !selectorMatches(isDict(selector.services) ? selector.services : undefined, stringRecord(service.metadata.labels))) continue;
+    for (const port of listOf<ServicePort>(isDict(service.spec) ? service.spec.ports : undefined)) {
+      if (!isPort(port.port)) continue;
+      const protocol: McpTransport = typeof port.appProtocol === 'string' && /sse/i.test(port.appProtocol) ? 'SSE' : 'StreamableHTTP';
+      const svc = service.metadata.name;
+      out.push({
+        name: ns === namespace ? `${name}-${svc}-${port.port}` : `${name}-${ns}-${svc}-${port.port}`,
+        host: `${svc}.${ns}.svc.${domain}`,
+        port: port.port,
+        path: DEFAULT_PATH[protocol],
+        protocol,
+      });
+    }
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function authorizationRules(spec: Dict, problems: Problem[]): McpAuthorizationRule[] {
+  const policies = isDict(spec.policies) ? spec.policies : {};
+  const mcp = isDict(policies.mcp) ? policies.mcp : {};
+  if (!isDict(mcp.authorization)) return [];
+  const rule = mcp.authorization;
+  const expressions = isDict(rule.policy) && Array.isArray(rule.policy.matchExpressions) ? rule.policy.matchExpressions.filter((e): e is string => typeof e === 'string') : [];
+  for (const expression of expressions) {
+    const compiled = compile(expression, { expect: ['bool'] });
+    if (!compiled.ok) problems.push({ reason: 'InvalidPolicy', message: `spec.policies.mcp.authorization: ${compiled.error.message} (the MCP backend denies every item)` });
+  }
+  const action = rule.action === 'Deny' || rule.action === 'Require' ? rule.action : 'Allow';
+  return expressions.length > 0 ? [{ action, matchExpressions: expressions }] : [];
+}
