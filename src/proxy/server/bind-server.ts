@@ -18,9 +18,6 @@ export interface ListenOptions {
 
 const DRAIN_SWEEP_MS = 50;
 
-/** A self-signed throwaway would be worse than refusing: HTTPS binds need a certificate to start. */
-const NO_CERTIFICATE = new Error('HTTPS bind has no usable certificate');
-
 /**
  * One listening port. Plain binds speak HTTP/1.1 and h2c (prior knowledge) on the same port;
  * HTTPS binds terminate TLS, pick the certificate by SNI across the listeners sharing the port,
@@ -46,7 +43,8 @@ export class BindServer {
 
     if (compiled.protocol === 'HTTPS') {
       const tls = compiled.tls;
-      if (!tls) throw NO_CERTIFICATE;
+      // A self-signed stand-in would be worse than refusing: an HTTPS bind needs a real certificate.
+      if (!tls) throw new Error('HTTPS bind has no usable certificate');
       this.#defaultPair = tls.fallbackPair;
       const secure = createSecureServer({
         allowHTTP1: true,

@@ -37,6 +37,15 @@ async function sniff(chunks: readonly string[]): Promise<{ protocol: string; byt
 }
 
 describe('sniffProtocol', () => {
+  it('closes a connection that stays silent', async () => {
+    const server = createServer((socket) => sniffProtocol(socket, () => assert.fail('nothing was sent'), 20));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await once(client, 'close');
+    server.close();
+  });
+
   const preface = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
   const cases = [
     { name: 'a full preface in one segment is h2', chunks: [preface + 'frames'], protocol: 'h2' },
