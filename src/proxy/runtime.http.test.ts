@@ -101,6 +101,12 @@ describe('ProxyRuntime over HTTP/1.1', () => {
     assert.equal(echoed(r).body.length, 100_000);
   });
 
+  it('streams a response larger than the socket buffers intact', async () => {
+    const body = 'y'.repeat(4 * 1024 * 1024);
+    const r = await http1(port, { method: 'POST', path: '/basic/big', body });
+    assert.equal(echoed(r).body, body);
+  });
+
   it('removes hop-by-hop headers and the ones Connection names', async () => {
     const r = await http1(port, { path: '/basic', headers: { connection: 'keep-alive, x-hop', 'x-hop': '1', 'keep-alive': 'timeout=5', 'proxy-authorization': 'x', 'x-end': '1' } });
     const seen = echoed(r);

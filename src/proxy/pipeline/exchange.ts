@@ -33,6 +33,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #timers: NodeJS.Timeout[] = [];
   #finished = false;
+  #awaitingDrain = false;
   #bytes = 0;
   #status = 0;
 
@@ -72,17 +73,21 @@ export class Exchange implements Dispatcher.DispatchHandler {
     } catch (err) {
       // Headers node refuses (invalid characters from upstream) must not crash the process.
       this.#telemetry.logger.warn({ err: (err as Error).message, backend: this.#fwd.backend.key }, 'invalid upstream response headers');
-      controller.abort(err as Error);
       this.#fail({ code: 'UPSTREAM_RESET', backend: this.#fwd.backend.key, cause: 'invalid response headers' });
+      controller.abort(err as Error);
     }
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#finished) return;
     this.#bytes += chunk.length;
-    if (!this.#res.write(chunk)) {
+    if (!this.#res.write(chunk) && !this.#awaitingDrain) {
+      this.#awaitingDrain = true;
       controller.pause();
-      this.#res.once('drain', () => controller.resume());
+      this.#res.once('drain', () => {
+        this.#awaitingDrain = false;
+        controller.resume();
+      });
     }
   }
 
