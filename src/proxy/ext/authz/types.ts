@@ -1,0 +1,93 @@
+/** Shapes shared by the gRPC and HTTP external-authorization clients and their cache. */
+import type { Activation } from '../../../cel/index.ts';
+import type { JsonObject, PolicyEndpoint } from '../../../ir/policy.ts';
+import type { EndpointResolver, FailureMode } from '../endpoint.ts';
+import type { HeaderMutations, HeaderPair, RequestHeaders } from '../headers.ts';
+
+/** The IR member `extAuth` (src/ir/policy.ts ExtAuthPolicy), with its fields typed. */
+export interface ExtAuthConfig extends PolicyEndpoint {
+  readonly failureMode?: FailureMode;
+  readonly grpc?: {
+    readonly contextExtensions?: Readonly<Record<string, string>>;
+    readonly requestMetadata?: Readonly<Record<string, string>>;
+  };
+  readonly http?: {
+    readonly path?: string;
+    readonly redirect?: string;
+    readonly body?: string;
+    readonly allowedRequestHeaders?: readonly string[];
+    readonly addRequestHeaders?: Readonly<Record<string, string>>;
+    readonly allowedResponseHeaders?: readonly string[];
+    readonly responseMetadata?: Readonly<Record<string, string>>;
+  };
+  /** `maxSize` in bytes (the translator lowered the ByteSize). */
+  readonly forwardBody?: { readonly maxSize: number };
+  readonly cache?: { readonly key: readonly string[]; readonly ttl: string; readonly maxEntries?: number };
+}
+
+/** What the pipeline knows about the downstream request. */
+export interface DownstreamRequest {
+  readonly method: string;
+  /** Path plus query, as received. */
+  readonly url: string;
+  readonly host: string;
+  readonly scheme: 'http' | 'https';
+  /** `HTTP/1.1`, `HTTP/2` … */
+  readonly protocol: string;
+  readonly headers: RequestHeaders;
+  readonly source: { readonly address: string; readonly port: number };
+  readonly destination: { readonly address: string; readonly port: number };
+  /** The buffered body; the pipeline buffers it (up to `bodyLimit` + 1 bytes) when the client asks. */
+  readonly body?: Uint8Array;
+  /** x-request-id or the gateway's own id, forwarded to the service. */
+  readonly id?: string;
+}
+
+export type DenyReason = 'denied' | 'unavailable' | 'body_too_large';
+
+export type AuthzDecision =
+  | {
+      readonly allowed: true;
+      /** Changes to the request sent upstream. */
+      readonly requestHeaders: HeaderMutations;
+      /** Headers added to the response sent downstream. */
+      readonly responseHeaders: readonly HeaderPair[];
+      /** Exposed to later CEL as the `extauthz` variable (HTTP `responseMetadata`, gRPC dynamic_metadata). */
+      readonly metadata: JsonObject;
+      /** Set when the service failed and FailOpen let the request through. */
+      readonly failedOpen?: true;
+    }
+  | {
+      readonly allowed: false;
+      readonly status: number;
+      readonly body: string;
+      readonly headers: readonly HeaderPair[];
+      readonly reason: DenyReason;
+    };
+
+export interface ExtAuthzClient {
+  /** Present when the request body must be buffered (forwardBody.maxSize). */
+  readonly bodyLimit?: number;
+  check(request: DownstreamRequest, activation: Activation, signal?: AbortSignal): Promise<AuthzDecision>;
+  /** Closes connections to the service. */
+  close(): void;
+}
+
+export interface ExtAuthzOptions {
+  readonly resolve?: EndpointResolver;
+  /** Deadline of one authorization call (default 1000 ms). */
+  readonly timeoutMs?: number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 1000;
+
+/** Envoy's status_on_error: FailClosed answers 403 when the service cannot decide. */
+export function unavailable(mode: FailureMode | undefined): AuthzDecision {
+  return mode === 'FailOpen'
+    ? { allowed: true, requestHeaders: { set: [], add: [], remove: [] }, responseHeaders: [], metadata: {}, failedOpen: true }
+    : { allowed: false, status: 403, body: '', headers: [], reason: 'unavailable' };
+}
+
+export function bodyTooLarge(limit: number): AuthzDecision {
+  return { allowed: false, status: 413, body: `request body exceeds ${limit} bytes`, headers: [], reason: 'body_too_large' };
+}

@@ -1,0 +1,63 @@
+/** Real servers for the external-service tests: gRPC (connect-node over h2c) and plain HTTP, on 127.0.0.1:0. */
+import { createServer as createHttp2Server, type Http2Session } from 'node:http2';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { ConnectRouter } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+
+export interface RunningServer {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startGrpcServer(routes: (router: ConnectRouter) => void): Promise<RunningServer> {
+  const sessions = new Set<Http2Session>();
+  const server = createHttp2Server(connectNodeAdapter({ routes }));
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sessions) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+export async function startHttpServer(handler: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<RunningServer> {
+  const sockets = new Set<Socket>();
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handler(req, Buffer.concat(chunks), res));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** A port nothing listens on: bind, read the port, close. */
+export async function closedPort(): Promise<number> {
+  const server = createHttpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
