@@ -6,6 +6,7 @@ import { createActivation } from '../../src/cel/index.ts';
 import { createExtAuthzClient, type AuthzDecision, type DownstreamRequest, type ExtAuthConfig } from '../../src/proxy/ext/authz/index.ts';
 import { HeaderValueOption_HeaderAppendAction } from '../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
 import { Authorization, CheckResponseSchema, type CheckRequest } from '../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
+import { StatusCode } from '../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
 import { closedPort, startGrpcServer, startHttpServer, type RunningServer } from './servers.ts';
 
 const request: DownstreamRequest = {
@@ -47,7 +48,7 @@ describe('gRPC ext_authz', () => {
         if (user === 'mallory') {
           return create(CheckResponseSchema, {
             status: { code: 7 },
-            httpResponse: { case: 'deniedResponse', value: { status: { code: 451 }, body: 'go away', headers: [header('x-reason', 'blocked')] } },
+            httpResponse: { case: 'deniedResponse', value: { status: { code: StatusCode.TooManyRequests }, body: 'go away', headers: [header('x-reason', 'blocked')] } },
           });
         }
         return create(CheckResponseSchema, {
@@ -109,7 +110,7 @@ describe('gRPC ext_authz', () => {
     const client = createExtAuthzClient({ url: server.url });
     try {
       const d = expectDenied(await client.check({ ...request, headers: { 'x-user': 'mallory' } }, activation));
-      assert.deepEqual(d, { allowed: false, status: 451, body: 'go away', headers: [['x-reason', 'blocked']], reason: 'denied' });
+      assert.deepEqual(d, { allowed: false, status: 429, body: 'go away', headers: [['x-reason', 'blocked']], reason: 'denied' });
     } finally {
       client.close();
     }
