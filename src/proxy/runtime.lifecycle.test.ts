@@ -90,6 +90,21 @@ describe('ProxyRuntime config swaps and lifecycle', () => {
     assert.equal(runtime.current()?.version, 'v100');
   });
 
+  it('keeps upstream connections of unchanged endpoints across swaps', async () => {
+    // A fresh upstream, so its pool holds exactly the one connection the first request opens.
+    const c = await startEchoServer({ name: 'c' });
+    const only = { a: c.port, b: c.port };
+    await runtime.apply(versioned(100, only));
+    const port = runtime.portOf(80) as number;
+    const first = JSON.parse((await http1(port, { path: '/pooled' })).body) as EchoRecord;
+    await runtime.apply(versioned(102, only));
+    const second = JSON.parse((await http1(port, { path: '/pooled' })).body) as EchoRecord;
+    assert.equal(second.headers['x-config'], 'v102');
+    assert.equal(second.remotePort, first.remotePort);
+    await runtime.apply(versioned(104, ports));
+    await c.close();
+  });
+
   it('finishes an in-flight request on the config it started with', async () => {
     await runtime.apply(versioned(200, ports));
     const port = runtime.portOf(80) as number;

@@ -12,6 +12,8 @@ export interface EchoRecord {
   readonly httpVersion: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
+  /** The client-side port of the connection: equal ports mean a reused connection. */
+  readonly remotePort: number | undefined;
 }
 
 export interface EchoServer {
@@ -38,7 +40,7 @@ export async function startEchoServer(opts: { name?: string; h2c?: boolean } = {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const record: EchoRecord = { name, method: req.method ?? '', url: req.url ?? '', httpVersion: req.httpVersion, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const record: EchoRecord = { name, method: req.method ?? '', url: req.url ?? '', httpVersion: req.httpVersion, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), remotePort: req.socket.remotePort };
       seen.push(record);
       events.emit('request');
       if (req.headers['x-echo-reset'] !== undefined) {
