@@ -20,11 +20,17 @@ export interface CompiledBackend {
 
 const H2C_APP_PROTOCOLS = new Set(['kubernetes.io/h2c', 'grpc', 'h2c']);
 
-export function compileBackend(b: Backend, pools: UpstreamPools): CompiledBackend {
+/** An endpoint undici cannot address (bad host or port) is reported and left out. */
+export function compileBackend(b: Backend, pools: UpstreamPools, onError: (message: string) => void): CompiledBackend {
   const protocol: UpstreamProtocol = b.appProtocol !== undefined && H2C_APP_PROTOCOLS.has(b.appProtocol.toLowerCase()) ? 'h2c' : 'http1';
-  const targets = b.endpoints.map((ep): UpstreamTarget => {
+  const targets: UpstreamTarget[] = [];
+  for (const ep of b.endpoints) {
     const host = ep.host.includes(':') ? `[${ep.host}]` : ep.host;
-    return { dispatcher: pools.acquire(ep, protocol), host: ep.host, port: ep.port, authority: ep.port === 80 ? host : `${host}:${ep.port}` };
-  });
+    try {
+      targets.push({ dispatcher: pools.acquire(ep, protocol), host: ep.host, port: ep.port, authority: ep.port === 80 ? host : `${host}:${ep.port}` });
+    } catch (err) {
+      onError(`backend ${b.key}: invalid endpoint ${host}:${ep.port}: ${(err as Error).message}`);
+    }
+  }
   return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets) };
 }

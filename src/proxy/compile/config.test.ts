@@ -22,7 +22,7 @@ describe('compileConfig', () => {
         bind(8443, [listener('https-no-cert', [], { protocol: 'HTTPS' })], 'HTTPS'),
       ],
       routes,
-      backends: [backend('svc', [8080])],
+      backends: [backend('svc', [8080]), backend('svc-bad-endpoint', [8080], { endpoints: [{ host: 'bad host', port: 80 }] })],
     }), { pools, secureContexts: new SecureContextCache() });
     assert.equal(compiled.binds.length, 3);
     const expected = [
@@ -32,6 +32,7 @@ describe('compileConfig', () => {
       /unknown route default\/not-in-config/,
       /default\/gw\/https: invalid certificate/,
       /default\/gw\/https-no-cert: HTTPS listener has no certificate/,
+      /backend svc-bad-endpoint: invalid endpoint bad host:80/,
     ];
     for (const pattern of expected) assert.ok(errors.some((e) => pattern.test(e)), `${pattern} in ${JSON.stringify(errors)}`);
     assert.equal(errors.length, expected.length);

@@ -56,7 +56,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   const onError = (m: string) => errors.push(m);
 
   const backends = new Map<string, CompiledBackend>();
-  for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools));
+  for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools, onError));
   const backendOf = (key: string) => backends.get(key);
 
   const rules = new Map<string, CompiledRule>();
