@@ -1,0 +1,21 @@
+/** Shapes shared by the local and global rate limiters. */
+import type { HeaderPair } from '../headers.ts';
+
+export type RateLimitDecision =
+  | { readonly allowed: true; readonly headers: readonly HeaderPair[]; readonly failedOpen?: true }
+  | {
+      readonly allowed: false;
+      /** 429 when over a limit; 500 when the rate-limit service failed and FailClosed applies. */
+      readonly status: number;
+      /** Seconds until the limit resets (also in the retry-after header); 0 for service failures. */
+      readonly retryAfterS: number;
+      readonly headers: readonly HeaderPair[];
+      readonly reason: 'over_limit' | 'unavailable';
+    };
+
+export const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true, headers: [] });
+
+export function overLimit(retryAfterS: number, headers: readonly HeaderPair[] = []): RateLimitDecision {
+  const seconds = Math.max(1, Math.ceil(retryAfterS));
+  return { allowed: false, status: 429, retryAfterS: seconds, headers: [['retry-after', String(seconds)], ...headers], reason: 'over_limit' };
+}
