@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
 import { createActivation } from '../../src/cel/index.ts';
 import { GlobalRateLimitClient, type GlobalRateLimitConfig, type RateLimitDecision } from '../../src/proxy/ext/ratelimit/index.ts';
+import type { RateLimitResponse_RateLimit_Unit} from '../../src/proxy/ext/gen/envoy/service/ratelimit/v3/rls_pb.js';
 import {
-  RateLimitResponse_Code, RateLimitResponse_RateLimit_Unit, RateLimitResponseSchema, RateLimitService, type RateLimitRequest,
+  RateLimitResponse_Code, RateLimitResponseSchema, RateLimitService, type RateLimitRequest,
 } from '../../src/proxy/ext/gen/envoy/service/ratelimit/v3/rls_pb.js';
 import { RateLimitUnit } from '../../src/proxy/ext/gen/envoy/type/v3/ratelimit_unit_pb.js';
 import { startRedis, type RunningRedis } from './redis.ts';
