@@ -1,0 +1,60 @@
+/** The IR member `extProc` (src/ir/policy.ts ExtProcPolicy) with its fields typed, and mode handling. */
+import type { PolicyEndpoint } from '../../../ir/policy.ts';
+import type { FailureMode } from '../endpoint.ts';
+import { ProcessingMode_BodySendMode, ProcessingMode_HeaderSendMode, type ProcessingMode } from '../gen/envoy/extensions/filters/http/ext_proc/v3/processing_mode_pb.js';
+
+export type BodySendMode = 'None' | 'Buffered' | 'BufferedPartial' | 'FullDuplexStreamed';
+export type SendMode = 'Send' | 'Skip';
+
+export interface ExtProcConfig extends PolicyEndpoint {
+  readonly failureMode?: FailureMode;
+  readonly processingOptions?: {
+    readonly requestBodyMode?: BodySendMode;
+    readonly responseBodyMode?: BodySendMode;
+    readonly requestHeaderMode?: SendMode;
+    readonly responseHeaderMode?: SendMode;
+    readonly requestTrailerMode?: SendMode;
+    readonly responseTrailerMode?: SendMode;
+    readonly allowModeOverride?: boolean;
+  };
+  readonly metadataContext?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly requestAttributes?: Readonly<Record<string, string>>;
+  readonly responseAttributes?: Readonly<Record<string, string>>;
+}
+
+export interface Modes {
+  requestHeaders: SendMode;
+  responseHeaders: SendMode;
+  requestBody: BodySendMode;
+  responseBody: BodySendMode;
+}
+
+export function initialModes(config: ExtProcConfig): Modes {
+  const o = config.processingOptions ?? {};
+  return {
+    requestHeaders: o.requestHeaderMode ?? 'Send',
+    responseHeaders: o.responseHeaderMode ?? 'Send',
+    requestBody: o.requestBodyMode ?? 'FullDuplexStreamed',
+    responseBody: o.responseBodyMode ?? 'FullDuplexStreamed',
+  };
+}
+
+const BODY: Partial<Record<ProcessingMode_BodySendMode, BodySendMode>> = {
+  [ProcessingMode_BodySendMode.NONE]: 'None',
+  [ProcessingMode_BodySendMode.STREAMED]: 'FullDuplexStreamed',
+  [ProcessingMode_BodySendMode.BUFFERED]: 'Buffered',
+  [ProcessingMode_BodySendMode.BUFFERED_PARTIAL]: 'BufferedPartial',
+};
+const HEADER = (m: ProcessingMode_HeaderSendMode): SendMode | undefined =>
+  m === ProcessingMode_HeaderSendMode.SEND ? 'Send' : m === ProcessingMode_HeaderSendMode.SKIP ? 'Skip' : undefined;
+
+/**
+ * A processor's mode_override. Header modes DEFAULT keep the current mode; body modes NONE (the
+ * proto default, indistinguishable from "unset") switch processing of that body off, as in Envoy.
+ */
+export function applyOverride(modes: Modes, o: ProcessingMode): void {
+  modes.requestHeaders = HEADER(o.requestHeaderMode) ?? modes.requestHeaders;
+  modes.responseHeaders = HEADER(o.responseHeaderMode) ?? modes.responseHeaders;
+  modes.requestBody = BODY[o.requestBodyMode] ?? modes.requestBody;
+  modes.responseBody = BODY[o.responseBodyMode] ?? modes.responseBody;
+}
