@@ -14,6 +14,8 @@ export type ProxyError =
   | { readonly code: 'REQUEST_TIMEOUT' }
   | { readonly code: 'BACKEND_TIMEOUT'; readonly backend: string }
   | { readonly code: 'BAD_REQUEST'; readonly reason: string }
+  /** A policy needed the body buffered and it exceeded the limit (SPEC.md: 413 for requests). */
+  | { readonly code: 'PAYLOAD_TOO_LARGE'; readonly limit: number }
   | { readonly code: 'INTERNAL'; readonly cause: string };
 
 export interface ErrorResponse {
@@ -44,6 +46,8 @@ export function toErrorResponse(e: ProxyError): ErrorResponse {
       return json(504, 'upstream_timeout', 'the upstream did not respond in time');
     case 'BAD_REQUEST':
       return json(400, 'bad_request', e.reason);
+    case 'PAYLOAD_TOO_LARGE':
+      return json(413, 'payload_too_large', `the request body exceeds the ${e.limit}-byte buffer limit`);
     case 'INTERNAL':
       return json(500, 'internal_error', 'internal error');
   }

@@ -84,7 +84,7 @@ export class ProxyRuntime {
 
   async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
     if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
-    const { compiled, errors } = compileConfig(config, { pools: this.#pools, secureContexts: this.#secureContexts });
+    const { compiled, errors } = compileConfig(config, { pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger });
     this.#secureContexts.sweep();
 
     const wanted = new Map<number, CompiledBind>();

@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { UpstreamPools } from '../backends/pools.ts';
 import { SecureContextCache } from '../server/tls-contexts.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
+import { silentLogger } from '../../common/logger.ts';
 import { compileConfig } from './config.ts';
 
 describe('compileConfig', () => {
@@ -23,7 +24,7 @@ describe('compileConfig', () => {
       ],
       routes,
       backends: [backend('svc', [8080]), backend('svc-bad-endpoint', [8080], { endpoints: [{ host: 'bad host', port: 80 }] })],
-    }), { pools, secureContexts: new SecureContextCache() });
+    }), { pools, secureContexts: new SecureContextCache(), logger: silentLogger });
     assert.equal(compiled.binds.length, 3);
     const expected = [
       /default\/bad-regex\/rule\/0 match 0: invalid regular expression/,

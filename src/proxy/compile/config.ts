@@ -1,4 +1,5 @@
 import type { SecureContext } from 'node:tls';
+import type { Logger } from '../../common/logger.ts';
 import type { Dispatcher } from 'undici';
 import type { Bind, Listener, ProxyConfig } from '../../ir/types.ts';
 import { compileBackend, type CompiledBackend } from '../backends/backend.ts';
@@ -44,6 +45,7 @@ export interface CompiledConfig {
 export interface CompileContext {
   readonly pools: UpstreamPools;
   readonly secureContexts: SecureContextCache;
+  readonly logger: Logger;
 }
 
 /**
@@ -66,7 +68,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
     if (!rule) return undefined;
     let compiled = rules.get(rule.key);
     if (!compiled) {
-      compiled = compileRule(route.key, rule, backendOf, onError);
+      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger });
       rules.set(rule.key, compiled);
     }
     return compiled;

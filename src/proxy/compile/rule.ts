@@ -1,7 +1,10 @@
+import type { Logger } from '../../common/logger.ts';
+import type { TrafficPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { WeightedPicker } from '../backends/picker.ts';
 import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
+import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 
 /** One weighted backendRef with the rule's filters already merged in front of its own. */
 export interface BackendPick {
@@ -18,6 +21,8 @@ export interface CompiledRule {
   readonly backends: WeightedPicker<BackendPick>;
   readonly requestTimeoutMs: number | undefined;
   readonly backendTimeoutMs: number | undefined;
+  /** The effective PostRouting traffic policy on this listener (undefined: none applies). */
+  trafficFor(listenerKey: string): CompiledTrafficPolicy | undefined;
 }
 
 export function compileRule(
@@ -25,8 +30,13 @@ export function compileRule(
   rule: RouteRule,
   backendOf: (key: string) => CompiledBackend | undefined,
   onError: (message: string) => void,
+  deps: { readonly logger: Logger },
 ): CompiledRule {
   const report = (m: string) => onError(`${rule.key}: ${m}`);
+  const policyOf = (p: TrafficPolicy) => compileTrafficPolicy(p, deps, report);
+  const traffic = rule.traffic ? policyOf(rule.traffic) : undefined;
+  const byListener = new Map<string, CompiledTrafficPolicy>();
+  for (const [listenerKey, p] of Object.entries(rule.trafficByListener ?? {})) byListener.set(listenerKey, policyOf(p));
   const filters = compileFilters(rule.filters, backendOf, report);
   const picks = rule.backends.map((wb) => {
     let backend: CompiledBackend | null = null;
@@ -43,6 +53,7 @@ export function compileRule(
     backends: new WeightedPicker(picks),
     requestTimeoutMs: positive(rule.timeouts?.requestMs),
     backendTimeoutMs: positive(rule.timeouts?.backendRequestMs),
+    trafficFor: byListener.size === 0 ? () => traffic : (listenerKey) => byListener.get(listenerKey) ?? traffic,
   };
 }
 

@@ -3,6 +3,9 @@ import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { toErrorResponse, type ProxyError } from '../errors.ts';
+import type { HeaderMap } from '../http/headers.ts';
+import type { ResponseMutation } from '../policies/context.ts';
+import type { DirectResponse } from '../policies/result.ts';
 
 /** The client side of an exchange: node's HTTP/1 request or the HTTP/2 compatibility request. */
 export type DownstreamRequest = IncomingMessage | Http2ServerRequest;
@@ -56,4 +59,25 @@ export function sendError(res: DownstreamResponse, error: ProxyError): number {
 export function sendRedirect(res: DownstreamResponse, status: number, location: string): void {
   res.writeHead(status, { location, 'content-length': 0 });
   res.end();
+}
+
+/** A response made by the gateway (a policy's answer); response-phase mutations still apply. */
+export function sendDirect(res: DownstreamResponse, response: DirectResponse, mutations: readonly ResponseMutation[]): number {
+  const body = response.body ?? '';
+  const headers: HeaderMap = {};
+  for (const [name, value] of Object.entries(response.headers ?? {})) headers[name.toLowerCase()] = typeof value === 'string' ? value : [...value];
+  for (const mutate of mutations) mutate(headers, response.status);
+  headers['content-length'] = String(Buffer.byteLength(body));
+  if (res.headersSent) {
+    res.destroy();
+    return response.status;
+  }
+  res.writeHead(response.status, headers);
+  if (typeof body === 'string') {
+    res.end(body);
+  } else {
+    res.write(body);
+    res.end();
+  }
+  return response.status;
 }

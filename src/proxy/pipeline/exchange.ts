@@ -1,9 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../common/logger.ts';
 import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
+import type { RequestPolicyContext } from '../policies/request-context.ts';
 import type { ProxyMetrics } from '../telemetry/metrics.ts';
 import { requestBody, sendError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { startMirrors } from './mirror.ts';
@@ -30,6 +32,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   readonly #fwd: Forward;
   readonly #telemetry: Telemetry;
   readonly #onDone: (status: number, bytes: number) => void;
+  /** Present when traffic policies ran: buffered body, response mutations, policy timeout. */
+  readonly #policy: RequestPolicyContext | undefined;
   #controller: Dispatcher.DispatchController | undefined;
   #timers: NodeJS.Timeout[] = [];
   #finished = false;
@@ -37,7 +41,15 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #bytes = 0;
   #status = 0;
 
-  constructor(req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, telemetry: Telemetry, onDone: (status: number, bytes: number) => void) {
+  constructor(
+    req: DownstreamRequest,
+    res: DownstreamResponse,
+    fwd: Forward,
+    telemetry: Telemetry,
+    onDone: (status: number, bytes: number) => void,
+    policy?: RequestPolicyContext,
+  ) {
+    this.#policy = policy;
     this.#req = req;
     this.#res = res;
     this.#fwd = fwd;
@@ -48,13 +60,15 @@ export class Exchange implements Dispatcher.DispatchHandler {
   start(): void {
     const { rule, target, path, headers, filters } = this.#fwd;
     const method = this.#req.method ?? 'GET';
-    if (rule.requestTimeoutMs !== undefined) this.#arm(rule.requestTimeoutMs, { code: 'REQUEST_TIMEOUT' });
+    const requestTimeoutMs = this.#fwd.traffic?.requestTimeoutMs ?? rule.requestTimeoutMs;
+    if (requestTimeoutMs !== undefined) this.#arm(requestTimeoutMs, { code: 'REQUEST_TIMEOUT' });
     if (rule.backendTimeoutMs !== undefined) this.#arm(rule.backendTimeoutMs, { code: 'BACKEND_TIMEOUT', backend: this.#fwd.backend.key });
     this.#res.on('close', () => {
       if (!this.#finished) this.#abort(new Error('client closed the connection'), CLIENT_CLOSED);
     });
-    let body = requestBody(this.#req);
-    if (filters.mirrors.length > 0) body = startMirrors(filters.mirrors, { method, path, headers, body }, this.#telemetry.logger);
+    const buffered = this.#policy?.bufferedBody;
+    let body: Readable | Buffer | null = buffered ?? requestBody(this.#req);
+    if (filters.mirrors.length > 0) body = startMirrors(filters.mirrors, { method, path, headers, body: buffered ? Readable.from([buffered]) : (body as Readable | null) }, this.#telemetry.logger);
     target.dispatcher.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, this);
   }
 
@@ -67,6 +81,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.#finished) return;
     const headers: HeaderMap = endToEndResponseHeaders(upstreamHeaders);
     for (const m of this.#fwd.filters.responseHeaders) applyHeaderModifier(headers, m, 'response');
+    if (this.#policy) for (const mutate of this.#policy.responseMutations) mutate(headers, statusCode);
     this.#status = statusCode;
     try {
       this.#res.writeHead(statusCode, headers);

@@ -1,9 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import type { CompiledBind } from '../compile/config.ts';
+import { runTrafficPolicy } from '../policies/chain.ts';
+import { BodyTooLargeError } from '../policies/context.ts';
+import { RequestPolicyContext } from '../policies/request-context.ts';
+import type { PolicyResult } from '../policies/result.ts';
 import { accessLog, pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
-import { sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
-import { Exchange, type Telemetry } from './exchange.ts';
+import { sendDirect, sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { Exchange, type Forward, type Telemetry } from './exchange.ts';
 import { resolveRequest, type IncomingView } from './resolve.ts';
 
 /** The per-bind state a request reads once, at its start. */
@@ -58,12 +62,40 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
         done(resolution.status, 0);
         return;
       case 'forward':
-        new Exchange(req, res, resolution, ctx.telemetry, done).start();
+        if (resolution.traffic === undefined) new Exchange(req, res, resolution, ctx.telemetry, done).start();
+        else applyPolicies(ctx, req, res, resolution, done);
         return;
     }
   } catch (err) {
     // A bug must cost one request, never the process.
     ctx.telemetry.logger.error({ err }, 'request handler failed');
     done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
+  }
+}
+
+/** Runs the route's traffic policy, then either answers from the gateway or forwards. */
+function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, done: (status: number, bytes: number) => void): void {
+  const policy = new RequestPolicyContext(req, fwd, ctx.scheme);
+  const proceed = (result: PolicyResult) => {
+    if (result.action === 'continue') {
+      new Exchange(req, res, fwd, ctx.telemetry, done, policy).start();
+      return;
+    }
+    done(sendDirect(res, result.response, policy.responseMutations), 0);
+  };
+  const fail = (err: unknown) => {
+    if (err instanceof BodyTooLargeError) {
+      done(sendError(res, { code: 'PAYLOAD_TOO_LARGE', limit: err.limit }), 0);
+      return;
+    }
+    ctx.telemetry.logger.error({ err }, 'traffic policy failed');
+    done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
+  };
+  try {
+    const result = runTrafficPolicy(fwd.traffic!, policy);
+    if (result instanceof Promise) result.then(proceed, fail);
+    else proceed(result);
+  } catch (err) {
+    fail(err);
   }
 }

@@ -4,6 +4,7 @@ import type { CompiledBind } from '../compile/config.ts';
 import type { CompiledRule } from '../compile/rule.ts';
 import type { ProxyError } from '../errors.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
+import type { CompiledTrafficPolicy } from '../policies/chain.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { modifyPath } from '../filters/path-modifier.ts';
 import { redirectLocation } from '../filters/redirect.ts';
@@ -37,6 +38,12 @@ export type Resolution =
       readonly path: string;
       /** Upstream request headers, after hop-by-hop removal, X-Forwarded-* and header filters. */
       readonly headers: HeaderMap;
+      /** The traffic policy to run before forwarding (undefined: none). */
+      readonly traffic: CompiledTrafficPolicy | undefined;
+      /** Host as the client sent it (port stripped, lowercased) and the query, for policies. */
+      readonly host: string;
+      readonly query: string;
+      readonly clientPath: string;
     };
 
 /**
@@ -106,6 +113,10 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
     filters,
     path: query === '' ? upstreamPath : `${upstreamPath}?${query}`,
     headers,
+    traffic: rule.trafficFor(listener.key),
+    host,
+    query,
+    clientPath: path,
   };
 }
 

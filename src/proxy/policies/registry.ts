@@ -1,0 +1,20 @@
+import type { TrafficMember } from '../../ir/policy.ts';
+import { compileDirectResponse } from './direct-response/direct-response.ts';
+import { compileHeaderModifiers } from './header-modifiers/header-modifiers.ts';
+import type { StepCompiler } from './step.ts';
+
+/**
+ * The order traffic members run in. CORS first (a preflight carries no credentials), then
+ * authentication, authorization and limits, then the members that answer or change the request.
+ */
+export const TRAFFIC_ORDER: readonly TrafficMember[] = [
+  'cors', 'csrf',
+  'jwtAuthentication', 'apiKeyAuthentication', 'basicAuthentication', 'extAuth', 'authorization',
+  'rateLimit', 'directResponse', 'delay', 'transformation', 'extProc', 'headerModifiers', 'hostRewrite', 'retry', 'timeouts',
+];
+
+/** One compiler per member; each lives in its own folder under src/proxy/policies/. */
+export const STEP_COMPILERS: { readonly [M in TrafficMember]?: StepCompiler<M> } = {
+  directResponse: compileDirectResponse,
+  headerModifiers: compileHeaderModifiers,
+};

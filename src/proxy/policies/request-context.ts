@@ -1,0 +1,107 @@
+import type { CelInput } from '../../cel/index.ts';
+import type { HeaderMap } from '../http/headers.ts';
+import type { DownstreamRequest } from '../pipeline/downstream.ts';
+import type { Forward } from '../pipeline/exchange.ts';
+import { requestBody } from '../pipeline/downstream.ts';
+import { BodyTooLargeError, type PolicyContext, type RequestIdentity, type ResponseMutation } from './context.ts';
+
+/** SPEC.md: frontend http.maxBufferSize defaults to 2mb. */
+export const DEFAULT_MAX_BUFFER_BYTES = 2 * 1024 * 1024;
+
+/** The PolicyContext of one proxied request; also carries what the Exchange needs afterwards. */
+export class RequestPolicyContext implements PolicyContext {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly host: string;
+  readonly scheme: 'http' | 'https';
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  readonly downstreamHeaders: DownstreamRequest['headers'];
+  readonly upstreamHeaders: HeaderMap;
+  readonly identity: RequestIdentity = {};
+  readonly responseMutations: ResponseMutation[] = [];
+  readonly names: PolicyContext['names'];
+  readonly startTime = Date.now();
+  readonly #req: DownstreamRequest;
+  readonly #maxBufferBytes: number;
+  #body: Buffer | undefined;
+  #reading: Promise<Buffer> | undefined;
+
+  constructor(req: DownstreamRequest, fwd: Forward, scheme: 'http' | 'https', maxBufferBytes = DEFAULT_MAX_BUFFER_BYTES) {
+    this.#req = req;
+    this.#maxBufferBytes = maxBufferBytes;
+    this.method = req.method ?? 'GET';
+    this.path = fwd.clientPath;
+    this.query = fwd.query;
+    this.host = fwd.host;
+    this.scheme = scheme;
+    this.remoteAddress = req.socket.remoteAddress;
+    this.remotePort = req.socket.remotePort;
+    this.downstreamHeaders = req.headers;
+    this.upstreamHeaders = fwd.headers;
+    this.names = { gateway: fwd.labels.gateway, listener: fwd.labels.listener, route: fwd.labels.route, backend: fwd.labels.backend };
+  }
+
+  /** The buffered (or replaced) body, once a step read it; undefined means stream the original. */
+  get bufferedBody(): Buffer | undefined {
+    return this.#body;
+  }
+
+  readBody(): Promise<Buffer> {
+    if (this.#body) return Promise.resolve(this.#body);
+    this.#reading ??= this.#read();
+    return this.#reading;
+  }
+
+  replaceBody(body: Buffer): void {
+    this.#body = body;
+    delete this.upstreamHeaders['transfer-encoding'];
+    this.upstreamHeaders['content-length'] = String(body.length);
+  }
+
+  async #read(): Promise<Buffer> {
+    const stream = requestBody(this.#req);
+    if (!stream) {
+      this.#body = Buffer.alloc(0);
+      return this.#body;
+    }
+    const declared = Number(this.downstreamHeaders['content-length']);
+    if (Number.isFinite(declared) && declared > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length;
+      if (size > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes);
+      chunks.push(chunk as Buffer);
+    }
+    const body = Buffer.concat(chunks, size);
+    this.replaceBody(body);
+    return body;
+  }
+
+  cel(): CelInput {
+    const id = this.identity;
+    const target = this.query === '' ? this.path : `${this.path}?${this.query}`;
+    return {
+      request: {
+        method: this.method,
+        url: target,
+        host: this.host,
+        scheme: this.scheme,
+        version: this.#req.httpVersion === '2.0' ? 'HTTP/2' : `HTTP/${this.#req.httpVersion}`,
+        headers: this.downstreamHeaders,
+        // CEL reads the body synchronously: steps that need it call readBody() first.
+        body: () => this.#body ?? new Uint8Array(0),
+        startTime: this.startTime,
+      },
+      source: { address: this.remoteAddress ?? '', port: this.remotePort ?? 0 },
+      ...(id.jwt ? { jwt: id.jwt.claims } : {}),
+      ...(id.apiKey ? { apiKey: id.apiKey } : {}),
+      ...(id.basicAuth ? { basicAuth: id.basicAuth } : {}),
+      route: { name: this.names.route },
+      gateway: { name: this.names.gateway },
+      backend: { name: this.names.backend },
+    };
+  }
+}

@@ -1,0 +1,24 @@
+import type { Logger } from '../../common/logger.ts';
+import type { TrafficMember, TrafficPolicy } from '../../ir/policy.ts';
+import type { PolicyContext } from './context.ts';
+import type { PolicyResult } from './result.ts';
+
+/** One compiled traffic member, ready to run per request with no config work. */
+export interface TrafficStep {
+  readonly member: TrafficMember;
+  /** Synchronous steps return the result directly: the chain only awaits real promises. */
+  onRequest(ctx: PolicyContext): PolicyResult | Promise<PolicyResult>;
+}
+
+/** What compiling a step may need beyond its own IR member. */
+export interface StepDeps {
+  readonly logger: Logger;
+  /** The whole effective policy, for members that read a sibling (e.g. basic auth realm). */
+  readonly policy: TrafficPolicy;
+}
+
+/**
+ * Compiles one member of an effective TrafficPolicy. Throwing marks the member invalid: the
+ * chain then fails closed (500) for requests it guards, and the error is reported on apply.
+ */
+export type StepCompiler<M extends TrafficMember> = (member: NonNullable<TrafficPolicy[M]>, deps: StepDeps) => TrafficStep;
