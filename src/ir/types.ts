@@ -132,6 +132,8 @@ export type Filter =
   /** percent is 0..100 (a fraction is converted by the translator); absent means 100. */
   | { readonly type: 'RequestMirror'; readonly backendKey: string; readonly percent?: number };
 
+import type { McpBackendIR } from './mcp.ts';
+
 export interface Backend {
   readonly key: string;
   readonly kind: 'Service' | 'ProxyBackend';
@@ -143,6 +145,8 @@ export interface Backend {
   readonly appProtocol?: string;
   /** Set Host to the destination (hostname-based backends) instead of passing the client's through. */
   readonly rewriteHost: boolean;
+  /** An MCP backend: the proxy's MCP handler serves it (its targets carry their own addresses). */
+  readonly mcp?: McpBackendIR;
 }
 
 export interface Endpoint {

@@ -2,6 +2,8 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../common/logger.ts';
 import type { ProxyConfig } from '../ir/types.ts';
 import { UpstreamPools } from './backends/pools.ts';
+import { BACKEND_HANDLER_FACTORIES } from './backends/handler-factories.ts';
+import { BackendHandlers } from './backends/handlers.ts';
 import { compileConfig, type CompiledBind } from './compile/config.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
@@ -35,6 +37,7 @@ export class ProxyRuntime {
   readonly #telemetry: Telemetry;
   readonly #pools = new UpstreamPools();
   readonly #secureContexts = new SecureContextCache();
+  readonly #handlers: BackendHandlers;
   /** By IR port. */
   readonly #servers = new Map<number, BindServer>();
   readonly #draining = new Set<Promise<void>>();
@@ -46,6 +49,7 @@ export class ProxyRuntime {
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
     this.#telemetry = { logger: opts.logger, metrics: new ProxyMetrics(opts.registry) };
+    this.#handlers = new BackendHandlers(BACKEND_HANDLER_FACTORIES, { logger: opts.logger });
   }
 
   /** Compile and swap atomically; opens new binds, closes removed ones (draining), keeps unchanged ones. */
@@ -79,12 +83,12 @@ export class ProxyRuntime {
     const servers = [...this.#servers.values()];
     this.#servers.clear();
     await Promise.all([...servers.map((s) => s.drain(graceMs)), ...this.#draining]);
-    await this.#pools.close(graceMs);
+    await Promise.all([this.#pools.close(graceMs), this.#handlers.close()]);
   }
 
   async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
     if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
-    const { compiled, errors } = compileConfig(config, { pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger });
+    const { compiled, errors } = compileConfig(config, { pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers });
     this.#secureContexts.sweep();
 
     const wanted = new Map<number, CompiledBind>();
@@ -120,6 +124,7 @@ export class ProxyRuntime {
     for (const [port, server] of opened) this.#servers.set(port, server);
     this.#config = config;
     this.#pools.retainOnly(compiled.dispatchers);
+    this.#handlers.retainOnly(compiled.handlers);
     this.#ready = [...wanted.keys()].every((port) => this.#servers.get(port)?.listening === true);
 
     const log = this.#telemetry.logger;

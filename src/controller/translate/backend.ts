@@ -1,8 +1,7 @@
-import { isIP } from 'node:net';
 import { CORE_GROUP, GATEWAY_GROUP, SWITCHBOARD_GROUP, type BackendObjectReference, type ServicePort } from '../../api/gateway/index.ts';
-import type { KubeObject } from '../../api/gateway/object.ts';
 import type { Backend } from '../../ir/types.ts';
 import { serviceEndpoints } from './endpoints.ts';
+import { translateProxyBackend } from './proxy-backend.ts';
 import { isDict, isPort, listOf } from './read.ts';
 import { referencePermitted } from './refs.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -11,20 +10,6 @@ import type { Problem } from './status/conditions.ts';
 export interface BackendResolution {
   readonly backendKey: string | null;
   readonly problem?: Problem;
-}
-
-/** Why a ProxyBackend cannot serve as a backendRef target, or undefined when its `spec.static` is usable. */
-export function proxyBackendProblem(object: KubeObject): string | undefined {
-  const spec = isDict(object.spec) ? object.spec : {};
-  if (!isDict(spec.static)) {
-    const members = Object.keys(spec).filter((k) => k !== 'policies' && k !== 'static');
-    const kind = members.length > 0 ? `spec.${members.join(', spec.')} is` : 'spec.static is missing and';
-    return `${kind} not supported yet: only static ProxyBackends (spec.static) are supported`;
-  }
-  const { host, port } = spec.static;
-  if (typeof host !== 'string' || host.length < 1 || host.length > 256) return 'spec.static.host must be a string of 1..256 characters';
-  if (!isPort(port)) return 'spec.static.port must be an integer 1..65535';
-  return undefined;
 }
 
 /**
@@ -82,13 +67,10 @@ export class BackendResolver {
     const id = `${namespace}/${name}`;
     const object = this.#snapshot.proxyBackends.get(id);
     if (!object) return fail('BackendNotFound', `${path}: ProxyBackend ${id} not found`);
-    const problem = proxyBackendProblem(object);
-    if (problem !== undefined) return fail('BackendNotFound', `${path}: ProxyBackend ${id} is not usable: ${problem}`);
-    const { host, port } = (object.spec as { static: { host: string; port: number } }).static;
-    const key = `backend/${id}`;
-    // A DNS name usually serves virtual hosts: send it its own name. IPs take the client's Host.
-    this.backends.set(key, { key, kind: 'ProxyBackend', namespace, name, endpoints: [{ host, port }], rewriteHost: isIP(host) === 0 });
-    return { backendKey: key };
+    const { backend, problem } = translateProxyBackend(object, this.#snapshot);
+    if (!backend) return fail('BackendNotFound', `${path}: ProxyBackend ${id} is not usable: ${problem}`);
+    this.backends.set(backend.key, backend);
+    return { backendKey: backend.key };
   }
 }
 

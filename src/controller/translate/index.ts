@@ -66,7 +66,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
     ...[...graph.listenerSets.values()].map(listenerSetStatus),
     ...routeStatuses,
     ...policies.statuses,
-    ...[...snapshot.proxyBackends.values()].map(proxyBackendStatus),
+    ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
   ].sort(byObject);
   return { config: { version: contentHash(body), ...body }, statuses };
 }

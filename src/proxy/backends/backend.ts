@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Backend } from '../../ir/types.ts';
+import type { BackendHandler, BackendHandlers } from './handlers.ts';
 import { RoundRobin } from './picker.ts';
 import type { UpstreamPools, UpstreamProtocol } from './pools.ts';
 
@@ -16,12 +17,14 @@ export interface CompiledBackend {
   readonly rewriteHost: boolean;
   readonly protocol: UpstreamProtocol;
   readonly endpoints: RoundRobin<UpstreamTarget>;
+  /** Set for backends served in-process (MCP, LLM …): requests go to it instead of an endpoint. */
+  readonly handler?: BackendHandler;
 }
 
 const H2C_APP_PROTOCOLS = new Set(['kubernetes.io/h2c', 'grpc', 'h2c']);
 
 /** An endpoint undici cannot address (bad host or port) is reported and left out. */
-export function compileBackend(b: Backend, pools: UpstreamPools, onError: (message: string) => void): CompiledBackend {
+export function compileBackend(b: Backend, pools: UpstreamPools, onError: (message: string) => void, handlers?: BackendHandlers): CompiledBackend {
   const protocol: UpstreamProtocol = b.appProtocol !== undefined && H2C_APP_PROTOCOLS.has(b.appProtocol.toLowerCase()) ? 'h2c' : 'http1';
   const targets: UpstreamTarget[] = [];
   for (const ep of b.endpoints) {
@@ -32,5 +35,6 @@ export function compileBackend(b: Backend, pools: UpstreamPools, onError: (messa
       onError(`backend ${b.key}: invalid endpoint ${host}:${ep.port}: ${(err as Error).message}`);
     }
   }
-  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets) };
+  const handler = handlers?.acquire(b);
+  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), ...(handler ? { handler } : {}) };
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../../common/logger.ts';
 import type { Dispatcher } from 'undici';
 import type { Bind, Listener, ProxyConfig } from '../../ir/types.ts';
 import { compileBackend, type CompiledBackend } from '../backends/backend.ts';
+import type { BackendHandler, BackendHandlers } from '../backends/handlers.ts';
 import type { UpstreamPools } from '../backends/pools.ts';
 import { HostTable } from '../routing/host.ts';
 import { RouteTable } from '../routing/route-table.ts';
@@ -40,12 +41,16 @@ export interface CompiledConfig {
   readonly binds: readonly CompiledBind[];
   /** Every upstream pool this config may dispatch to (the rest can be closed after the swap). */
   readonly dispatchers: ReadonlySet<Dispatcher>;
+  /** Every in-process backend handler this config uses. */
+  readonly handlers: ReadonlySet<BackendHandler>;
 }
 
 export interface CompileContext {
   readonly pools: UpstreamPools;
   readonly secureContexts: SecureContextCache;
   readonly logger: Logger;
+  /** In-process backend handlers (MCP, LLM …); absent in tests that only forward. */
+  readonly handlers?: BackendHandlers;
 }
 
 /**
@@ -58,7 +63,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   const onError = (m: string) => errors.push(m);
 
   const backends = new Map<string, CompiledBackend>();
-  for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools, onError));
+  for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools, onError, ctx.handlers));
   const backendOf = (key: string) => backends.get(key);
 
   const rules = new Map<string, CompiledRule>();
@@ -77,7 +82,9 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   const binds = config.binds.map((bind) => compileBind(bind, config, ruleOf, ctx, onError));
   const dispatchers = new Set<Dispatcher>();
   for (const b of backends.values()) for (const t of b.endpoints.all()) dispatchers.add(t.dispatcher);
-  return { compiled: { source: config, binds, dispatchers }, errors };
+  const handlers = new Set<BackendHandler>();
+  for (const b of backends.values()) if (b.handler) handlers.add(b.handler);
+  return { compiled: { source: config, binds, dispatchers, handlers }, errors };
 }
 
 function compileBind(

@@ -9,9 +9,12 @@ import type { RequestPolicyContext } from '../policies/request-context.ts';
 import type { ProxyMetrics } from '../telemetry/metrics.ts';
 import { requestBody, sendError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { startMirrors } from './mirror.ts';
+import type { UpstreamTarget } from '../backends/backend.ts';
 import type { Resolution } from './resolve.ts';
 
 export type Forward = Extract<Resolution, { kind: 'forward' }>;
+/** A forward to an endpoint (not to an in-process handler). */
+export type UpstreamForward = Forward & { readonly target: UpstreamTarget };
 
 export interface Telemetry {
   readonly metrics: ProxyMetrics;
@@ -29,7 +32,7 @@ export const CLIENT_CLOSED = 499;
 export class Exchange implements Dispatcher.DispatchHandler {
   readonly #req: DownstreamRequest;
   readonly #res: DownstreamResponse;
-  readonly #fwd: Forward;
+  readonly #fwd: UpstreamForward;
   readonly #telemetry: Telemetry;
   readonly #onDone: (status: number, bytes: number) => void;
   /** Present when traffic policies ran: buffered body, response mutations, policy timeout. */
@@ -44,7 +47,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   constructor(
     req: DownstreamRequest,
     res: DownstreamResponse,
-    fwd: Forward,
+    fwd: UpstreamForward,
     telemetry: Telemetry,
     onDone: (status: number, bytes: number) => void,
     policy?: RequestPolicyContext,

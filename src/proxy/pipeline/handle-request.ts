@@ -7,7 +7,7 @@ import type { PolicyResult } from '../policies/result.ts';
 import { accessLog, pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 import { sendDirect, sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
-import { Exchange, type Forward, type Telemetry } from './exchange.ts';
+import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { resolveRequest, type IncomingView } from './resolve.ts';
 
 /** The per-bind state a request reads once, at its start. */
@@ -62,7 +62,7 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
         done(resolution.status, 0);
         return;
       case 'forward':
-        if (resolution.traffic === undefined) new Exchange(req, res, resolution, ctx.telemetry, done).start();
+        if (resolution.traffic === undefined) dispatch(ctx, req, res, resolution, done, undefined);
         else applyPolicies(ctx, req, res, resolution, done);
         return;
     }
@@ -78,7 +78,7 @@ function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: Downstream
   const policy = new RequestPolicyContext(req, fwd, ctx.scheme);
   const proceed = (result: PolicyResult) => {
     if (result.action === 'continue') {
-      new Exchange(req, res, fwd, ctx.telemetry, done, policy).start();
+      dispatch(ctx, req, res, fwd, done, policy);
       return;
     }
     done(sendDirect(res, result.response, policy.responseMutations), 0);
@@ -98,4 +98,25 @@ function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: Downstream
   } catch (err) {
     fail(err);
   }
+}
+
+/** To the backend's in-process handler, or upstream through an Exchange. */
+function dispatch(
+  ctx: BindContext,
+  req: DownstreamRequest,
+  res: DownstreamResponse,
+  fwd: Forward,
+  done: (status: number, bytes: number) => void,
+  policy: RequestPolicyContext | undefined,
+): void {
+  const handler = fwd.backend.handler;
+  if (handler) {
+    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, done });
+    return;
+  }
+  if (fwd.target === null) {
+    done(sendError(res, { code: 'NO_HEALTHY_ENDPOINT', backend: fwd.backend.key }), 0);
+    return;
+  }
+  new Exchange(req, res, fwd as UpstreamForward, ctx.telemetry, done, policy).start();
 }

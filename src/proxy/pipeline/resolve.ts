@@ -32,7 +32,8 @@ export type Resolution =
       readonly labels: RequestLabels;
       readonly rule: CompiledRule;
       readonly backend: CompiledBackend;
-      readonly target: UpstreamTarget;
+      /** null when the backend has an in-process handler instead of endpoints. */
+      readonly target: UpstreamTarget | null;
       readonly filters: CompiledFilters;
       /** Upstream request target, after URLRewrite. */
       readonly path: string;
@@ -92,14 +93,14 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
   if (!pick.backend) return { kind: 'error', error: { code: 'NO_VALID_BACKEND', rule: rule.key }, labels };
   const backend = pick.backend;
   labels.backend = backend.key;
-  const upstream = backend.endpoints.next();
-  if (!upstream) return { kind: 'error', error: { code: 'NO_HEALTHY_ENDPOINT', backend: backend.key }, labels };
+  const upstream = backend.handler ? null : backend.endpoints.next();
+  if (upstream === undefined) return { kind: 'error', error: { code: 'NO_HEALTHY_ENDPOINT', backend: backend.key }, labels };
 
   const filters = pick.filters;
   const rewrite = filters.rewrite;
   const upstreamPath = rewrite?.path ? modifyPath(path, rewrite.path, entry.match.path) : path;
   const headers = endToEndHeaders(req.headers);
-  const upstreamHost = rewrite?.hostname ?? (backend.rewriteHost ? upstream.authority : authority);
+  const upstreamHost = rewrite?.hostname ?? (backend.rewriteHost && upstream ? upstream.authority : authority);
   if (upstreamHost !== undefined) headers.host = upstreamHost;
   addForwardedHeaders(headers, req.remoteAddress, req.scheme, authority);
   for (const m of filters.requestHeaders) applyHeaderModifier(headers, m, 'request');

@@ -38,6 +38,7 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
   }
 
   const { target, backend, path, headers } = resolution;
+  if (target === null) return done(writeError(client, { code: 'BAD_REQUEST', reason: 'this backend does not accept upgrade requests' }));
   const upstream = connect({ host: target.host, port: target.port });
   upstream.setNoDelay(true);
   const connectTimeout = resolution.rule.backendTimeoutMs ?? resolution.rule.requestTimeoutMs ?? UPGRADE_CONNECT_TIMEOUT_MS;

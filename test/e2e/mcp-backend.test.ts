@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startEverything, connect, type Upstream } from '../mcp/support.ts';
+import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+
+/**
+ * An MCP ProxyBackend served through the whole pipeline — YAML → translate → runtime → the MCP
+ * handler — with two real server-everything upstreams and the official SDK client.
+ */
+describe('MCP backend through the gateway', () => {
+  let one: Upstream;
+  let two: Upstream;
+  let gw: GatewayHarness;
+
+  before(async () => {
+    [one, two] = await Promise.all([startEverything(), startEverything()]);
+    gw = await startGateway(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: switchboard }
+spec: { controllerName: switchboard.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw }
+spec:
+  gatewayClassName: switchboard
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: tools }
+spec:
+  mcp:
+    targets:
+      - { name: one, static: { host: 127.0.0.1, port: ${one.port} } }
+      - { name: two, static: { host: 127.0.0.1, port: ${two.port} } }
+  policies:
+    mcp:
+      authorization:
+        policy:
+          matchExpressions: ['!has(mcp.tool) || mcp.tool.name != "echo" || mcp.tool.target == "one"']
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: mcp }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
+`);
+    assert.deepEqual(gw.applyErrors, []);
+  });
+
+  after(async () => {
+    await gw?.close();
+    await Promise.all([one?.stop(), two?.stop()]);
+  });
+
+  it('reports the backend Accepted', () => {
+    const conditions = gw.statusOf('ProxyBackend', 'tools').conditions as { type: string; status: string }[];
+    assert.equal(conditions.find((c) => c.type === 'Accepted')?.status, 'True');
+  });
+
+  it('lists prefixed tools of both targets, filtered by authorization, and calls one', async () => {
+    const { client } = await connect(gw.url(80, '/mcp'));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('one_echo'), names.join(','));
+      assert.ok(!names.includes('two_echo'), 'authorization hides two_echo');
+      assert.ok(names.some((n) => n.startsWith('two_')), 'the other tools of target two are listed');
+      const result = await client.callTool({ name: 'one_echo', arguments: { message: 'through the gateway' } });
+      assert.match(JSON.stringify(result.content), /through the gateway/);
+    } finally {
+      await client.close();
+    }
+  });
+});
