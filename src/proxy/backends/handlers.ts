@@ -1,4 +1,5 @@
 import type { Logger } from '../../common/logger.ts';
+import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../pipeline/downstream.ts';
 import type { PolicyContext } from '../policies/context.ts';
@@ -12,6 +13,8 @@ export interface HandlerRequest {
   readonly headers: Readonly<Record<string, string | string[]>>;
   /** The request's policy context when traffic policies ran (identity, buffered body, CEL input). */
   readonly policy: PolicyContext | undefined;
+  /** The effective backend policy (auth, tls, http, ai, mcp …) for this rule × backend. */
+  readonly backendPolicy: BackendPolicy | undefined;
   /** Call exactly once with the status the client saw and the body bytes sent. */
   done(status: number, bytes: number): void;
 }

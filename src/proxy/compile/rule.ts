@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/logger.ts';
-import type { TrafficPolicy } from '../../ir/policy.ts';
+import type { BackendPolicy, TrafficPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { WeightedPicker } from '../backends/picker.ts';
@@ -11,6 +11,8 @@ export interface BackendPick {
   /** null when the reference is invalid or names a backend missing from the config: 500. */
   readonly backend: CompiledBackend | null;
   readonly filters: CompiledFilters;
+  /** The effective backend policy for this rule × backend (IR form), by listener when it differs. */
+  backendPolicyFor(listenerKey: string): BackendPolicy | undefined;
 }
 
 export interface CompiledRule {
@@ -44,7 +46,9 @@ export function compileRule(
       backend = backendOf(wb.backendKey) ?? null;
       if (!backend) report(`backend ${wb.backendKey} is not in the config`);
     }
-    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)) } };
+    const byListener = wb.backendPolicyByListener;
+    const backendPolicyFor = byListener ? (listenerKey: string) => byListener[listenerKey] ?? wb.backendPolicy : () => wb.backendPolicy;
+    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)), backendPolicyFor } };
   });
   return {
     key: rule.key,

@@ -111,7 +111,7 @@ function dispatch(
 ): void {
   const handler = fwd.backend.handler;
   if (handler) {
-    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, done });
+    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done });
     return;
   }
   if (fwd.target === null) {

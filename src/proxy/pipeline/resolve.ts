@@ -4,6 +4,7 @@ import type { CompiledBind } from '../compile/config.ts';
 import type { CompiledRule } from '../compile/rule.ts';
 import type { ProxyError } from '../errors.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
+import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledTrafficPolicy } from '../policies/chain.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { modifyPath } from '../filters/path-modifier.ts';
@@ -41,6 +42,8 @@ export type Resolution =
       readonly headers: HeaderMap;
       /** The traffic policy to run before forwarding (undefined: none). */
       readonly traffic: CompiledTrafficPolicy | undefined;
+      /** The effective backend policy (IR form) for the chosen backend on this listener. */
+      readonly backendPolicy: BackendPolicy | undefined;
       /** Host as the client sent it (port stripped, lowercased) and the query, for policies. */
       readonly host: string;
       readonly query: string;
@@ -115,6 +118,7 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
     path: query === '' ? upstreamPath : `${upstreamPath}?${query}`,
     headers,
     traffic: rule.trafficFor(listener.key),
+    backendPolicy: pick.backendPolicyFor(listener.key),
     host,
     query,
     clientPath: path,
