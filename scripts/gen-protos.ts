@@ -8,13 +8,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { bufBinary } from './buf-binary.ts';
 import { parseArgs } from 'node:util';
 
 const root = join(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { out: { type: 'string' } } });
 const bin = join(root, 'node_modules', '.bin');
 
-execFileSync(join(bin, 'buf'), [
+execFileSync(bufBinary(root), [
   'generate',
   '--template', join('proto', 'buf.gen.yaml'),
   '--config', join('proto', 'buf.yaml'),

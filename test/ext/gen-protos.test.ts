@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { hasBuf } from '../../scripts/buf-binary.ts';
 import assert from 'node:assert/strict';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -30,7 +31,8 @@ describe('generated Envoy protobuf code', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'switchboard-protos-'));
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('is up to date with proto/buf.gen.yaml and the installed protos (run npm run gen:protos)', () => {
+  // buf's binary is installed for linux-x64 only (scripts/buf-binary.ts); CI runs there.
+  it('is up to date with proto/buf.gen.yaml and the installed protos (run npm run gen:protos)', { skip: hasBuf(root) ? false : 'buf is not installed for this platform' }, () => {
     execFileSync(process.execPath, [join(root, 'scripts', 'gen-protos.ts'), '--out', scratch], { cwd: root, stdio: 'pipe' });
     const fresh = filesUnder(join(scratch, 'src', 'proxy', 'ext', 'gen'));
     const current = filesUnder(committed);
