@@ -37,6 +37,8 @@ export interface McpRequestContext {
 export interface McpHandler {
   /** Serves one HTTP request routed to the MCP backend; resolves when the response is complete. */
   handle(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, ctx?: McpRequestContext): Promise<void>;
+  /** The same over the minimal request/response views (a buffered body, rewritten headers, a counting response). */
+  serve(req: DownstreamRequest, res: DownstreamResponse, ctx?: McpRequestContext): Promise<void>;
   /** Ends open client streams, SSE upstream streams and connection pools. */
   close(): Promise<void>;
 }
@@ -52,9 +54,11 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
   const streamable = new StreamableDownstream(deps);
   const legacy = new LegacySseDownstream(deps);
 
-  async function handle(rawReq: IncomingMessage | Http2ServerRequest, rawRes: ServerResponse | Http2ServerResponse, ctx?: McpRequestContext): Promise<void> {
-    const req = rawReq as DownstreamRequest;
-    const res = rawRes as unknown as DownstreamResponse;
+  function handle(rawReq: IncomingMessage | Http2ServerRequest, rawRes: ServerResponse | Http2ServerResponse, ctx?: McpRequestContext): Promise<void> {
+    return serve(rawReq as DownstreamRequest, rawRes as unknown as DownstreamResponse, ctx);
+  }
+
+  async function serve(req: DownstreamRequest, res: DownstreamResponse, ctx?: McpRequestContext): Promise<void> {
     const context = ctx?.celContext;
     const hasSession = typeof req.headers['mcp-session-id'] === 'string';
     try {
@@ -84,7 +88,8 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
     await pool.close();
   }
 
-  return { handle, close };
+  return { handle, serve, close };
 }
 
 export type { McpBackendIR, McpTargetIR } from '../../ir/mcp.ts';
+export type { DownstreamRequest as McpRequestView, DownstreamResponse as McpResponseView } from './downstream/io.ts';
