@@ -60,9 +60,7 @@ spec:
     assert.equal(res.echo().host, 'plain.example.com');
   });
 
-  // Known failure (runtime, reported): pools.ts passes useH2c inside h2Options, where undici's Pool
-  // ignores it. Remove `todo` when fixed.
-  it('speaks h2c to a backend whose appProtocol asks for it', { todo: 'undici Pool needs top-level useH2c' }, async () => {
+  it('speaks h2c to a backend whose appProtocol asks for it', async () => {
     const res = await gw.request(80, { path: '/h2c-backend' });
     assert.equal(res.status, 200);
     assert.equal(res.echo().protocol, 'HTTP/2');

@@ -5,10 +5,6 @@ import { closedPort, startEchoFleet, type EchoFleet } from '../support/fleet.ts'
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, service } from '../support/manifests.ts';
 
-// Known failure (runtime, reported): mirror.ts's dispatch handler has no onRequestStart, so undici
-// rejects every mirror request ("invalid onRequestStart method"). Remove `todo` when fixed.
-const MIRROR_NEVER_SENT = 'runtime mirror handler lacks onRequestStart';
-
 /** Mirrors are fire-and-forget: the copy may land after the client's answer, so wait for it (bounded). */
 const MIRROR_WAIT_MS = 2_000;
 
@@ -43,7 +39,7 @@ spec:
     await fleet?.close();
   });
 
-  it('copies a request without a body to the mirror', { todo: MIRROR_NEVER_SENT }, async () => {
+  it('copies a request without a body to the mirror', async () => {
     const before = fleet.servers.mirror.seen.length;
     const res = await gw.request(80, { path: '/mirror/no-body' });
     assert.equal(res.echo().server, 'main');
@@ -51,7 +47,7 @@ spec:
     assert.equal(seen.at(-1)?.path, '/mirror/no-body');
   });
 
-  it('answers from the main backend and copies a request with a body to the mirror', { todo: MIRROR_NEVER_SENT }, async () => {
+  it('answers from the main backend and copies a request with a body to the mirror', async () => {
     const before = fleet.servers.mirror.seen.length;
     const res = await gw.request(80, { path: '/mirror/a?x=1', method: 'PUT', body: 'mirrored body', headers: { 'x-trace': 't1' } });
     assert.equal(res.status, 200);

@@ -32,17 +32,14 @@ spec:
     await echo?.close();
   });
 
-  // Known failure (runtime, reported): the timeout aborts the upstream request first, whose error
-  // answers 502 before the timeout's 504 can. Remove `todo` when src/proxy/pipeline/exchange.ts is fixed.
-  const KNOWN_502 = 'runtime answers 502: exchange.ts #arm aborts before #fail';
   const cases = [
-    { path: '/request-timeout?delay=2000', status: 504, todo: KNOWN_502 },
+    { path: '/request-timeout?delay=2000', status: 504 },
     { path: '/request-timeout', status: 200 },
-    { path: '/backend-timeout?delay=2000', status: 504, todo: KNOWN_502 },
+    { path: '/backend-timeout?delay=2000', status: 504 },
     { path: '/backend-timeout', status: 200 },
   ];
   for (const c of cases) {
-    it(`${c.path} → ${c.status}`, { todo: c.todo }, async () => {
+    it(`${c.path} → ${c.status}`, async () => {
       const res = await gw.request(80, { path: c.path });
       assert.equal(res.status, c.status);
     });
