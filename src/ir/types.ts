@@ -132,6 +132,7 @@ export type Filter =
   /** percent is 0..100 (a fraction is converted by the translator); absent means 100. */
   | { readonly type: 'RequestMirror'; readonly backendKey: string; readonly percent?: number };
 
+import type { AiBackendIR } from './ai.ts';
 import type { McpBackendIR } from './mcp.ts';
 
 export interface Backend {
@@ -147,6 +148,8 @@ export interface Backend {
   readonly rewriteHost: boolean;
   /** An MCP backend: the proxy's MCP handler serves it (its targets carry their own addresses). */
   readonly mcp?: McpBackendIR;
+  /** An AI backend: the proxy's LLM handler serves it (its providers carry their own addresses). */
+  readonly ai?: AiBackendIR;
 }
 
 export interface Endpoint {

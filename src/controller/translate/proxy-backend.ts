@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import type { Backend } from '../../ir/types.ts';
+import { aiBackend } from './ai-backend.ts';
 import { translateMcpBackend } from './mcp-backend.ts';
 import { isDict, isPort, type Dict } from './read.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
@@ -29,6 +30,7 @@ interface BackendBase {
 const TYPES: Readonly<Record<string, TypeTranslator>> = {
   static: staticBackend,
   mcp: mcpBackend,
+  ai: aiBackend,
 };
 
 const ONE_OF = ['ai', 'static', 'dynamicForwardProxy', 'mcp', 'cloudA', 'a2a'];

@@ -1,0 +1,104 @@
+/**
+ * The IR of an AI backend (ProxyBackend `spec.ai` plus its `policies.ai`): providers with their
+ * addresses resolved, priority groups, each provider's inline policies lowered (Secrets
+ * resolved), and the backend's AI policy as written (CEL already checked by the translator).
+ * What the proxy's LLM handler (src/proxy/llm) serves. Plain, JSON-serialisable, readonly data.
+ */
+import type { BackendPolicy, Json } from './policy.ts';
+
+export type RouteType =
+  | 'Completions' | 'Messages' | 'Models' | 'Passthrough' | 'Responses' | 'TokenCount' | 'Embeddings' | 'Realtime';
+
+export type ProviderFormat = 'Completions' | 'Messages' | 'Responses' | 'Embeddings' | 'TokenCount' | 'Realtime' | 'Rerank';
+
+export interface ProviderCommon {
+  readonly host?: string;
+  readonly port?: number;
+  readonly path?: string;
+  /** Only honoured for providerA and providerD (SPEC.md). */
+  readonly pathPrefix?: string;
+}
+
+export interface OpenAIConfig { readonly model?: string }
+export interface AzureOpenAIConfig { readonly endpoint: string; readonly deploymentName?: string; readonly apiVersion?: string }
+export interface AzureAIConfig {
+  readonly resourceName: string;
+  readonly resourceType: 'ResourceTypeA' | 'ResourceTypeB';
+  readonly apiVersion?: string;
+  readonly projectName?: string;
+  readonly model?: string;
+}
+export interface AnthropicConfig { readonly model?: string }
+export interface GeminiConfig { readonly model?: string }
+export interface VertexConfig { readonly model?: string; readonly projectId: string; readonly region: string }
+export interface BedrockConfig {
+  readonly region?: string;
+  readonly guardrail?: { readonly identifier: string; readonly version: string };
+  readonly model?: string;
+}
+export interface CustomConfig {
+  /** The Service target as written; the translator also sets the provider's host/port to its cluster DNS name. */
+  readonly backendRef?: { readonly name: string; readonly port?: number };
+  readonly formats: readonly { readonly type: ProviderFormat; readonly path?: string }[];
+  readonly model?: string;
+}
+
+/** SPEC.md LLMProvider: one-of the provider members, plus the common members. */
+export type LLMProvider = ProviderCommon & (
+  | { readonly providerA: OpenAIConfig }
+  | { readonly providerB: AzureOpenAIConfig }
+  | { readonly providerC: AzureAIConfig }
+  | { readonly providerD: AnthropicConfig }
+  | { readonly providerE: GeminiConfig }
+  | { readonly providerF: VertexConfig }
+  | { readonly providerG: BedrockConfig }
+  | { readonly custom: CustomConfig }
+);
+
+/** `ai.promptCaching` (SPEC.md PromptCachingConfig): Bedrock cache points, for model families that support them. */
+export interface PromptCachingConfig {
+  readonly cacheSystem?: boolean;
+  readonly cacheMessages?: boolean;
+  readonly cacheTools?: boolean;
+  readonly minTokens?: number;
+  readonly cacheMessageOffset?: number;
+}
+
+export interface FieldValue { readonly field: string; readonly value: Json }
+export interface FieldExpression { readonly field: string; readonly expression: string }
+export interface PromptMessage { readonly role: string; readonly content: string }
+
+/**
+ * SPEC.md BackendAI with the field names as written, so the `ai` member of an effective
+ * BackendPolicy (passed through as written) reads the same way.
+ */
+export interface AiPolicy {
+  readonly prompt?: { readonly prepend?: readonly PromptMessage[]; readonly append?: readonly PromptMessage[] };
+  /** Carried for the prompt-guard feature; the LLM handler does not apply it. */
+  readonly promptGuard?: Json;
+  readonly defaults?: readonly FieldValue[];
+  readonly overrides?: readonly FieldValue[];
+  readonly transformations?: readonly FieldExpression[];
+  readonly finalTransformations?: readonly FieldExpression[];
+  readonly modelAliases?: Readonly<Record<string, string>>;
+  readonly promptCaching?: PromptCachingConfig;
+  /** Path suffix (ends-with; `*` any path) → route type; unmatched traffic is Completions. */
+  readonly routes?: Readonly<Record<string, RouteType>>;
+}
+
+export interface AiProviderIR {
+  /** The NamedLLMProvider's name; `default` for a backend with a single `provider`. */
+  readonly name: string;
+  readonly provider: LLMProvider;
+  /** The provider's inline `policies` lowered like backend policies (they beat every other source). */
+  readonly policies?: BackendPolicy;
+}
+
+export interface AiBackendIR {
+  /** The IR backend key (`backend/<ns>/<name>`). */
+  readonly key: string;
+  /** Priority order; a single `provider` is one group of one. */
+  readonly groups: readonly { readonly providers: readonly AiProviderIR[] }[];
+  /** `spec.policies.ai` as written; the effective BackendPolicy's `ai` wins when the request has one. */
+  readonly policy?: AiPolicy;
+}
