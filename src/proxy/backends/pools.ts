@@ -1,5 +1,6 @@
 import { H2CClient, Pool, type Dispatcher } from 'undici';
 import type { Endpoint } from '../../ir/types.ts';
+import { connectorFor, serverNameFor, type ConnectionSettings } from '../backend-policies/connection.ts';
 
 export type UpstreamProtocol = 'http1' | 'h2c';
 
@@ -9,7 +10,7 @@ export type UpstreamProtocol = 'http1' | 'h2c';
  * h2c gets one multiplexed H2CClient connection (HTTP/2 needs no pool of sockets).
  */
 export class UpstreamPools {
-  readonly #pools = new Map<string, Pool | H2CClient>();
+  readonly #pools = new Map<string, Dispatcher>();
 
   acquire(endpoint: Endpoint, protocol: UpstreamProtocol): Dispatcher {
     const origin = `http://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
@@ -19,6 +20,30 @@ export class UpstreamPools {
       pool = protocol === 'h2c' ? new H2CClient(origin) : new Pool(origin, { pipelining: 1 });
       this.#pools.set(key, pool);
     }
+    return pool;
+  }
+
+  /**
+   * A pool for an endpoint under a backend policy's connection settings (TLS, version, tcp),
+   * keyed by the settings' fingerprint so differently configured routes never share a socket.
+   */
+  acquireWith(endpoint: Endpoint, settings: ConnectionSettings, fallback: UpstreamProtocol): Dispatcher {
+    const tls = settings.tls;
+    const bracketed = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
+    const origin = `${tls ? 'https' : 'http'}://${bracketed}:${endpoint.port}`;
+    const version = settings.version ?? (tls ? 'http1' : fallback === 'h2c' ? 'h2' : 'http1');
+    const key = `${settings.fingerprint} ${version} ${origin}`;
+    let pool = this.#pools.get(key);
+    if (pool) return pool;
+    const connect = connectorFor(settings, endpoint.host);
+    if (!tls) pool = version === 'h2' ? new H2CClient(origin, { connect }) : new Pool(origin, { pipelining: 1, connect });
+    else {
+      const servername = serverNameFor(tls, endpoint.host);
+      const base = new Pool(origin, { connect, allowH2: settings.version === 'h2' || (settings.version === undefined && tls.alpn.includes('h2')) });
+      // undici derives SNI from each request's Host and reconnects when it changes: pin it.
+      pool = servername === undefined ? base : base.compose((dispatch) => (opts, handler) => dispatch({ ...opts, servername } as Dispatcher.DispatchOptions, handler));
+    }
+    this.#pools.set(key, pool);
     return pool;
   }
 

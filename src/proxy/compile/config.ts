@@ -9,6 +9,7 @@ import { HostTable } from '../routing/host.ts';
 import { RouteTable } from '../routing/route-table.ts';
 import type { CertificatePair, SecureContextCache } from '../server/tls-contexts.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
+import { BackendPolicyCompiler } from '../backend-policies/compile.ts';
 
 export interface CompiledListener {
   readonly key: string;
@@ -66,6 +67,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools, onError, ctx.handlers));
   const backendOf = (key: string) => backends.get(key);
 
+  const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError);
   const rules = new Map<string, CompiledRule>();
   const ruleOf = (routeKey: string, index: number): CompiledRule | undefined => {
     const route = config.routes[routeKey];
@@ -73,7 +75,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
     if (!rule) return undefined;
     let compiled = rules.get(rule.key);
     if (!compiled) {
-      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger });
+      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies });
       rules.set(rule.key, compiled);
     }
     return compiled;
@@ -82,6 +84,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   const binds = config.binds.map((bind) => compileBind(bind, config, ruleOf, ctx, onError));
   const dispatchers = new Set<Dispatcher>();
   for (const b of backends.values()) for (const t of b.endpoints.all()) dispatchers.add(t.dispatcher);
+  for (const d of backendPolicies.dispatchers) dispatchers.add(d);
   const handlers = new Set<BackendHandler>();
   for (const b of backends.values()) if (b.handler) handlers.add(b.handler);
   return { compiled: { source: config, binds, dispatchers, handlers }, errors };

@@ -5,6 +5,7 @@ import type { CompiledBackend } from '../backends/backend.ts';
 import { WeightedPicker } from '../backends/picker.ts';
 import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
+import type { BackendPolicyCompiler, CompiledBackendPolicy } from '../backend-policies/compile.ts';
 
 /** One weighted backendRef with the rule's filters already merged in front of its own. */
 export interface BackendPick {
@@ -13,6 +14,8 @@ export interface BackendPick {
   readonly filters: CompiledFilters;
   /** The effective backend policy for this rule × backend (IR form), by listener when it differs. */
   backendPolicyFor(listenerKey: string): BackendPolicy | undefined;
+  /** The same policy compiled (endpoints under its TLS/HTTP settings, credentials, health). */
+  compiledPolicyFor(listenerKey: string): CompiledBackendPolicy | undefined;
 }
 
 export interface CompiledRule {
@@ -32,7 +35,7 @@ export function compileRule(
   rule: RouteRule,
   backendOf: (key: string) => CompiledBackend | undefined,
   onError: (message: string) => void,
-  deps: { readonly logger: Logger },
+  deps: { readonly logger: Logger; readonly backendPolicies?: BackendPolicyCompiler },
 ): CompiledRule {
   const report = (m: string) => onError(`${rule.key}: ${m}`);
   const policyOf = (p: TrafficPolicy) => compileTrafficPolicy(p, deps, report);
@@ -48,7 +51,8 @@ export function compileRule(
     }
     const byListener = wb.backendPolicyByListener;
     const backendPolicyFor = byListener ? (listenerKey: string) => byListener[listenerKey] ?? wb.backendPolicy : () => wb.backendPolicy;
-    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)), backendPolicyFor } };
+    const compiledPolicyFor = compiledBackendPolicies(wb.backendPolicy, byListener, backend, deps.backendPolicies);
+    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)), backendPolicyFor, compiledPolicyFor } };
   });
   return {
     key: rule.key,
@@ -59,6 +63,20 @@ export function compileRule(
     backendTimeoutMs: positive(rule.timeouts?.backendRequestMs),
     trafficFor: byListener.size === 0 ? () => traffic : (listenerKey) => byListener.get(listenerKey) ?? traffic,
   };
+}
+
+/** Compiles the plain and per-listener backend policies up front (config time), for lookups per request. */
+function compiledBackendPolicies(
+  plain: BackendPolicy | undefined,
+  byListener: Readonly<Record<string, BackendPolicy>> | undefined,
+  backend: CompiledBackend | null,
+  compiler: BackendPolicyCompiler | undefined,
+): (listenerKey: string) => CompiledBackendPolicy | undefined {
+  if (!backend || !compiler || backend.handler) return () => undefined;
+  const compiledPlain = plain ? compiler.compile(plain, backend) : undefined;
+  if (!byListener) return () => compiledPlain;
+  const compiled = new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend)] as const));
+  return (listenerKey) => compiled.get(listenerKey) ?? compiledPlain;
 }
 
 /** The Gateway API uses 0 for "no timeout". */

@@ -66,6 +66,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const requestTimeoutMs = this.#fwd.traffic?.requestTimeoutMs ?? rule.requestTimeoutMs;
     if (requestTimeoutMs !== undefined) this.#arm(requestTimeoutMs, { code: 'REQUEST_TIMEOUT' });
     if (rule.backendTimeoutMs !== undefined) this.#arm(rule.backendTimeoutMs, { code: 'BACKEND_TIMEOUT', backend: this.#fwd.backend.key });
+    // Backend policy http.requestTimeout: a deadline for the upstream's response.
+    const backendDeadlineMs = this.#fwd.backendRuntime?.requestTimeoutMs;
+    if (backendDeadlineMs !== undefined) this.#arm(backendDeadlineMs, { code: 'BACKEND_TIMEOUT', backend: this.#fwd.backend.key });
     this.#res.on('close', () => {
       if (!this.#finished) this.#abort(new Error('client closed the connection'), CLIENT_CLOSED);
     });

@@ -9,6 +9,7 @@ import type { RequestLabels } from '../telemetry/metrics.ts';
 import { sendDirect, sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { resolveRequest, type IncomingView } from './resolve.ts';
+import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
 
 /** The per-bind state a request reads once, at its start. */
 export interface BindContext {
@@ -116,6 +117,13 @@ function dispatch(
   }
   if (fwd.target === null) {
     done(sendError(res, { code: 'NO_HEALTHY_ENDPOINT', backend: fwd.backend.key }), 0);
+    return;
+  }
+  if (fwd.backendRuntime) {
+    forwardWithBackendPolicy(fwd.backendRuntime, fwd as UpstreamForward, policy?.identity, done, {
+      start: (prepared, onDone) => new Exchange(req, res, prepared, ctx.telemetry, onDone, policy).start(),
+      respond: (response) => sendDirect(res, response, policy?.responseMutations ?? []),
+    });
     return;
   }
   new Exchange(req, res, fwd as UpstreamForward, ctx.telemetry, done, policy).start();

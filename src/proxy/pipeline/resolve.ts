@@ -6,6 +6,7 @@ import type { ProxyError } from '../errors.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledTrafficPolicy } from '../policies/chain.ts';
+import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { modifyPath } from '../filters/path-modifier.ts';
 import { redirectLocation } from '../filters/redirect.ts';
@@ -44,6 +45,8 @@ export type Resolution =
       readonly traffic: CompiledTrafficPolicy | undefined;
       /** The effective backend policy (IR form) for the chosen backend on this listener. */
       readonly backendPolicy: BackendPolicy | undefined;
+      /** The same policy compiled: credentials, health feedback, response deadline (upstream forwards only). */
+      readonly backendRuntime: CompiledBackendPolicy | undefined;
       /** Host as the client sent it (port stripped, lowercased) and the query, for policies. */
       readonly host: string;
       readonly query: string;
@@ -96,7 +99,9 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
   if (!pick.backend) return { kind: 'error', error: { code: 'NO_VALID_BACKEND', rule: rule.key }, labels };
   const backend = pick.backend;
   labels.backend = backend.key;
-  const upstream = backend.handler ? null : backend.endpoints.next();
+  const backendRuntime = pick.compiledPolicyFor(listener.key);
+  // A backend policy may pick its own endpoints (other TLS/HTTP settings, passive health).
+  const upstream = backend.handler ? null : (backendRuntime?.pickTarget() ?? backend.endpoints.next());
   if (upstream === undefined) return { kind: 'error', error: { code: 'NO_HEALTHY_ENDPOINT', backend: backend.key }, labels };
 
   const filters = pick.filters;
@@ -119,6 +124,7 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
     headers,
     traffic: rule.trafficFor(listener.key),
     backendPolicy: pick.backendPolicyFor(listener.key),
+    backendRuntime,
     host,
     query,
     clientPath: path,

@@ -1,0 +1,146 @@
+import type { Dispatcher } from 'undici';
+import { compile, createActivation, evalBool, type Program } from '../../cel/index.ts';
+import type { BackendMember, BackendPolicy, InvalidPolicy } from '../../ir/policy.ts';
+import type { CompiledBackend, UpstreamTarget } from '../backends/backend.ts';
+import { RoundRobin } from '../backends/picker.ts';
+import type { UpstreamPools } from '../backends/pools.ts';
+import type { RequestIdentity } from '../policies/context.ts';
+import { applyBackendCredentials, DEFAULT_CREDENTIAL_LOCATION, writeCredential } from './auth.ts';
+import { connectionSettings } from './connection.ts';
+import { PassiveHealth } from './health.ts';
+import { compileJwtSigner, type JwtSigner } from './jwt-sign.ts';
+
+type Headers = Record<string, string | string[]>;
+export interface PreparedRequest {
+  readonly headers: Headers;
+  readonly path: string;
+}
+
+/**
+ * An effective BackendPolicy compiled once per config for one rule × backend (× listener): the
+ * endpoints under its connection settings, credentials to write, passive health, and the
+ * response deadline. The Exchange and the resolver consult it; it never reads config per request.
+ */
+export interface CompiledBackendPolicy {
+  /** Non-empty: requests through this policy are answered 500 and never forwarded. */
+  readonly invalid: readonly InvalidPolicy[];
+  /** `http.requestTimeout`: deadline for the upstream response. */
+  readonly requestTimeoutMs: number | undefined;
+  /** Pools this policy dispatches to (kept across the swap). */
+  readonly dispatchers: readonly Dispatcher[];
+  /** The endpoint for the next request; undefined means the backend's own round robin applies. */
+  pickTarget(): UpstreamTarget | undefined;
+  /** Credentials written into the upstream request; a promise only for signed/exchanged tokens. */
+  prepare(headers: Headers, path: string, identity: Readonly<RequestIdentity>): PreparedRequest | Promise<PreparedRequest>;
+  /** Feeds passive health with the status the request ended with (5xx covers connect failures). */
+  recordOutcome(target: UpstreamTarget, status: number): void;
+}
+
+/** Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them. */
+const UNSUPPORTED: readonly BackendMember[] = ['tunnel', 'transformation', 'extAuth'];
+const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'oauthTokenExchange', 'crossAppAccess'] as const;
+
+export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBackend, pools: UpstreamPools, onError: (message: string) => void): CompiledBackendPolicy {
+  const invalid: InvalidPolicy[] = [...(policy.invalid ?? [])];
+  const fail = (member: BackendMember, message: string) => {
+    const source = policy.sources[member]?.join(', ') ?? 'ProxyPolicy';
+    invalid.push({ source, message });
+    onError(`${backend.key}: ${source}: ${message}`);
+  };
+  for (const member of UNSUPPORTED) if (policy[member] !== undefined) fail(member, `backend ${member} is not supported yet`);
+  for (const kind of UNSUPPORTED_AUTH) if (policy.auth?.[kind] !== undefined) fail('auth', `backend auth ${kind} is not supported yet`);
+
+  let signer: JwtSigner | undefined;
+  if (policy.auth?.jwtSign) {
+    try {
+      signer = compileJwtSigner(policy.auth.jwtSign);
+    } catch (err) {
+      fail('auth', (err as Error).message);
+    }
+  }
+  const locationError = policy.auth ? checkLocations(policy.auth) : undefined;
+  if (locationError) fail('auth', locationError);
+
+  let unhealthy: Program | undefined;
+  if (policy.health?.unhealthyCondition !== undefined) {
+    const result = compile(policy.health.unhealthyCondition, { expect: ['bool'] });
+    if (result.ok) unhealthy = result.program;
+    else fail('health', `health.unhealthyCondition: ${result.error.message}`);
+  }
+
+  const settings = connectionSettings(policy);
+  const targets: UpstreamTarget[] = settings
+    ? backend.endpoints.all().map((t) => ({ ...t, dispatcher: pools.acquireWith({ host: t.host, port: t.port }, settings, backend.protocol) }))
+    : [...backend.endpoints.all()];
+  const indexOf = new Map(targets.map((t, i) => [t, i] as const));
+  const health = policy.health ? new PassiveHealth(policy.health, targets.length) : undefined;
+  const ownTargets = settings ? new RoundRobin(targets) : undefined;
+
+  const auth = policy.auth;
+  const prepare: CompiledBackendPolicy['prepare'] = !auth
+    ? (headers, path) => ({ headers, path })
+    : signer
+      ? async (headers, path, identity) => {
+        const signed = await signer.sign();
+        const out = applyBackendCredentials(headers, path, auth, identity);
+        return writeCredential(out.headers, out.path, jwtSignLocation(auth.jwtSign), signed);
+      }
+      : (headers, path, identity) => applyBackendCredentials(headers, path, auth, identity);
+
+  return {
+    invalid,
+    requestTimeoutMs: policy.http?.requestTimeoutMs !== undefined && policy.http.requestTimeoutMs > 0 ? policy.http.requestTimeoutMs : undefined,
+    dispatchers: settings ? targets.map((t) => t.dispatcher) : [],
+    pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
+    prepare,
+    recordOutcome(target, status) {
+      const index = indexOf.get(target);
+      if (!health || index === undefined) return;
+      if (unhealthy) {
+        const held = evalBool(unhealthy, createActivation({ response: { code: status }, backend: { name: backend.key } }));
+        health.record(index, held === true ? 'unhealthy' : status >= 500 ? 'failure' : 'success');
+      } else health.record(index, status >= 500 ? 'failure' : 'success');
+    },
+  };
+}
+
+/** `jwtSign.location`, else Authorization: Bearer (SPEC.md). */
+function jwtSignLocation(spec: unknown): typeof DEFAULT_CREDENTIAL_LOCATION {
+  const location = (spec as { location?: typeof DEFAULT_CREDENTIAL_LOCATION } | undefined)?.location;
+  return location ?? DEFAULT_CREDENTIAL_LOCATION;
+}
+
+function checkLocations(auth: NonNullable<BackendPolicy['auth']>): string | undefined {
+  const writable = (l: typeof DEFAULT_CREDENTIAL_LOCATION | undefined) => !l || l.header !== undefined || l.queryParameter !== undefined || l.cookie !== undefined;
+  if (!writable(auth.location)) return 'auth.location must be a header, query parameter or cookie';
+  if (!(auth.credentials ?? []).every((c) => writable(c.location))) return 'auth.credentials[].location must be a header, query parameter or cookie';
+  return undefined;
+}
+
+/**
+ * Compiles the backend policies of one config, once per IR object × backend (the IR is
+ * immutable, so identity is a safe cache key), and collects the pools they dispatch to.
+ */
+export class BackendPolicyCompiler {
+  readonly #pools: UpstreamPools;
+  readonly #onError: (message: string) => void;
+  readonly #cache = new WeakMap<BackendPolicy, Map<string, CompiledBackendPolicy>>();
+  readonly dispatchers = new Set<Dispatcher>();
+
+  constructor(pools: UpstreamPools, onError: (message: string) => void) {
+    this.#pools = pools;
+    this.#onError = onError;
+  }
+
+  compile(policy: BackendPolicy, backend: CompiledBackend): CompiledBackendPolicy {
+    let byBackend = this.#cache.get(policy);
+    if (!byBackend) this.#cache.set(policy, (byBackend = new Map()));
+    let compiled = byBackend.get(backend.key);
+    if (!compiled) {
+      compiled = compileBackendPolicy(policy, backend, this.#pools, this.#onError);
+      byBackend.set(backend.key, compiled);
+      for (const d of compiled.dispatchers) this.dispatchers.add(d);
+    }
+    return compiled;
+  }
+}
