@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { CelInput } from '../../cel/index.ts';
 import type { HeaderMap } from '../http/headers.ts';
+import type { DirectResponse } from './result.ts';
 
 /** Identities established by authentication steps, visible to later steps and to CEL. */
 export interface RequestIdentity {
@@ -10,6 +11,51 @@ export interface RequestIdentity {
   basicAuth?: { readonly user: string };
   /** The client credential a backend `auth.passthrough` re-sends upstream. */
   passthroughToken?: string;
+  /** Metadata from external authorization: the `extauthz` CEL variable. */
+  extauthz?: Readonly<Record<string, unknown>>;
+}
+
+/** Token counts of a completed LLM request, reported by the LLM handler after the response. */
+export interface TokenUsage {
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly totalTokens: number;
+}
+
+/** The upstream response as response filters see it; `headers` may be changed in place. */
+export interface FilteredResponse {
+  status: number;
+  readonly headers: HeaderMap;
+}
+
+/**
+ * Response-phase processing that may be asynchronous or rewrite the body (transformation
+ * `response.body`, ext_proc). Only requests whose policies registered one pay for it: the
+ * Exchange buffers nothing otherwise.
+ */
+export interface ResponseFilter {
+  /** Before the headers go out; may change them (and the status) or answer instead. */
+  headers?(response: FilteredResponse): DirectResponse | undefined | Promise<DirectResponse | undefined>;
+  /** The body, as a stream in and a stream out; throwing ends the response with an error. */
+  body?(body: AsyncIterable<Uint8Array>, response: FilteredResponse): AsyncIterable<Uint8Array>;
+}
+
+/** HTTPRouteRetry semantics, compiled. */
+export interface RetryPolicy {
+  /** Response statuses that are retried (connect failures always are). */
+  readonly codes: ReadonlySet<number>;
+  /** Retries after the first attempt. */
+  readonly attempts: number;
+  readonly backoffMs: number;
+}
+
+/** What traffic steps ask of the upstream exchange itself. */
+export interface UpstreamRequestOptions {
+  /** traffic.hostRewrite: Auto sets Host to the destination, None keeps the client's. */
+  hostRewrite?: 'Auto' | 'None';
+  retry?: RetryPolicy;
+  /** Time already spent by fault-injection delays: it counts against the request timeout. */
+  delayedMs: number;
 }
 
 /** A change to the response headers, run when the upstream (or a policy) answers. */
@@ -36,6 +82,9 @@ export interface PolicyContext {
   readonly upstreamHeaders: HeaderMap;
   readonly identity: RequestIdentity;
   readonly responseMutations: ResponseMutation[];
+  /** Asynchronous or body-rewriting response processing, in registration order. */
+  readonly responseFilters: ResponseFilter[];
+  readonly upstream: UpstreamRequestOptions;
   readonly names: { readonly gateway: string; readonly listener: string; readonly route: string; readonly backend: string };
   readonly startTime: number;
   /**
@@ -47,6 +96,8 @@ export interface PolicyContext {
   replaceBody(body: Buffer): void;
   /** The CEL input for this request as it stands now (identity included); rebuilt after changes. */
   cel(): CelInput;
+  /** Runs `listener` once the request's token usage is known (LLM responses only). */
+  onUsage(listener: (usage: TokenUsage) => void): void;
 }
 
 export class BodyTooLargeError extends Error {

@@ -2,6 +2,12 @@ import type { TrafficMember } from '../../ir/policy.ts';
 import { compileDirectResponse } from './direct-response/direct-response.ts';
 import { compileHeaderModifiers } from './header-modifiers/header-modifiers.ts';
 import type { StepCompiler } from './step.ts';
+import { compileCors } from './cors/cors.ts';
+import { compileCsrf } from './csrf/csrf.ts';
+import { compileDelay } from './delay/delay.ts';
+import { compileHostRewrite } from './host-rewrite/host-rewrite.ts';
+import { compileRetry } from './retry/retry.ts';
+import { compileTransformation } from './transformation/transformation.ts';
 import { compileApiKeyAuthentication } from './api-key-authentication/api-key-authentication.ts';
 import { compileBasicAuthentication } from './basic-authentication/basic-authentication.ts';
 import { compileAuthorization } from './authorization/authorization.ts';
@@ -20,6 +26,12 @@ export const TRAFFIC_ORDER: readonly TrafficMember[] = [
 export const STEP_COMPILERS: { readonly [M in TrafficMember]?: StepCompiler<M> } = {
   directResponse: compileDirectResponse,
   headerModifiers: compileHeaderModifiers,
+  cors: compileCors,
+  csrf: compileCsrf,
+  delay: compileDelay,
+  hostRewrite: compileHostRewrite,
+  retry: compileRetry,
+  transformation: compileTransformation,
   apiKeyAuthentication: compileApiKeyAuthentication,
   basicAuthentication: compileBasicAuthentication,
   authorization: compileAuthorization,

@@ -3,7 +3,10 @@ import type { HeaderMap } from '../http/headers.ts';
 import type { DownstreamRequest } from '../pipeline/downstream.ts';
 import type { Forward } from '../pipeline/exchange.ts';
 import { requestBody } from '../pipeline/downstream.ts';
-import { BodyTooLargeError, type PolicyContext, type RequestIdentity, type ResponseMutation } from './context.ts';
+import {
+  BodyTooLargeError,
+  type PolicyContext, type RequestIdentity, type ResponseFilter, type ResponseMutation, type TokenUsage, type UpstreamRequestOptions,
+} from './context.ts';
 
 /** SPEC.md: frontend http.maxBufferSize defaults to 2mb. */
 export const DEFAULT_MAX_BUFFER_BYTES = 2 * 1024 * 1024;
@@ -21,12 +24,15 @@ export class RequestPolicyContext implements PolicyContext {
   readonly upstreamHeaders: HeaderMap;
   readonly identity: RequestIdentity = {};
   readonly responseMutations: ResponseMutation[] = [];
+  readonly responseFilters: ResponseFilter[] = [];
+  readonly upstream: UpstreamRequestOptions = { delayedMs: 0 };
   readonly names: PolicyContext['names'];
   readonly startTime = Date.now();
   readonly #req: DownstreamRequest;
   readonly #maxBufferBytes: number;
   #body: Buffer | undefined;
   #reading: Promise<Buffer> | undefined;
+  #usageListeners: ((usage: TokenUsage) => void)[] | undefined;
 
   constructor(req: DownstreamRequest, fwd: Forward, scheme: 'http' | 'https', maxBufferBytes = DEFAULT_MAX_BUFFER_BYTES) {
     this.#req = req;
@@ -99,9 +105,25 @@ export class RequestPolicyContext implements PolicyContext {
       ...(id.jwt ? { jwt: id.jwt.claims } : {}),
       ...(id.apiKey ? { apiKey: id.apiKey } : {}),
       ...(id.basicAuth ? { basicAuth: id.basicAuth } : {}),
+      ...(id.extauthz ? { extauthz: id.extauthz } : {}),
       route: { name: this.names.route },
       gateway: { name: this.names.gateway },
       backend: { name: this.names.backend },
     };
+  }
+
+  onUsage(listener: (usage: TokenUsage) => void): void {
+    (this.#usageListeners ??= []).push(listener);
+  }
+
+  /** Called by the LLM handler once usage is known; a failing listener never breaks the others. */
+  reportUsage(usage: TokenUsage): void {
+    for (const listener of this.#usageListeners ?? []) {
+      try {
+        listener(usage);
+      } catch {
+        // Usage accounting happens after the response; nothing is left to fail.
+      }
+    }
   }
 }

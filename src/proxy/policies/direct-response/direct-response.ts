@@ -1,8 +1,9 @@
-import { evalBody, evalBool, evalString, type Program } from '../../../cel/index.ts';
-import type { Conditional, DirectResponsePolicy } from '../../../ir/policy.ts';
+import { evalBody, evalString, type Program } from '../../../cel/index.ts';
+import type { DirectResponsePolicy } from '../../../ir/policy.ts';
 import { activationOf, program } from '../cel.ts';
 import type { PolicyContext } from '../context.ts';
-import { CONTINUE, respond, respondError, type PolicyResult } from '../result.ts';
+import { conditionalStep } from '../conditional/conditional.ts';
+import { respond, respondError, type PolicyResult } from '../result.ts';
 import type { StepCompiler } from '../step.ts';
 
 interface CompiledDirectResponse {
@@ -10,11 +11,6 @@ interface CompiledDirectResponse {
   readonly body: string | undefined;
   readonly bodyExpression: Program | undefined;
   readonly headers: readonly { readonly name: string; readonly value: Program }[];
-}
-
-interface CompiledBranch {
-  readonly condition: Program | undefined;
-  readonly response: CompiledDirectResponse;
 }
 
 function compileOne(p: DirectResponsePolicy, where: string): CompiledDirectResponse {
@@ -45,24 +41,8 @@ function answer(r: CompiledDirectResponse, ctx: PolicyContext): PolicyResult {
 }
 
 /** traffic.directResponse: answer from the gateway; the conditional form picks the first branch whose condition holds. */
-export const compileDirectResponse: StepCompiler<'directResponse'> = (member) => {
-  if ('conditional' in member) {
-    const branches: CompiledBranch[] = (member as Conditional<DirectResponsePolicy>).conditional.map((c, i) => ({
-      condition: c.condition !== undefined ? program(c.condition, `directResponse.conditional[${i}].condition`, ['bool']) : undefined,
-      response: compileOne(c.policy, `directResponse.conditional[${i}].policy`),
-    }));
-    return {
-      member: 'directResponse',
-      onRequest(ctx) {
-        const activation = activationOf(ctx);
-        for (const b of branches) {
-          // A failing condition does not match: the request goes on to the next branch.
-          if (b.condition === undefined || evalBool(b.condition, activation) === true) return answer(b.response, ctx);
-        }
-        return CONTINUE;
-      },
-    };
-  }
-  const response = compileOne(member as DirectResponsePolicy, 'directResponse');
-  return { member: 'directResponse', onRequest: (ctx) => answer(response, ctx) };
-};
+export const compileDirectResponse: StepCompiler<'directResponse'> = (member) =>
+  conditionalStep<DirectResponsePolicy>('directResponse', member, (p, where) => {
+    const response = compileOne(p, where);
+    return (ctx) => answer(response, ctx);
+  });
