@@ -11,10 +11,12 @@ import type { Logger } from '../../common/logger.ts';
 import type { CelInput } from '../../cel/index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
 import { McpAuthorizer } from './authorization.ts';
-import { sendError, type DownstreamRequest, type DownstreamResponse } from './downstream/io.ts';
+import { readMessages, sendError, sendJson, type DownstreamRequest, type DownstreamResponse } from './downstream/io.ts';
 import { LegacySseDownstream } from './downstream/legacy-sse.ts';
 import { StreamableDownstream } from './downstream/streamable.ts';
-import { ErrorCode } from './jsonrpc.ts';
+import { ErrorCode, errorOf } from './jsonrpc.ts';
+import { classify } from './modern/envelope.ts';
+import { ModernDownstream } from './modern/downstream.ts';
 import { Multiplexer } from './multiplexer.ts';
 import { Namer } from './naming.ts';
 import { resolveSessionKey } from './session-codec.ts';
@@ -53,6 +55,7 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
   const deps = { sessions, multiplexer, namer, logger };
   const streamable = new StreamableDownstream(deps);
   const legacy = new LegacySseDownstream(deps);
+  const stateless = new ModernDownstream(deps);
 
   function handle(rawReq: IncomingMessage | Http2ServerRequest, rawRes: ServerResponse | Http2ServerResponse, ctx?: McpRequestContext): Promise<void> {
     return serve(rawReq as DownstreamRequest, rawRes as unknown as DownstreamResponse, ctx);
@@ -65,7 +68,8 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
       switch (req.method) {
         case 'POST': {
           const legacyId = hasSession ? null : new URL(req.url ?? '/', 'http://gateway').searchParams.get('sessionId');
-          return await (legacyId !== null ? legacy.post(req, res, legacyId, context) : streamable.post(req, res, context));
+          if (legacyId !== null) return await legacy.post(req, res, legacyId, context);
+          return await postByEra(req, res, context);
         }
         case 'GET':
           // Streamable HTTP's GET always names its session; a GET without one opens a legacy SSE session.
@@ -80,6 +84,19 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
       if (!res.headersSent) sendError(res, 500, ErrorCode.InternalError, 'Internal error');
       else if (!res.writableEnded) res.end();
     }
+  }
+
+  /** Streamable HTTP POSTs of both eras share the endpoint; the body's `_meta` envelope decides. */
+  async function postByEra(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined): Promise<void> {
+    const body = await readMessages(req);
+    if (!body.ok) return sendError(res, body.status, body.code, body.message);
+    const eras = body.messages.map((m) => classify(m, req.headers));
+    const refusal = eras.find((e) => e.era === 'rejected');
+    if (refusal?.era === 'rejected') return sendJson(res, refusal.status, errorOf(null, refusal.code, refusal.message, refusal.data));
+    const modern = eras.find((e) => e.era === 'modern');
+    if (modern?.era !== 'modern') return streamable.post(req, res, context, body);
+    if (body.batch) return sendError(res, 400, ErrorCode.InvalidRequest, 'The 2026-07-28 revision does not accept batches');
+    return stateless.post(body.messages[0], modern.envelope, req, res, context);
   }
 
   async function close(): Promise<void> {

@@ -95,12 +95,12 @@ export class SessionManager {
     return { clients, release: () => Promise.resolve() };
   }
 
-  /** Per-request upstream sessions (Stateless). */
-  async ephemeral(protocolVersion: string | undefined, signal?: AbortSignal): Promise<OpenSession> {
-    const params = { protocolVersion: protocolVersion ?? LATEST_SESSION_PROTOCOL, capabilities: {}, clientInfo: { name: 'switchboard', version: GATEWAY_VERSION } };
+  /** Per-request upstream sessions (Stateless, and every request of a stateless-era client). */
+  async ephemeral(protocolVersion: string | undefined, signal?: AbortSignal, clientParams?: Params): Promise<OpenSession & { readonly result: Record<string, unknown> }> {
+    const params = clientParams ?? { protocolVersion: protocolVersion ?? LATEST_SESSION_PROTOCOL, capabilities: {}, clientInfo: { name: 'switchboard', version: GATEWAY_VERSION } };
     const joined = await initializeAll(this.#pool, this.#backend.targets, params, this.#backend.failureMode, this.#logger, signal);
     const clients = new Map([...joined].map(([name, j]) => [name, j.client]));
-    return { clients, release: () => closeAll(clients) };
+    return { clients, result: mergeInitialize(joined, this.#backend.serverName ?? 'switchboard'), release: () => closeAll(clients) };
   }
 
   /** DELETE of a session: ends every upstream session. */

@@ -6,7 +6,7 @@ import type { Namer } from '../naming.ts';
 import { toClient } from '../rewrite.ts';
 import type { OpenSession, SessionManager } from '../sessions.ts';
 import { UpstreamError, asUpstreamError } from '../upstream/client.ts';
-import { accepts, keepAlive, readMessages, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
+import { accepts, keepAlive, readMessages, type ParsedBody, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
 
@@ -43,8 +43,8 @@ export class StreamableDownstream {
     this.#deps = deps;
   }
 
-  async post(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined): Promise<void> {
-    const body = await readMessages(req);
+  async post(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, parsed?: ParsedBody): Promise<void> {
+    const body = parsed ?? await readMessages(req);
     if (!body.ok) return sendError(res, body.status, body.code, body.message);
     const abort = clientGone(res);
     const initialize = body.messages.find((m) => isRequest(m) && m.method === 'initialize') as JsonRpcRequest | undefined;
