@@ -11,6 +11,7 @@ import { compileTransformation } from './transformation/transformation.ts';
 import { compileApiKeyAuthentication } from './api-key-authentication/api-key-authentication.ts';
 import { compileBasicAuthentication } from './basic-authentication/basic-authentication.ts';
 import { compileAuthorization } from './authorization/authorization.ts';
+import { compileJwtAuthentication } from './jwt-authentication/jwt-authentication.ts';
 
 /**
  * The order traffic members run in. CORS first (a preflight carries no credentials), then
@@ -35,4 +36,5 @@ export const STEP_COMPILERS: { readonly [M in TrafficMember]?: StepCompiler<M> }
   apiKeyAuthentication: compileApiKeyAuthentication,
   basicAuthentication: compileBasicAuthentication,
   authorization: compileAuthorization,
+  jwtAuthentication: compileJwtAuthentication,
 };

@@ -1,4 +1,5 @@
 import type { Logger } from '../../common/logger.ts';
+import type { EndpointResolver } from '../ext/endpoint.ts';
 import type { TrafficMember, TrafficPolicy } from '../../ir/policy.ts';
 import type { PolicyContext } from './context.ts';
 import type { PolicyResult } from './result.ts';
@@ -15,6 +16,11 @@ export interface StepDeps {
   readonly logger: Logger;
   /** The whole effective policy, for members that read a sibling (e.g. basic auth realm). */
   readonly policy: TrafficPolicy;
+  /**
+   * Turns a policy endpoint (`backendKey` into the config's backends, or a `url`) into an address,
+   * for members that call a service (remote JWKS). Absent: only `url` endpoints can be used.
+   */
+  readonly endpoints?: EndpointResolver;
 }
 
 /**
