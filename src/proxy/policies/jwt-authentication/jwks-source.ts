@@ -49,6 +49,7 @@ export class RemoteJwks {
   #keys: KeyLookup | undefined;
   #fetchedAt = -Infinity;
   #attemptedAt = -Infinity;
+  #lastFailed = false;
   #inflight: Promise<KeyLookup | undefined> | undefined;
   #dispatcher: Dispatcher | undefined;
 
@@ -60,7 +61,7 @@ export class RemoteJwks {
   /** The lookup jwtVerify calls with the token's protected header. */
   readonly lookup: KeyLookup = async (header, token) => {
     const stale = this.#now() - this.#fetchedAt >= this.#options.cacheDurationMs;
-    const keys = stale || !this.#keys ? ((await this.#refresh(FAILED_FETCH_RETRY_MS)) ?? this.#keys) : this.#keys;
+    const keys = stale || !this.#keys ? ((await this.#refresh(this.#lastFailed ? FAILED_FETCH_RETRY_MS : 0)) ?? this.#keys) : this.#keys;
     if (!keys) throw new errors.JWKSNoMatchingKey('the JWKS could not be fetched');
     try {
       return await keys(header, token);
@@ -84,9 +85,11 @@ export class RemoteJwks {
       (jwks) => {
         this.#keys = createLocalJWKSet(jwks);
         this.#fetchedAt = this.#now();
+        this.#lastFailed = false;
         return this.#keys;
       },
       (err: unknown) => {
+        this.#lastFailed = true;
         this.#options.logger.warn({ err: String(err) }, 'jwtAuthentication: fetching the remote JWKS failed; keeping the keys already known');
         return undefined;
       },
