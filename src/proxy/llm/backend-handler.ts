@@ -1,0 +1,22 @@
+import type { BackendHandler, HandlerFactory } from '../backends/handlers.ts';
+import { sendError } from '../pipeline/downstream.ts';
+import { LlmBackendHandler } from './gateway/handler.ts';
+
+/** Serves ProxyBackends with `spec.ai` in-process: translation, credentials, priority groups (gateway/handler.ts). */
+export const llmHandlerFactory: HandlerFactory = (backend, deps): BackendHandler | undefined => {
+  if (!backend.ai) return undefined;
+  const llm = new LlmBackendHandler(backend.ai, { logger: deps.logger });
+  return {
+    handle(req, res, request) {
+      llm.serve(req, res, request).then(
+        ({ status, bytes }) => request.done(status, bytes),
+        (err: unknown) => {
+          // A bug costs one request: answer if nothing was sent yet, else cut the response.
+          deps.logger.error({ err, backend: backend.key }, 'LLM handler failed');
+          request.done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
+        },
+      );
+    },
+    close: () => llm.close(),
+  };
+};

@@ -1,0 +1,82 @@
+/** The client side of an LLM exchange: the body read under the buffer limit, and a sink that respects backpressure. */
+import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downstream.ts';
+import { requestBody } from '../../pipeline/downstream.ts';
+import { BodyTooLargeError, type PolicyContext } from '../../policies/context.ts';
+import { DEFAULT_MAX_BUFFER_BYTES } from '../../policies/request-context.ts';
+
+/**
+ * The whole request body. Through the policy context when traffic policies ran (it may already
+ * hold the buffered or replaced body, and knows the frontend's limit); otherwise read here under
+ * the default 2 MiB limit. Throws BodyTooLargeError past the limit.
+ */
+export async function readRequestBody(req: DownstreamRequest, policy: PolicyContext | undefined, maxBytes = DEFAULT_MAX_BUFFER_BYTES): Promise<Buffer> {
+  if (policy) return policy.readBody();
+  const stream = requestBody(req);
+  if (!stream) return Buffer.alloc(0);
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw new BodyTooLargeError(maxBytes);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw new BodyTooLargeError(maxBytes);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** Writes to the client, waiting for drain under backpressure; knows when the client went away. */
+export class ClientSink {
+  readonly #res: DownstreamResponse;
+  #closed = false;
+  #bytes = 0;
+  readonly #closeWaiters: (() => void)[] = [];
+
+  constructor(res: DownstreamResponse, onClose: () => void) {
+    this.#res = res;
+    res.on('close', () => {
+      this.#closed = true;
+      for (const wake of this.#closeWaiters.splice(0)) wake();
+      if (!res.writableEnded) onClose();
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get started(): boolean {
+    return this.#res.headersSent;
+  }
+
+  head(status: number, headers: Readonly<Record<string, string>>): void {
+    if (!this.#closed) this.#res.writeHead(status, { ...headers });
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.#closed || chunk.length === 0) return;
+    this.#bytes += chunk.length;
+    if (this.#res.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length))) return;
+    await new Promise<void>((resolve) => {
+      this.#closeWaiters.push(resolve);
+      this.#res.once('drain', resolve);
+    });
+  }
+
+  /** A complete answer in one go. */
+  send(status: number, headers: Readonly<Record<string, string>>, body: Uint8Array): void {
+    if (this.#closed) return;
+    this.#res.writeHead(status, { ...headers, 'content-length': String(body.length) });
+    this.#bytes += body.length;
+    this.#res.write(Buffer.from(body.buffer, body.byteOffset, body.length));
+    this.#res.end();
+  }
+
+  end(): void {
+    if (!this.#closed && !this.#res.writableEnded) this.#res.end();
+  }
+}

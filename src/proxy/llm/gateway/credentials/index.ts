@@ -1,0 +1,96 @@
+/**
+ * Puts the backend's credentials on an upstream LLM request: keys (inline, from a Secret, or the
+ * client's validated token with passthrough) where the provider expects them unless `location`
+ * says otherwise, extra `credentials[]`, cloud-B/cloud-C OAuth bearer tokens (cached), and SigV4
+ * for providers that need it (signed last, over the final headers and body).
+ */
+import { readFileSync } from 'node:fs';
+import type { BackendAuthPolicy, CredentialLocation } from '../../../../ir/policy.ts';
+import { applyBackendCredentials } from '../../../backend-policies/auth.ts';
+import type { RequestIdentity } from '../../../policies/context.ts';
+import type { CredentialHint } from '../../providers/types.ts';
+import { awsCredentials, signSigV4 } from './sigv4.ts';
+import { azureAccessToken, gcpAccessToken, parseServiceAccount } from './oauth.ts';
+import { TokenCache } from './token-cache.ts';
+
+/** A credential could not be produced (missing cloud credentials, token endpoint down). */
+export class CredentialError extends Error {}
+
+export interface SignableRequest {
+  /** The Host header the request is sent with. */
+  readonly host: string;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  readonly credential: CredentialHint;
+}
+
+type Dict = Readonly<Record<string, unknown>>;
+const dict = (v: unknown): Dict | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Dict) : undefined);
+
+export class LlmCredentials {
+  readonly #tokens: TokenCache;
+  readonly #env: NodeJS.ProcessEnv;
+
+  constructor(opts: { tokens?: TokenCache; env?: NodeJS.ProcessEnv } = {}) {
+    this.#tokens = opts.tokens ?? new TokenCache();
+    this.#env = opts.env ?? process.env;
+  }
+
+  /** The headers and path to send. Throws CredentialError when the configured mechanism cannot produce a credential. */
+  async apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>): Promise<{ headers: Record<string, string>; path: string }> {
+    const hint = req.credential;
+    const defaultLocation: CredentialLocation = hint.kind === 'header' ? { header: { name: hint.name, ...(hint.prefix ? { prefix: hint.prefix } : {}) } } : { header: { name: 'authorization', prefix: 'Bearer ' } };
+    let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
+    if (auth) {
+      const bearer = await this.#oauthToken(auth);
+      const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation };
+      written = applyBackendCredentials(written.headers, written.path, primary, identity);
+    }
+    const headers = Object.fromEntries(Object.entries(written.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+    const signingWanted = hint.kind === 'sigv4' || auth?.cloudA !== undefined;
+    if (!signingWanted || (auth?.key !== undefined && auth.cloudA === undefined)) return { headers, path: written.path };
+    const cloudA = dict(auth?.cloudA);
+    const credentials = awsCredentials(dict(cloudA?.secret), this.#env);
+    if (!credentials) throw new CredentialError('no cloud-A credentials: set auth.cloudA.secretRef or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY');
+    const service = (typeof cloudA?.serviceName === 'string' ? cloudA.serviceName : undefined) ?? (hint.kind === 'sigv4' ? hint.service : undefined);
+    const region = (typeof cloudA?.region === 'string' ? cloudA.region : undefined) ?? (hint.kind === 'sigv4' ? hint.region : undefined) ?? this.#env.AWS_REGION;
+    if (!service || !region) throw new CredentialError('cloud-A signing needs a service name and region');
+    return { headers: signSigV4({ ...req, headers, path: written.path, service, region }, credentials), path: written.path };
+  }
+
+  /** A bearer token from cloudB/cloudC, or undefined when neither is configured. */
+  async #oauthToken(auth: BackendAuthPolicy): Promise<string | undefined> {
+    const cloudC = dict(auth.cloudC);
+    if (cloudC) {
+      if (cloudC.type === 'IdToken') throw new CredentialError('cloud-C IdToken credentials are not supported for LLM providers');
+      const json = typeof cloudC.secret === 'string' ? cloudC.secret : this.#ambientGoogleCredentials();
+      const account = parseServiceAccount(json);
+      return this.#fetch(`gcp ${account.client_email} ${account.token_uri ?? ''}`, () => gcpAccessToken(account));
+    }
+    const cloudB = dict(auth.cloudB);
+    if (cloudB) {
+      const secret = dict(cloudB.secret);
+      const str = (v: unknown) => (typeof v === 'string' ? v : '');
+      const client = { tenantId: str(secret?.tenantID), clientId: str(secret?.clientID), clientSecret: str(secret?.clientSecret), ...(this.#env.AZURE_AUTHORITY_HOST ? { authority: this.#env.AZURE_AUTHORITY_HOST } : {}) };
+      if (!client.tenantId || !client.clientId || !client.clientSecret) throw new CredentialError('cloud-B credentials need a Secret with clientID, tenantID and clientSecret (managed and workload identity are not supported)');
+      return this.#fetch(`azure ${client.tenantId} ${client.clientId} ${client.authority ?? ''}`, () => azureAccessToken(client));
+    }
+    return undefined;
+  }
+
+  #ambientGoogleCredentials(): string {
+    const file = this.#env.GOOGLE_APPLICATION_CREDENTIALS;
+    if (!file) throw new CredentialError('no cloud-C credentials: set auth.cloudC.secretRef or GOOGLE_APPLICATION_CREDENTIALS');
+    return readFileSync(file, 'utf8');
+  }
+
+  async #fetch(key: string, fetch: Parameters<TokenCache['get']>[1]): Promise<string> {
+    try {
+      return await this.#tokens.get(key, fetch);
+    } catch (err) {
+      throw new CredentialError(`could not obtain an access token: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

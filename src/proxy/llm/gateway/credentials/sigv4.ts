@@ -1,0 +1,49 @@
+/** SigV4 signing of an upstream request (providerG), with `aws4`. */
+import aws4 from 'aws4';
+
+export interface AwsCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+/**
+ * cloudA credentials: the resolved Secret (`accessKey`, `secretKey`, optional `sessionToken`),
+ * else the standard AWS_* environment variables. Undefined when neither has a key pair.
+ */
+export function awsCredentials(secret: Readonly<Record<string, unknown>> | undefined, env: NodeJS.ProcessEnv = process.env): AwsCredentials | undefined {
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const accessKeyId = str(secret?.accessKey) ?? str(env.AWS_ACCESS_KEY_ID);
+  const secretAccessKey = str(secret?.secretKey) ?? str(env.AWS_SECRET_ACCESS_KEY);
+  if (!accessKeyId || !secretAccessKey) return undefined;
+  const sessionToken = secret ? str(secret.sessionToken) : str(env.AWS_SESSION_TOKEN);
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+export interface SignInput {
+  /** The Host header value the request is sent with (`host` or `host:port`). */
+  readonly host: string;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  readonly service: string;
+  readonly region: string;
+}
+
+/** The headers to send: the input's plus host, x-amz-date, the session token and authorization. */
+export function signSigV4(input: SignInput, credentials: AwsCredentials): Record<string, string> {
+  const request = {
+    host: input.host,
+    method: input.method,
+    path: input.path,
+    service: input.service,
+    region: input.region,
+    headers: { ...input.headers, host: input.host },
+    body: Buffer.from(input.body),
+  };
+  aws4.sign(request, credentials);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) out[name.toLowerCase()] = String(value);
+  return out;
+}

@@ -1,0 +1,264 @@
+/**
+ * One AI backend served in-process: route type by path, `policies.ai` on the body, the plan from
+ * the translation core, credentials, then the provider — trying the next provider (and the next
+ * priority group) when an attempt fails before anything reached the client — with the answer
+ * translated back, streams event by event. Every failure reaches the client in its own format.
+ */
+import type { Logger } from '../../../common/logger.ts';
+import type { CelInput } from '../../../cel/index.ts';
+import type { AiBackendIR, AiPolicy, AiProviderIR, RouteType } from '../../../ir/ai.ts';
+import type { BackendPolicy } from '../../../ir/policy.ts';
+import type { HandlerRequest } from '../../backends/handlers.ts';
+import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downstream.ts';
+import { BodyTooLargeError, type RequestIdentity } from '../../policies/context.ts';
+import { renderError, type ErrorFormat } from '../errors.ts';
+import { planRequest, type ClientResponse, type ForwardPlan } from '../plan.ts';
+import type { Usage } from '../usage.ts';
+import { AiPolicyError, applyFinalTransformations, applyRequestPolicy, compileAiPolicy, hasRequestPolicy } from './body-policy.ts';
+import { ClientSink, readRequestBody } from './client-io.ts';
+import { CredentialError, LlmCredentials } from './credentials/index.ts';
+import { ProviderPicker } from './picker.ts';
+import { routeTypeFor } from './route-type.ts';
+import { hostHeader, ProviderPools } from './upstream.ts';
+
+const DEFAULT_TIMEOUT_MS = 300_000;
+/** Client headers worth keeping on a translated request: they select API features, not identity. */
+const FORWARDED_TO_MESSAGES = ['anthropic-beta'] as const;
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length', ':authority', ':method', ':path', ':scheme']);
+
+export interface LlmHandlerDeps {
+  readonly logger: Logger;
+  readonly credentials?: LlmCredentials;
+}
+
+interface Retryable { readonly kind: 'retryable'; readonly status: number; readonly answer: () => Promise<void> }
+type Outcome = { readonly kind: 'answered'; readonly status: number } | Retryable;
+
+export class LlmBackendHandler {
+  readonly #ir: AiBackendIR;
+  readonly #logger: Logger;
+  readonly #picker: ProviderPicker;
+  readonly #pools = new ProviderPools();
+  readonly #credentials: LlmCredentials;
+
+  constructor(ir: AiBackendIR, deps: LlmHandlerDeps) {
+    this.#ir = ir;
+    this.#logger = deps.logger;
+    this.#picker = new ProviderPicker(ir.groups);
+    this.#credentials = deps.credentials ?? new LlmCredentials();
+  }
+
+  close(): Promise<void> {
+    return this.#pools.close();
+  }
+
+  /** Serves one request; resolves with the status the client saw and the body bytes written. */
+  async serve(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): Promise<{ status: number; bytes: number }> {
+    const abort = new AbortController();
+    const sink = new ClientSink(res, () => abort.abort());
+    const backendAi = aiOf(request.backendPolicy) ?? this.#ir.policy;
+    const route = routeTypeFor(request.path, backendAi?.routes);
+    const format = errorFormatOf(route, req.headers['anthropic-version']);
+    const fail = (status: number, message: string) => {
+      const r = renderError({ status, message }, format);
+      sink.send(r.status, r.headers, r.body);
+      return { status: r.status, bytes: sink.bytes };
+    };
+    let body: Buffer;
+    try {
+      body = await readRequestBody(req, request.policy);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return fail(413, err.message);
+      throw err;
+    }
+
+    const attempts = this.#picker.order();
+    let last: Retryable | undefined;
+    for (const [i, provider] of attempts.entries()) {
+      if (sink.closed) break;
+      const isLast = i === attempts.length - 1;
+      try {
+        const outcome = await this.#attempt({ req, request, sink, abort: abort.signal, route, body, provider, format });
+        if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
+        last = outcome;
+        if (isLast) break;
+        this.#logger.warn({ backend: this.#ir.key, provider: provider.name, status: outcome.status }, 'LLM provider failed; trying the next one');
+      } catch (err) {
+        if (err instanceof AiPolicyError) return fail(err.status, err.status === 500 ? 'the backend AI policy is invalid' : err.message);
+        if (err instanceof CredentialError) {
+          this.#logger.error({ backend: this.#ir.key, provider: provider.name, err: err.message }, 'LLM provider credentials unavailable');
+          last = { kind: 'retryable', status: 502, answer: async () => void fail(502, 'the gateway could not authenticate to the provider') };
+        } else if (sink.started) {
+          throw err;
+        } else {
+          const timeout = isTimeout(err);
+          this.#logger.warn({ backend: this.#ir.key, provider: provider.name, err: String(err) }, 'LLM provider unreachable');
+          last = { kind: 'retryable', status: timeout ? 504 : 502, answer: async () => void fail(timeout ? 504 : 502, timeout ? 'the provider did not answer in time' : 'could not reach the provider') };
+        }
+      }
+    }
+    if (sink.closed) return { status: 499, bytes: sink.bytes };
+    if (!last) return fail(503, 'no provider is available');
+    await last.answer();
+    return { status: last.status, bytes: sink.bytes };
+  }
+
+  async #attempt(a: Attempt): Promise<Outcome> {
+    const policy = effectivePolicy(a.request.backendPolicy, a.provider);
+    const ai = aiOf(policy) ?? this.#ir.policy;
+    const compiled = ai ? compileAiPolicy(ai) : undefined;
+    const cel = (): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: { provider: a.provider.name } });
+    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(a.body, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : a.body;
+    const plan = planRequest({
+      routeType: a.route, provider: a.provider.provider, body: clientBody, path: a.request.path, method: a.req.method,
+      modelAliases: ai?.modelAliases, promptCaching: ai?.promptCaching, headers: lowerHeaders(a.req.headers),
+    });
+    if (plan.kind === 'respond') {
+      a.sink.send(plan.response.status, plan.response.headers, plan.response.body);
+      this.#account(a, plan.response.usage, undefined);
+      return { kind: 'answered', status: plan.response.status };
+    }
+    const up = plan.upstream;
+    const upstreamBody = compiled && compiled.finalTransformations.length > 0 && plan.upstreamFormat !== 'passthrough'
+      ? rewriteJson(up.body, (b) => applyFinalTransformations(b, compiled, cel()))
+      : up.body;
+    const host = hostHeader(up);
+    const baseHeaders: Record<string, string> = plan.upstreamFormat === 'passthrough' ? passthroughHeaders(a.request.headers) : { ...up.headers };
+    if (plan.upstreamFormat === 'messages') for (const name of FORWARDED_TO_MESSAGES) if (typeof a.req.headers[name] === 'string') baseHeaders[name] = a.req.headers[name];
+    const identity: RequestIdentity = a.request.policy?.identity ?? {};
+    const signed = await this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity);
+    const timeoutMs = policy?.http?.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const response = await this.#pools.acquire(up, policy).request({
+      method: up.method as 'POST', path: signed.path, headers: { ...signed.headers, host }, body: upstreamBody.length > 0 ? upstreamBody : null,
+      signal: a.abort, headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
+    });
+    const status = response.statusCode;
+    const headers = response.headers as Record<string, string | string[] | undefined>;
+    if (status === 429 || status >= 500) {
+      // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
+      const raw = await readAll(response.body);
+      return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw) };
+    }
+    if (plan.upstreamFormat === 'passthrough') {
+      a.sink.head(status, pickHeaders(headers, ['content-type', 'cache-control']));
+      for await (const chunk of response.body) await a.sink.write(chunk as Buffer);
+      a.sink.end();
+      return { kind: 'answered', status };
+    }
+    if (!plan.stream || status >= 300) {
+      this.#sendBuffered(a, plan, status, headers, await readAll(response.body));
+      return { kind: 'answered', status };
+    }
+    const translator = plan.createStreamTranslator();
+    a.sink.head(status, plan.streamHeaders);
+    try {
+      for await (const chunk of response.body) {
+        for (const out of translator.push(chunk as Buffer)) await a.sink.write(out);
+      }
+    } catch (err) {
+      // The upstream stream broke (reset, idle timeout): `end` renders the cut as an error event.
+      this.#logger.warn({ backend: this.#ir.key, provider: a.provider.name, err: String(err) }, 'LLM upstream stream failed');
+    }
+    for (const out of translator.end()) await a.sink.write(out);
+    a.sink.end();
+    this.#account(a, translator.usage(), plan);
+    return { kind: 'answered', status };
+  }
+
+  #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array): void {
+    const r: ClientResponse = plan.translateResponse(status, headers, raw);
+    a.sink.send(r.status, r.headers, r.body);
+    this.#account(a, r.usage, plan);
+  }
+
+  #account(a: Attempt, usage: Usage | undefined, plan: ForwardPlan | undefined): void {
+    if (!usage) return;
+    this.#logger.info({
+      backend: this.#ir.key, 'llm.provider': a.provider.name, 'llm.route': a.route, 'llm.model': plan?.model, 'llm.streaming': plan?.stream ?? false,
+      'llm.inputTokens': usage.inputTokens, 'llm.outputTokens': usage.outputTokens, 'llm.totalTokens': usage.totalTokens,
+      ...(usage.cachedInputTokens !== undefined ? { 'llm.cachedInputTokens': usage.cachedInputTokens } : {}),
+      ...(usage.reasoningTokens !== undefined ? { 'llm.reasoningTokens': usage.reasoningTokens } : {}),
+    }, 'llm usage');
+    const ctx = a.request.policy as { reportUsage?: (u: { inputTokens: number; outputTokens: number; totalTokens: number }) => void } | undefined;
+    ctx?.reportUsage?.({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens });
+  }
+}
+
+interface Attempt {
+  readonly req: DownstreamRequest;
+  readonly request: HandlerRequest;
+  readonly sink: ClientSink;
+  readonly abort: AbortSignal;
+  readonly route: RouteType;
+  readonly body: Buffer;
+  readonly provider: AiProviderIR;
+  readonly format: ErrorFormat;
+}
+
+/** The CEL input of a request no traffic policy saw (no policy context was made for it). */
+function requestCel(req: DownstreamRequest): CelInput {
+  return {
+    request: { method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers },
+    source: { address: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 },
+  };
+}
+
+function aiOf(policy: BackendPolicy | undefined): AiPolicy | undefined {
+  return policy?.ai as AiPolicy | undefined;
+}
+
+/** Per top-level member: backend policy < policies targeting the provider < the provider's inline policies. */
+export function effectivePolicy(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
+  const targeted = backend?.subBackends?.[provider.name];
+  if (!backend && !targeted && !provider.policies) return undefined;
+  return { ...backend, ...targeted, ...provider.policies, sources: { ...backend?.sources, ...targeted?.sources, ...provider.policies?.sources } };
+}
+
+function errorFormatOf(route: RouteType, anthropicVersion: unknown): ErrorFormat {
+  if (route === 'Messages' || route === 'TokenCount') return 'anthropic';
+  return route === 'Models' && typeof anthropicVersion === 'string' ? 'anthropic' : 'openai';
+}
+
+/** Applies `edit` to a JSON object body; a body that is not a JSON object is left for the planner to reject. */
+function rewriteJson(bytes: Uint8Array, edit: (body: Record<string, unknown>) => Record<string, unknown>): Uint8Array {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    return bytes;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return bytes;
+  return Buffer.from(JSON.stringify(edit(parsed as Record<string, unknown>)));
+}
+
+function lowerHeaders(h: DownstreamRequest['headers']): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+function passthroughHeaders(h: Readonly<Record<string, string | string[]>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (!HOP_BY_HOP.has(k.toLowerCase())) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+function pickHeaders(h: Record<string, string | string[] | undefined>, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    const v = h[n];
+    if (v !== undefined) out[n] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+async function readAll(body: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function isTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+}
