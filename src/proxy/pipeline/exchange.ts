@@ -6,8 +6,11 @@ import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
+import { rewrittenHost } from '../policies/host-rewrite/host.ts';
+import { RetryBudget } from '../policies/retry/attempts.ts';
+import { FilteredResponseWriter } from './filtered-response.ts';
 import type { ProxyMetrics } from '../telemetry/metrics.ts';
-import { requestBody, sendError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { requestBody, sendDirect, sendError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { startMirrors } from './mirror.ts';
 import type { UpstreamTarget } from '../backends/backend.ts';
 import type { Resolution } from './resolve.ts';
@@ -43,6 +46,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #awaitingDrain = false;
   #bytes = 0;
   #status = 0;
+  /** Policy hooks: retries (traffic.retry) and response filters (transformation body, ext_proc). */
+  #retry: RetryBudget | undefined;
+  #retrying = false;
+  #request: Dispatcher.DispatchOptions | undefined;
+  #filtered: FilteredResponseWriter | undefined;
 
   constructor(
     req: DownstreamRequest,
@@ -64,7 +72,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const { rule, target, path, headers, filters } = this.#fwd;
     const method = this.#req.method ?? 'GET';
     const requestTimeoutMs = this.#fwd.traffic?.requestTimeoutMs ?? rule.requestTimeoutMs;
-    if (requestTimeoutMs !== undefined) this.#arm(requestTimeoutMs, { code: 'REQUEST_TIMEOUT' });
+    // Fault-injected delays already spent part of the request timeout (SPEC.md traffic.delay).
+    const timeLeftMs = requestTimeoutMs === undefined ? undefined : requestTimeoutMs - (this.#policy?.upstream.delayedMs ?? 0);
+    if (timeLeftMs !== undefined && timeLeftMs <= 0) return this.#fail({ code: 'REQUEST_TIMEOUT' });
+    if (timeLeftMs !== undefined) this.#arm(timeLeftMs, { code: 'REQUEST_TIMEOUT' });
     if (rule.backendTimeoutMs !== undefined) this.#arm(rule.backendTimeoutMs, { code: 'BACKEND_TIMEOUT', backend: this.#fwd.backend.key });
     // Backend policy http.requestTimeout: a deadline for the upstream's response.
     const backendDeadlineMs = this.#fwd.backendRuntime?.requestTimeoutMs;
@@ -73,9 +84,26 @@ export class Exchange implements Dispatcher.DispatchHandler {
       if (!this.#finished) this.#abort(new Error('client closed the connection'), CLIENT_CLOSED);
     });
     const buffered = this.#policy?.bufferedBody;
-    let body: Readable | Buffer | null = buffered ?? requestBody(this.#req);
+    const processed = this.#policy?.upstream.bodyStream;
+    let body: Readable | Buffer | null = processed ? Readable.from(processed) : buffered ?? requestBody(this.#req);
     if (filters.mirrors.length > 0) body = startMirrors(filters.mirrors, { method, path, headers, body: buffered ? Readable.from([buffered]) : (body as Readable | null) }, this.#telemetry.logger);
-    target.dispatcher.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, this);
+    const upstream = this.#policy?.upstream;
+    if (upstream?.hostRewrite && !filters.rewrite?.hostname) {
+      const host = rewrittenHost(upstream.hostRewrite, target.authority, (this.#req.headers[':authority'] as string | undefined) ?? this.#req.headers.host);
+      if (host !== undefined) headers.host = host;
+    }
+    if (upstream?.retry) this.#retry = new RetryBudget(upstream.retry, body === null || Buffer.isBuffer(body));
+    this.#request = { method: method as Dispatcher.HttpMethod, path, headers, body };
+    target.dispatcher.dispatch(this.#request, this);
+  }
+
+  /** Sends the request again after the policy's backoff; its body is null or a Buffer (RetryBudget). */
+  #retryLater(): void {
+    this.#retrying = false;
+    const timer = setTimeout(() => {
+      if (!this.#finished) this.#fwd.target.dispatcher.dispatch(this.#request!, this);
+    }, this.#retry!.backoffMs);
+    this.#timers.push(timer);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -87,8 +115,29 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.#finished) return;
     const headers: HeaderMap = endToEndResponseHeaders(upstreamHeaders);
     for (const m of this.#fwd.filters.responseHeaders) applyHeaderModifier(headers, m, 'response');
+    if (this.#retry?.takeForStatus(statusCode)) {
+      // Drain this answer (keeping the connection) and try again once it ends.
+      this.#retrying = true;
+      return;
+    }
     if (this.#policy) for (const mutate of this.#policy.responseMutations) mutate(headers, statusCode);
     this.#status = statusCode;
+    if (this.#policy && this.#policy.responseFilters.length > 0) {
+      const method = this.#req.method;
+      this.#filtered = new FilteredResponseWriter({
+        res: this.#res,
+        response: { status: statusCode, headers },
+        filters: this.#policy.responseFilters,
+        bodiless: method === 'HEAD' || statusCode === 204 || statusCode === 304,
+        finished: () => this.#finished,
+        complete: (status, bytes) => {
+          this.#bytes = bytes;
+          this.#complete(status);
+        },
+        abortUpstream: () => controller.abort(new Error('a response policy answered')),
+      });
+      return;
+    }
     try {
       this.#res.writeHead(statusCode, headers);
     } catch (err) {
@@ -100,7 +149,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.#finished) return;
+    if (this.#finished || this.#retrying) return;
+    if (this.#filtered) return this.#filtered.push(controller, chunk);
     this.#bytes += chunk.length;
     if (!this.#res.write(chunk) && !this.#awaitingDrain) {
       this.#awaitingDrain = true;
@@ -114,6 +164,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
     if (this.#finished) return;
+    if (this.#retrying) return this.#retryLater();
+    if (this.#filtered) return this.#filtered.end(trailers);
     let hasTrailers = false;
     for (const _ in trailers) {
       hasTrailers = true;
@@ -128,6 +180,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.#finished) return;
     const failure = upstreamFailure(this.#fwd.backend.key, err);
     if (isConnectFailure(failure)) this.#telemetry.metrics.connectError(this.#fwd.backend.key);
+    if (this.#retrying || (this.#status === 0 && isConnectFailure(failure) && this.#retry?.takeForConnectFailure())) return this.#retryLater();
+    // A request-body policy (ext_proc) that answered or failed mid-stream chose the response.
+    const answer = this.#policy?.upstream.answer;
+    if (answer && !this.#res.headersSent) return this.#complete(sendDirect(this.#res, answer, []));
     this.#fail(failure);
   }
 
@@ -153,6 +209,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #complete(status: number): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#filtered?.cancel(new Error('exchange finished'));
     for (const t of this.#timers) clearTimeout(t);
     this.#onDone(status, this.#bytes);
   }

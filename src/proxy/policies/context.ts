@@ -56,6 +56,10 @@ export interface UpstreamRequestOptions {
   retry?: RetryPolicy;
   /** Time already spent by fault-injection delays: it counts against the request timeout. */
   delayedMs: number;
+  /** A processed request body streamed upstream instead of the client's (ext_proc streaming). */
+  bodyStream?: AsyncIterable<Uint8Array>;
+  /** Set by a body processor that answered (or failed) mid-stream: sent instead of a 502. */
+  answer?: DirectResponse;
 }
 
 /** A change to the response headers, run when the upstream (or a policy) answers. */

@@ -6,7 +6,7 @@ import { compileOrigins } from './origin.ts';
 import type { PolicyResult } from '../result.ts';
 import type { TrafficPolicy } from '../../../ir/policy.ts';
 
-const step = (cors: Record<string, unknown>) => compileCors(cors, { logger: undefined as never, policy: { sources: {} } as TrafficPolicy });
+const step = (cors: Record<string, unknown>) => compileCors(cors as never, { logger: undefined as never, policy: { sources: {} } as TrafficPolicy });
 const responseOf = (r: PolicyResult | Promise<PolicyResult>) => {
   assert.ok(!(r instanceof Promise));
   assert.equal(r.action, 'respond');
