@@ -1,4 +1,4 @@
-import type { SecureContext } from 'node:tls';
+import type { SecureContext, SecureContextOptions } from 'node:tls';
 import type { Logger } from '../../common/logger.ts';
 import type { Dispatcher } from 'undici';
 import type { Bind, Listener, ProxyConfig } from '../../ir/types.ts';
@@ -10,6 +10,7 @@ import { RouteTable } from '../routing/route-table.ts';
 import type { CertificatePair, SecureContextCache } from '../server/tls-contexts.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
 import { BackendPolicyCompiler } from '../backend-policies/compile.ts';
+import { compileFrontend, type CompiledFrontend } from '../frontend/compile.ts';
 
 export interface CompiledListener {
   readonly key: string;
@@ -35,6 +36,8 @@ export interface CompiledBind {
   readonly listeners: HostTable<CompiledListener>;
   /** Present on HTTPS binds with at least one usable certificate. */
   readonly tls: CompiledTLS | undefined;
+  /** The bind's frontend policy (connection handling, HTTP/TLS settings, access log). */
+  readonly frontend: CompiledFrontend | undefined;
 }
 
 export interface CompiledConfig {
@@ -111,16 +114,18 @@ function compileBind(
       }),
     },
   ]);
+  const frontend = compileFrontend(bind.frontend, (m) => onError(`${bind.key}: ${m}`));
   return {
     key: bind.key,
     irPort: bind.port,
     protocol: bind.protocol,
     listeners: new HostTable(listeners),
-    tls: bind.protocol === 'HTTPS' ? compileTLS(bind.listeners, ctx, onError) : undefined,
+    tls: bind.protocol === 'HTTPS' ? compileTLS(bind.listeners, ctx, onError, frontend?.tls.contextOptions) : undefined,
+    frontend,
   };
 }
 
-function compileTLS(listeners: readonly Listener[], ctx: CompileContext, onError: (m: string) => void): CompiledTLS | undefined {
+function compileTLS(listeners: readonly Listener[], ctx: CompileContext, onError: (m: string) => void, options?: SecureContextOptions): CompiledTLS | undefined {
   const entries: [string | null, SecureContext][] = [];
   const pairs: CertificatePair[] = [];
   for (const l of listeners) {
@@ -130,7 +135,7 @@ function compileTLS(listeners: readonly Listener[], ctx: CompileContext, onError
       continue;
     }
     try {
-      entries.push([l.hostname, ctx.secureContexts.get(cert)]);
+      entries.push([l.hostname, ctx.secureContexts.get(cert, options)]);
       pairs.push(cert);
     } catch (err) {
       onError(`${l.key}: invalid certificate: ${(err as Error).message}`);

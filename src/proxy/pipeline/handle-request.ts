@@ -4,12 +4,13 @@ import { runTrafficPolicy } from '../policies/chain.ts';
 import { BodyTooLargeError } from '../policies/context.ts';
 import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { PolicyResult } from '../policies/result.ts';
-import { accessLog, pathOnly } from '../telemetry/access-log.ts';
+import { pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 import { sendDirect, sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { resolveRequest, type IncomingView } from './resolve.ts';
 import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
+import { writeAccessLog } from '../frontend/access-log.ts';
 
 /** The per-bind state a request reads once, at its start. */
 export interface BindContext {
@@ -41,7 +42,7 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
   const done = (status: number, bytes: number) => {
     const seconds = (performance.now() - started) / 1000;
     ctx.telemetry.metrics.requestDone(labels, status, seconds);
-    accessLog(ctx.telemetry.logger, {
+    writeAccessLog(ctx.telemetry.logger, bind.frontend?.accessLog, {
       method: req.method ?? '',
       path: pathOnly(req.url),
       status,
@@ -49,7 +50,7 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
       route: labels.route,
       backend: labels.backend,
       bytes,
-    });
+    }, req, ctx.scheme);
   };
   try {
     const resolution = resolveRequest(bind, viewOf(req, ctx.scheme));
@@ -76,7 +77,7 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
 
 /** Runs the route's traffic policy, then either answers from the gateway or forwards. */
 function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, done: (status: number, bytes: number) => void): void {
-  const policy = new RequestPolicyContext(req, fwd, ctx.scheme);
+  const policy = new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
   const proceed = (result: PolicyResult) => {
     if (result.action === 'continue') {
       dispatch(ctx, req, res, fwd, done, policy);

@@ -9,6 +9,8 @@ import { handleUpgrade } from '../pipeline/upgrade.ts';
 import { normalizeHost } from '../routing/host.ts';
 import { sniffProtocol } from './h2c-sniff.ts';
 import type { CertificatePair } from './tls-contexts.ts';
+import { acceptConnection, inheritClientAddress } from '../frontend/accept.ts';
+import { applyServerSettings, limitHttp1Connection, refuseConnectSocket, refuseConnectStream, trackHttp1Request, watchSession } from '../frontend/server-settings.ts';
 
 export interface ListenOptions {
   readonly host: string;
@@ -26,7 +28,8 @@ const DRAIN_SWEEP_MS = 50;
 export class BindServer {
   readonly ctx: BindContext;
   readonly protocol: 'HTTP' | 'HTTPS';
-  readonly #listener: NetServer | Http2SecureServer;
+  /** Accepts raw connections; frontend connection handling runs before TLS or HTTP sees them. */
+  readonly #listener: NetServer;
   readonly #http1: Http1Server | undefined;
   readonly #h2: Http2Server | Http2SecureServer;
   readonly #sockets = new Set<Socket>();
@@ -38,7 +41,12 @@ export class BindServer {
     this.protocol = compiled.protocol;
     this.#telemetry = telemetry;
     this.ctx = { compiled, draining: false, scheme: compiled.protocol === 'HTTPS' ? 'https' : 'http', telemetry };
-    const onRequest = (req: IncomingMessage | Http2ServerRequest, res: Parameters<typeof handleRequest>[2]) => handleRequest(this.ctx, req, res);
+    const onRequest = (req: IncomingMessage | Http2ServerRequest, res: Parameters<typeof handleRequest>[2]) => {
+      // frontend.connect: only Deny is served (SPEC.md: unset means Method Not Allowed).
+      if (req.method === 'CONNECT') refuseConnectStream(res);
+      else handleRequest(this.ctx, req, res);
+    };
+    const frontend = compiled.frontend;
     const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => handleUpgrade(this.ctx, req, socket, head);
 
     if (compiled.protocol === 'HTTPS') {
@@ -47,6 +55,8 @@ export class BindServer {
       if (!tls) throw new Error('HTTPS bind has no usable certificate');
       this.#defaultPair = tls.fallbackPair;
       const secure = createSecureServer({
+        ...frontend?.tls.contextOptions,
+        ...(frontend ? { handshakeTimeout: frontend.tls.handshakeTimeoutMs, ALPNProtocols: [...frontend.tls.alpnProtocols], settings: frontend.http.http2Settings } : {}),
         allowHTTP1: true,
         cert: tls.fallbackPair.certPem,
         key: tls.fallbackPair.keyPem,
@@ -56,30 +66,39 @@ export class BindServer {
         },
       });
       this.#h2 = secure;
-      this.#listener = secure;
+      this.#listener = createNetServer((socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => secure.emit('connection', socket)));
       this.#http1 = undefined;
+      secure.on('secureConnection', (tlsSocket: Socket & { alpnProtocol?: string | false }) => {
+        inheritClientAddress(tlsSocket);
+        if (tlsSocket.alpnProtocol !== 'h2') limitHttp1Connection(tlsSocket, this.ctx.compiled.frontend);
+      });
       secure.on('request', (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse) => onRequest(req, res));
       secure.on('upgrade', onUpgrade);
     } else {
       const http1 = createHttp1Server(onRequest);
       http1.on('upgrade', onUpgrade);
+      http1.on('connect', (_req: IncomingMessage, socket: Duplex) => refuseConnectSocket(socket));
+      http1.on('request', trackHttp1Request);
       // This server never listens itself (the sniffer hands it sockets), but node only starts its
       // connection tracking — headers/request timeouts, closeIdleConnections — on 'listening'.
       http1.emit('listening');
-      const h2c = createH2cServer(onRequest);
+      const h2c = createH2cServer(frontend ? { settings: frontend.http.http2Settings } : {}, onRequest);
       this.#http1 = http1;
       this.#h2 = h2c;
-      this.#listener = createNetServer((socket) => {
+      this.#listener = createNetServer((socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => {
         sniffProtocol(socket, (protocol) => {
           if (protocol === 'h2') h2c.emit('connection', socket);
           else {
+            limitHttp1Connection(socket, this.ctx.compiled.frontend);
             http1.emit('connection', socket);
             socket.resume();
           }
         });
-      });
+      }));
     }
+    applyServerSettings(this.#http1, this.#h2, frontend);
     this.#h2.on('session', (session: Http2Session) => {
+      watchSession(session, this.ctx.compiled.frontend);
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
     });
@@ -119,10 +138,11 @@ export class BindServer {
   /** Requests that start after this see `compiled`; those in flight keep theirs. */
   swap(compiled: CompiledBind): void {
     this.ctx.compiled = compiled;
+    applyServerSettings(this.#http1, this.#h2, compiled.frontend);
     const pair = compiled.tls?.fallbackPair;
     if (pair && this.#defaultPair && (pair.certPem !== this.#defaultPair.certPem || pair.keyPem !== this.#defaultPair.keyPem)) {
       // Clients without SNI get the server's default context; SNICallback covers the rest.
-      (this.#listener as Http2SecureServer).setSecureContext({ cert: pair.certPem, key: pair.keyPem });
+      (this.#h2 as Http2SecureServer).setSecureContext({ ...compiled.frontend?.tls.contextOptions, cert: pair.certPem, key: pair.keyPem });
       this.#defaultPair = pair;
     }
   }

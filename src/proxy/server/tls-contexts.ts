@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 
 export interface CertificatePair {
   readonly certPem: string;
@@ -15,12 +15,13 @@ export class SecureContextCache {
   #used = new Set<string>();
 
   /** Throws when the PEM does not parse or the key does not match the certificate. */
-  get(pair: CertificatePair): SecureContext {
-    const id = createHash('sha256').update(pair.certPem).update('\0').update(pair.keyPem).digest('hex');
+  get(pair: CertificatePair, options: SecureContextOptions = {}): SecureContext {
+    // Frontend TLS settings (versions, ciphers, groups) are part of the context, hence of its key.
+    const id = createHash('sha256').update(pair.certPem).update('\0').update(pair.keyPem).update('\0').update(JSON.stringify(options)).digest('hex');
     this.#used.add(id);
     let ctx = this.#contexts.get(id);
     if (!ctx) {
-      ctx = createSecureContext({ cert: pair.certPem, key: pair.keyPem });
+      ctx = createSecureContext({ ...options, cert: pair.certPem, key: pair.keyPem });
       this.#contexts.set(id, ctx);
     }
     return ctx;
