@@ -24,6 +24,13 @@ describe('endToEndHeaders', () => {
     assert.deepEqual(endToEndHeaders({ te: 'trailers' }), { te: 'trailers' });
   });
 
+  for (const connection of ['keep-alive', 'Keep-Alive', 'close', 'Upgrade']) {
+    it(`drops hop-by-hop fields with the common Connection: ${connection}`, () => {
+      const out = endToEndResponseHeaders({ connection, 'keep-alive': 'timeout=5', upgrade: 'h2c', 'content-type': 'text/plain' });
+      assert.deepEqual(out, { 'content-type': 'text/plain' });
+    });
+  }
+
   it('does the same for responses, keeping repeated fields', () => {
     assert.deepEqual(endToEndResponseHeaders({ connection: 'close', 'set-cookie': ['a=1', 'b=2'] }), { 'set-cookie': ['a=1', 'b=2'] });
   });

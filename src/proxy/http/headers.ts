@@ -51,8 +51,15 @@ export function addForwardedHeaders(headers: HeaderMap, client: string | undefin
   if (host) headers['x-forwarded-host'] = host;
 }
 
+/**
+ * Connection values that name no field beyond HOP_BY_HOP (`close` is an option, not a field; RFC
+ * 9110 reserves the name). Nearly every message carries one of these, so they skip the parse.
+ */
+const CONNECTION_OPTIONS_ONLY = new Set(['keep-alive', 'close', 'upgrade']);
+
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;
+  if (typeof value === 'string' && CONNECTION_OPTIONS_ONLY.has(value.toLowerCase())) return undefined;
   const text = Array.isArray(value) ? value.join(',') : value;
   const tokens = new Set<string>();
   for (const t of text.split(',')) {
