@@ -7,6 +7,9 @@ import { accessLog, pathOnly } from '../telemetry/access-log.ts';
 import type { BindContext } from './handle-request.ts';
 import { viewOf } from './handle-request.ts';
 import { resolveRequest } from './resolve.ts';
+import type { Forward } from './exchange.ts';
+import type { UpstreamTarget } from '../backends/backend.ts';
+import { applyUpgradePolicies } from './upgrade-policies.ts';
 
 /** Bound on connecting to the upstream of an Upgrade request when the rule sets no timeout. */
 const UPGRADE_CONNECT_TIMEOUT_MS = 10_000;
@@ -37,22 +40,47 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
     return done(resolution.status);
   }
 
-  const { target, backend, path, headers } = resolution;
+  const target = resolution.target;
   if (target === null) return done(writeError(client, { code: 'BAD_REQUEST', reason: 'this backend does not accept upgrade requests' }));
+  // Policies guard WebSockets like any request (authentication must hold for upgrades too).
+  if (resolution.traffic !== undefined) {
+    const connectUpstream = () => forwardUpgrade(ctx, req, client, head, resolution, target, done, (n) => (bytes += n));
+    return applyUpgradePolicies(req, client, resolution, ctx.scheme, ctx.telemetry.logger, connectUpstream, done);
+  }
+  forwardUpgrade(ctx, req, client, head, resolution, target, done, (n) => (bytes += n));
+}
+
+/** Opens the raw upstream connection, replays the request head and pipes both ways. */
+function forwardUpgrade(
+  ctx: BindContext,
+  req: IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  resolution: Forward,
+  target: UpstreamTarget,
+  done: (status: number) => void,
+  count: (bytes: number) => void,
+): void {
+  const { backend, path, headers } = resolution;
+  let logged = false;
+  const settle = (status: number) => {
+    logged = true;
+    done(status);
+  };
   const upstream = connect({ host: target.host, port: target.port });
   upstream.setNoDelay(true);
   const connectTimeout = resolution.rule.backendTimeoutMs ?? resolution.rule.requestTimeoutMs ?? UPGRADE_CONNECT_TIMEOUT_MS;
   const timer = setTimeout(() => {
     upstream.destroy();
-    done(writeError(client, { code: 'BACKEND_TIMEOUT', backend: backend.key }));
+    settle(writeError(client, { code: 'BACKEND_TIMEOUT', backend: backend.key }));
   }, connectTimeout);
 
   upstream.once('connect', () => {
     clearTimeout(timer);
     upstream.write(requestHead(req, path, headers));
     if (head.length > 0) upstream.write(head);
-    upstream.once('data', (chunk: Buffer) => done(statusOf(chunk)));
-    upstream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    upstream.once('data', (chunk: Buffer) => settle(statusOf(chunk)));
+    upstream.on('data', (chunk: Buffer) => count(chunk.length));
     upstream.pipe(client);
     client.pipe(upstream);
   });
@@ -60,7 +88,7 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
     clearTimeout(timer);
     if (upstream.connecting || !logged) {
       if (upstream.connecting) ctx.telemetry.metrics.connectError(backend.key);
-      done(writeError(client, { code: 'UPSTREAM_CONNECT_FAILED', backend: backend.key, cause: err.code ?? '' }));
+      settle(writeError(client, { code: 'UPSTREAM_CONNECT_FAILED', backend: backend.key, cause: err.code ?? '' }));
     } else {
       client.destroy();
     }
@@ -69,7 +97,7 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
   client.on('close', () => {
     clearTimeout(timer);
     upstream.destroy();
-    done(499);
+    settle(499);
   });
 }
 

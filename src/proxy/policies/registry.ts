@@ -8,6 +8,8 @@ import { compileDelay } from './delay/delay.ts';
 import { compileHostRewrite } from './host-rewrite/host-rewrite.ts';
 import { compileRetry } from './retry/retry.ts';
 import { compileTransformation } from './transformation/transformation.ts';
+import { compileRateLimit } from './rate-limit/rate-limit.ts';
+import { compileExtAuth } from './ext-auth/ext-auth.ts';
 import { compileApiKeyAuthentication } from './api-key-authentication/api-key-authentication.ts';
 import { compileBasicAuthentication } from './basic-authentication/basic-authentication.ts';
 import { compileAuthorization } from './authorization/authorization.ts';
@@ -33,6 +35,8 @@ export const STEP_COMPILERS: { readonly [M in TrafficMember]?: StepCompiler<M> }
   hostRewrite: compileHostRewrite,
   retry: compileRetry,
   transformation: compileTransformation,
+  rateLimit: compileRateLimit,
+  extAuth: compileExtAuth,
   apiKeyAuthentication: compileApiKeyAuthentication,
   basicAuthentication: compileBasicAuthentication,
   authorization: compileAuthorization,
