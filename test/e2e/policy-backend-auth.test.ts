@@ -43,12 +43,16 @@ describe('backend policy: auth and health', () => {
     echo = await startEchoServer('healthy');
     failing = await startFailingServer();
     const failingPort = (failing.address() as AddressInfo).port;
-    const rules = [...Object.keys(AUTH_RULES), 'health'].map((name) => ({
+    const rules = [...Object.keys(AUTH_RULES), 'health', 'transform'].map((name) => ({
       name,
       matches: [{ path: { type: 'PathPrefix', value: `/${name}` } }],
       backendRefs: [{ name: name === 'health' ? 'pair' : 'api', port: 8080 }],
     }));
     const policies = Object.entries(AUTH_RULES).map(([rule, auth]) => ({ name: `auth-${rule}`, rule, backend: { auth } }));
+    policies.push({ name: 'transform', rule: 'transform', backend: { transformation: {
+      request: { set: [{ name: 'x-backend', value: 'request.method + " via backend policy"' }], remove: ['x-drop'] },
+      response: { set: [{ name: 'x-upstream-status', value: 'string(response.code)' }] },
+    } } } as never);
     policies.push({ name: 'health', rule: 'health', backend: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } } } as never);
     gw = await startGateway(gatewayClass() + service('api', echo) + gateway('gw', [{ name: 'http', port: 80 }])
       + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'extra', namespace: 'default' }, stringData: { token: 'from-secret' } })
@@ -98,6 +102,16 @@ describe('backend policy: auth and health', () => {
     const { payload, protectedHeader } = await jwtVerify(header.slice('Bearer '.length), signer.publicKey, { issuer: 'switchboard', audience: 'upstream' });
     assert.equal(protectedHeader.kid, 'k1');
     assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 60);
+  });
+
+  it('runs the backend transformation on requests and responses', async () => {
+    const res = await gw.request(80, { path: '/transform', headers: { 'x-drop': 'secret', 'x-keep': '1' } });
+    assert.equal(res.status, 200, res.text);
+    const seen = res.echo();
+    assert.equal(seen.headers['x-backend'], 'GET via backend policy');
+    assert.equal(seen.headers['x-drop'], undefined);
+    assert.equal(seen.headers['x-keep'], '1');
+    assert.equal(res.headers['x-upstream-status'], '200');
   });
 
   it('fails closed on a backend auth it cannot perform', async () => {

@@ -9,6 +9,8 @@ import { applyBackendCredentials, DEFAULT_CREDENTIAL_LOCATION, writeCredential }
 import { connectionSettings } from './connection.ts';
 import { PassiveHealth } from './health.ts';
 import { compileJwtSigner, type JwtSigner } from './jwt-sign.ts';
+import { compileTransformationPolicy } from '../policies/transformation/transformation.ts';
+import type { RunPolicy } from '../policies/conditional/conditional.ts';
 
 type Headers = Record<string, string | string[]>;
 export interface PreparedRequest {
@@ -32,12 +34,14 @@ export interface CompiledBackendPolicy {
   pickTarget(): UpstreamTarget | undefined;
   /** Credentials written into the upstream request; a promise only for signed/exchanged tokens. */
   prepare(headers: Headers, path: string, identity: Readonly<RequestIdentity>): PreparedRequest | Promise<PreparedRequest>;
+  /** Backend `transformation`, the traffic transformation's engine run after the traffic policies. */
+  readonly transformation: RunPolicy | undefined;
   /** Feeds passive health with the status the request ended with (5xx covers connect failures). */
   recordOutcome(target: UpstreamTarget, status: number): void;
 }
 
 /** Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them. */
-const UNSUPPORTED: readonly BackendMember[] = ['tunnel', 'transformation', 'extAuth'];
+const UNSUPPORTED: readonly BackendMember[] = ['tunnel', 'extAuth'];
 const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'oauthTokenExchange', 'crossAppAccess'] as const;
 
 export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBackend, pools: UpstreamPools, onError: (message: string) => void): CompiledBackendPolicy {
@@ -60,6 +64,15 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
   }
   const locationError = policy.auth ? checkLocations(policy.auth) : undefined;
   if (locationError) fail('auth', locationError);
+
+  let transformation: RunPolicy | undefined;
+  if (policy.transformation) {
+    try {
+      transformation = compileTransformationPolicy(policy.transformation, 'backend.transformation');
+    } catch (err) {
+      fail('transformation', (err as Error).message);
+    }
+  }
 
   let unhealthy: Program | undefined;
   if (policy.health?.unhealthyCondition !== undefined) {
@@ -93,6 +106,7 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
     dispatchers: settings ? targets.map((t) => t.dispatcher) : [],
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
+    transformation,
     recordOutcome(target, status) {
       const index = indexOf.get(target);
       if (!health || index === undefined) return;

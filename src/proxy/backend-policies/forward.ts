@@ -1,32 +1,34 @@
 import type { UpstreamForward } from '../pipeline/exchange.ts';
-import type { RequestIdentity } from '../policies/context.ts';
-import { respondError, type DirectResponse } from '../policies/result.ts';
+import { BodyTooLargeError, type PolicyContext, type RequestIdentity } from '../policies/context.ts';
+import { respondError, type DirectResponse, type PolicyResult } from '../policies/result.ts';
 import type { CompiledBackendPolicy, PreparedRequest } from './compile.ts';
 
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
-const FAIL_CLOSED = respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid');
+const FAIL_CLOSED = responseOf(respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid'));
 
-export interface ForwardSteps {
-  /** Sends the (credentialed) request upstream; `done` is the request's completion callback. */
-  start(fwd: UpstreamForward, done: (status: number, bytes: number) => void): void;
-  /** Answers from the gateway instead (invalid policy, failed credential signing). */
-  respond(response: DirectResponse): void;
+export interface ForwardSteps<C extends PolicyContext> {
+  /** Sends the (transformed, credentialed) request upstream with the request's policy context. */
+  start(fwd: UpstreamForward, done: (status: number, bytes: number) => void, policy: C | undefined): void;
+  /** Answers from the gateway instead (invalid policy, a transformation answer, failed signing). */
+  respond(response: DirectResponse, policy: C | undefined): number;
+  /** A policy context for requests no traffic policy ran on (backend transformation needs one). */
+  createContext(): C;
 }
 
 /**
- * The upstream leg under a compiled backend policy: fail closed on an invalid policy, write the
- * backend credentials, then forward, feeding the outcome to passive health.
+ * The upstream leg under a compiled backend policy: fail closed on an invalid policy, run the
+ * backend transformation, write the backend credentials, then forward, feeding the outcome to
+ * passive health.
  */
-export function forwardWithBackendPolicy(
+export function forwardWithBackendPolicy<C extends PolicyContext>(
   runtime: CompiledBackendPolicy,
   fwd: UpstreamForward,
-  identity: Readonly<RequestIdentity> | undefined,
+  policy: C | undefined,
   done: (status: number, bytes: number) => void,
-  steps: ForwardSteps,
+  steps: ForwardSteps<C>,
 ): void {
   if (runtime.invalid.length > 0) {
-    steps.respond((FAIL_CLOSED as { response: DirectResponse }).response);
-    done(500, 0);
+    done(steps.respond(FAIL_CLOSED, policy), 0);
     return;
   }
   const target = fwd.target;
@@ -34,14 +36,41 @@ export function forwardWithBackendPolicy(
     runtime.recordOutcome(target, status);
     done(status, bytes);
   };
-  const go = (prepared: PreparedRequest) => steps.start({ ...fwd, headers: prepared.headers, path: prepared.path }, finish);
-  const prepared = runtime.prepare(fwd.headers, fwd.path, identity ?? NO_IDENTITY);
-  if (!(prepared instanceof Promise)) {
-    go(prepared);
+  const fail = (err: unknown) => {
+    if (err instanceof BodyTooLargeError) {
+      done(steps.respond(responseOf(respondError(413, 'payload_too_large', err.message)), policy), 0);
+      return;
+    }
+    const failure = respondError(500, 'backend_policy_failed', `the backend policy could not be applied: ${(err as Error).message}`);
+    done(steps.respond(responseOf(failure), policy), 0);
+  };
+  const credentials = (ctx: C | undefined) => {
+    // Transformations change the headers in place: the context's upstream headers are fwd.headers.
+    const go = (prepared: PreparedRequest) => steps.start({ ...fwd, headers: prepared.headers, path: prepared.path }, finish, ctx);
+    const prepared = runtime.prepare(fwd.headers, fwd.path, ctx?.identity ?? NO_IDENTITY);
+    if (prepared instanceof Promise) prepared.then(go, fail);
+    else go(prepared);
+  };
+  const transform = runtime.transformation;
+  if (!transform) {
+    credentials(policy);
     return;
   }
-  prepared.then(go, (err: unknown) => {
-    steps.respond((respondError(500, 'backend_auth_failed', `backend credentials could not be prepared: ${(err as Error).message}`) as { response: DirectResponse }).response);
-    done(500, 0);
-  });
+  const ctx = policy ?? steps.createContext();
+  const proceed = (result: PolicyResult) => {
+    if (result.action === 'respond') done(steps.respond(result.response, ctx), 0);
+    else credentials(ctx);
+  };
+  try {
+    const result = transform(ctx);
+    if (result instanceof Promise) result.then(proceed, fail);
+    else proceed(result);
+  } catch (err) {
+    fail(err);
+  }
+}
+
+function responseOf(result: PolicyResult): DirectResponse {
+  if (result.action !== 'respond') throw new Error('expected a response');
+  return result.response;
 }

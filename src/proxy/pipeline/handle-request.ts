@@ -121,9 +121,10 @@ function dispatch(
     return;
   }
   if (fwd.backendRuntime) {
-    forwardWithBackendPolicy(fwd.backendRuntime, fwd as UpstreamForward, policy?.identity, done, {
-      start: (prepared, onDone) => new Exchange(req, res, prepared, ctx.telemetry, onDone, policy).start(),
-      respond: (response) => sendDirect(res, response, policy?.responseMutations ?? []),
+    forwardWithBackendPolicy(fwd.backendRuntime, fwd as UpstreamForward, policy, done, {
+      start: (prepared, onDone, context) => new Exchange(req, res, prepared, ctx.telemetry, onDone, context).start(),
+      respond: (response, context) => sendDirect(res, response, context?.responseMutations ?? []),
+      createContext: () => new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes),
     });
     return;
   }
