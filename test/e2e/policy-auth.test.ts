@@ -107,6 +107,10 @@ ${passwords.map((l) => `    ${l}`).join('\n')}
         authorization: { action: 'Require', policy: { matchExpressions: ['jwt.sub != "mallory"'] } },
       }) +
       route('jwt-optional', '/jwt-optional') + policy('jwt-optional', 'jwt-optional', { jwtAuthentication: { mode: 'Optional', providers: providers() } }) +
+      service('jwks', { host: '127.0.0.1', port: (jwksServer.address() as AddressInfo).port }) +
+      route('jwt-backendref', '/jwt-backendref') + policy('jwt-backendref', 'jwt-backendref', {
+        jwtAuthentication: { providers: [{ issuer: REMOTE_ISSUER, audiences: ['api'], jwks: { remote: { backendRef: { name: 'jwks', port: 8080 }, jwksPath: '/.well-known/jwks.json' } } }] },
+      }) +
       route('jwt-permissive', '/jwt-permissive') + policy('jwt-permissive', 'jwt-permissive', {
         jwtAuthentication: { mode: 'Permissive', providers: providers() },
         authorization: { policy: { matchExpressions: ['!has(jwt.sub) || jwt.sub == "alice"'] } },
@@ -148,6 +152,11 @@ ${passwords.map((l) => `    ${l}`).join('\n')}
   const remoteToken = (claims: Record<string, unknown>, signer = remoteKey) => signer.sign({ iss: REMOTE_ISSUER, aud: 'api', ...claims }, { expiresIn: '5m' });
 
   describe('jwtAuthentication', () => {
+    it('Strict: fetches a remote JWKS named by a Service backendRef', async () => {
+      assert.equal((await gw.request(80, { path: '/jwt-backendref', headers: bearer(await remoteToken({ sub: 'alice' })) })).status, 200);
+      assert.equal((await gw.request(80, { path: '/jwt-backendref' })).status, 401);
+    });
+
     it('Strict: accepts an RS256 token verified with the remote JWKS and forwards it unchanged', async () => {
       const token = await remoteToken({ sub: 'alice' });
       const res = await gw.request(80, { path: '/jwt-strict', headers: bearer(token) });

@@ -8,6 +8,7 @@ import type { UpstreamPools } from '../backends/pools.ts';
 import { HostTable } from '../routing/host.ts';
 import { RouteTable } from '../routing/route-table.ts';
 import type { CertificatePair, SecureContextCache } from '../server/tls-contexts.ts';
+import { endpointResolver } from './endpoints.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
 import { BackendPolicyCompiler } from '../backend-policies/compile.ts';
 import { compileFrontend, type CompiledFrontend } from '../frontend/compile.ts';
@@ -64,6 +65,7 @@ export interface CompileContext {
  */
 export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compiled: CompiledConfig; errors: string[] } {
   const errors: string[] = [];
+  const endpoints = endpointResolver(config);
   const onError = (m: string) => errors.push(m);
 
   const backends = new Map<string, CompiledBackend>();
@@ -78,7 +80,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
     if (!rule) return undefined;
     let compiled = rules.get(rule.key);
     if (!compiled) {
-      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies });
+      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies, endpoints });
       rules.set(rule.key, compiled);
     }
     return compiled;

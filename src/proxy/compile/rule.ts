@@ -1,4 +1,5 @@
 import type { Logger } from '../../common/logger.ts';
+import type { EndpointResolver } from '../ext/endpoint.ts';
 import type { BackendPolicy, TrafficPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
@@ -35,7 +36,7 @@ export function compileRule(
   rule: RouteRule,
   backendOf: (key: string) => CompiledBackend | undefined,
   onError: (message: string) => void,
-  deps: { readonly logger: Logger; readonly backendPolicies?: BackendPolicyCompiler },
+  deps: { readonly logger: Logger; readonly backendPolicies?: BackendPolicyCompiler; readonly endpoints?: EndpointResolver },
 ): CompiledRule {
   const report = (m: string) => onError(`${rule.key}: ${m}`);
   const policyOf = (p: TrafficPolicy) => compileTrafficPolicy(p, deps, report);
