@@ -4,6 +4,7 @@ import { atLeastOne, exactlyOne } from '../schema/rules.ts';
 import { CELExpression, ShortString, TinyString } from '../scalars.ts';
 import { endpointProperties, endpointRule } from '../refs.ts';
 import { FailureMode } from '../policies/prompt-guard.ts';
+import { conditionalAlone, conditionalList } from '../policies/ext-auth.ts';
 
 const LocalRateLimit = () =>
   Obj({
@@ -21,13 +22,21 @@ const Descriptor = () =>
     limitOverride: Opt(CELExpression({ description: 'yields an object with unit and requestsPerUnit' })),
   });
 
-export const RateLimit = () =>
-  Obj({
-    local: Opt(List(LocalRateLimit(), { min: 1, max: 16, description: 'per proxy instance, no coordination' })),
-    global: Opt(Obj({
-      ...endpointProperties,
-      failureMode: Opt(FailureMode()),
-      domain: ShortString(),
-      descriptors: List(Descriptor(), { min: 1, max: 16 }),
-    }, { rules: [endpointRule()] })),
-  }, { rules: [atLeastOne(['local', 'global'])] });
+const rateLimitMembers = () => ({
+  local: Opt(List(LocalRateLimit(), { min: 1, max: 16, description: 'per proxy instance, no coordination' })),
+  global: Opt(Obj({
+    ...endpointProperties,
+    failureMode: Opt(FailureMode()),
+    domain: ShortString(),
+    descriptors: List(Descriptor(), { min: 1, max: 16 }),
+  }, { rules: [endpointRule()] })),
+});
+
+export const RateLimit = () => Obj(rateLimitMembers(), { rules: [atLeastOne(['local', 'global'])] });
+
+/** Rate limits directly, or a conditional list of them (the first entry whose condition holds applies). */
+export const RateLimitOrConditional = () =>
+  Obj({ ...rateLimitMembers(), conditional: Opt(conditionalList(RateLimit())) }, {
+    description: 'rate limits, or a conditional list of them',
+    rules: [conditionalAlone(['local', 'global']), atLeastOne(['local', 'global', 'conditional'])],
+  });

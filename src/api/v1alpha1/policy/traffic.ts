@@ -3,10 +3,10 @@ import { Int, JsonObject, List, Obj, OneOf, Opt, Str } from '../schema/build.ts'
 import { CELExpression, Duration, HTTPHeaderName, ShortString } from '../scalars.ts';
 import { HTTPHeaderFilter } from '../refs.ts';
 import { Authorization } from '../common/authorization.ts';
-import { Transformation } from '../policies/transformation.ts';
+import { Transform, Transformation } from '../policies/transformation.ts';
 import { ExtAuthOrConditional, conditionalAlone, conditionalList } from '../policies/ext-auth.ts';
 import { ExtProcOrConditional } from './ext-proc.ts';
-import { RateLimit } from './rate-limit.ts';
+import { RateLimitOrConditional } from './rate-limit.ts';
 import { ApiKeyAuthentication, BasicAuthentication, JwtAuthentication } from './auth.ts';
 
 const directResponseMembers = () => ({
@@ -26,13 +26,20 @@ const DirectResponseOrConditional = () => {
   });
 };
 
+/** Transformation directly, or a conditional list of them. */
+const TransformationOrConditional = () =>
+  Obj({ request: Opt(Transform()), response: Opt(Transform()), conditional: Opt(conditionalList(Transformation())) }, {
+    description: 'request/response transformation, or a conditional list of them',
+    rules: [conditionalAlone(['request', 'response'])],
+  });
+
 export const Traffic = () =>
   Obj({
     phase: Opt(OneOf(['PreRouting', 'PostRouting'] as const, { default: 'PostRouting', description: 'PreRouting requires a Gateway or Listener target' })),
-    transformation: Opt(Transformation()),
+    transformation: Opt(TransformationOrConditional()),
     extProc: Opt(ExtProcOrConditional()),
     extAuth: Opt(ExtAuthOrConditional()),
-    rateLimit: Opt(RateLimit()),
+    rateLimit: Opt(RateLimitOrConditional()),
     cors: Opt(JsonObject('CORS (fields as the Gateway API HTTPCORSFilter)')),
     csrf: Opt(Obj({
       additionalOrigins: Opt(List(ShortString({ pattern: '^[a-zA-Z][a-zA-Z0-9+.-]*://[^/:?#\\s]+(:[0-9]{1,5})?$', 'x-switchboard-expected': 'an origin <scheme>://<host>(:<port>)' }), { min: 1, max: 16 })),
