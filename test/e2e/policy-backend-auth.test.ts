@@ -23,8 +23,26 @@ const AUTH_RULES: Record<string, Record<string, unknown>> = {
   query: { key: 'q-456', location: { queryParameter: { name: 'api_key' } } },
   cookie: { key: 'c-789', location: { cookie: { name: 'session' } } },
   jwt: { jwtSign: { signingKeyRef: { name: 'signer' }, alg: 'ES256', kid: 'k1', claims: { iss: 'switchboard', aud: 'upstream' }, ttl: '60s' } },
-  unsupported: { oauthTokenExchange: { url: 'http://127.0.0.1:1/token' } },
+  unsupported: { cloudC: { type: 'AccessToken' } },
 };
+
+interface TokenEndpoint extends Server { forms: URLSearchParams[]; authorizations: (string | undefined)[] }
+
+/** An RFC 8693 token endpoint: answers `exchanged-<subject_token>` valid for 60 s. */
+function startTokenEndpoint(): Promise<TokenEndpoint> {
+  const server = Object.assign(createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => {
+      const form = new URLSearchParams(body);
+      server.forms.push(form);
+      server.authorizations.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        access_token: `exchanged-${form.get('subject_token') ?? ''}`, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 60,
+      }));
+    });
+  }), { forms: [] as URLSearchParams[], authorizations: [] as (string | undefined)[] });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
 
 function startFailingServer(): Promise<Server & { hits: number }> {
   const server = Object.assign(createServer((_req, res) => {
@@ -37,18 +55,25 @@ function startFailingServer(): Promise<Server & { hits: number }> {
 describe('backend policy: auth and health', () => {
   let echo: EchoServer;
   let failing: Server & { hits: number };
+  let tokens: TokenEndpoint;
   let gw: GatewayHarness;
 
   before(async () => {
     echo = await startEchoServer('healthy');
     failing = await startFailingServer();
+    tokens = await startTokenEndpoint();
+    const exchange = { oauthTokenExchange: {
+      url: `http://127.0.0.1:${(tokens.address() as AddressInfo).port}`, path: '/oauth/token', audiences: ['api'], scopes: ['read', 'write'],
+      clientAuth: { clientId: 'gateway', secretRef: { name: 'oauth-client' } }, additionalParams: { tenant: 'request.headers["x-tenant"]' },
+    } };
     const failingPort = (failing.address() as AddressInfo).port;
-    const rules = [...Object.keys(AUTH_RULES), 'health', 'transform'].map((name) => ({
+    const rules = [...Object.keys(AUTH_RULES), 'health', 'transform', 'exchange'].map((name) => ({
       name,
       matches: [{ path: { type: 'PathPrefix', value: `/${name}` } }],
       backendRefs: [{ name: name === 'health' ? 'pair' : 'api', port: 8080 }],
     }));
     const policies = Object.entries(AUTH_RULES).map(([rule, auth]) => ({ name: `auth-${rule}`, rule, backend: { auth } }));
+    policies.push({ name: 'exchange', rule: 'exchange', backend: { auth: exchange } });
     policies.push({ name: 'transform', rule: 'transform', backend: { transformation: {
       request: { set: [{ name: 'x-backend', value: 'request.method + " via backend policy"' }], remove: ['x-drop'] },
       response: { set: [{ name: 'x-upstream-status', value: 'string(response.code)' }] },
@@ -56,6 +81,7 @@ describe('backend policy: auth and health', () => {
     policies.push({ name: 'health', rule: 'health', backend: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } } } as never);
     gw = await startGateway(gatewayClass() + service('api', echo) + gateway('gw', [{ name: 'http', port: 80 }])
       + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'extra', namespace: 'default' }, stringData: { token: 'from-secret' } })
+      + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'oauth-client', namespace: 'default' }, stringData: { clientSecret: 's3cret' } })
       + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'signer', namespace: 'default' }, stringData: { signingKey: signer.privateKey.export({ type: 'sec1', format: 'pem' }) } })
       + doc({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'pair', namespace: 'default' }, spec: { ports: [{ name: 'http', port: 8080 }] } })
       + [echo.port, failingPort].map((port, i) => doc({
@@ -74,6 +100,7 @@ describe('backend policy: auth and health', () => {
     await gw?.close();
     await echo?.close();
     await new Promise((resolve) => failing?.close(resolve));
+    await new Promise((resolve) => tokens?.close(resolve));
   });
 
   const locations = [
@@ -112,6 +139,26 @@ describe('backend policy: auth and health', () => {
     assert.equal(seen.headers['x-drop'], undefined);
     assert.equal(seen.headers['x-keep'], '1');
     assert.equal(res.headers['x-upstream-status'], '200');
+  });
+
+  it('exchanges the client token (RFC 8693) with client_secret_basic and caches the result', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await gw.request(80, { path: '/exchange', headers: { authorization: 'Bearer user-token', 'x-tenant': 'acme' } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.echo().headers.authorization, 'Bearer exchanged-user-token');
+    }
+    assert.equal(tokens.forms.length, 1, 'the second request is served from the cache');
+    const form = Object.fromEntries(tokens.forms[0]);
+    assert.deepEqual(form, {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: 'user-token',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: 'api', scope: 'read write', tenant: 'acme',
+    });
+    assert.equal(tokens.authorizations[0], `Basic ${Buffer.from('gateway:s3cret').toString('base64')}`);
+  });
+
+  it('rejects a request without a subject token to exchange', async () => {
+    const res = await gw.request(80, { path: '/exchange' });
+    assert.equal(res.status, 401, res.text);
   });
 
   it('fails closed on a backend auth it cannot perform', async () => {

@@ -4,11 +4,12 @@ import type { BackendMember, BackendPolicy, InvalidPolicy } from '../../ir/polic
 import type { CompiledBackend, UpstreamTarget } from '../backends/backend.ts';
 import { RoundRobin } from '../backends/picker.ts';
 import type { UpstreamPools } from '../backends/pools.ts';
-import type { RequestIdentity } from '../policies/context.ts';
+import type { PolicyContext, RequestIdentity } from '../policies/context.ts';
 import { applyBackendCredentials, DEFAULT_CREDENTIAL_LOCATION, writeCredential } from './auth.ts';
 import { connectionSettings } from './connection.ts';
 import { PassiveHealth } from './health.ts';
 import { compileJwtSigner, type JwtSigner } from './jwt-sign.ts';
+import { compileTokenExchange, type TokenExchanger } from './token-exchange.ts';
 import { compileTransformationPolicy } from '../policies/transformation/transformation.ts';
 import type { RunPolicy } from '../policies/conditional/conditional.ts';
 
@@ -33,7 +34,9 @@ export interface CompiledBackendPolicy {
   /** The endpoint for the next request; undefined means the backend's own round robin applies. */
   pickTarget(): UpstreamTarget | undefined;
   /** Credentials written into the upstream request; a promise only for signed/exchanged tokens. */
-  prepare(headers: Headers, path: string, identity: Readonly<RequestIdentity>): PreparedRequest | Promise<PreparedRequest>;
+  prepare(headers: Headers, path: string, ctx: PolicyContext | undefined): PreparedRequest | Promise<PreparedRequest>;
+  /** The request's policy context is needed even when no traffic policy ran (transformation, token exchange). */
+  readonly needsContext: boolean;
   /** Backend `transformation`, the traffic transformation's engine run after the traffic policies. */
   readonly transformation: RunPolicy | undefined;
   /** Feeds passive health with the status the request ended with (5xx covers connect failures). */
@@ -42,7 +45,8 @@ export interface CompiledBackendPolicy {
 
 /** Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them. */
 const UNSUPPORTED: readonly BackendMember[] = ['tunnel', 'extAuth'];
-const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'oauthTokenExchange', 'crossAppAccess'] as const;
+const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'crossAppAccess'] as const;
+const NO_IDENTITY: RequestIdentity = Object.freeze({});
 
 export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBackend, pools: UpstreamPools, onError: (message: string) => void): CompiledBackendPolicy {
   const invalid: InvalidPolicy[] = [...(policy.invalid ?? [])];
@@ -58,6 +62,14 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
   if (policy.auth?.jwtSign) {
     try {
       signer = compileJwtSigner(policy.auth.jwtSign);
+    } catch (err) {
+      fail('auth', (err as Error).message);
+    }
+  }
+  let exchanger: TokenExchanger | undefined;
+  if (policy.auth?.oauthTokenExchange) {
+    try {
+      exchanger = compileTokenExchange(policy.auth.oauthTokenExchange);
     } catch (err) {
       fail('auth', (err as Error).message);
     }
@@ -90,15 +102,23 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
   const ownTargets = settings ? new RoundRobin(targets) : undefined;
 
   const auth = policy.auth;
+  const identityOf = (ctx: PolicyContext | undefined) => ctx?.identity ?? NO_IDENTITY;
   const prepare: CompiledBackendPolicy['prepare'] = !auth
     ? (headers, path) => ({ headers, path })
     : signer
-      ? async (headers, path, identity) => {
+      ? async (headers, path, ctx) => {
         const signed = await signer.sign();
-        const out = applyBackendCredentials(headers, path, auth, identity);
+        const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
         return writeCredential(out.headers, out.path, jwtSignLocation(auth.jwtSign), signed);
       }
-      : (headers, path, identity) => applyBackendCredentials(headers, path, auth, identity);
+      : exchanger
+        ? async (headers, path, ctx) => {
+          if (!ctx) throw new Error('token exchange needs the request context');
+          const token = await exchanger.exchange(ctx);
+          const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
+          return writeCredential(out.headers, out.path, exchanger.location, token);
+        }
+        : (headers, path, ctx) => applyBackendCredentials(headers, path, auth, identityOf(ctx));
 
   return {
     invalid,
@@ -106,6 +126,7 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
     dispatchers: settings ? targets.map((t) => t.dispatcher) : [],
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
+    needsContext: transformation !== undefined || exchanger !== undefined,
     transformation,
     recordOutcome(target, status) {
       const index = indexOf.get(target);

@@ -1,9 +1,9 @@
 import type { UpstreamForward } from '../pipeline/exchange.ts';
-import { BodyTooLargeError, type PolicyContext, type RequestIdentity } from '../policies/context.ts';
+import { BodyTooLargeError, type PolicyContext } from '../policies/context.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../policies/result.ts';
 import type { CompiledBackendPolicy, PreparedRequest } from './compile.ts';
+import { TokenExchangeRejection } from './token-exchange.ts';
 
-const NO_IDENTITY: RequestIdentity = Object.freeze({});
 const FAIL_CLOSED = responseOf(respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid'));
 
 export interface ForwardSteps<C extends PolicyContext> {
@@ -41,22 +41,26 @@ export function forwardWithBackendPolicy<C extends PolicyContext>(
       done(steps.respond(responseOf(respondError(413, 'payload_too_large', err.message)), policy), 0);
       return;
     }
+    if (err instanceof TokenExchangeRejection) {
+      done(steps.respond(responseOf(respondError(err.status, 'backend_token_exchange_rejected', err.message)), policy), 0);
+      return;
+    }
     const failure = respondError(500, 'backend_policy_failed', `the backend policy could not be applied: ${(err as Error).message}`);
     done(steps.respond(responseOf(failure), policy), 0);
   };
   const credentials = (ctx: C | undefined) => {
     // Transformations change the headers in place: the context's upstream headers are fwd.headers.
     const go = (prepared: PreparedRequest) => steps.start({ ...fwd, headers: prepared.headers, path: prepared.path }, finish, ctx);
-    const prepared = runtime.prepare(fwd.headers, fwd.path, ctx?.identity ?? NO_IDENTITY);
+    const prepared = runtime.prepare(fwd.headers, fwd.path, ctx);
     if (prepared instanceof Promise) prepared.then(go, fail);
     else go(prepared);
   };
+  const ctx = runtime.needsContext ? (policy ?? steps.createContext()) : policy;
   const transform = runtime.transformation;
-  if (!transform) {
-    credentials(policy);
+  if (!transform || !ctx) {
+    credentials(ctx);
     return;
   }
-  const ctx = policy ?? steps.createContext();
   const proceed = (result: PolicyResult) => {
     if (result.action === 'respond') done(steps.respond(result.response, ctx), 0);
     else credentials(ctx);
