@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { PendingCounts } from './pending-counts.ts';
 
 export interface RequestLabels {
   readonly gateway: string;
@@ -9,23 +10,39 @@ export interface RequestLabels {
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+type RequestCounter = Counter<'gateway' | 'listener' | 'route' | 'backend' | 'status'>;
+
+/** The held-back counts of each requests counter, found again when another ProxyMetrics reuses it. */
+const pendingByCounter = new WeakMap<RequestCounter, PendingCounts>();
+
 /**
  * The proxy's Prometheus metrics. Label values come from config keys and the status code only, so
  * cardinality is bounded by the config, never by request data.
  */
 export class ProxyMetrics {
-  readonly #requests: Counter<'gateway' | 'listener' | 'route' | 'backend' | 'status'>;
+  readonly #requests: RequestCounter;
+  /** Undefined when the registry already held a counter we did not create: count directly then. */
+  readonly #pending: PendingCounts | undefined;
   readonly #duration: Histogram<'gateway' | 'listener' | 'route' | 'backend'>;
   readonly #connectErrors: Counter<'backend'>;
   readonly activeConnections: Gauge;
 
   constructor(registry: Registry = new Registry()) {
-    this.#requests = reuse(registry, 'switchboard_requests_total', () => new Counter({
-      name: 'switchboard_requests_total',
-      help: 'Requests handled by the proxy, by route, backend and response status.',
-      labelNames: ['gateway', 'listener', 'route', 'backend', 'status'],
-      registers: [registry],
-    }));
+    this.#requests = reuse(registry, 'switchboard_requests_total', () => {
+      const pending = new PendingCounts();
+      const counter: RequestCounter = new Counter({
+        name: 'switchboard_requests_total',
+        help: 'Requests handled by the proxy, by route, backend and response status.',
+        labelNames: ['gateway', 'listener', 'route', 'backend', 'status'],
+        registers: [registry],
+        collect() {
+          pending.flushInto(this);
+        },
+      });
+      pendingByCounter.set(counter, pending);
+      return counter;
+    });
+    this.#pending = pendingByCounter.get(this.#requests);
     this.#duration = reuse(registry, 'switchboard_request_duration_seconds', () => new Histogram({
       name: 'switchboard_request_duration_seconds',
       help: 'Time from the first request byte to the last response byte.',
@@ -47,7 +64,8 @@ export class ProxyMetrics {
   }
 
   requestDone(labels: RequestLabels, status: number, seconds: number): void {
-    this.#requests.inc({ gateway: labels.gateway, listener: labels.listener, route: labels.route, backend: labels.backend, status });
+    if (this.#pending) this.#pending.add(labels, status);
+    else this.#requests.inc({ gateway: labels.gateway, listener: labels.listener, route: labels.route, backend: labels.backend, status });
     this.#duration.observe(labels, seconds);
   }
 
