@@ -19,6 +19,12 @@ export interface ListenOptions {
 }
 
 const DRAIN_SWEEP_MS = 50;
+/**
+ * Nagle off, as node's own http server does: the raw listener we accept on would otherwise leave
+ * it on, and a streamed response's second small write (an SSE event, a gRPC message) would wait
+ * for the client's delayed ACK.
+ */
+const LISTENER_OPTIONS = { noDelay: true } as const;
 
 /**
  * One listening port. Plain binds speak HTTP/1.1 and h2c (prior knowledge) on the same port;
@@ -66,7 +72,7 @@ export class BindServer {
         },
       });
       this.#h2 = secure;
-      this.#listener = createNetServer((socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => secure.emit('connection', socket)));
+      this.#listener = createNetServer(LISTENER_OPTIONS, (socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => secure.emit('connection', socket)));
       this.#http1 = undefined;
       secure.on('secureConnection', (tlsSocket: Socket & { alpnProtocol?: string | false }) => {
         inheritClientAddress(tlsSocket);
@@ -85,7 +91,7 @@ export class BindServer {
       const h2c = createH2cServer(frontend ? { settings: frontend.http.http2Settings } : {}, onRequest);
       this.#http1 = http1;
       this.#h2 = h2c;
-      this.#listener = createNetServer((socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => {
+      this.#listener = createNetServer(LISTENER_OPTIONS, (socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => {
         sniffProtocol(socket, (protocol) => {
           if (protocol === 'h2') h2c.emit('connection', socket);
           else {
