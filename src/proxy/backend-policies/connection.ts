@@ -7,6 +7,9 @@ import type { BackendPolicy, BackendTLSPolicy } from '../../ir/policy.ts';
 /** Spec defaults: ALPN offers h2 then http/1.1 (SPEC.md BackendTLS.alpnProtocols). */
 const DEFAULT_ALPN = ['h2', 'http/1.1'] as const;
 
+/** What undici's own connector uses when no keepalive is configured. */
+const UNDICI_KEEPALIVE_MS = 60_000;
+
 /** SPEC.md KeyExchangeGroup → OpenSSL group names for `ecdhCurve`. */
 const GROUP_NAMES: Readonly<Record<string, string>> = {
   X25519: 'X25519',
@@ -121,10 +124,12 @@ export function connectorFor(settings: ConnectionSettings, host: string): buildC
       socket.once('secureConnect', () => done(null, socket));
     } else {
       socket = netConnect({ host: opts.hostname, port });
+      // h2c with prior knowledge: undici reads the protocol from alpnProtocol, as its own connector sets it.
+      if (settings.version === 'h2') (socket as Socket & { alpnProtocol?: string }).alpnProtocol = 'h2';
       socket.once('connect', () => done(null, socket));
     }
     socket.setNoDelay(true);
-    if (settings.keepaliveMs !== undefined) socket.setKeepAlive(true, settings.keepaliveMs);
+    socket.setKeepAlive(true, settings.keepaliveMs ?? UNDICI_KEEPALIVE_MS);
     socket.once('error', (err) => done(err, socket));
     const timer = settings.connectTimeoutMs !== undefined
       ? setTimeout(() => {
