@@ -35,6 +35,25 @@ export interface McpAuthorizationRule {
   readonly matchExpressions: readonly string[];
 }
 
+/** Which messages of a method a guardrail processor sees. */
+export type McpGuardrailPhase = 'Off' | 'Request' | 'Response' | 'Full';
+
+/** One `policies.mcp.guardrails.processors[]` entry: a remote processor speaking proto/mcp/guardrail.proto. */
+export interface McpGuardrailIR {
+  /** gRPC base URL, `http(s)://host:port` (Service backendRefs resolved to their cluster DNS name); '' when it did not resolve (always unavailable). */
+  readonly url: string;
+  /** FailClosed (default): an unreachable or failing processor rejects the message; FailOpen lets it through. */
+  readonly failureMode: McpFailureMode;
+  /** Name → CEL expression, evaluated per message and sent as metadata. */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** Lowercased; empty or absent forwards every header. */
+  readonly allowedRequestHeaders?: readonly string[];
+  /** Lowercased; never forwarded. */
+  readonly disallowedRequestHeaders?: readonly string[];
+  /** Method pattern (exact, `tools/*`, `*\/list`, `*`) → phase; the most specific match wins. */
+  readonly methods: Readonly<Record<string, McpGuardrailPhase>>;
+}
+
 export interface McpBackendIR {
   /** The IR backend key (`backend/<ns>/<name>`); binds sessions to this backend. */
   readonly key: string;
@@ -46,4 +65,6 @@ export interface McpBackendIR {
   readonly serverName?: string;
   /** From `policies.mcp.authorization`; absent or empty allows everything. */
   readonly authorization?: readonly McpAuthorizationRule[];
+  /** From `policies.mcp.guardrails.processors`, in order. */
+  readonly guardrails?: readonly McpGuardrailIR[];
 }

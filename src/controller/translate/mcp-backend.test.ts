@@ -77,4 +77,32 @@ describe('translateMcpBackend', () => {
     assert.equal(ir, undefined);
     assert.match(conditions[0].message, /Service ai\/nope not found; spec.policies.mcp.authorization/);
   });
+  it('translates guardrail processors (url, Service backendRef, unresolved kept fail-closed)', () => {
+    const { ir, problems } = translateMcpBackend(proxyBackend({
+      mcp: { targets: [{ name: 'web', static: { host: 'mcp.example.com', port: 80 } }] },
+      policies: {
+        mcp: {
+          guardrails: {
+            processors: [
+              {
+                remote: { url: 'http://guard.example.com:9000/', failureMode: 'FailOpen', metadata: { who: 'jwt.sub' }, allowedRequestHeaders: ['X-Caller'], disallowedRequestHeaders: ['Authorization'] },
+                methods: { 'tools/*': 'Full', '*/list': 'Response' },
+              },
+              { remote: { backendRef: { name: 'files', port: 3000 } }, methods: { '*': 'Request' } },
+              { remote: { backendRef: { name: 'missing', port: 1 } }, methods: { 'tools/call': 'Bogus' } },
+            ],
+          },
+        },
+      },
+    }), snapshot);
+    assert.deepEqual(ir?.guardrails, [
+      {
+        url: 'http://guard.example.com:9000', failureMode: 'FailOpen', methods: { 'tools/*': 'Full', '*/list': 'Response' },
+        metadata: { who: 'jwt.sub' }, allowedRequestHeaders: ['x-caller'], disallowedRequestHeaders: ['authorization'],
+      },
+      { url: 'http://files.ai.svc.cluster.local:3000', failureMode: 'FailClosed', methods: { '*': 'Request' } },
+      { url: '', failureMode: 'FailClosed', methods: {} },
+    ]);
+    assert.deepEqual(problems.map((p) => p.reason), ['BackendNotFound', 'Invalid']);
+  });
 });

@@ -17,6 +17,7 @@ import { StreamableDownstream } from './downstream/streamable.ts';
 import { ErrorCode, errorOf } from './jsonrpc.ts';
 import { classify } from './modern/envelope.ts';
 import { ModernDownstream } from './modern/downstream.ts';
+import { Guardrails } from './guardrails/guardrails.ts';
 import { Multiplexer } from './multiplexer.ts';
 import { Namer } from './naming.ts';
 import { resolveSessionKey } from './session-codec.ts';
@@ -51,7 +52,8 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
   const namer = new Namer(backend.targets.map((t) => t.name), backend.prefixMode);
   const pool = new UpstreamPool(backend.targets);
   const sessions = new SessionManager(backend, pool, key, logger);
-  const multiplexer = new Multiplexer(backend, namer, new McpAuthorizer(backend.authorization, logger), logger);
+  const guardrails = new Guardrails(backend.guardrails, logger);
+  const multiplexer = new Multiplexer(backend, namer, new McpAuthorizer(backend.authorization, logger), logger, guardrails);
   const deps = { sessions, multiplexer, namer, logger };
   const streamable = new StreamableDownstream(deps);
   const legacy = new LegacySseDownstream(deps);
@@ -103,6 +105,7 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
     await legacy.close();
     await sessions.close();
     await pool.close();
+    guardrails.close();
   }
 
   return { handle, serve, close };

@@ -1,7 +1,9 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../../common/logger.ts';
 import type { CelInput } from '../../cel/index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
 import type { McpAuthorizer } from './authorization.ts';
+import type { Guardrails } from './guardrails/guardrails.ts';
 import { ErrorCode, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.ts';
 import { findOwners, listAcross, type ListEnv } from './lists.ts';
 import { handlingOf, isListMethod, itemKindOf, type ItemKind } from './methods.ts';
@@ -17,6 +19,8 @@ export interface Exchange {
   readonly signal?: AbortSignal;
   /** Identifies the session in this process (cancellation routing); undefined when stateless. */
   readonly sessionTag?: string;
+  /** The client request's headers (what guardrail processors may see). */
+  readonly headers?: IncomingHttpHeaders;
 }
 
 interface Routed {
@@ -39,8 +43,11 @@ export class Multiplexer {
   /** `<sessionTag> <request id>` → target, for requests in flight in this process. */
   readonly #inFlight = new Map<string, string>();
 
-  constructor(backend: McpBackendIR, namer: Namer, authorizer: McpAuthorizer, logger: Logger) {
+  readonly #guardrails: Guardrails | undefined;
+
+  constructor(backend: McpBackendIR, namer: Namer, authorizer: McpAuthorizer, logger: Logger, guardrails?: Guardrails) {
     this.#backend = backend;
+    this.#guardrails = guardrails?.enabled ? guardrails : undefined;
     this.#namer = namer;
     this.#authorizer = authorizer;
     this.#logger = logger;
@@ -48,6 +55,25 @@ export class Multiplexer {
 
   /** The response to a client request (other than initialize). Throws UpstreamError `session_expired` for the transport to answer 404. */
   async request(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
+    const guardrails = this.#guardrails;
+    if (!guardrails) return this.#answer(request, exchange);
+    const message = { request, target: this.#targetOf(request), headers: exchange.headers ?? {}, context: exchange.context };
+    const admitted = await guardrails.onRequest(message);
+    if ('response' in admitted) return admitted.response;
+    const response = await this.#answer(admitted.request, exchange);
+    return guardrails.onResponse({ ...message, request: admitted.request }, response);
+  }
+
+  /** Which target an item-routed request goes to, for guardrails ('' for fan-out or unknown). */
+  #targetOf(request: JsonRpcRequest): string {
+    const params = request.params ?? {};
+    const kind = itemKindOf(request.method);
+    if (kind === 'resource' && typeof params.uri === 'string') return this.#namer.routeUri(params.uri)?.target ?? '';
+    if ((kind === 'tool' || kind === 'prompt') && typeof params.name === 'string' && this.#namer.prefixNames) return this.#namer.routeName(params.name)?.target ?? '';
+    return this.#backend.targets.length === 1 ? this.#backend.targets[0].name : '';
+  }
+
+  async #answer(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
     try {
       return await this.#request(request, exchange);
     } catch (error) {

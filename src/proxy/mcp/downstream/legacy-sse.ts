@@ -70,7 +70,7 @@ export class LegacySseDownstream {
     if (!body.ok) return sendError(res, body.status, body.code, body.message);
     res.writeHead(202);
     res.end();
-    await Promise.all(body.messages.map((m) => this.#handle(stream, m, context)));
+    await Promise.all(body.messages.map((m) => this.#handle(stream, m, context, req.headers)));
   }
 
   async close(): Promise<void> {
@@ -78,7 +78,7 @@ export class LegacySseDownstream {
     this.#streams.clear();
   }
 
-  async #handle(stream: Stream, message: JsonRpcMessage, context: CelInput | undefined): Promise<void> {
+  async #handle(stream: Stream, message: JsonRpcMessage, context: CelInput | undefined, headers: DownstreamRequest['headers']): Promise<void> {
     const { multiplexer, sessions, logger } = this.#deps;
     const send = (m: JsonRpcMessage): void => writeEvent(stream.res, m);
     if (isRequest(message) && message.method === 'initialize') {
@@ -98,7 +98,7 @@ export class LegacySseDownstream {
       if (isRequest(message)) send(errorOf(message.id, ErrorCode.InvalidRequest, 'The session is not initialized'));
       return;
     }
-    const exchange = { clients: stream.clients, sink: send, signal: stream.abort.signal, ...(context ? { context } : {}), sessionTag: stream.id };
+    const exchange = { clients: stream.clients, sink: send, signal: stream.abort.signal, headers, ...(context ? { context } : {}), sessionTag: stream.id };
     try {
       if (isRequest(message)) send(await multiplexer.request(message, exchange));
       else if (isNotification(message)) await multiplexer.notify(message, exchange);

@@ -151,7 +151,7 @@ export class StreamableDownstream {
       }
       writeEvent(res, message);
     };
-    const exchange = { clients: session.clients, sink, signal, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}) };
+    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}) };
     const responses: JsonRpcResponse[] = [];
     try {
       await Promise.all(messages.map(async (message) => {

@@ -120,7 +120,7 @@ export class ModernDownstream {
       }
       writeEvent(res, m);
     };
-    const exchange = { clients: session.clients, sink, signal, ...(context ? { context } : {}) };
+    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}) };
     let response: JsonRpcResponse;
     try {
       response = complete(request.method, await this.#deps.multiplexer.request(request, exchange));
