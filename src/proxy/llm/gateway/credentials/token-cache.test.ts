@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TokenCache, type FetchedToken } from './token-cache.ts';
+
+/** A token endpoint the test drives: counts fetches and answers each one when told to. */
+function endpoint() {
+  const waiting: { resolve: (t: FetchedToken) => void; reject: (e: Error) => void }[] = [];
+  let fetches = 0;
+  return {
+    get fetches() {
+      return fetches;
+    },
+    fetch: () => {
+      fetches++;
+      return new Promise<FetchedToken>((resolve, reject) => waiting.push({ resolve, reject }));
+    },
+    answer(token: string, expiresInS: number) {
+      const next = waiting.shift();
+      assert.ok(next, 'a fetch is waiting');
+      next.resolve({ token, expiresInS });
+    },
+    fail(message: string) {
+      const next = waiting.shift();
+      assert.ok(next, 'a fetch is waiting');
+      next.reject(new Error(message));
+    },
+  };
+}
+
+/** A cache on a clock the test moves by hand. */
+function cacheAt(start = 1_000_000) {
+  const clock = { now: start };
+  return { clock, cache: new TokenCache(() => clock.now) };
+}
+
+async function settled<T>(p: Promise<T>): Promise<T> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return p;
+}
+
+describe('TokenCache', () => {
+  it('fetches once and serves the cached token until a minute before expiry', async () => {
+    const { clock, cache } = cacheAt();
+    const ep = endpoint();
+    const first = cache.get('k', ep.fetch);
+    ep.answer('t1', 3600);
+    assert.equal(await first, 't1');
+    clock.now += 3600_000 - 60_000 - 1;
+    assert.equal(await cache.get('k', ep.fetch), 't1');
+    assert.equal(ep.fetches, 1);
+  });
+
+  it('refreshes in the background from a minute before expiry, serving the still valid token meanwhile', async () => {
+    const { clock, cache } = cacheAt();
+    const ep = endpoint();
+    const first = cache.get('k', ep.fetch);
+    ep.answer('t1', 3600);
+    await first;
+    clock.now += 3600_000 - 60_000;
+    assert.equal(await cache.get('k', ep.fetch), 't1', 'no caller waits while the old token is valid');
+    assert.equal(await cache.get('k', ep.fetch), 't1', 'a second caller joins the refresh in flight');
+    assert.equal(ep.fetches, 2);
+    ep.answer('t2', 3600);
+    await settled(Promise.resolve());
+    assert.equal(await cache.get('k', ep.fetch), 't2');
+    assert.equal(ep.fetches, 2);
+  });
+
+  it('an expired token is never served: callers wait for the new one', async () => {
+    const { clock, cache } = cacheAt();
+    const ep = endpoint();
+    const first = cache.get('k', ep.fetch);
+    ep.answer('t1', 600);
+    await first;
+    clock.now += 600_000;
+    const next = cache.get('k', ep.fetch);
+    ep.answer('t2', 600);
+    assert.equal(await next, 't2');
+  });
+
+  it('concurrent callers share one fetch', async () => {
+    const { cache } = cacheAt();
+    const ep = endpoint();
+    const calls = [cache.get('k', ep.fetch), cache.get('k', ep.fetch), cache.get('k', ep.fetch)];
+    assert.equal(ep.fetches, 1);
+    ep.answer('shared', 3600);
+    assert.deepEqual(await Promise.all(calls), ['shared', 'shared', 'shared']);
+  });
+
+  it('keys are cached separately', async () => {
+    const { cache } = cacheAt();
+    const ep = endpoint();
+    const a = cache.get('a', ep.fetch);
+    const b = cache.get('b', ep.fetch);
+    assert.equal(ep.fetches, 2);
+    ep.answer('ta', 3600);
+    ep.answer('tb', 3600);
+    assert.deepEqual([await a, await b], ['ta', 'tb']);
+  });
+
+  it('a failed fetch reaches every waiting caller and is not cached', async () => {
+    const { cache } = cacheAt();
+    const ep = endpoint();
+    const calls = [cache.get('k', ep.fetch), cache.get('k', ep.fetch)];
+    ep.fail('token endpoint answered 503');
+    for (const call of calls) await assert.rejects(call, /503/);
+    const retry = cache.get('k', ep.fetch);
+    ep.answer('t', 3600);
+    assert.equal(await retry, 't');
+    assert.equal(ep.fetches, 2);
+  });
+
+  it('a failed background refresh keeps the valid token; the next caller tries again', async () => {
+    const { clock, cache } = cacheAt();
+    const ep = endpoint();
+    const first = cache.get('k', ep.fetch);
+    ep.answer('t1', 3600);
+    await first;
+    clock.now += 3600_000 - 30_000;
+    assert.equal(await cache.get('k', ep.fetch), 't1');
+    ep.fail('down');
+    await settled(Promise.resolve());
+    assert.equal(await cache.get('k', ep.fetch), 't1');
+    assert.equal(ep.fetches, 3);
+    ep.answer('t2', 3600);
+    await settled(Promise.resolve());
+    assert.equal(await cache.get('k', ep.fetch), 't2');
+  });
+
+  it('a short-lived token is still cached, refreshed after half its lifetime', async () => {
+    const { clock, cache } = cacheAt();
+    const ep = endpoint();
+    const first = cache.get('k', ep.fetch);
+    ep.answer('short', 60);
+    await first;
+    clock.now += 29_999;
+    assert.equal(await cache.get('k', ep.fetch), 'short');
+    assert.equal(ep.fetches, 1);
+    clock.now += 1;
+    assert.equal(await cache.get('k', ep.fetch), 'short');
+    assert.equal(ep.fetches, 2);
+  });
+
+  it('the lifetime counts from when the fetch started, not when it answered', async () => {
+    const { clock, cache } = cacheAt();
+    const ep = endpoint();
+    const first = cache.get('k', ep.fetch);
+    clock.now += 10_000; // a slow token endpoint
+    ep.answer('t1', 3600);
+    await first;
+    clock.now += 3600_000 - 60_000 - 10_000;
+    await cache.get('k', ep.fetch);
+    assert.equal(ep.fetches, 2);
+  });
+});
