@@ -4,7 +4,7 @@
  * Expressions are compiled once per policy object (the IR is immutable and shared per config).
  */
 import { compile, createActivation, evalValue, type CelInput, type Program } from '../../../cel/index.ts';
-import type { AiPolicy, FieldExpression, RouteType } from '../../../ir/ai.ts';
+import type { AiPolicy, FieldExpression, PromptMessage, RouteType } from '../../../ir/ai.ts';
 
 type Body = Record<string, unknown>;
 
@@ -94,14 +94,24 @@ function withPrompt(body: Body, route: RouteType, prompt: Prompt): Body {
   }
   const messages = Array.isArray(body.messages) ? body.messages : [];
   if (route === 'Messages') {
-    // Anthropic has no system role in `messages`: system entries join the top-level system prompt.
-    const system = [...prepend, ...append].filter((m) => m.role === 'system').map((m) => m.content);
-    const turns = (list: readonly { role: string; content: string }[]) => list.filter((m) => m.role !== 'system');
-    const existing = typeof body.system === 'string' ? [body.system] : Array.isArray(body.system) ? body.system : [];
-    const mergedSystem = system.length === 0 ? body.system : typeof body.system === 'string' || body.system === undefined
-      ? [...system, ...existing].join('\n\n')
-      : [...system.map((text) => ({ type: 'text', text })), ...existing];
-    return { ...body, ...(mergedSystem !== undefined ? { system: mergedSystem } : {}), messages: [...turns(prepend), ...messages, ...turns(append)] };
+    // Anthropic has no system role in `messages`: system entries join the top-level system
+    // prompt, prepended ones before the client's and appended ones after it.
+    const systemOf = (list: readonly PromptMessage[]) => list.filter((m) => m.role === 'system').map((m) => m.content);
+    const turns = (list: readonly PromptMessage[]) => list.filter((m) => m.role !== 'system');
+    const [before, after] = [systemOf(prepend), systemOf(append)];
+    const system = before.length + after.length === 0 ? body.system : mergeSystem(before, body.system, after);
+    return { ...body, ...(system !== undefined ? { system } : {}), messages: [...turns(prepend), ...messages, ...turns(append)] };
   }
   return { ...body, messages: [...prepend, ...messages, ...append] };
+}
+
+/** A string system prompt stays a string; a list of blocks gets text blocks around the client's. */
+function mergeSystem(before: readonly string[], existing: unknown, after: readonly string[]): unknown {
+  if (Array.isArray(existing)) return [...before.map(textBlock), ...(existing as unknown[]), ...after.map(textBlock)];
+  const client = typeof existing === 'string' && existing !== '' ? [existing] : [];
+  return [...before, ...client, ...after].join('\n\n');
+}
+
+function textBlock(text: string): { type: 'text'; text: string } {
+  return { type: 'text', text };
 }
