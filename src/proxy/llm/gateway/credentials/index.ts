@@ -10,7 +10,7 @@ import { applyBackendCredentials } from '../../../backend-policies/auth.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
 import type { CredentialHint } from '../../providers/types.ts';
 import { awsCredentials, signSigV4 } from './sigv4.ts';
-import { azureAccessToken, gcpAccessToken, parseServiceAccount } from './oauth.ts';
+import { azureAccessToken, gcpAccessToken, parseServiceAccount, type ServiceAccount } from './oauth.ts';
 import { TokenCache } from './token-cache.ts';
 
 /** A credential could not be produced (missing cloud credentials, token endpoint down). */
@@ -65,8 +65,7 @@ export class LlmCredentials {
     const cloudC = dict(auth.cloudC);
     if (cloudC) {
       if (cloudC.type === 'IdToken') throw new CredentialError('cloud-C IdToken credentials are not supported for LLM providers');
-      const json = typeof cloudC.secret === 'string' ? cloudC.secret : this.#ambientGoogleCredentials();
-      const account = parseServiceAccount(json);
+      const account = this.#serviceAccount(cloudC.secret);
       return this.#fetch(`gcp ${account.client_email} ${account.token_uri ?? ''}`, () => gcpAccessToken(account));
     }
     const cloudB = dict(auth.cloudB);
@@ -80,10 +79,16 @@ export class LlmCredentials {
     return undefined;
   }
 
-  #ambientGoogleCredentials(): string {
+  /** The Secret's service account JSON, else the ambient GOOGLE_APPLICATION_CREDENTIALS file. */
+  #serviceAccount(secret: unknown): ServiceAccount {
     const file = this.#env.GOOGLE_APPLICATION_CREDENTIALS;
-    if (!file) throw new CredentialError('no cloud-C credentials: set auth.cloudC.secretRef or GOOGLE_APPLICATION_CREDENTIALS');
-    return readFileSync(file, 'utf8');
+    if (typeof secret !== 'string' && !file) throw new CredentialError('no cloud-C credentials: set auth.cloudC.secretRef or GOOGLE_APPLICATION_CREDENTIALS');
+    try {
+      return parseServiceAccount(typeof secret === 'string' ? secret : readFileSync(file as string, 'utf8'));
+    } catch (err) {
+      // A bad or unreadable key file is a credential problem (502 and a clear log), not an unreachable provider.
+      throw new CredentialError(`unusable cloud-C service account: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   async #fetch(key: string, fetch: Parameters<TokenCache['get']>[1]): Promise<string> {

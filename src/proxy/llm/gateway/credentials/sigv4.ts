@@ -8,15 +8,17 @@ export interface AwsCredentials {
 }
 
 /**
- * cloudA credentials: the resolved Secret (`accessKey`, `secretKey`, optional `sessionToken`),
- * else the standard AWS_* environment variables. Undefined when neither has a key pair.
+ * cloudA credentials from one source: the resolved Secret (`accessKey`, `secretKey`, optional
+ * `sessionToken`) when it holds a key pair, else the standard AWS_* environment variables —
+ * never a mix (a session token only signs with the keys it was issued for). Undefined when
+ * neither has a key pair.
  */
 export function awsCredentials(secret: Readonly<Record<string, unknown>> | undefined, env: NodeJS.ProcessEnv = process.env): AwsCredentials | undefined {
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-  const accessKeyId = str(secret?.accessKey) ?? str(env.AWS_ACCESS_KEY_ID);
-  const secretAccessKey = str(secret?.secretKey) ?? str(env.AWS_SECRET_ACCESS_KEY);
+  const fromSecret = str(secret?.accessKey) !== undefined && str(secret?.secretKey) !== undefined;
+  const source = fromSecret ? { id: secret?.accessKey, key: secret?.secretKey, session: secret?.sessionToken } : { id: env.AWS_ACCESS_KEY_ID, key: env.AWS_SECRET_ACCESS_KEY, session: env.AWS_SESSION_TOKEN };
+  const [accessKeyId, secretAccessKey, sessionToken] = [str(source.id), str(source.key), str(source.session)];
   if (!accessKeyId || !secretAccessKey) return undefined;
-  const sessionToken = secret ? str(secret.sessionToken) : str(env.AWS_SESSION_TOKEN);
   return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
 }
 
