@@ -1,12 +1,49 @@
-/** Backend policy http and tcp through YAML: version HTTP2 as h2c on plaintext, requestTimeout, keepalive/connectTimeout accepted. */
+/**
+ * Backend policy http, tcp and tunnel through YAML: version HTTP2 as h2c on plaintext,
+ * requestTimeout, keepalive/connectTimeout accepted, and endpoints reached through an HTTP
+ * CONNECT proxy, in plaintext and with TLS originated inside the tunnel.
+ */
 import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { createCertificate } from '../support/certs.ts';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, service } from '../support/manifests.ts';
 
+const cert = createCertificate(['tunneled.test']);
+
 const doc = (o: unknown) => `---\n${stringify(o)}`;
+
+/** A minimal HTTP CONNECT proxy that records the authorities it was asked for. */
+function startConnectProxy(): Promise<Server & { targets: string[] }> {
+  const sockets = new Set<Socket>();
+  const proxy = Object.assign(createServer(), { targets: [] as string[] });
+  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    proxy.targets.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(client).add(upstream);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  proxy.on('close', () => sockets.forEach((s) => s.destroy()));
+  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(proxy)));
+}
+
 const RULES: Record<string, Record<string, unknown>> = {
   h2c: { http: { version: 'HTTP2' }, tcp: { connectTimeout: '2s', keepalive: { time: '30s' } } },
   h1: { http: { version: 'HTTP1' } },
@@ -16,11 +53,27 @@ const RULES: Record<string, Record<string, unknown>> = {
 describe('backend policy: http and tcp', () => {
   let echo: EchoServer;
   let gw: GatewayHarness;
+  let proxy: Server & { targets: string[] };
+  let secure: HttpsServer;
 
   before(async () => {
     echo = await startEchoServer('echo');
-    const rules = Object.keys(RULES).map((name) => ({ name, matches: [{ path: { type: 'PathPrefix', value: `/${name}` } }], backendRefs: [{ name: 'echo', port: 8080 }] }));
+    proxy = await startConnectProxy();
+    secure = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+      res.end(JSON.stringify({ servername: (req.socket as TLSSocket & { servername?: string }).servername }));
+    });
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', () => resolve()));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    RULES.tunneled = { tunnel: { url: proxyUrl } };
+    RULES['tunneled-tls'] = { tunnel: { url: proxyUrl }, tls: { sni: 'tunneled.test', caCertificateRefs: [{ name: 'tunneled-ca' }] } };
+    const rules = Object.keys(RULES).map((name) => ({
+      name,
+      matches: [{ path: { type: 'Exact', value: `/${name}` } }],
+      backendRefs: [name === 'tunneled-tls' ? { name: 'secure', port: 8443 } : { name: 'echo', port: 8080 }],
+    }));
     gw = await startGateway(gatewayClass() + service('echo', echo) + gateway('gw', [{ name: 'http', port: 80 }])
+      + service('secure', { host: '127.0.0.1', port: (secure.address() as AddressInfo).port }, { port: 8443 })
+      + doc({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tunneled-ca', namespace: 'default' }, data: { 'ca.crt': cert.certPem } })
       + doc({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [{ name: 'gw' }], rules } })
       + Object.entries(RULES).map(([rule, backend]) => doc({
         apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyPolicy', metadata: { name: rule, namespace: 'default' },
@@ -31,6 +84,22 @@ describe('backend policy: http and tcp', () => {
   after(async () => {
     await gw?.close();
     await echo?.close();
+    await new Promise((resolve) => proxy?.close(resolve));
+    await new Promise((resolve) => secure?.close(resolve));
+  });
+
+  it('originates TLS inside the tunnel', async () => {
+    const res = await gw.request(80, { path: '/tunneled-tls' });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(JSON.parse(res.text), { servername: 'tunneled.test' });
+    assert.ok(proxy.targets.includes(`127.0.0.1:${(secure.address() as AddressInfo).port}`));
+  });
+
+  it('reaches the endpoint through the HTTP CONNECT tunnel', async () => {
+    const res = await gw.request(80, { path: '/tunneled' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.echo().path, '/tunneled');
+    assert.ok(proxy.targets.includes(`127.0.0.1:${echo.port}`));
   });
 
   const cases = [

@@ -44,7 +44,7 @@ export interface CompiledBackendPolicy {
 }
 
 /** Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them. */
-const UNSUPPORTED: readonly BackendMember[] = ['tunnel', 'extAuth'];
+const UNSUPPORTED: readonly BackendMember[] = ['extAuth'];
 const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'crossAppAccess'] as const;
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
 
@@ -93,7 +93,12 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
     else fail('health', `health.unhealthyCondition: ${result.error.message}`);
   }
 
-  const settings = connectionSettings(policy);
+  let settings: ReturnType<typeof connectionSettings>;
+  try {
+    settings = connectionSettings(policy);
+  } catch (err) {
+    fail('tunnel', (err as Error).message);
+  }
   const targets: UpstreamTarget[] = settings
     ? backend.endpoints.all().map((t) => ({ ...t, dispatcher: pools.acquireWith({ host: t.host, port: t.port }, settings, backend.protocol) }))
     : [...backend.endpoints.all()];

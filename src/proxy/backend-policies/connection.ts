@@ -3,6 +3,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, rootCertificates, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import type { buildConnector } from 'undici';
 import type { BackendPolicy, BackendTLSPolicy } from '../../ir/policy.ts';
+import { openTunnel, tunnelProxyOf, type TunnelProxy } from './tunnel.ts';
 
 /** Spec defaults: ALPN offers h2 then http/1.1 (SPEC.md BackendTLS.alpnProtocols). */
 const DEFAULT_ALPN = ['h2', 'http/1.1'] as const;
@@ -30,6 +31,8 @@ export interface ConnectionSettings {
   readonly connectTimeoutMs: number | undefined;
   /** Idle time before TCP keepalive probes start; Node cannot set the probe count or interval. */
   readonly keepaliveMs: number | undefined;
+  /** Reach the endpoints through this HTTP CONNECT proxy. */
+  readonly tunnel: TunnelProxy | undefined;
 }
 
 export interface ResolvedTls {
@@ -43,13 +46,17 @@ export interface ResolvedTls {
 }
 
 /** The connection-relevant part of a policy, or undefined when it changes nothing about connecting. */
+/** Throws for a tunnel it cannot use (the policy then fails closed). */
 export function connectionSettings(policy: BackendPolicy): ConnectionSettings | undefined {
-  const { tls, tcp, http } = policy;
+  const { tls, tcp, http, tunnel } = policy;
   const version = http?.version === 'HTTP2' ? 'h2' : http?.version === 'HTTP1' ? 'http1' : undefined;
-  if (!tls && tcp?.connectTimeoutMs === undefined && tcp?.keepalive === undefined && version === undefined) return undefined;
+  if (!tls && !tunnel && tcp?.connectTimeoutMs === undefined && tcp?.keepalive === undefined && version === undefined) return undefined;
   const keepaliveMs = tcp?.keepalive ? (tcp.keepalive.timeMs ?? 180_000) : undefined;
-  const fingerprint = createHash('sha256').update(JSON.stringify({ tls, tcp, version })).digest('hex').slice(0, 16);
-  return { fingerprint, version, tls: tls ? resolveTls(tls) : undefined, connectTimeoutMs: tcp?.connectTimeoutMs, keepaliveMs };
+  const fingerprint = createHash('sha256').update(JSON.stringify({ tls, tcp, version, tunnel })).digest('hex').slice(0, 16);
+  return {
+    fingerprint, version, tls: tls ? resolveTls(tls) : undefined, connectTimeoutMs: tcp?.connectTimeoutMs, keepaliveMs,
+    tunnel: tunnel ? tunnelProxyOf(tunnel) : undefined,
+  };
 }
 
 function resolveTls(tls: BackendTLSPolicy): ResolvedTls {
@@ -115,22 +122,40 @@ export function connectorFor(settings: ConnectionSettings, host: string): buildC
         callback(err, null);
       } else callback(null, socket as Socket);
     };
-    let socket: Socket;
-    if (tls) {
+    const keepalive = settings.keepaliveMs ?? UNDICI_KEEPALIVE_MS;
+    // TLS (when configured) runs over `raw`: a direct TCP connection, or the CONNECT stream.
+    const secure = (raw: Socket | undefined): Socket => {
+      if (!tls) throw new Error('unreachable: no TLS settings');
       const servername = serverNameFor(tls, host);
       // HTTP1 pins ALPN to http/1.1 so an h2-capable server never answers in a protocol we did not pick.
       const alpn = settings.version === 'http1' ? ['http/1.1'] : settings.version === 'h2' ? ['h2'] : [...tls.alpn];
-      socket = tlsConnect({ ...tls.options, host: opts.hostname, port, ALPNProtocols: alpn, checkServerIdentity: identityCheck(tls, host), ...(servername ? { servername } : {}) });
+      const options = { ...tls.options, ALPNProtocols: alpn, checkServerIdentity: identityCheck(tls, host), ...(servername ? { servername } : {}) };
+      const socket = raw ? tlsConnect({ ...options, socket: raw }) : tlsConnect({ ...options, host: opts.hostname, port });
       socket.once('secureConnect', () => done(null, socket));
-    } else {
-      socket = netConnect({ host: opts.hostname, port });
-      // h2c with prior knowledge: undici reads the protocol from alpnProtocol, as its own connector sets it.
+      socket.once('error', (err) => done(err, socket));
+      return socket;
+    };
+    // h2c with prior knowledge: undici reads the protocol from alpnProtocol, as its own connector sets it.
+    const plain = (socket: Socket): Socket => {
       if (settings.version === 'h2') (socket as Socket & { alpnProtocol?: string }).alpnProtocol = 'h2';
+      return socket;
+    };
+    let socket: Socket;
+    if (settings.tunnel) {
+      socket = openTunnel(settings.tunnel, { host: opts.hostname, port }, (err, opened) => {
+        if (err) done(err, opened);
+        else if (tls) socket = secure(opened);
+        else done(null, plain(opened));
+      });
+    } else if (tls) {
+      socket = secure(undefined);
+    } else {
+      socket = plain(netConnect({ host: opts.hostname, port }));
       socket.once('connect', () => done(null, socket));
+      socket.once('error', (err) => done(err, socket));
     }
     socket.setNoDelay(true);
-    socket.setKeepAlive(true, settings.keepaliveMs ?? UNDICI_KEEPALIVE_MS);
-    socket.once('error', (err) => done(err, socket));
+    socket.setKeepAlive(true, keepalive);
     const timer = settings.connectTimeoutMs !== undefined
       ? setTimeout(() => {
         const err = new Error(`connect timeout after ${settings.connectTimeoutMs} ms`) as Error & { code: string };
