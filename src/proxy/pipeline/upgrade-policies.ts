@@ -26,6 +26,8 @@ export function applyUpgradePolicies(
 ): void {
   const policy = new RequestPolicyContext(req, fwd, scheme);
   const settle = (result: PolicyResult) => {
+    // Nothing of the policy context applies to a piped upgrade after this point.
+    policy.end();
     // The client may have gone while an asynchronous policy (ext_authz …) was deciding.
     if (client.destroyed) return done(499);
     if (result.action === 'continue') return proceed();
@@ -35,6 +37,7 @@ export function applyUpgradePolicies(
     done(writeAnswer(client, { ...result.response, headers }));
   };
   const fail = (err: unknown) => {
+    policy.end();
     const error = err instanceof BodyTooLargeError ? { code: 'PAYLOAD_TOO_LARGE' as const, limit: err.limit } : { code: 'INTERNAL' as const, cause: String(err) };
     if (!(err instanceof BodyTooLargeError)) logger.error({ err }, 'traffic policy failed on an upgrade request');
     const { status, body } = toErrorResponse(error);

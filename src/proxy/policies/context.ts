@@ -13,6 +13,8 @@ export interface RequestIdentity {
   passthroughToken?: string;
   /** Metadata from external authorization: the `extauthz` CEL variable. */
   extauthz?: Readonly<Record<string, unknown>>;
+  /** Dynamic metadata from external processing: the `extproc` CEL variable. */
+  extproc?: Readonly<Record<string, unknown>>;
 }
 
 /** Token counts of a completed LLM request, reported by the LLM handler after the response. */
@@ -98,6 +100,18 @@ export interface PolicyContext {
   readBody(): Promise<Buffer>;
   /** Replace the body sent upstream (transformations, ext_proc). */
   replaceBody(body: Buffer): void;
+  /**
+   * The request body as it stands, for steps that process it as a stream (ext_proc): a processed
+   * `upstream.bodyStream`, else the buffered copy once a step read it, else the client's stream;
+   * null when there is none. Consuming it is final: the step hands the upstream its replacement
+   * as `upstream.bodyStream` (readBody() then buffers that, not the client's body).
+   */
+  requestBodyStream(): AsyncIterable<Uint8Array> | null;
+  /**
+   * Runs `listener` once when the request is over, however it ended (answered by a policy,
+   * forwarded and finished, failed, client gone): sessions with external services close here.
+   */
+  onEnd(listener: () => void): void;
   /** The CEL input for this request as it stands now (identity included); rebuilt after changes. */
   cel(): CelInput;
   /** Runs `listener` once the request's token usage is known (LLM responses only). */

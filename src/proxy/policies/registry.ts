@@ -10,6 +10,7 @@ import { compileRetry } from './retry/retry.ts';
 import { compileTransformation } from './transformation/transformation.ts';
 import { compileRateLimit } from './rate-limit/rate-limit.ts';
 import { compileExtAuth } from './ext-auth/ext-auth.ts';
+import { compileExtProc } from './ext-proc/ext-proc.ts';
 import { compileApiKeyAuthentication } from './api-key-authentication/api-key-authentication.ts';
 import { compileBasicAuthentication } from './basic-authentication/basic-authentication.ts';
 import { compileAuthorization } from './authorization/authorization.ts';
@@ -37,6 +38,7 @@ export const STEP_COMPILERS: { readonly [M in TrafficMember]?: StepCompiler<M> }
   transformation: compileTransformation,
   rateLimit: compileRateLimit,
   extAuth: compileExtAuth,
+  extProc: compileExtProc,
   apiKeyAuthentication: compileApiKeyAuthentication,
   basicAuthentication: compileBasicAuthentication,
   authorization: compileAuthorization,

@@ -11,6 +11,10 @@ import {
 /** SPEC.md: frontend http.maxBufferSize defaults to 2mb. */
 export const DEFAULT_MAX_BUFFER_BYTES = 2 * 1024 * 1024;
 
+async function* oneChunk(body: Buffer): AsyncIterable<Uint8Array> {
+  yield body;
+}
+
 /** The PolicyContext of one proxied request; also carries what the Exchange needs afterwards. */
 export class RequestPolicyContext implements PolicyContext {
   readonly method: string;
@@ -33,6 +37,8 @@ export class RequestPolicyContext implements PolicyContext {
   #body: Buffer | undefined;
   #reading: Promise<Buffer> | undefined;
   #usageListeners: ((usage: TokenUsage) => void)[] | undefined;
+  #endListeners: (() => void)[] | undefined;
+  #ended = false;
 
   constructor(req: DownstreamRequest, fwd: Forward, scheme: 'http' | 'https', maxBufferBytes = DEFAULT_MAX_BUFFER_BYTES) {
     this.#req = req;
@@ -55,7 +61,9 @@ export class RequestPolicyContext implements PolicyContext {
   }
 
   readBody(): Promise<Buffer> {
-    if (this.#body) return Promise.resolve(this.#body);
+    // A processed stream set after an earlier read replaces that body: buffer the stream instead.
+    if (this.upstream.bodyStream) this.#reading = undefined;
+    else if (this.#body) return Promise.resolve(this.#body);
     this.#reading ??= this.#read();
     return this.#reading;
   }
@@ -66,14 +74,41 @@ export class RequestPolicyContext implements PolicyContext {
     this.upstreamHeaders['content-length'] = String(body.length);
   }
 
+  requestBodyStream(): AsyncIterable<Uint8Array> | null {
+    if (this.upstream.bodyStream) return this.upstream.bodyStream;
+    if (this.#body) return this.#body.length === 0 ? null : oneChunk(this.#body);
+    return requestBody(this.#req);
+  }
+
+  onEnd(listener: () => void): void {
+    if (this.#ended) return listener();
+    (this.#endListeners ??= []).push(listener);
+  }
+
+  /** Called once the request is over (handle-request wraps `done`); later calls do nothing. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const listener of this.#endListeners ?? []) {
+      try {
+        listener();
+      } catch {
+        // Cleanup after the response: a failing listener must not stop the others.
+      }
+    }
+  }
+
   async #read(): Promise<Buffer> {
-    const stream = requestBody(this.#req);
+    // A processed stream (ext_proc) is what the upstream would get: buffer that, never the raw body.
+    const processed = this.upstream.bodyStream;
+    this.upstream.bodyStream = undefined;
+    const stream = processed ?? requestBody(this.#req);
     if (!stream) {
       this.#body = Buffer.alloc(0);
       return this.#body;
     }
     const declared = Number(this.downstreamHeaders['content-length']);
-    if (Number.isFinite(declared) && declared > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes);
+    if (!processed && Number.isFinite(declared) && declared > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of stream) {
@@ -106,6 +141,7 @@ export class RequestPolicyContext implements PolicyContext {
       ...(id.apiKey ? { apiKey: id.apiKey } : {}),
       ...(id.basicAuth ? { basicAuth: id.basicAuth } : {}),
       ...(id.extauthz ? { extauthz: id.extauthz } : {}),
+      ...(id.extproc ? { extproc: id.extproc } : {}),
       route: { name: this.names.route },
       gateway: { name: this.names.gateway },
       backend: { name: this.names.backend },

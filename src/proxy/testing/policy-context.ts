@@ -23,6 +23,8 @@ export interface FakePolicyContext extends PolicyContext {
   reportUsage(usage: TokenUsage): void;
   /** Runs the registered response mutations on `headers` as the Exchange would. */
   respondWith(status: number, headers?: HeaderMap): HeaderMap;
+  /** Ends the request as handle-request does: runs the end listeners once. */
+  end(): void;
 }
 
 export function fakePolicyContext(r: FakeRequest = {}): FakePolicyContext {
@@ -36,6 +38,8 @@ export function fakePolicyContext(r: FakeRequest = {}): FakePolicyContext {
   const upstreamHeaders: HeaderMap = {};
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) upstreamHeaders[name] = value;
   let body: Buffer | undefined;
+  const endListeners: (() => void)[] = [];
+  let ended = false;
   const ctx: FakePolicyContext = {
     method: r.method ?? 'GET',
     path: r.path ?? '/',
@@ -63,12 +67,30 @@ export function fakePolicyContext(r: FakeRequest = {}): FakePolicyContext {
       body = b;
       upstreamHeaders['content-length'] = String(b.length);
     },
+    requestBodyStream() {
+      if (upstream.bodyStream) return upstream.bodyStream;
+      const current = body ?? original;
+      if (current === undefined || current.length === 0) return null;
+      return (async function* () {
+        yield current;
+      })();
+    },
+    onEnd(listener) {
+      if (ended) listener();
+      else endListeners.push(listener);
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      for (const listener of endListeners) listener();
+    },
     cel(): CelInput {
       const url = ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`;
       return {
         request: { method: ctx.method, url, host: ctx.host, scheme: 'http', version: 'HTTP/1.1', headers, body: () => body ?? new Uint8Array(0), startTime: 0 },
         source: { address: '127.0.0.1', port: 40000 },
         ...(identity.extauthz ? { extauthz: identity.extauthz } : {}),
+        ...(identity.extproc ? { extproc: identity.extproc } : {}),
         route: { name: ctx.names.route },
         gateway: { name: ctx.names.gateway },
         backend: { name: ctx.names.backend },

@@ -44,6 +44,8 @@ export function testContext(r: TestRequest = {}): PolicyContext & { readonly ide
     startTime: 0,
     readBody: () => Promise.resolve(body),
     replaceBody: () => undefined,
+    requestBodyStream: () => null,
+    onEnd: () => undefined,
     cel: (): CelInput => {
       return {
         request: { method: ctx.method, url: ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`, host: ctx.host, headers, body: () => body },

@@ -1,0 +1,251 @@
+/**
+ * traffic.extProc through YAML against a real ExternalProcessor (connect-node over h2c): header
+ * mutations both ways, Buffered and streamed bodies, immediate responses before and during the
+ * body, FailOpen/FailClosed with the processor down, 413 over the buffer limit, the `extproc` CEL
+ * variable, the conditional form and the session's end.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { create } from '@bufbuild/protobuf';
+import type { HeaderMap } from '../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
+import { ExternalProcessor, ProcessingResponseSchema, type ProcessingRequest, type ProcessingResponse } from '../../src/proxy/ext/gen/envoy/service/ext_proc/v3/external_processor_pb.js';
+import { headerValueText } from '../../src/proxy/ext/headers.ts';
+import { closedPort, startGrpcServer, startHttpServer, type RunningServer } from '../ext/servers.ts';
+import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+import { gateway, gatewayClass, service } from '../support/manifests.ts';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+const route = (name: string, prefix: string) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: ${prefix} } }]
+      backendRefs: [{ name: up, port: 8080 }]
+`;
+const policy = (name: string, traffic: string) => `
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: ${name}, namespace: default }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${name} }]
+  traffic:
+${traffic.replace(/^/gm, '    ')}
+`;
+/** The whole Gateway buffers at most 1 KiB, so the 413 case needs no large body. */
+const smallBuffers = `
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: frontend, namespace: default }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: Gateway, name: gw }]
+  frontend:
+    http: { maxBufferSize: 1Ki }
+`;
+
+function headersOf(map: HeaderMap | undefined): Record<string, string> {
+  return Object.fromEntries((map?.headers ?? []).map((h) => [h.key, headerValueText(h)]));
+}
+
+const respond = (init: Parameters<typeof create<typeof ProcessingResponseSchema>>[1]): ProcessingResponse => create(ProcessingResponseSchema, init);
+const upperCased = (c: 'requestBody' | 'responseBody', body: Uint8Array) =>
+  respond({ response: { case: c, value: { response: { bodyMutation: { mutation: { case: 'body', value: enc.encode(dec.decode(body).toUpperCase()) } } } } } });
+const immediate = (code: number, body: string) =>
+  respond({ response: { case: 'immediateResponse', value: { status: { code }, body: enc.encode(body), headers: { setHeaders: [{ header: { key: 'x-why', value: 'processor' } }] } } } });
+
+/**
+ * A processor whose behaviour follows the request path it sees first: `/block` answers at the
+ * headers, `/block-body` answers when the body says "forbidden", `/buffered` and `/streamed`
+ * upper-case both bodies; every request gets `x-processed` (and loses `x-secret`), every
+ * response `x-resp` (and loses `x-upstream-secret`), and the metadata `{ verdict: clean }`.
+ */
+function processor(seen: ProcessingRequest[], streams: { opened: number; closed: number }) {
+  return {
+    async *process(requests: AsyncIterable<ProcessingRequest>): AsyncIterable<ProcessingResponse> {
+      streams.opened++;
+      let path = '';
+      try {
+        for await (const req of requests) {
+          seen.push(req);
+          const r = req.request;
+          if (r.case === 'requestHeaders') {
+            path = headersOf(r.value.headers)[':path'] ?? '';
+            if (path.startsWith('/block/')) {
+              yield immediate(403, 'blocked by the processor');
+              continue;
+            }
+            yield respond({
+              response: { case: 'requestHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-processed', value: 'yes' } }], removeHeaders: ['x-secret'] } } } },
+              dynamicMetadata: { verdict: 'clean' },
+            });
+          } else if (r.case === 'requestBody') {
+            if (path.startsWith('/block-body') && dec.decode(r.value.body).includes('forbidden')) yield immediate(451, 'not this body');
+            else yield upperCased('requestBody', r.value.body);
+          } else if (r.case === 'responseHeaders') {
+            yield respond({ response: { case: 'responseHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-resp', value: 'seen' } }], removeHeaders: ['x-upstream-secret'] } } } } });
+          } else if (r.case === 'responseBody') {
+            yield upperCased('responseBody', r.value.body);
+          }
+        }
+      } finally {
+        streams.closed++;
+      }
+    },
+  };
+}
+
+interface Seen {
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+describe('extProc end to end', () => {
+  let upstream: RunningServer;
+  let proc: RunningServer;
+  let gw: GatewayHarness;
+  const seen: ProcessingRequest[] = [];
+  const upstreamSeen: Seen[] = [];
+  const streams = { opened: 0, closed: 0 };
+
+  before(async () => {
+    upstream = await startHttpServer((req, body, res) => {
+      const record: Seen = { path: req.url ?? '', headers: req.headers as Record<string, string>, body: body.toString() };
+      upstreamSeen.push(record);
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream-secret': 'hidden' }).end(JSON.stringify(record));
+    });
+    proc = await startGrpcServer((router) => router.service(ExternalProcessor, processor(seen, streams)));
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    gw = await startGateway(
+      gatewayClass() + service('up', { host: '127.0.0.1', port: upstream.port }) + gateway('gw', [{ name: 'http', port: 80 }]) + smallBuffers +
+      route('headers', '/headers') + policy('headers', `extProc:
+  url: ${proc.url}
+  processingOptions: { requestBodyMode: None, responseBodyMode: None }
+transformation:
+  response:
+    set: [{ name: x-verdict, value: extproc.verdict }]`) +
+      route('buffered', '/buffered') + policy('buffered', `extProc:
+  url: ${proc.url}
+  processingOptions: { requestBodyMode: Buffered, responseBodyMode: Buffered }`) +
+      route('streamed', '/streamed') + policy('streamed', `extProc: { url: "${proc.url}" }`) +
+      route('block', '/block/') + policy('block', `extProc: { url: "${proc.url}" }`) +
+      route('block-body', '/block-body') + policy('block-body', `extProc: { url: "${proc.url}", processingOptions: { responseBodyMode: None } }`) +
+      route('closed', '/closed') + policy('closed', `extProc: { url: "${dead}" }`) +
+      route('open', '/open') + policy('open', `extProc: { url: "${dead}", failureMode: FailOpen }`) +
+      route('conditional', '/conditional') + policy('conditional', `extProc:
+  conditional:
+    - condition: request.path.startsWith("/conditional/open")
+      policy: { url: "${dead}", failureMode: FailOpen }
+    - policy: { url: "${proc.url}", processingOptions: { requestBodyMode: None, responseBodyMode: None } }`),
+    );
+    assert.deepEqual(gw.applyErrors, []);
+  });
+  after(async () => {
+    await gw?.close();
+    await proc?.close();
+    await upstream?.close();
+  });
+
+  it('mutates request headers upstream and response headers downstream; extproc metadata reaches CEL', async () => {
+    const res = await gw.request(80, { path: '/headers', method: 'POST', body: 'as is', headers: { 'x-secret': 's', 'x-keep': 'k' } });
+    assert.equal(res.status, 200);
+    const up = JSON.parse(res.text) as Seen;
+    assert.equal(up.headers['x-processed'], 'yes');
+    assert.equal(up.headers['x-secret'], undefined);
+    assert.equal(up.headers['x-keep'], 'k');
+    assert.equal(up.body, 'as is', 'requestBodyMode None leaves the body alone');
+    assert.equal(res.headers['x-resp'], 'seen');
+    assert.equal(res.headers['x-upstream-secret'], undefined);
+    assert.equal(res.headers['x-verdict'], 'clean');
+    const headers = seen.findLast((m) => m.request.case === 'requestHeaders');
+    const sent = headers?.request.case === 'requestHeaders' ? headersOf(headers.request.value.headers) : {};
+    assert.equal(sent[':method'], 'POST');
+    assert.equal(sent[':path'], '/headers');
+    assert.equal(sent['x-secret'], 's');
+  });
+
+  it('Buffered rewrites the whole request body (with its new length) and the response body', async () => {
+    const res = await gw.request(80, { path: '/buffered', method: 'POST', body: 'hello world' });
+    assert.equal(res.status, 200);
+    const up = upstreamSeen.at(-1)!;
+    assert.equal(up.body, 'HELLO WORLD');
+    assert.equal(up.headers['content-length'], '11');
+    const answer = JSON.parse(res.text) as Record<string, unknown>;
+    assert.equal(answer.BODY, 'HELLO WORLD', 'the response body went through the processor too');
+    const bodies = seen.filter((m) => m.request.case === 'requestBody').at(-1);
+    assert.deepEqual(bodies?.request.case === 'requestBody' && [dec.decode(bodies.request.value.body), bodies.request.value.endOfStream], ['hello world', true]);
+  });
+
+  it('FullDuplexStreamed (the default) streams the request body chunk by chunk, chunked upstream', async () => {
+    const before = seen.length;
+    const res = await gw.request(80, { path: '/streamed', method: 'POST', body: 'stream me' });
+    assert.equal(res.status, 200);
+    const up = upstreamSeen.at(-1)!;
+    assert.equal(up.body, 'STREAM ME');
+    assert.equal(up.headers['content-length'], undefined);
+    assert.equal(up.headers['transfer-encoding'], 'chunked');
+    assert.equal((JSON.parse(res.text) as Record<string, unknown>).BODY, 'STREAM ME');
+    const requestBodies = seen.slice(before).flatMap((m) => (m.request.case === 'requestBody' ? [m.request.value] : []));
+    assert.equal(requestBodies.map((b) => dec.decode(b.body)).join(''), 'stream me');
+    assert.deepEqual(requestBodies.map((b) => b.endOfStream).slice(-1), [true], 'the stream ends with an end-of-stream message');
+    assert.ok(requestBodies.slice(0, -1).every((b) => !b.endOfStream));
+  });
+
+  it('an immediate response at the headers answers without reaching the upstream', async () => {
+    const count = upstreamSeen.length;
+    const res = await gw.request(80, { path: '/block/x' });
+    assert.equal(res.status, 403);
+    assert.equal(res.text, 'blocked by the processor');
+    assert.equal(res.headers['x-why'], 'processor');
+    assert.equal(upstreamSeen.length, count);
+  });
+
+  it('an immediate response during the streamed body is what the client gets', async () => {
+    const res = await gw.request(80, { path: '/block-body', method: 'POST', body: 'something forbidden' });
+    assert.equal(res.status, 451);
+    assert.equal(res.text, 'not this body');
+    assert.equal(res.headers['x-why'], 'processor');
+  });
+
+  it('FailClosed answers 500 when the processor is down; FailOpen forwards untouched', async () => {
+    const closed = await gw.request(80, { path: '/closed', method: 'POST', body: 'x' });
+    assert.equal(closed.status, 500);
+    assert.equal((JSON.parse(closed.text) as { error: { code: string } }).error.code, 'ext_proc_failed');
+    const open = await gw.request(80, { path: '/open', method: 'POST', body: 'kept', headers: { 'x-secret': 's' } });
+    assert.equal(open.status, 200);
+    const up = JSON.parse(open.text) as Seen;
+    assert.equal(up.body, 'kept');
+    assert.equal(up.headers['x-secret'], 's');
+    assert.equal(up.headers['x-processed'], undefined);
+  });
+
+  it('Buffered answers 413 for a body over the frontend buffer limit', async () => {
+    const count = upstreamSeen.length;
+    const res = await gw.request(80, { path: '/buffered', method: 'POST', body: 'x'.repeat(2048) });
+    assert.equal(res.status, 413);
+    assert.equal(upstreamSeen.length, count);
+  });
+
+  it('the conditional form runs the first matching entry', async () => {
+    const open = await gw.request(80, { path: '/conditional/open' });
+    assert.equal(open.status, 200);
+    assert.equal((JSON.parse(open.text) as Seen).headers['x-processed'], undefined);
+    const fallback = await gw.request(80, { path: '/conditional/other' });
+    assert.equal((JSON.parse(fallback.text) as Seen).headers['x-processed'], 'yes');
+  });
+
+  it('closes every processor stream once its request is over', async () => {
+    await gw.request(80, { path: '/streamed', method: 'POST', body: 'one more' });
+    // The gateway cancels the stream after the response; the server notices on its next read.
+    for (let i = 0; i < 200 && streams.closed < streams.opened; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(streams.opened > 0);
+    assert.equal(streams.closed, streams.opened);
+  });
+});
