@@ -69,13 +69,24 @@ describe('frontend policies', () => {
     gw = await startGateway(gatewayClass() + service('echo', echo) + gateway('gw', [{ name: 'strict', port: 80 }, { name: 'optional', port: 8081 }])
       + doc({
         apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' },
-        spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'echo', port: 8080 }] }] },
+        spec: { parentRefs: [{ name: 'gw' }], rules: [
+          { backendRefs: [{ name: 'echo', port: 8080 }] },
+          { name: 'buffered', matches: [{ path: { type: 'PathPrefix', value: '/buffered' } }], backendRefs: [{ name: 'echo', port: 8080 }] },
+        ] },
+      })
+      + doc({
+        apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyPolicy', metadata: { name: 'buffering', namespace: 'default' },
+        spec: {
+          targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r', sectionName: 'buffered' }],
+          backend: { transformation: { request: { body: 'string(request.body) + "!"' } } },
+        },
       })
       + frontendPolicy('strict', 80, { proxyProtocol: { version: 'All', mode: 'Strict' } })
       + frontendPolicy('optional', 8081, {
         proxyProtocol: { version: 'V2', mode: 'Optional' },
         networkAuthorization: { action: 'Deny', policy: { matchExpressions: ["source.address == '198.51.100.9'"] } },
         tcp: { keepalive: { time: '30s' } },
+        http: { maxBufferSize: '1Ki' },
       }));
     assert.deepEqual(gw.applyErrors, []);
   });
@@ -93,6 +104,14 @@ describe('frontend policies', () => {
     { name: 'network authorization denies by the carried address before HTTP', port: 8081, bytes: Buffer.concat([proxyV2('198.51.100.9'), Buffer.from(HTTP_GET)]), status: 0 },
     { name: 'CONNECT is refused with 405', port: 8081, bytes: Buffer.from('CONNECT upstream.test:443 HTTP/1.1\r\nHost: upstream.test:443\r\n\r\n'), status: 405 },
   ];
+  it('maxBufferSize bounds the body a policy buffers', async () => {
+    const small = await gw.request(8081, { path: '/buffered', method: 'POST', body: 'hello' });
+    assert.equal(small.status, 200, small.text);
+    assert.equal(small.echo().bodyLength, 'hello!'.length);
+    const large = await gw.request(8081, { path: '/buffered', method: 'POST', body: 'x'.repeat(2048) });
+    assert.equal(large.status, 413, large.text);
+  });
+
   for (const c of cases) {
     it(c.name, async () => {
       const raw = await rawExchange(gw.portOf(c.port), c.bytes);
