@@ -11,6 +11,7 @@ import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './
 import { resolveRequest, type IncomingView } from './resolve.ts';
 import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
 import { writeAccessLog } from '../frontend/access-log.ts';
+import { mcpOAuthAnswer } from '../mcp/oauth/well-known.ts';
 
 /** The per-bind state a request reads once, at its start. */
 export interface BindContext {
@@ -53,6 +54,12 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
     }, req, ctx.scheme);
   };
   try {
+    // MCP OAuth discovery lives outside the MCP route's paths, so it is answered before routing.
+    const oauth = mcpOAuthAnswer(bind, req, ctx.scheme);
+    if (oauth) {
+      oauth.then((answer) => done(sendDirect(res, answer, []), 0), (err: unknown) => done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0));
+      return;
+    }
     const resolution = resolveRequest(bind, viewOf(req, ctx.scheme));
     labels = resolution.labels;
     switch (resolution.kind) {

@@ -7,6 +7,7 @@ import { quoted, unauthorized } from '../credentials/unauthorized.ts';
 import { CONTINUE, type PolicyResult } from '../result.ts';
 import type { StepCompiler, StepDeps } from '../step.ts';
 import { inlineKeys, RemoteJwks } from './jwks-source.ts';
+import { compileMcpOAuth, mcpUnauthorized } from './mcp-oauth.ts';
 import { verifyToken, type ProviderVerifier, type Verification } from './token-verifier.ts';
 
 const BEARER = { header: { name: 'Authorization', prefix: 'Bearer ' } };
@@ -28,7 +29,7 @@ interface Verified {
 export const compileJwtAuthentication: StepCompiler<'jwtAuthentication'> = (member, deps) => {
   const extract = compileCredentialExtractor(member.location ?? BEARER, 'jwtAuthentication.location');
   const providers = member.providers.map((p, i) => providerVerifier(p, i, deps));
-  if (member.mcp !== undefined) deps.logger.warn('jwtAuthentication.mcp: MCP OAuth metadata endpoints are not served by this proxy yet; tokens are still verified');
+  const mcpOAuth = compileMcpOAuth(member, deps.logger);
   const verified = new ExpiringLru<Verified>(VERIFIED_CACHE_ENTRIES);
   const mode = member.mode;
 
@@ -45,14 +46,20 @@ export const compileJwtAuthentication: StepCompiler<'jwtAuthentication'> = (memb
     }
     deps.logger.debug({ route: ctx.names.route, reason: result.reason }, 'jwtAuthentication rejected a token');
     if (mode === 'Permissive') return CONTINUE;
+    if (mcpOAuth) return mcpUnauthorized(mcpOAuth, ctx, result.reason);
     return unauthorized(result.reason, `Bearer error="invalid_token", error_description=${quoted(result.reason)}`);
   };
 
   return {
     member: 'jwtAuthentication',
+    // Found here by the well-known answers (src/proxy/mcp/oauth/well-known.ts); absent without `mcp`.
+    ...(mcpOAuth && { mcpOAuth }),
     onRequest(ctx) {
       const token = extract(ctx);
-      if (token === undefined) return mode === 'Strict' ? unauthorized('a bearer token is required', 'Bearer') : CONTINUE;
+      if (token === undefined) {
+        if (mode !== 'Strict') return CONTINUE;
+        return mcpOAuth ? mcpUnauthorized(mcpOAuth, ctx) : unauthorized('a bearer token is required', 'Bearer');
+      }
       const hit = verified.get(token);
       if (hit) return accept(ctx, token, hit.claims);
       return verifyToken(token, providers).then((result) => finish(ctx, token, result));

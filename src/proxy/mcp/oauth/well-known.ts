@@ -1,0 +1,95 @@
+import type { CompiledBind } from '../../compile/config.ts';
+import type { DirectResponse } from '../../policies/result.ts';
+import type { TrafficStep } from '../../policies/step.ts';
+import type { DownstreamRequest } from '../../pipeline/downstream.ts';
+import { normalizeHost } from '../../routing/host.ts';
+import { parseOAuthPath, type OAuthDocument } from './paths.ts';
+import type { McpOAuthResource, ResourceAddress } from './resource.ts';
+
+/** The jwtAuthentication step exposes its MCP OAuth face here (policies/jwt-authentication/mcp-oauth.ts). */
+export interface McpOAuthStep extends TrafficStep {
+  readonly mcpOAuth: McpOAuthResource;
+}
+
+const MAX_REGISTRATION_BYTES = 64 * 1024;
+/** Discovery documents are public; browser-based MCP clients fetch them cross-origin. */
+const CORS = { 'access-control-allow-origin': '*' } as const;
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', ...CORS } as const;
+
+/**
+ * Discovery requests are answered before route selection, because the well-known paths sit
+ * outside the MCP route (PathPrefix `/mcp` never sees `/.well-known/…/mcp`). The resource path
+ * after the well-known prefix is matched against the listener's own route table exactly as the
+ * MCP request would be (as a POST with this request's headers); when the rule it selects runs a
+ * jwtAuthentication with `mcp`, that policy answers. Anything else falls through to routing, so
+ * a route of the application's own for these paths keeps working.
+ *
+ * Returns the pending answer, or undefined when the gateway has nothing to serve here.
+ */
+export function mcpOAuthAnswer(bind: CompiledBind, req: DownstreamRequest, scheme: 'http' | 'https'): Promise<DirectResponse> | undefined {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const parsed = parseOAuthPath(q < 0 ? url : url.slice(0, q));
+  if (!parsed) return undefined;
+  const rawAuthority = req.headers[':authority'] ?? req.headers.host;
+  const authority = typeof rawAuthority === 'string' ? rawAuthority : undefined;
+  if (authority === undefined) return undefined;
+  const host = normalizeHost(authority);
+  const listener = bind.listeners.lookup(host);
+  const entry = listener?.routes.match(host, { path: parsed.resourcePath, query: '', method: 'POST', headers: req.headers });
+  const step = entry?.rule.trafficFor(listener!.key)?.steps.find((s): s is McpOAuthStep => 'mcpOAuth' in s);
+  if (!step) return undefined;
+  const address: ResourceAddress = { origin: `${scheme}://${authority}`, path: parsed.resourcePath };
+  return answer(step.mcpOAuth, parsed.document, address, req, q < 0 ? '' : url.slice(q + 1));
+}
+
+async function answer(resource: McpOAuthResource, document: OAuthDocument, a: ResourceAddress, req: DownstreamRequest, query: string): Promise<DirectResponse> {
+  const method = req.method ?? 'GET';
+  if (method === 'OPTIONS') {
+    return { status: 204, headers: { ...CORS, 'access-control-allow-methods': document === 'registration' ? 'POST' : 'GET', 'access-control-allow-headers': 'content-type, mcp-protocol-version' } };
+  }
+  switch (document) {
+    case 'protected-resource':
+      if (method !== 'GET') return methodNotAllowed('GET');
+      return json(200, resource.protectedResource(a));
+    case 'authorization-server':
+      // Not fronted: the resource document names the IdP itself, so nothing of ours lives here.
+      if (!resource.fronted) return oauthError(404, 'not_found', 'this resource names its authorization server directly');
+      if (method !== 'GET') return methodNotAllowed('GET');
+      return resource.authorizationServer(a).then((doc) => json(200, doc), unavailable);
+    case 'registration':
+      if (resource.config.clientId === undefined) return oauthError(404, 'not_found', 'no clientId is configured for this resource');
+      if (method !== 'POST') return methodNotAllowed('POST');
+      return registration(resource, req);
+    case 'authorize': {
+      if (!resource.quirks.audienceParameter) return oauthError(404, 'not_found', 'this provider needs no authorization redirect');
+      if (method !== 'GET') return methodNotAllowed('GET');
+      const location = await resource.authorizeRedirect(a, query).catch(() => undefined);
+      return location === undefined ? unavailable() : { status: 302, headers: { location, 'cache-control': 'no-store' } };
+    }
+  }
+}
+
+async function registration(resource: McpOAuthResource, req: DownstreamRequest): Promise<DirectResponse> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REGISTRATION_BYTES) return oauthError(413, 'invalid_client_metadata', `registration body larger than ${MAX_REGISTRATION_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  let metadata: unknown;
+  try {
+    metadata = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return oauthError(400, 'invalid_client_metadata', 'the body is not JSON');
+  }
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) return oauthError(400, 'invalid_client_metadata', 'the body is not a JSON object');
+  return json(201, resource.register(metadata as Record<string, unknown>));
+}
+
+const json = (status: number, body: unknown): DirectResponse => ({ status, headers: JSON_HEADERS, body: JSON.stringify(body) });
+/** RFC 6749 §5.2 / RFC 7591 §3.2.2 error shape, which OAuth clients parse. */
+const oauthError = (status: number, error: string, description: string): DirectResponse => json(status, { error, error_description: description });
+const methodNotAllowed = (allow: string): DirectResponse => ({ ...oauthError(405, 'invalid_request', `use ${allow}`), headers: { ...JSON_HEADERS, allow } });
+const unavailable = (): DirectResponse => oauthError(502, 'temporarily_unavailable', 'the identity provider did not publish its metadata');

@@ -1,0 +1,103 @@
+/**
+ * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`, server scenarios)
+ * against a real server-everything process, first directly and then through the gateway with that
+ * process as its one target, and prints both summaries side by side. Run by hand, never in
+ * `npm test` (it takes minutes):
+ *
+ *   node test/mcp/conformance/run.ts [--scenario <name>]
+ *
+ * The suite writes its per-scenario results under ./results in the working directory.
+ */
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { startEverything } from '../support.ts';
+import { startGateway } from '../../support/gateway.ts';
+
+const CONFORMANCE = new URL('../../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url).pathname;
+const SUITE_TIMEOUT_MS = 10 * 60_000;
+
+interface ScenarioResult {
+  readonly name: string;
+  readonly passed: number;
+  readonly failed: number;
+}
+
+/** The `=== SUMMARY ===` lines: `✓ name: 1 passed, 0 failed`. */
+function parseSummary(output: string): ScenarioResult[] {
+  const summary = output.slice(output.lastIndexOf('=== SUMMARY ==='));
+  const results: ScenarioResult[] = [];
+  for (const m of summary.matchAll(/^[✓✗] (\S+): (\d+) passed, (\d+) failed$/gmu)) {
+    results.push({ name: m[1], passed: Number(m[2]), failed: Number(m[3]) });
+  }
+  return results;
+}
+
+function runSuite(url: string, scenario: string | undefined): Promise<ScenarioResult[]> {
+  const args = [CONFORMANCE, 'server', '--url', url, ...(scenario ? ['--scenario', scenario] : [])];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: SUITE_TIMEOUT_MS });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    // The suite exits 1 whenever a scenario fails; the summary is what we want either way.
+    child.once('close', () => resolve(parseSummary(output)));
+  });
+}
+
+function report(label: string, results: readonly ScenarioResult[]): void {
+  const passed = results.reduce((n, r) => n + r.passed, 0);
+  const failed = results.reduce((n, r) => n + r.failed, 0);
+  const failing = results.filter((r) => r.failed > 0).map((r) => r.name);
+  console.log(`${label}: ${passed} checks passed, ${failed} failed; scenarios fully passing ${results.length - failing.length}/${results.length}`);
+  console.log(`  failing: ${failing.join(', ') || '(none)'}`);
+}
+
+const { values } = parseArgs({ options: { scenario: { type: 'string' } } });
+const upstream = await startEverything();
+try {
+  const direct = await runSuite(`http://127.0.0.1:${upstream.port}/mcp`, values.scenario);
+  const gw = await startGateway(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: switchboard }
+spec: { controllerName: switchboard.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw }
+spec:
+  gatewayClassName: switchboard
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: everything }
+spec:
+  mcp:
+    targets: [{ name: everything, static: { host: 127.0.0.1, port: ${upstream.port} } }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: mcp }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: everything }]
+`);
+  try {
+    const gateway = await runSuite(gw.url(80, '/mcp'), values.scenario);
+    report('server-everything directly', direct);
+    report('through the gateway (one target)', gateway);
+    const differing = direct.filter((d) => {
+      const g = gateway.find((r) => r.name === d.name);
+      return g === undefined || g.passed !== d.passed || g.failed !== d.failed;
+    });
+    console.log(`scenarios whose result differs: ${differing.map((d) => d.name).join(', ') || '(none)'}`);
+  } finally {
+    await gw.close();
+  }
+} finally {
+  await upstream.stop();
+}

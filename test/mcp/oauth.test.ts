@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError, discoverAuthorizationServerMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/jwt-authentication/test-keys.ts';
+import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+import { startEverything, type Upstream } from './support.ts';
+
+/**
+ * OAuth for MCP through the whole pipeline: a ProxyPolicy with `jwtAuthentication.mcp` on the
+ * MCP route, fake identity providers on loopback publishing their discovery documents the way
+ * Keycloak (realm path), Entra ID (v2.0 path, no PKCE advertised, no DCR) and Auth0 (`audience`)
+ * do, and the official SDK client running its discovery flow against the gateway.
+ */
+const AUDIENCE = 'mcp-api';
+const CLIENT_ID = 'switchboard-registered-client';
+
+interface FakeIdp {
+  readonly origin: string;
+  readonly registrations: number;
+  readonly tokenRequests: URLSearchParams[];
+  close(): Promise<void>;
+}
+
+/** One loopback IdP serving three tenants; each discovery document lives where its vendor puts it. */
+async function startIdp(signer: TestSigner): Promise<FakeIdp> {
+  const state = { registrations: 0, tokenRequests: [] as URLSearchParams[] };
+  let origin = '';
+  const documents = (): Record<string, Record<string, unknown>> => {
+    const kc = `${origin}/realms/demo`;
+    const entra = `${origin}/tenant-1/v2.0`;
+    const common = (issuer: string) => ({
+      issuer,
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      jwks_uri: `${issuer}/jwks`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
+    });
+    return {
+      '/realms/demo/.well-known/openid-configuration': { ...common(kc), registration_endpoint: `${kc}/clients-registrations/openid-connect`, code_challenge_methods_supported: ['S256'] },
+      // Entra: no registration_endpoint and no code_challenge_methods_supported, as its v2.0 document.
+      '/tenant-1/v2.0/.well-known/openid-configuration': common(entra),
+      '/.well-known/openid-configuration': { ...common(`${origin}/`), authorization_endpoint: `${origin}/authorize`, code_challenge_methods_supported: ['S256'] },
+    };
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', origin).pathname;
+      const doc = documents()[path];
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (doc) return send(200, doc);
+      if (path.endsWith('/clients-registrations/openid-connect')) {
+        state.registrations++;
+        return send(201, { client_id: 'from-the-idp' });
+      }
+      if (path === '/realms/demo/token' && req.method === 'POST') {
+        const form = new URLSearchParams(Buffer.concat(chunks).toString());
+        state.tokenRequests.push(form);
+        void signer.sign({ iss: `${origin}/realms/demo`, aud: AUDIENCE, sub: 'alice' }, { expiresIn: '5m' }).then((token) =>
+          send(200, { access_token: token, token_type: 'Bearer', expires_in: 300 }),
+        );
+        return;
+      }
+      send(404, { error: 'not_found' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    get registrations() {
+      return state.registrations;
+    },
+    tokenRequests: state.tokenRequests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An in-memory OAuth client, as an MCP host keeps one per server; the browser step is recorded. */
+class MemoryOAuthClient implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  get redirectUrl(): string {
+    return 'http://127.0.0.1:9/callback';
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'switchboard-test', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+function route(name: string, prefix: string): string {
+  return `---\n${stringify({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      parentRefs: [{ name: 'gw' }],
+      rules: [{ matches: [{ path: { type: 'PathPrefix', value: prefix } }], backendRefs: [{ group: 'switchboard.dev', kind: 'ProxyBackend', name: 'everything' }] }],
+    },
+  })}`;
+}
+
+function policy(routeName: string, issuer: string, keys: string, mcp: Record<string, unknown>): string {
+  return `---\n${stringify({
+    apiVersion: 'switchboard.dev/v1alpha1',
+    kind: 'ProxyPolicy',
+    metadata: { name: routeName, namespace: 'default' },
+    spec: {
+      targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: routeName }],
+      traffic: { jwtAuthentication: { providers: [{ issuer, audiences: [AUDIENCE], jwks: { inline: keys } }], mcp } },
+    },
+  })}`;
+}
+
+describe('MCP OAuth through the gateway', () => {
+  let signer: TestSigner;
+  let idp: FakeIdp;
+  let upstream: Upstream;
+  let gw: GatewayHarness;
+
+  before(async () => {
+    signer = await testSigner('RS256', 'idp-key');
+    [idp, upstream] = await Promise.all([startIdp(signer), startEverything()]);
+    const keys = jwks(signer);
+    gw = await startGateway(
+      `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: switchboard }
+spec: { controllerName: switchboard.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec:
+  gatewayClassName: switchboard
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: everything, namespace: default }
+spec:
+  mcp:
+    targets: [{ name: everything, static: { host: 127.0.0.1, port: ${upstream.port} } }]
+` +
+        route('keycloak', '/kc/mcp') +
+        policy('keycloak', `${idp.origin}/realms/demo`, keys, { provider: 'idp_2', clientId: CLIENT_ID, resourceMetadata: { scopes_supported: ['openid', 'mcp'] } }) +
+        route('entra', '/entra/mcp') +
+        policy('entra', `${idp.origin}/tenant-1/v2.0`, keys, { provider: 'idp_6', clientId: CLIENT_ID }) +
+        route('auth0', '/auth0/mcp') +
+        policy('auth0', `${idp.origin}/`, keys, { provider: 'idp_1' }) +
+        route('plain', '/plain/mcp') +
+        policy('plain', `${idp.origin}/realms/demo`, keys, {}),
+    );
+    assert.deepEqual(gw.applyErrors, []);
+  });
+
+  after(async () => {
+    await gw?.close();
+    await Promise.all([idp?.close(), upstream?.stop()]);
+  });
+
+  it('runs the SDK client flow: 401 → resource metadata → AS metadata → DCR short-circuit → token → tools', async () => {
+    const serverUrl = new URL(gw.url(80, '/kc/mcp'));
+    const oauth = new MemoryOAuthClient();
+    const first = new Client({ name: 'switchboard-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: oauth });
+    await assert.rejects(first.connect(transport), UnauthorizedError);
+
+    assert.equal(oauth.client?.client_id, CLIENT_ID, 'registration answered by the gateway');
+    assert.equal(idp.registrations, 0, 'the IdP registration endpoint was never called');
+    const authorize = oauth.authorizationUrl!;
+    assert.equal(`${authorize.origin}${authorize.pathname}`, `${idp.origin}/realms/demo/authorize`);
+    assert.equal(authorize.searchParams.get('client_id'), CLIENT_ID);
+    assert.equal(authorize.searchParams.get('resource'), serverUrl.href);
+    assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
+
+    await transport.finishAuth('code-from-the-browser');
+    assert.equal(idp.tokenRequests.at(-1)?.get('code'), 'code-from-the-browser');
+    assert.ok(oauth.saved?.access_token);
+
+    const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: oauth }));
+    try {
+      const tools = await client.listTools();
+      assert.ok(tools.tools.some((t) => t.name === 'echo'), tools.tools.map((t) => t.name).join(','));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('challenges with resource_metadata, and names the error when a token was rejected', async () => {
+    const missing = await gw.request(80, { method: 'POST', path: '/kc/mcp', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(missing.status, 401);
+    const metadataUrl = gw.url(80, '/.well-known/oauth-protected-resource/kc/mcp');
+    assert.equal(missing.headers['www-authenticate'], `Bearer resource_metadata="${metadataUrl}"`);
+
+    const forged = await (await testSigner('RS256', 'idp-key')).sign({ iss: `${idp.origin}/realms/demo`, aud: AUDIENCE }, { expiresIn: '5m' });
+    const rejected = await gw.request(80, { method: 'POST', path: '/kc/mcp', headers: { authorization: `Bearer ${forged}` }, body: '{}' });
+    assert.equal(rejected.status, 401);
+    assert.match(String(rejected.headers['www-authenticate']), new RegExp(`^Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="[^"]+"$`));
+  });
+
+  it('serves the protected-resource document with resourceMetadata merged in', async () => {
+    const res = await fetch(gw.url(80, '/.well-known/oauth-protected-resource/kc/mcp'));
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), {
+      resource: gw.url(80, '/kc/mcp'),
+      authorization_servers: [gw.url(80, '/kc/mcp')],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['openid', 'mcp'],
+    });
+  });
+
+  it('points at the issuer itself when neither provider nor clientId asks the gateway to front it', async () => {
+    const res = await fetch(gw.url(80, '/.well-known/oauth-protected-resource/plain/mcp'));
+    assert.deepEqual(((await res.json()) as { authorization_servers: unknown }).authorization_servers, [`${idp.origin}/realms/demo`]);
+    assert.equal((await fetch(gw.url(80, '/.well-known/oauth-authorization-server/plain/mcp'))).status, 404);
+  });
+
+  it('Entra ID: finds the v2.0 document, advertises PKCE S256 and the gateway registration endpoint', async () => {
+    const metadata = await discoverAuthorizationServerMetadata(gw.url(80, '/entra/mcp'));
+    assert.equal(metadata?.issuer, `${idp.origin}/tenant-1/v2.0`);
+    assert.deepEqual(metadata?.code_challenge_methods_supported, ['S256']);
+    assert.equal(metadata?.registration_endpoint, gw.url(80, '/.well-known/oauth-registration/entra/mcp'));
+    assert.equal(metadata?.token_endpoint, `${idp.origin}/tenant-1/v2.0/token`);
+  });
+
+  it('Auth0: the authorization endpoint redirects to the IdP with the audience added', async () => {
+    const metadata = await discoverAuthorizationServerMetadata(gw.url(80, '/auth0/mcp'));
+    const endpoint = String(metadata?.authorization_endpoint);
+    assert.equal(endpoint, gw.url(80, '/.well-known/oauth-authorize/auth0/mcp'));
+    const res = await fetch(`${endpoint}?client_id=c1&resource=${encodeURIComponent(gw.url(80, '/auth0/mcp'))}`, { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    const location = new URL(String(res.headers.get('location')));
+    assert.equal(`${location.origin}${location.pathname}`, `${idp.origin}/authorize`);
+    assert.equal(location.searchParams.get('client_id'), 'c1');
+    assert.equal(location.searchParams.get('audience'), AUDIENCE);
+    // No clientId: registration is the IdP's business, not the gateway's.
+    assert.equal((await fetch(gw.url(80, '/.well-known/oauth-registration/auth0/mcp'), { method: 'POST', body: '{}' })).status, 404);
+  });
+
+  it('rejects a registration body that is not a JSON object', async () => {
+    const res = await fetch(gw.url(80, '/.well-known/oauth-registration/kc/mcp'), { method: 'POST', body: '[1]' });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: unknown }).error, 'invalid_client_metadata');
+  });
+
+  it('leaves well-known paths of resources without MCP OAuth to routing', async () => {
+    assert.equal((await gw.request(80, { path: '/.well-known/oauth-protected-resource/elsewhere' })).status, 404);
+  });
+});
