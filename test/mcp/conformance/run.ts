@@ -4,9 +4,9 @@
  * process as its one target, and prints both summaries side by side. Run by hand, never in
  * `npm test` (it takes minutes):
  *
- *   node test/mcp/conformance/run.ts [--scenario <name>]
+ *   node test/mcp/conformance/run.ts [--scenario <name>] [--verbose]
  *
- * The suite writes its per-scenario results under ./results in the working directory.
+ * `--verbose` passes the flag on and prints the suite's whole output (the checks of each scenario).
  */
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -22,8 +22,13 @@ interface ScenarioResult {
   readonly failed: number;
 }
 
-/** The `=== SUMMARY ===` lines: `✓ name: 1 passed, 0 failed`. */
-function parseSummary(output: string): ScenarioResult[] {
+/**
+ * The `=== SUMMARY ===` lines (`✓ name: 1 passed, 0 failed`); a single scenario prints no
+ * summary, only `Passed: 1/2, 1 failed, 0 warnings`.
+ */
+function parseSummary(output: string, scenario: string | undefined): ScenarioResult[] {
+  const single = /^Passed: (\d+)\/\d+, (\d+) failed/mu.exec(output);
+  if (scenario !== undefined && single) return [{ name: scenario, passed: Number(single[1]), failed: Number(single[2]) }];
   const summary = output.slice(output.lastIndexOf('=== SUMMARY ==='));
   const results: ScenarioResult[] = [];
   for (const m of summary.matchAll(/^[✓✗] (\S+): (\d+) passed, (\d+) failed$/gmu)) {
@@ -32,8 +37,8 @@ function parseSummary(output: string): ScenarioResult[] {
   return results;
 }
 
-function runSuite(url: string, scenario: string | undefined): Promise<ScenarioResult[]> {
-  const args = [CONFORMANCE, 'server', '--url', url, ...(scenario ? ['--scenario', scenario] : [])];
+function runSuite(url: string, scenario: string | undefined, verbose: boolean): Promise<ScenarioResult[]> {
+  const args = [CONFORMANCE, 'server', '--url', url, ...(scenario ? ['--scenario', scenario] : []), ...(verbose ? ['--verbose'] : [])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: SUITE_TIMEOUT_MS });
     let output = '';
@@ -41,7 +46,10 @@ function runSuite(url: string, scenario: string | undefined): Promise<ScenarioRe
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
     // The suite exits 1 whenever a scenario fails; the summary is what we want either way.
-    child.once('close', () => resolve(parseSummary(output)));
+    child.once('close', () => {
+      if (verbose) console.log(`--- ${url}\n${output}`);
+      resolve(parseSummary(output, scenario));
+    });
   });
 }
 
@@ -53,10 +61,10 @@ function report(label: string, results: readonly ScenarioResult[]): void {
   console.log(`  failing: ${failing.join(', ') || '(none)'}`);
 }
 
-const { values } = parseArgs({ options: { scenario: { type: 'string' } } });
+const { values } = parseArgs({ options: { scenario: { type: 'string' }, verbose: { type: 'boolean', default: false } } });
 const upstream = await startEverything();
 try {
-  const direct = await runSuite(`http://127.0.0.1:${upstream.port}/mcp`, values.scenario);
+  const direct = await runSuite(`http://127.0.0.1:${upstream.port}/mcp`, values.scenario, values.verbose);
   const gw = await startGateway(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -87,7 +95,7 @@ spec:
       backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: everything }]
 `);
   try {
-    const gateway = await runSuite(gw.url(80, '/mcp'), values.scenario);
+    const gateway = await runSuite(gw.url(80, '/mcp'), values.scenario, values.verbose);
     report('server-everything directly', direct);
     report('through the gateway (one target)', gateway);
     const differing = direct.filter((d) => {
