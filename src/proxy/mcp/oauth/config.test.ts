@@ -1,0 +1,21 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseMcpOAuthConfig } from './config.ts';
+
+describe('parseMcpOAuthConfig', () => {
+  it('reads provider, clientId and resourceMetadata', () => {
+    assert.deepEqual(parseMcpOAuthConfig({ provider: 'idp_2', clientId: 'c', resourceMetadata: { scopes_supported: ['a'] } }, 'https://kc/realms/x'), {
+      provider: 'idp_2',
+      clientId: 'c',
+      resourceMetadata: { scopes_supported: ['a'] },
+      issuer: 'https://kc/realms/x',
+    });
+  });
+  const invalid = [
+    { name: 'unknown provider', mcp: { provider: 'idp_9' }, issuer: 'https://as', message: /mcp.provider/ },
+    { name: 'empty clientId', mcp: { clientId: '' }, issuer: 'https://as', message: /mcp.clientId/ },
+    { name: 'resourceMetadata not an object', mcp: { resourceMetadata: [1] }, issuer: 'https://as', message: /mcp.resourceMetadata/ },
+    { name: 'issuer that is not a URL', mcp: {}, issuer: 'my-issuer', message: /issuer is a URL/ },
+  ] as const;
+  for (const c of invalid) it(`throws on ${c.name}`, () => assert.throws(() => parseMcpOAuthConfig(c.mcp, c.issuer), c.message));
+});
