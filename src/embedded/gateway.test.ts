@@ -3,6 +3,7 @@ import http from 'node:http';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import type { KubeObject, SourcedObject } from '../api/gateway/object.ts';
+import { pino } from 'pino';
 import { silentLogger } from '../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../controller/sources/types.ts';
 import { translate } from '../controller/translate/index.ts';
@@ -96,5 +97,19 @@ describe('EmbeddedGateway', () => {
     } finally {
       await closeServer(admin);
     }
+  });
+
+  it('says once per object that ProxyModel objects are ignored, instead of dropping them silently', async () => {
+    const model: SourcedObject = { object: { apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyModel', metadata: { name: 'gpt', namespace: 'ai' }, spec: {} } };
+    const source = new ManualSource({ objects: [...objects(8080), model], problems: [] });
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const gateway = new EmbeddedGateway({ source, translate, distributor: new RecordingDistributor(), statusWriter: new StatusWriter(silentLogger), metrics: new ControlPlaneMetrics(new Registry()), logger });
+    await gateway.start();
+    source.emit({ objects: [...objects(8080), model], problems: [] });
+    await gateway.stop(10);
+    const warnings = lines.map((l) => JSON.parse(l) as { msg: string; object?: string }).filter((l) => l.object === 'ProxyModel/ai/gpt');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0].msg, /not served by this gateway; object ignored/);
   });
 });

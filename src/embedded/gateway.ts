@@ -32,6 +32,7 @@ export class EmbeddedGateway {
   #waiting: SourceSnapshot | undefined;
   #loop: Promise<void> | undefined;
   #reportedDuplicates = new Set<string>();
+  readonly #loggedModels = new Set<string>();
 
   constructor(options: EmbeddedGatewayOptions) {
     this.#options = options;
@@ -87,10 +88,25 @@ export class EmbeddedGateway {
     }
   }
 
+  /**
+   * ProxyModel is experimental (SPEC.md: gated by proxyModels.enabled) and this gateway does not
+   * serve it yet: say so once per object instead of dropping it silently.
+   */
+  #logIgnoredModels(): void {
+    for (const object of this.#store.objects()) {
+      if (object.kind !== 'ProxyModel' && object.kind !== 'ProxyModelList') continue;
+      const id = `${object.kind}/${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
+      if (this.#loggedModels.has(id)) continue;
+      this.#loggedModels.add(id);
+      this.#options.logger.warn({ object: id }, 'ProxyModel objects are experimental and not served by this gateway; object ignored');
+    }
+  }
+
   async #reload(snapshot: SourceSnapshot): Promise<void> {
     const { logger, metrics, distributor } = this.#options;
     const duplicates = this.#store.replace(snapshot);
     this.#logNewDuplicates(duplicates);
+    this.#logIgnoredModels();
     const sourceErrors = this.#store.problems().filter((p) => p.severity === 'error').length;
     metrics.sourceErrors(sourceErrors);
 
