@@ -77,6 +77,16 @@ describe('translateMcpBackend', () => {
     assert.equal(ir, undefined);
     assert.match(conditions[0].message, /Service ai\/nope not found; spec.policies.mcp.authorization/);
   });
+  it('fails closed on the deprecated policies.mcp.authentication (not enforced, so not served)', () => {
+    const { ir, conditions } = translateMcpBackend(proxyBackend({
+      mcp: { targets: [{ name: 'ok', static: { host: 'h', port: 80 } }] },
+      policies: { mcp: { authentication: { issuer: 'https://idp', jwks: { url: 'https://idp/jwks' }, provider: 'idp_2' } } },
+    }), snapshot);
+    assert.equal(ir, undefined);
+    assert.equal(conditions[0].status, 'False');
+    assert.equal(conditions[0].reason, 'InvalidPolicy');
+    assert.match(conditions[0].message, /jwtAuthentication with mcp/);
+  });
   it('translates guardrail processors (url, Service backendRef, unresolved kept fail-closed)', () => {
     const { ir, problems } = translateMcpBackend(proxyBackend({
       mcp: { targets: [{ name: 'web', static: { host: 'mcp.example.com', port: 80 } }] },

@@ -69,6 +69,11 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOp
     seen.add(t.name);
     return true;
   });
+  const policiesMcp = isDict(spec.policies) && isDict(spec.policies.mcp) ? spec.policies.mcp : {};
+  if (policiesMcp.authentication !== undefined) {
+    // Deprecated and not mapped onto the JWT step: serving the backend would serve it unauthenticated.
+    return { problems: [{ reason: 'InvalidPolicy', message: 'spec.policies.mcp.authentication is deprecated and not enforced here; the backend is not served: move it to a ProxyPolicy traffic.jwtAuthentication with mcp on the route' }] };
+  }
   const authorization = authorizationRules(spec, problems);
   const guardrails = guardrailProcessors(spec, namespace, snapshot, domain, problems);
   if (unique.length === 0) return { problems: problems.length > 0 ? problems : [{ reason: 'BackendNotFound', message: 'spec.mcp has no usable target' }] };
