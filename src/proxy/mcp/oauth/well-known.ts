@@ -3,7 +3,7 @@ import type { DirectResponse } from '../../policies/result.ts';
 import type { TrafficStep } from '../../policies/step.ts';
 import type { DownstreamRequest } from '../../pipeline/downstream.ts';
 import { normalizeHost } from '../../routing/host.ts';
-import { parseOAuthPath, type OAuthDocument } from './paths.ts';
+import { parseOAuthPath, WELL_KNOWN, type OAuthDocument } from './paths.ts';
 import type { McpOAuthResource, ResourceAddress } from './resource.ts';
 
 /** The jwtAuthentication step exposes its MCP OAuth face here (policies/jwt-authentication/mcp-oauth.ts). */
@@ -28,6 +28,8 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
  */
 export function mcpOAuthAnswer(bind: CompiledBind, req: DownstreamRequest, scheme: 'http' | 'https'): Promise<DirectResponse> | undefined {
   const url = req.url ?? '/';
+  // The hot path: every other request costs one prefix comparison.
+  if (!url.startsWith(WELL_KNOWN)) return undefined;
   const q = url.indexOf('?');
   const parsed = parseOAuthPath(q < 0 ? url : url.slice(0, q));
   if (!parsed) return undefined;
