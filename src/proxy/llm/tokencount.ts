@@ -3,7 +3,17 @@
  * o200k_base (gpt-tokenizer) plus the chat framing overhead OpenAI documents; images get a flat
  * cost because their size is unknown without decoding them.
  */
-import { countTokens } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
+import type * as GptTokenizer from 'gpt-tokenizer';
+
+// The BPE tables cost ~25 MB of heap: load them on the first local estimate, not at startup
+// (most deployments never need one). Node >= 22.12 can require() an ES module synchronously.
+const load = createRequire(import.meta.url);
+let tokenizer: typeof GptTokenizer | undefined;
+function countTokens(text: string): number {
+  tokenizer ??= load('gpt-tokenizer') as typeof GptTokenizer;
+  return tokenizer.countTokens(text);
+}
 import type { Part, Request } from './canonical.ts';
 
 const PER_MESSAGE = 3;
