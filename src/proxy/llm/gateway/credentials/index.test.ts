@@ -100,6 +100,12 @@ describe('LlmCredentials: SigV4', () => {
     await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEDROCK), undefined, {}), CredentialError);
   });
 
+  for (const mechanism of ['oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const) {
+    it(`${mechanism} is refused with a CredentialError, never forwarded without a credential`, async () => {
+      await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEARER), { [mechanism]: {} }, {}), /not supported for LLM providers/);
+    });
+  }
+
   it('cloudA on a header provider without a region: CredentialError', async () => {
     await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEARER), { cloudA: { secret: AWS, serviceName: 's' } }, {}), CredentialError);
   });

@@ -16,6 +16,9 @@ import { TokenCache } from './token-cache.ts';
 /** A credential could not be produced (missing cloud credentials, token endpoint down). */
 export class CredentialError extends Error {}
 
+/** Backend auth mechanisms the LLM handler cannot apply yet (the plain forwarding path has some of them). */
+const UNSUPPORTED_AUTH = ['oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const;
+
 export interface SignableRequest {
   /** The Host header the request is sent with. */
   readonly host: string;
@@ -44,6 +47,10 @@ export class LlmCredentials {
     const defaultLocation: CredentialLocation = hint.kind === 'header' ? { header: { name: hint.name, ...(hint.prefix ? { prefix: hint.prefix } : {}) } } : { header: { name: 'authorization', prefix: 'Bearer ' } };
     let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
     if (auth) {
+      // Never forward without the credential the operator asked for: say which mechanism is missing.
+      for (const unsupported of UNSUPPORTED_AUTH) {
+        if (auth[unsupported] !== undefined) throw new CredentialError(`backend auth ${unsupported} is not supported for LLM providers yet`);
+      }
       const bearer = await this.#oauthToken(auth);
       const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation };
       written = applyBackendCredentials(written.headers, written.path, primary, identity);
