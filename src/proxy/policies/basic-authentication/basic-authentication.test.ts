@@ -67,6 +67,16 @@ describe('basicAuthentication', () => {
     assert.equal((await wrong).action, 'respond');
   });
 
+  it('checks an unknown user against a real entry, so timing does not reveal which users exist', async () => {
+    const member: BasicAuthenticationPolicy = { mode: 'Strict', realm: 'Restricted', location: { header: { name: 'Authorization', prefix: 'Basic ' } }, users: [USERS[1]] };
+    const s = compileBasicAuthentication(member, { logger: silentLogger, policy: { sources: {}, basicAuthentication: member } });
+    const unknown = s.onRequest(testContext({ headers: basic('mallory:open:sesame') }));
+    assert.ok(unknown instanceof Promise, 'the unknown user waits for a bcrypt check like a known user would');
+    const result = await unknown;
+    assert.ok(result.action === 'respond');
+    assert.equal(result.response.status, 401);
+  });
+
   it('fails to compile with a raw password line', () => {
     const member: BasicAuthenticationPolicy = { mode: 'Strict', realm: 'r', location: { header: { name: 'Authorization', prefix: 'Basic ' } }, users: ['eve:plaintext'] };
     assert.throws(() => compileBasicAuthentication(member, { logger: silentLogger, policy: { sources: {} } }), /the hash is not/);

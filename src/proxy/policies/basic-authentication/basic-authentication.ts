@@ -22,6 +22,9 @@ export const compileBasicAuthentication: StepCompiler<'basicAuthentication'> = (
   const challenge = `Basic realm=${quoted(member.realm)}, charset="UTF-8"`;
   const verified = new ExpiringLru<true>(VERIFIED_CACHE_ENTRIES);
   const optional = member.mode === 'Optional';
+  // An unknown user is checked against a real entry too, so a reply's timing does not tell an
+  // attacker which user names exist; the answer is a rejection whatever the check says.
+  const decoy: PasswordEntry | undefined = users.values().next().value;
 
   const accept = (ctx: PolicyContext, user: string): PolicyResult => {
     ctx.identity.basicAuth = { user };
@@ -37,7 +40,11 @@ export const compileBasicAuthentication: StepCompiler<'basicAuthentication'> = (
       const credentials = decodeBasic(presented);
       if (credentials === undefined) return reject();
       const entry: PasswordEntry | undefined = users.get(credentials.user);
-      if (entry === undefined) return reject();
+      if (entry === undefined) {
+        if (decoy === undefined) return reject();
+        const wasted = verifyPassword(decoy, credentials.password);
+        return typeof wasted === 'boolean' ? reject() : wasted.then(reject, reject);
+      }
       const cacheKey = `${credentials.user}\u0000${createHash('sha256').update(credentials.password, 'utf8').digest('base64')}`;
       if (verified.get(cacheKey)) return accept(ctx, credentials.user);
       const check = (ok: boolean): PolicyResult => {
