@@ -89,6 +89,9 @@ export function fakePolicyContext(r: FakeRequest = {}): FakePolicyContext {
       return {
         request: { method: ctx.method, url, host: ctx.host, scheme: 'http', version: 'HTTP/1.1', headers, body: () => body ?? new Uint8Array(0), startTime: 0 },
         source: { address: '127.0.0.1', port: 40000 },
+        ...(identity.jwt ? { jwt: identity.jwt.claims } : {}),
+        ...(identity.apiKey ? { apiKey: identity.apiKey } : {}),
+        ...(identity.basicAuth ? { basicAuth: identity.basicAuth } : {}),
         ...(identity.extauthz ? { extauthz: identity.extauthz } : {}),
         ...(identity.extproc ? { extproc: identity.extproc } : {}),
         route: { name: ctx.names.route },
