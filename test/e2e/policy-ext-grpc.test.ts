@@ -18,32 +18,13 @@ import { startRedis, type RunningRedis } from '../ext/redis.ts';
 import { closedPort, startGrpcServer, type RunningServer } from '../ext/servers.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { gateway, gatewayClass, service } from '../support/manifests.ts';
+import { gateway, gatewayClass, prefixRoute, routeTrafficPolicy, service } from '../support/manifests.ts';
 
 /** Requests per minute the rate-limit service grants each `user` descriptor value. */
 const USER_LIMIT = 2;
 
-const route = (name: string, prefix: string) => `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: ${name}, namespace: default }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: ${prefix} } }]
-      backendRefs: [{ name: echo, port: 8080 }]
-`;
-const policy = (name: string, traffic: string) => `
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyPolicy
-metadata: { name: ${name}, namespace: default }
-spec:
-  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${name} }]
-  traffic:
-${traffic.replace(/^/gm, '    ')}
-`;
+const route = (name: string, prefix: string) => prefixRoute(name, prefix, 'echo');
+const policy = (name: string, traffic: string) => routeTrafficPolicy(name, name, traffic);
 const overwrite = (key: string, value: string) => ({ header: { key, value }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD });
 
 /** ext_authz: `x-user: mallory` is denied with 401 and a challenge; everyone else is allowed with mutations. */

@@ -12,32 +12,13 @@ import { ExternalProcessor, ProcessingResponseSchema, type ProcessingRequest, ty
 import { headerValueText } from '../../src/proxy/ext/headers.ts';
 import { closedPort, startGrpcServer, startHttpServer, type RunningServer } from '../ext/servers.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { gateway, gatewayClass, service } from '../support/manifests.ts';
+import { gateway, gatewayClass, prefixRoute, routeTrafficPolicy, service } from '../support/manifests.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-const route = (name: string, prefix: string) => `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: ${name}, namespace: default }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: ${prefix} } }]
-      backendRefs: [{ name: up, port: 8080 }]
-`;
-const policy = (name: string, traffic: string) => `
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyPolicy
-metadata: { name: ${name}, namespace: default }
-spec:
-  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${name} }]
-  traffic:
-${traffic.replace(/^/gm, '    ')}
-`;
+const route = (name: string, prefix: string) => prefixRoute(name, prefix, 'up');
+const policy = (name: string, traffic: string) => routeTrafficPolicy(name, name, traffic);
 /** The whole Gateway buffers at most 1 KiB, so the 413 case needs no large body. */
 const smallBuffers = `
 ---

@@ -5,30 +5,11 @@ import WebSocket from 'ws';
 import { closedPort, startHttpServer, type RunningServer } from '../ext/servers.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { gateway, gatewayClass, service } from '../support/manifests.ts';
+import { gateway, gatewayClass, prefixRoute, routeTrafficPolicy, service } from '../support/manifests.ts';
 import { startWebSocketEcho, type WebSocketEchoServer, type WebSocketHello } from '../support/ws-echo.ts';
 
-const route = (name: string, prefix: string, backend = 'echo') => `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: ${name}, namespace: default }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: ${prefix} } }]
-      backendRefs: [{ name: ${backend}, port: 8080 }]
-`;
-const policy = (name: string, routeName: string, traffic: string) => `
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyPolicy
-metadata: { name: ${name}, namespace: default }
-spec:
-  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${routeName} }]
-  traffic:
-${traffic.replace(/^/gm, '    ')}
-`;
+const route = (name: string, prefix: string, backend = 'echo') => prefixRoute(name, prefix, backend);
+const policy = routeTrafficPolicy;
 
 /** Opens a WebSocket and resolves with the upstream's greeting, or rejects with the refusal status. */
 function openSocket(url: string, headers: Record<string, string>): Promise<WebSocketHello> {

@@ -101,3 +101,32 @@ export function tlsSecret(name: string, cert: TestCertificate, namespace = 'defa
 function doc(object: unknown): string {
   return `---\n${stringify(object)}`;
 }
+
+/** An HTTPRoute on Gateway `gw` sending PathPrefix `prefix` to Service `backend` port 8080. */
+export function prefixRoute(name: string, prefix: string, backend: string): string {
+  return `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: ${prefix} } }]
+      backendRefs: [{ name: ${backend}, port: 8080 }]
+`;
+}
+
+/** A ProxyPolicy with the given `traffic` YAML (written unindented) on HTTPRoute `routeName`. */
+export function routeTrafficPolicy(name: string, routeName: string, traffic: string): string {
+  return `
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: ${name}, namespace: default }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${routeName} }]
+  traffic:
+${traffic.replace(/^/gm, '    ')}
+`;
+}
