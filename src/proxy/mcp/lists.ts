@@ -6,8 +6,9 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
 import { ErrorCode, McpError, type JsonRpcMessage, type JsonRpcRequest, type Params } from './jsonrpc.ts';
 import { LIST_METHODS, type ItemKind, type ListMethod } from './methods.ts';
 import type { Namer } from './naming.ts';
-import { toClient } from './rewrite.ts';
+import { toClient, type PlainUriCheck } from './rewrite.ts';
 import { asUpstreamError, UpstreamError, type UpstreamClient } from './upstream/client.ts';
+import { matchesTemplate } from './uri-template.ts';
 
 export interface ListEnv {
   readonly namer: Namer;
@@ -17,6 +18,7 @@ export interface ListEnv {
   readonly context?: CelInput;
   readonly sink: (message: JsonRpcMessage) => void;
   readonly signal?: AbortSignal;
+  readonly plain?: PlainUriCheck;
 }
 
 /** Bounds the pages read per target when resolving an unprefixed name (prefixMode Never). */
@@ -38,7 +40,7 @@ interface Page {
 async function pageOf(client: UpstreamClient, target: string, method: ListMethod, id: JsonRpcRequest['id'], params: Params, cursor: string | undefined, env: ListEnv): Promise<Page | undefined> {
   const { cursor: _ignored, ...rest } = params;
   const request: JsonRpcRequest = { jsonrpc: '2.0', id, method, params: cursor === undefined ? rest : { ...rest, cursor } };
-  const response = await client.request(request, (m) => env.sink(toClient(target, m, env.namer)), env.signal);
+  const response = await client.request(request, (m) => env.sink(toClient(target, m, env.namer, env.plain)), env.signal);
   if (response.error) {
     if (response.error.code === ErrorCode.MethodNotFound) return undefined;
     throw new UpstreamError(target, 'protocol', `${method} failed: ${response.error.message}`);
@@ -98,12 +100,8 @@ export async function listAcross(method: ListMethod, request: JsonRpcRequest, cl
   return { [LIST_METHODS[method].resultKey]: items, ...(cursor !== undefined ? { nextCursor: cursor } : {}) };
 }
 
-/**
- * prefixMode Never: the targets serving `name` (a tool or prompt). Lists every target (bounded
- * pages); a failing target is skipped under FailOpen.
- */
-export async function findOwners(kind: 'tool' | 'prompt', name: string, clients: ReadonlyMap<string, UpstreamClient>, env: ListEnv): Promise<string[]> {
-  const method: ListMethod = kind === 'tool' ? 'tools/list' : 'prompts/list';
+/** The targets with an item on `method`'s list that `matches` (bounded pages per target); a failing target is skipped under FailOpen. */
+async function scanOwners(method: ListMethod, matches: (item: Record<string, unknown>) => boolean, clients: ReadonlyMap<string, UpstreamClient>, env: ListEnv): Promise<string[]> {
   const owners: string[] = [];
   await Promise.all([...clients].map(async ([target, client]) => {
     let cursor: string | undefined;
@@ -111,7 +109,7 @@ export async function findOwners(kind: 'tool' | 'prompt', name: string, clients:
       for (let page = 0; page < MAX_LOOKUP_PAGES; page++) {
         const result = await pageOf(client, target, method, `sb-lookup-${page}`, {}, cursor, { ...env, sink: () => undefined });
         if (result === undefined) return;
-        if (result.items.some((item) => item.name === name)) {
+        if (result.items.some(matches)) {
           owners.push(target);
           return;
         }
@@ -123,4 +121,22 @@ export async function findOwners(kind: 'tool' | 'prompt', name: string, clients:
     }
   }));
   return owners.sort();
+}
+
+/**
+ * prefixMode Never: the targets serving `name` (a tool or prompt). Lists every target (bounded
+ * pages); a failing target is skipped under FailOpen.
+ */
+export function findOwners(kind: 'tool' | 'prompt', name: string, clients: ReadonlyMap<string, UpstreamClient>, env: ListEnv): Promise<string[]> {
+  return scanOwners(kind === 'tool' ? 'tools/list' : 'prompts/list', (item) => item.name === name, clients, env);
+}
+
+/**
+ * The targets serving a resource URI that carries no target prefix: those listing it in
+ * `resources/list`, else those with a resource template it expands from.
+ */
+export async function findUriOwners(uri: string, clients: ReadonlyMap<string, UpstreamClient>, env: ListEnv): Promise<string[]> {
+  const listing = await scanOwners('resources/list', (item) => item.uri === uri, clients, env);
+  if (listing.length > 0) return listing;
+  return scanOwners('resources/templates/list', (item) => typeof item.uriTemplate === 'string' && (item.uriTemplate === uri || matchesTemplate(item.uriTemplate, uri)), clients, env);
 }

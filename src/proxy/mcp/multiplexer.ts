@@ -5,9 +5,10 @@ import type { McpBackendIR } from '../../ir/mcp.ts';
 import type { McpAuthorizer } from './authorization.ts';
 import type { Guardrails } from './guardrails/guardrails.ts';
 import { ErrorCode, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.ts';
-import { findOwners, listAcross, type ListEnv } from './lists.ts';
+import { findOwners, findUriOwners, listAcross, type ListEnv } from './lists.ts';
 import { handlingOf, isListMethod, itemKindOf, type ItemKind } from './methods.ts';
 import type { Namer } from './naming.ts';
+import { PlainUris } from './plain-uris.ts';
 import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
 import { asUpstreamError, type UpstreamClient } from './upstream/client.ts';
 
@@ -28,6 +29,8 @@ interface Routed {
   readonly client: UpstreamClient;
   readonly params: Record<string, unknown>;
   readonly item?: { readonly kind: ItemKind; readonly name: string };
+  /** A resource URI the client gave without a target prefix (routed to the one target, or to the target that lists it). */
+  readonly plainUri?: string;
 }
 
 /**
@@ -42,6 +45,8 @@ export class Multiplexer {
   readonly #logger: Logger;
   /** `<sessionTag> <request id>` → target, for requests in flight in this process. */
   readonly #inFlight = new Map<string, string>();
+  /** Subscriptions made with unprefixed URIs, so their update notifications keep that form. */
+  readonly #plainUris = new PlainUris();
 
   readonly #guardrails: Guardrails | undefined;
 
@@ -64,13 +69,27 @@ export class Multiplexer {
     return guardrails.onResponse({ ...message, request: admitted.request }, response);
   }
 
+  /**
+   * A target's message as the client of session `sessionTag` must see it (server-request ids
+   * wrapped, `resources/updated` URIs in the form the client subscribed with).
+   */
+  toClient(target: string, message: JsonRpcMessage, sessionTag: string | undefined): JsonRpcMessage {
+    return toClient(target, message, this.#namer, (t, uri) => this.#plainUris.has(sessionTag, t, uri));
+  }
+
+  /** The session ended: forget what was recorded for it. */
+  forget(sessionTag: string): void {
+    this.#plainUris.drop(sessionTag);
+  }
+
   /** Which target an item-routed request goes to, for guardrails ('' for fan-out or unknown). */
   #targetOf(request: JsonRpcRequest): string {
     const params = request.params ?? {};
     const kind = itemKindOf(request.method);
-    if (kind === 'resource' && typeof params.uri === 'string') return this.#namer.routeUri(params.uri)?.target ?? '';
+    const single = this.#backend.targets.length === 1 ? this.#backend.targets[0].name : '';
+    if (kind === 'resource' && typeof params.uri === 'string') return this.#namer.routeUri(params.uri)?.target ?? single;
     if ((kind === 'tool' || kind === 'prompt') && typeof params.name === 'string' && this.#namer.prefixNames) return this.#namer.routeName(params.name)?.target ?? '';
-    return this.#backend.targets.length === 1 ? this.#backend.targets[0].name : '';
+    return single;
   }
 
   async #answer(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
@@ -150,14 +169,14 @@ export class Multiplexer {
         return { ...routed, params: { ...params, ref: { ...ref, name: routed.item.name } } };
       }
       if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
-        const routed = this.#byUri(ref.uri, exchange);
+        const routed = await this.#byUri(ref.uri, exchange);
         return { ...routed, params: { ...params, ref: { ...ref, uri: routed.item.name } } };
       }
       throw new McpError(ErrorCode.InvalidParams, 'completion/complete needs ref.name (prompt) or ref.uri (resource)');
     }
     if (kind === 'resource') {
       if (typeof params.uri !== 'string') throw new McpError(ErrorCode.InvalidParams, `${request.method} needs params.uri`);
-      const routed = this.#byUri(params.uri, exchange);
+      const routed = await this.#byUri(params.uri, exchange);
       return { ...routed, params: { ...params, uri: routed.item.name } };
     }
     if (kind === 'tool' || kind === 'prompt') {
@@ -196,13 +215,29 @@ export class Multiplexer {
     return { target, client, params: {}, item: { kind, name } };
   }
 
-  #byUri(exposed: string, exchange: Exchange): Routed & { item: { kind: ItemKind; name: string } } {
-    const routed = this.#namer.routeUri(exposed);
-    const client = routed && exchange.clients.get(routed.target);
-    if (!routed || !client || !this.#authorizer.allows({ kind: 'resource', target: routed.target, name: routed.value }, 'resources/read', exchange.context)) {
-      throw new McpError(ErrorCode.ResourceNotFound, 'Resource not found', { uri: exposed });
+  /**
+   * A resource URI's target. `<target>+<uri>` names it; a URI without a known target prefix is
+   * routed as is to the only target, or (several targets) to the one target whose list or
+   * templates hold it among those the caller may use. Unknown, forbidden and ambiguous URIs all
+   * answer "Resource not found" (ambiguity is logged), so a client cannot probe.
+   */
+  async #byUri(exposed: string, exchange: Exchange): Promise<Routed & { item: { kind: ItemKind; name: string } }> {
+    const notFound = (): McpError => new McpError(ErrorCode.ResourceNotFound, 'Resource not found', { uri: exposed });
+    const allowed = (target: string, uri: string): boolean => this.#authorizer.allows({ kind: 'resource', target, name: uri }, 'resources/read', exchange.context);
+    const prefixed = this.#namer.routeUri(exposed);
+    if (prefixed) {
+      const client = exchange.clients.get(prefixed.target);
+      if (!client || !allowed(prefixed.target, prefixed.value)) throw notFound();
+      return { target: prefixed.target, client, params: {}, item: { kind: 'resource', name: prefixed.value } };
     }
-    return { target: routed.target, client, params: {}, item: { kind: 'resource', name: routed.value } };
+    let owners: string[];
+    if (this.#backend.targets.length === 1) owners = [...exchange.clients.keys()];
+    else owners = await findUriOwners(exposed, exchange.clients, this.#listEnv(exchange));
+    owners = owners.filter((t) => allowed(t, exposed));
+    if (owners.length > 1) this.#logger.warn({ uri: exposed, targets: owners }, 'MCP: an unprefixed resource URI is served by several targets; use the prefixed form');
+    const client = owners.length === 1 ? exchange.clients.get(owners[0]) : undefined;
+    if (!client) throw notFound();
+    return { target: owners[0], client, params: {}, item: { kind: 'resource', name: exposed }, plainUri: exposed };
   }
 
   async #forward(request: JsonRpcRequest, routed: Routed, exchange: Exchange): Promise<JsonRpcResponse> {
@@ -211,10 +246,14 @@ export class Multiplexer {
     try {
       const response = await routed.client.request(
         { ...request, params: routed.params },
-        (m) => exchange.sink(toClient(routed.target, m, this.#namer)),
+        (m) => exchange.sink(this.toClient(routed.target, m, exchange.sessionTag)),
         exchange.signal,
       );
-      return response.result ? { ...response, id: request.id, result: exposeContentUris(routed.target, response.result, this.#namer) } : { ...response, id: request.id };
+      if (!response.result) return { ...response, id: request.id };
+      if (exchange.sessionTag !== undefined && routed.item?.kind === 'resource' && (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe')) {
+        this.#plainUris.set(exchange.sessionTag, routed.target, routed.item.name, request.method === 'resources/subscribe' && routed.plainUri !== undefined);
+      }
+      return { ...response, id: request.id, result: exposeContentUris(routed.target, response.result, this.#namer, routed.plainUri) };
     } finally {
       if (key !== undefined) this.#inFlight.delete(key);
     }
@@ -222,7 +261,7 @@ export class Multiplexer {
 
   async #broadcastRequest(request: JsonRpcRequest, exchange: Exchange): Promise<void> {
     const targets = [...exchange.clients.keys()];
-    const settled = await Promise.allSettled(targets.map((t) => (exchange.clients.get(t) as UpstreamClient).request(request, (m) => exchange.sink(toClient(t, m, this.#namer)), exchange.signal)));
+    const settled = await Promise.allSettled(targets.map((t) => (exchange.clients.get(t) as UpstreamClient).request(request, (m) => exchange.sink(this.toClient(t, m, exchange.sessionTag)), exchange.signal)));
     settled.forEach((s, i) => {
       if (s.status === 'fulfilled') return;
       const failure = asUpstreamError(targets[i], s.reason);
@@ -234,7 +273,7 @@ export class Multiplexer {
   #listEnv(exchange: Exchange): ListEnv {
     return {
       namer: this.#namer, authorizer: this.#authorizer, failureMode: this.#backend.failureMode, logger: this.#logger,
-      sink: exchange.sink, ...(exchange.context ? { context: exchange.context } : {}), ...(exchange.signal ? { signal: exchange.signal } : {}),
+      sink: exchange.sink, plain: (t, uri) => this.#plainUris.has(exchange.sessionTag, t, uri), ...(exchange.context ? { context: exchange.context } : {}), ...(exchange.signal ? { signal: exchange.signal } : {}),
     };
   }
 }

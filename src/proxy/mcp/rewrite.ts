@@ -27,13 +27,16 @@ export function decodeServerRequestId(id: JsonRpcId | null): { target: string; i
   }
 }
 
+/** Whether the client subscribed to a target's URI without the target prefix (it then gets updates in that form). */
+export type PlainUriCheck = (target: string, uri: string) => boolean;
+
 /** A message from `target` as the client must see it. */
-export function toClient(target: string, message: JsonRpcMessage, namer: Namer): JsonRpcMessage {
+export function toClient(target: string, message: JsonRpcMessage, namer: Namer, plain?: PlainUriCheck): JsonRpcMessage {
   if (isRequest(message)) return { ...message, id: encodeServerRequestId(target, message.id) };
   if (!isNotification(message)) return message;
   const params = message.params;
   if (message.method === 'notifications/resources/updated' && typeof params?.uri === 'string') {
-    return { ...message, params: { ...params, uri: namer.exposeUri(target, params.uri) } };
+    return plain?.(target, params.uri) === true ? message : { ...message, params: { ...params, uri: namer.exposeUri(target, params.uri) } };
   }
   if (message.method === 'notifications/cancelled' && params !== undefined && (typeof params.requestId === 'string' || typeof params.requestId === 'number')) {
     return { ...message, params: { ...params, requestId: encodeServerRequestId(target, params.requestId) } };
@@ -44,12 +47,13 @@ export function toClient(target: string, message: JsonRpcMessage, namer: Namer):
 /**
  * Resource URIs inside results (tool results' `resource_link` and embedded `resource` content,
  * prompt messages, `resources/read` contents) are prefixed so the client can read them back
- * through the gateway.
+ * through the gateway. `keepUri`: the URI a client read without a prefix, which its
+ * `resources/read` contents keep as the client named it.
  */
-export function exposeContentUris(target: string, result: Record<string, unknown>, namer: Namer): Record<string, unknown> {
+export function exposeContentUris(target: string, result: Record<string, unknown>, namer: Namer, keepUri?: string): Record<string, unknown> {
   const out: Record<string, unknown> = { ...result };
   if (Array.isArray(result.content)) out.content = result.content.map((c) => exposeContent(target, c, namer));
-  if (Array.isArray(result.contents)) out.contents = result.contents.map((c) => withUri(target, c, namer));
+  if (Array.isArray(result.contents)) out.contents = result.contents.map((c) => (isRecord(c) && keepUri !== undefined && c.uri === keepUri ? c : withUri(target, c, namer)));
   if (Array.isArray(result.messages)) {
     out.messages = result.messages.map((m) => (isRecord(m) && isRecord(m.content) ? { ...m, content: exposeContent(target, m.content, namer) } : m));
   }

@@ -56,9 +56,10 @@ function runSuite(url: string, scenario: string | undefined, verbose: boolean): 
 function report(label: string, results: readonly ScenarioResult[]): void {
   const passed = results.reduce((n, r) => n + r.passed, 0);
   const failed = results.reduce((n, r) => n + r.failed, 0);
-  const failing = results.filter((r) => r.failed > 0).map((r) => r.name);
-  console.log(`${label}: ${passed} checks passed, ${failed} failed; scenarios fully passing ${results.length - failing.length}/${results.length}`);
-  console.log(`  failing: ${failing.join(', ') || '(none)'}`);
+  const failing = results.filter((r) => r.failed > 0).length;
+  console.log(`${label}: ${passed} checks passed, ${failed} failed; scenarios fully passing ${results.length - failing}/${results.length}`);
+  console.log(`  passing: ${results.filter((r) => r.failed === 0).map((r) => `${r.name} (${r.passed})`).join(', ') || '(none)'}`);
+  console.log(`  failing: ${results.filter((r) => r.failed > 0).map((r) => `${r.name} (${r.passed}/${r.passed + r.failed})`).join(', ') || '(none)'}`);
 }
 
 const { values } = parseArgs({ options: { scenario: { type: 'string' }, verbose: { type: 'boolean', default: false } } });

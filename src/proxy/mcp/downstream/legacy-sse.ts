@@ -4,7 +4,6 @@ import type { CelInput } from '../../../cel/index.ts';
 import { ErrorCode, errorOf, isNotification, isRequest, isResponse, McpError, resultOf, type JsonRpcMessage } from '../jsonrpc.ts';
 import type { Multiplexer } from '../multiplexer.ts';
 import type { Namer } from '../naming.ts';
-import { toClient } from '../rewrite.ts';
 import { closeAll, type SessionManager } from '../sessions.ts';
 import { asUpstreamError, type UpstreamClient } from '../upstream/client.ts';
 import { keepAlive, readMessages, sendError, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
@@ -56,6 +55,7 @@ export class LegacySseDownstream {
       res.once('close', () => {
         stop();
         this.#streams.delete(id);
+        this.#deps.multiplexer.forget(id);
         stream.abort.abort();
         if (stream.clients) void closeAll(stream.clients);
         resolve();
@@ -111,9 +111,9 @@ export class LegacySseDownstream {
 
   /** Server-initiated messages of every target onto the client's stream. */
   #listen(stream: Stream): void {
-    const { namer, logger } = this.#deps;
+    const { multiplexer, logger } = this.#deps;
     for (const [target, client] of stream.clients ?? []) {
-      client.listen((m) => writeEvent(stream.res, toClient(target, m, namer)), stream.abort.signal).catch((error: unknown) => {
+      client.listen((m) => writeEvent(stream.res, multiplexer.toClient(target, m, stream.id)), stream.abort.signal).catch((error: unknown) => {
         logger.debug({ target, error: asUpstreamError(target, error).message }, 'MCP: server stream of a target ended');
       });
     }

@@ -3,7 +3,6 @@ import type { CelInput } from '../../../cel/index.ts';
 import { ErrorCode, errorOf, isNotification, isRequest, isResponse, McpError, resultOf, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import type { Multiplexer } from '../multiplexer.ts';
 import type { Namer } from '../naming.ts';
-import { toClient } from '../rewrite.ts';
 import type { OpenSession, SessionManager } from '../sessions.ts';
 import { UpstreamError, asUpstreamError } from '../upstream/client.ts';
 import { accepts, keepAlive, readMessages, type ParsedBody, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
@@ -76,7 +75,7 @@ export class StreamableDownstream {
   }
 
   async get(req: DownstreamRequest, res: DownstreamResponse): Promise<void> {
-    const { sessions, namer, logger } = this.#deps;
+    const { sessions, multiplexer, logger } = this.#deps;
     if (!sessions.stateful) return sendError(res, 405, ErrorCode.InvalidRequest, 'Method not allowed: stateless MCP backend has no server stream', { allow: 'POST' });
     if (!accepts(req, 'text/event-stream')) return sendError(res, 406, ErrorCode.InvalidRequest, 'Not Acceptable: the client must accept text/event-stream');
     const id = headerOf(req, SESSION_HEADER);
@@ -93,7 +92,7 @@ export class StreamableDownstream {
     const stop = keepAlive(res);
     const streams = [...session.clients].map(async ([target, client]) => {
       try {
-        await client.listen((m) => writeEvent(res, toClient(target, m, namer)), abort.signal);
+        await client.listen((m) => writeEvent(res, multiplexer.toClient(target, m, id)), abort.signal);
       } catch (error) {
         const failure = asUpstreamError(target, error);
         logger.warn({ target, error: failure.message }, 'MCP: server stream of a target ended');
@@ -118,6 +117,7 @@ export class StreamableDownstream {
     }
     if (!session) return sendError(res, 404, ErrorCode.InvalidRequest, 'Session not found');
     await sessions.terminate(id, session.clients);
+    this.#deps.multiplexer.forget(id);
     res.writeHead(200);
     res.end();
   }

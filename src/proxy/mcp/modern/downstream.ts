@@ -1,9 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { CelInput } from '../../../cel/index.ts';
 import { accepts, keepAlive, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from '../downstream/io.ts';
 import type { StreamableDeps } from '../downstream/streamable.ts';
 import { LATEST_SESSION_PROTOCOL } from '../initialize.ts';
 import { ErrorCode, errorOf, isNotification, isRequest, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type Params } from '../jsonrpc.ts';
-import { toClient } from '../rewrite.ts';
 import type { OpenSession } from '../sessions.ts';
 import { asUpstreamError } from '../upstream/client.ts';
 import { legacyInitializeParams, META, SUPPORTED_MODERN_PROTOCOLS, type Envelope } from './envelope.ts';
@@ -135,9 +135,11 @@ export class ModernDownstream {
 
   /** A long-lived stream of the notifications the filter asks for, from every joined target. */
   async #listen(request: JsonRpcRequest, session: OpenSession, res: DownstreamResponse, context: CelInput | undefined, abort: AbortController): Promise<void> {
-    const { multiplexer, namer, logger } = this.#deps;
+    const { multiplexer, logger } = this.#deps;
     const asked = (typeof request.params?.notifications === 'object' && request.params.notifications !== null ? request.params.notifications : {}) as SubscriptionFilter;
-    const exchange = { clients: session.clients, sink: () => undefined, signal: abort.signal, ...(context ? { context } : {}) };
+    // A tag of its own, so updates of URIs subscribed without a target prefix keep that form.
+    const sessionTag = `listen-${randomUUID()}`;
+    const exchange = { clients: session.clients, sink: () => undefined, signal: abort.signal, sessionTag, ...(context ? { context } : {}) };
     const subscribed = new Set<string>();
     for (const uri of Array.isArray(asked.resourceSubscriptions) ? asked.resourceSubscriptions : []) {
       if (typeof uri !== 'string') continue;
@@ -163,7 +165,7 @@ export class ModernDownstream {
     await Promise.all([...session.clients].map(async ([target, client]) => {
       try {
         await client.listen((raw) => {
-          const m = toClient(target, raw, namer);
+          const m = multiplexer.toClient(target, raw, sessionTag);
           if (!isNotification(m) || !wanted(m)) return;
           const params: Params = { ...m.params, _meta: { ...(m.params?._meta as Params | undefined), ...tag } };
           writeEvent(res, { ...m, params });
@@ -173,6 +175,7 @@ export class ModernDownstream {
       }
     }));
     stop();
+    multiplexer.forget(sessionTag);
     // Every target's stream ended (or the client left): end the subscription gracefully.
     if (!abort.signal.aborted) writeEvent(res, resultOf(request.id, { _meta: tag }));
     res.end();
