@@ -12,7 +12,8 @@
  * and the ratio policies/plain (target ≤ 1.15×).
  *
  * `--cpu-prof DIR` starts the gateway under `node --cpu-prof` (the cluster worker inherits it) and
- * leaves the .cpuprofile files in DIR after the graceful stop, to name the top costs.
+ * leaves the .cpuprofile files in DIR after the graceful stop, to name the top costs. `--only plain`
+ * or `--only policies` loads just that route (no ratio), so each profile holds one route's costs.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -38,12 +39,16 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '32' },
     'cpu-prof': { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const durationS = boundedInt(values.duration, 1, 60, 'duration');
 const rounds = boundedInt(values.rounds, 1, 20, 'rounds');
 const connections = boundedInt(values.connections, 1, 1024, 'connections');
 const profileDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
+/** `--only policies` loads one route, so a profile shows that route's costs alone. */
+const only = values.only;
+if (only !== undefined && only !== 'plain' && only !== 'policies') throw new Error(`--only must be plain or policies, got ${only}`);
 
 /** The gateway config: Service → upstream, a Secret with the key, the two routes, the policy. */
 function config(port: number, upstreamPort: number): string {
@@ -193,6 +198,7 @@ function report(results: ReadonlyMap<string, Sample[]>): string {
   // Rounds are paired (same round, adjacent in time): the median of the per-round ratios is less
   // sensitive to load drift between rounds than the ratio of the medians.
   const [plainSamples, policySamples] = [...results.values()];
+  if (policySamples === undefined) return lines.join('\n');
   const paired = median(plainSamples.map((p, i) => policySamples[i].cpuMicrosPerRequest / p.cpuMicrosPerRequest));
   lines.push('', `Median of per-round ratios (policies / plain): ${paired.toFixed(3)}×`);
   return lines.join('\n');
@@ -226,7 +232,7 @@ try {
   stoppers.push(() => upstream.stop());
   const gw = await startGateway(Number(new URL(upstream.url).port));
   stoppers.push(() => gw.stop());
-  const routes = [['plain', `${gw.baseUrl}/plain`], ['policies', `${gw.baseUrl}/policies`]] as const;
+  const routes = ([['plain', `${gw.baseUrl}/plain`], ['policies', `${gw.baseUrl}/policies`]] as const).filter(([name]) => only === undefined || name === only);
   const results = new Map<string, Sample[]>(routes.map(([name]) => [name, []]));
   // A short warm-up per route so JIT and connection pools are settled before the first sample.
   for (const [, url] of routes) await wrk(url);

@@ -8,33 +8,21 @@ export function program(expression: string, what: string, expect?: readonly stri
   return result.program;
 }
 
-interface CachedActivation {
-  readonly identity: readonly unknown[];
-  readonly activation: Activation;
-}
-
-const activations = new WeakMap<PolicyContext, CachedActivation>();
-
-/**
- * What of a request CEL sees that steps may change: a step that establishes an identity replaces
- * its object, and a body rewrite replaces the buffer (the activation reads a body only once).
- */
-function identityOf(ctx: PolicyContext): readonly unknown[] {
-  const id = ctx.identity;
-  const body = 'bufferedBody' in ctx ? ctx.bufferedBody : undefined;
-  return [id.jwt, id.apiKey, id.basicAuth, id.extauthz, id.extproc, body];
-}
-
 /**
  * The request's activation, built once and shared by every step until an authentication or
  * external-service step sets a new identity or the body is replaced (building an activation
- * costs more than most evaluations).
+ * costs more than most evaluations). Kept on the context itself: a WeakMap keyed by the context
+ * made every request an ephemeron for the garbage collector.
  */
 export function activationOf(ctx: PolicyContext): Activation {
-  const identity = identityOf(ctx);
-  const cached = activations.get(ctx);
-  if (cached && cached.identity.every((v, i) => v === identity[i])) return cached.activation;
+  const id = ctx.identity;
+  const body = 'bufferedBody' in ctx ? ctx.bufferedBody : undefined;
+  const cached = ctx.celCache;
+  if (cached !== undefined && cached.jwt === id.jwt && cached.apiKey === id.apiKey && cached.basicAuth === id.basicAuth
+    && cached.extauthz === id.extauthz && cached.extproc === id.extproc && cached.body === body) {
+    return cached.activation as Activation;
+  }
   const activation = createActivation(ctx.cel());
-  activations.set(ctx, { identity, activation });
+  ctx.celCache = { activation, jwt: id.jwt, apiKey: id.apiKey, basicAuth: id.basicAuth, extauthz: id.extauthz, extproc: id.extproc, body };
   return activation;
 }

@@ -72,6 +72,17 @@ export type ResponseMutation = (headers: HeaderMap, status: number) => void;
  * the upstream headers, the identity, response mutations and (once buffered) the body.
  * One instance per request; steps run in a fixed order (see chain.ts).
  */
+/** What activationOf keeps per request; opaque to everything else. */
+export interface CelCache {
+  readonly activation: unknown;
+  readonly jwt: unknown;
+  readonly apiKey: unknown;
+  readonly basicAuth: unknown;
+  readonly extauthz: unknown;
+  readonly extproc: unknown;
+  readonly body: unknown;
+}
+
 export interface PolicyContext {
   readonly method: string;
   /** Path without the query. */
@@ -114,6 +125,8 @@ export interface PolicyContext {
   onEnd(listener: () => void): void;
   /** The CEL input for this request as it stands now (identity included); rebuilt after changes. */
   cel(): CelInput;
+  /** Owned by policies/cel.ts: the request's activation, shared by steps until the identity changes. */
+  celCache?: CelCache;
   /** Runs `listener` once the request's token usage is known (LLM responses only). */
   onUsage(listener: (usage: TokenUsage) => void): void;
 }

@@ -5,7 +5,7 @@ import type { Forward } from '../pipeline/exchange.ts';
 import { requestBody } from '../pipeline/downstream.ts';
 import {
   BodyTooLargeError,
-  type PolicyContext, type RequestIdentity, type ResponseFilter, type ResponseMutation, type TokenUsage, type UpstreamRequestOptions,
+  type CelCache, type PolicyContext, type RequestIdentity, type ResponseFilter, type ResponseMutation, type TokenUsage, type UpstreamRequestOptions,
 } from './context.ts';
 
 /** SPEC.md: frontend http.maxBufferSize defaults to 2mb. */
@@ -14,6 +14,8 @@ export const DEFAULT_MAX_BUFFER_BYTES = 2 * 1024 * 1024;
 async function* oneChunk(body: Buffer): AsyncIterable<Uint8Array> {
   yield body;
 }
+
+const NO_BODY = new Uint8Array(0);
 
 /** The PolicyContext of one proxied request; also carries what the Exchange needs afterwards. */
 export class RequestPolicyContext implements PolicyContext {
@@ -32,6 +34,7 @@ export class RequestPolicyContext implements PolicyContext {
   readonly upstream: UpstreamRequestOptions = { delayedMs: 0 };
   readonly names: PolicyContext['names'];
   readonly startTime = Date.now();
+  celCache: CelCache | undefined = undefined;
   readonly #req: DownstreamRequest;
   readonly #maxBufferBytes: number;
   #body: Buffer | undefined;
@@ -132,16 +135,18 @@ export class RequestPolicyContext implements PolicyContext {
         scheme: this.scheme,
         version: this.#req.httpVersion === '2.0' ? 'HTTP/2' : `HTTP/${this.#req.httpVersion}`,
         headers: this.downstreamHeaders,
-        // CEL reads the body synchronously: steps that need it call readBody() first.
-        body: () => this.#body ?? new Uint8Array(0),
+        // CEL reads the body synchronously: steps that need it call readBody() first, and the
+        // activation is rebuilt when the buffered body changes (policies/cel.ts), so pass it as is.
+        body: this.#body ?? NO_BODY,
         startTime: this.startTime,
       },
       source: { address: this.remoteAddress ?? '', port: this.remotePort ?? 0 },
-      ...(id.jwt ? { jwt: id.jwt.claims } : {}),
-      ...(id.apiKey ? { apiKey: id.apiKey } : {}),
-      ...(id.basicAuth ? { basicAuth: id.basicAuth } : {}),
-      ...(id.extauthz ? { extauthz: id.extauthz } : {}),
-      ...(id.extproc ? { extproc: id.extproc } : {}),
+      // Absent identities stay undefined: createActivation turns them into empty maps.
+      jwt: id.jwt?.claims,
+      apiKey: id.apiKey,
+      basicAuth: id.basicAuth,
+      extauthz: id.extauthz,
+      extproc: id.extproc,
       route: { name: this.names.route },
       gateway: { name: this.names.gateway },
       backend: { name: this.names.backend },

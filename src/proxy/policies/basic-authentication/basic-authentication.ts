@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { compileCredentialExtractor } from '../credentials/location.ts';
 import { ExpiringLru } from '../credentials/expiring-lru.ts';
 import { quoted, unauthorized } from '../credentials/unauthorized.ts';
@@ -45,7 +45,7 @@ export const compileBasicAuthentication: StepCompiler<'basicAuthentication'> = (
         const wasted = verifyPassword(decoy, credentials.password);
         return typeof wasted === 'boolean' ? reject() : wasted.then(reject, reject);
       }
-      const cacheKey = `${credentials.user}\u0000${createHash('sha256').update(credentials.password, 'utf8').digest('base64')}`;
+      const cacheKey = `${credentials.user}\u0000${hash('sha256', credentials.password, 'base64')}`;
       if (verified.get(cacheKey)) return accept(ctx, credentials.user);
       const check = (ok: boolean): PolicyResult => {
         if (!ok) return reject();
