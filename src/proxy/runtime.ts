@@ -4,7 +4,9 @@ import type { ProxyConfig } from '../ir/types.ts';
 import { UpstreamPools } from './backends/pools.ts';
 import { BACKEND_HANDLER_FACTORIES } from './backends/handler-factories.ts';
 import { BackendHandlers } from './backends/handlers.ts';
-import { compileConfig, type CompiledBind } from './compile/config.ts';
+import { compileConfig, type CompiledBind, type CompiledConfig } from './compile/config.ts';
+import type { CompiledLifecycle } from './compile/lifecycle.ts';
+import { SharedConnections } from './ext/connections.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './server/tls-contexts.ts';
@@ -20,7 +22,10 @@ export interface RuntimeOptions {
   listenPort?: (irPort: number) => number;
   /** Let several worker processes share ports. */
   reusePort?: boolean;
-  /** How long a removed bind may finish its in-flight requests (default 30 s). */
+  /**
+   * How long a removed bind may finish its in-flight requests, and how long a replaced config's
+   * policy clients stay open for requests still using them (default 30 s).
+   */
   drainMs?: number;
 }
 
@@ -41,6 +46,10 @@ export class ProxyRuntime {
   /** By IR port. */
   readonly #servers = new Map<number, BindServer>();
   readonly #draining = new Set<Promise<void>>();
+  /** Connections to ext_authz / ext_proc / rate-limit services, reused by the next config. */
+  readonly #connections = new SharedConnections();
+  readonly #retiring = new Set<CompiledLifecycle>();
+  #compiled: CompiledConfig | undefined;
   #config: ProxyConfig | undefined;
   #ready = false;
   #closed = false;
@@ -82,13 +91,20 @@ export class ProxyRuntime {
     const graceMs = opts.graceMs ?? DEFAULT_CLOSE_GRACE_MS;
     const servers = [...this.#servers.values()];
     this.#servers.clear();
-    await Promise.all([...servers.map((s) => s.drain(graceMs)), ...this.#draining]);
+    await Promise.all(servers.map((s) => s.drain(graceMs)));
+    // Every bind has drained: nothing can still use a config's policy clients.
+    if (this.#compiled) this.#retire(this.#compiled.lifecycle);
+    for (const lifecycle of this.#retiring) lifecycle.hurry();
+    await Promise.all(this.#draining);
+    this.#connections.closeAll();
     await Promise.all([this.#pools.close(graceMs), this.#handlers.close()]);
   }
 
   async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
     if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
-    const { compiled, errors } = compileConfig(config, { pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers });
+    const { compiled, errors } = compileConfig(config, {
+      pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers, connections: this.#connections,
+    });
     this.#secureContexts.sweep();
 
     const wanted = new Map<number, CompiledBind>();
@@ -123,6 +139,10 @@ export class ProxyRuntime {
     for (const [port, server] of this.#servers) server.swap(wanted.get(port) as CompiledBind);
     for (const [port, server] of opened) this.#servers.set(port, server);
     this.#config = config;
+    const previous = this.#compiled;
+    this.#compiled = compiled;
+    // Requests in flight keep the old config; its policy clients close after the last of them.
+    if (previous) this.#retire(previous.lifecycle);
     this.#pools.retainOnly(compiled.dispatchers);
     this.#handlers.retainOnly(compiled.handlers);
     this.#ready = [...wanted.keys()].every((port) => this.#servers.get(port)?.listening === true);
@@ -131,6 +151,18 @@ export class ProxyRuntime {
     if (errors.length > 0) log.warn({ version: config.version, errors }, 'proxy config applied with errors');
     else log.info({ version: config.version, binds: wanted.size }, 'proxy config applied');
     return { version: config.version, errors };
+  }
+
+  #retire(lifecycle: CompiledLifecycle): void {
+    if (lifecycle.empty) return;
+    this.#retiring.add(lifecycle);
+    const log = this.#telemetry.logger;
+    const done = lifecycle.retire(this.#opts.drainMs ?? DEFAULT_DRAIN_MS, (err) => log.warn({ err }, 'closing a replaced config\'s policy clients failed'));
+    this.#draining.add(done);
+    void done.finally(() => {
+      this.#draining.delete(done);
+      this.#retiring.delete(lifecycle);
+    });
   }
 
   #drainInBackground(server: BindServer): void {

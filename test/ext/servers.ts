@@ -11,18 +11,29 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startGrpcServer(routes: (router: ConnectRouter) => void): Promise<RunningServer> {
+export interface RunningGrpcServer extends RunningServer {
+  /** HTTP/2 sessions (client connections) opened and closed so far. */
+  readonly sessions: { readonly opened: number; readonly closed: number };
+}
+
+export async function startGrpcServer(routes: (router: ConnectRouter) => void): Promise<RunningGrpcServer> {
   const sessions = new Set<Http2Session>();
+  const counts = { opened: 0, closed: 0 };
   const server = createHttp2Server(connectNodeAdapter({ routes }));
   server.on('session', (s) => {
     sessions.add(s);
-    s.on('close', () => sessions.delete(s));
+    counts.opened++;
+    s.on('close', () => {
+      sessions.delete(s);
+      counts.closed++;
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     port,
     url: `http://127.0.0.1:${port}`,
+    sessions: counts,
     close: () => new Promise<void>((resolve) => {
       for (const s of sessions) s.destroy();
       server.close(() => resolve());

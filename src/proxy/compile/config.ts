@@ -12,6 +12,8 @@ import { endpointResolver } from './endpoints.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
 import { BackendPolicyCompiler } from '../backend-policies/compile.ts';
 import { compileFrontend, type CompiledFrontend } from '../frontend/compile.ts';
+import type { SharedConnections } from '../ext/connections.ts';
+import { CompiledLifecycle } from './lifecycle.ts';
 
 export interface CompiledListener {
   readonly key: string;
@@ -48,6 +50,8 @@ export interface CompiledConfig {
   readonly dispatchers: ReadonlySet<Dispatcher>;
   /** Every in-process backend handler this config uses. */
   readonly handlers: ReadonlySet<BackendHandler>;
+  /** The config's own resources (policy clients): retired after the swap that replaces it. */
+  readonly lifecycle: CompiledLifecycle;
 }
 
 export interface CompileContext {
@@ -56,6 +60,8 @@ export interface CompileContext {
   readonly logger: Logger;
   /** In-process backend handlers (MCP, LLM …); absent in tests that only forward. */
   readonly handlers?: BackendHandlers;
+  /** Connections to external services shared across config versions (absent: each client owns its own). */
+  readonly connections?: SharedConnections;
 }
 
 /**
@@ -72,6 +78,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   for (const [key, b] of Object.entries(config.backends)) backends.set(key, compileBackend(b, ctx.pools, onError, ctx.handlers));
   const backendOf = (key: string) => backends.get(key);
 
+  const lifecycle = new CompiledLifecycle();
   const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError);
   const rules = new Map<string, CompiledRule>();
   const ruleOf = (routeKey: string, index: number): CompiledRule | undefined => {
@@ -80,7 +87,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
     if (!rule) return undefined;
     let compiled = rules.get(rule.key);
     if (!compiled) {
-      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies, endpoints });
+      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies, endpoints, connections: ctx.connections, lifecycle });
       rules.set(rule.key, compiled);
     }
     return compiled;
@@ -92,7 +99,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   for (const d of backendPolicies.dispatchers) dispatchers.add(d);
   const handlers = new Set<BackendHandler>();
   for (const b of backends.values()) if (b.handler) handlers.add(b.handler);
-  return { compiled: { source: config, binds, dispatchers, handlers }, errors };
+  return { compiled: { source: config, binds, dispatchers, handlers, lifecycle }, errors };
 }
 
 function compileBind(

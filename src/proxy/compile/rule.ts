@@ -1,11 +1,10 @@
-import type { Logger } from '../../common/logger.ts';
-import type { EndpointResolver } from '../ext/endpoint.ts';
 import type { BackendPolicy, TrafficPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { WeightedPicker } from '../backends/picker.ts';
 import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
+import type { StepDeps } from '../policies/step.ts';
 import type { BackendPolicyCompiler, CompiledBackendPolicy } from '../backend-policies/compile.ts';
 
 /** One weighted backendRef with the rule's filters already merged in front of its own. */
@@ -36,7 +35,7 @@ export function compileRule(
   rule: RouteRule,
   backendOf: (key: string) => CompiledBackend | undefined,
   onError: (message: string) => void,
-  deps: { readonly logger: Logger; readonly backendPolicies?: BackendPolicyCompiler; readonly endpoints?: EndpointResolver },
+  deps: Omit<StepDeps, 'policy'> & { readonly backendPolicies?: BackendPolicyCompiler },
 ): CompiledRule {
   const report = (m: string) => onError(`${rule.key}: ${m}`);
   const policyOf = (p: TrafficPolicy) => compileTrafficPolicy(p, deps, report);

@@ -52,11 +52,22 @@ export interface GrpcChannel {
   close(): void;
 }
 
+/** Where clients get their connections: the runtime's shared ones (see connections.ts). */
+export interface ConnectionSource {
+  grpc(target: ResolvedEndpoint): GrpcChannel;
+}
+
 /**
- * One gRPC (HTTP/2) channel per client, shared by every request of a policy: the session manager
- * keeps one HTTP/2 session, reconnects after failures and closes the session when idle.
+ * A gRPC (HTTP/2) channel shared by every request of a policy: the session manager keeps one
+ * HTTP/2 session, reconnects after failures and closes the session when idle. With `shared`
+ * (the runtime's connections) a client for the same endpoint and settings reuses its channel
+ * across config versions; without it the channel is the client's own.
  */
-export function grpcChannel(target: ResolvedEndpoint): GrpcChannel {
+export function grpcChannel(target: ResolvedEndpoint, shared?: ConnectionSource): GrpcChannel {
+  return shared ? shared.grpc(target) : privateGrpcChannel(target);
+}
+
+export function privateGrpcChannel(target: ResolvedEndpoint): GrpcChannel {
   const url = baseUrl({ ...target, pathPrefix: undefined });
   const sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 30_000 }, typeof target.tls === 'object' ? target.tls : {});
   const transport = createGrpcTransport({ baseUrl: url, sessionManager: sessions });

@@ -2,7 +2,7 @@ import type { InvalidPolicy, TrafficMember, TrafficPolicy } from '../../ir/polic
 import type { PolicyContext } from './context.ts';
 import { STEP_COMPILERS, TRAFFIC_ORDER } from './registry.ts';
 import { CONTINUE, respondError, type PolicyResult } from './result.ts';
-import type { StepDeps, TrafficStep } from './step.ts';
+import type { ConfigLifecycle, StepDeps, TrafficStep } from './step.ts';
 
 /** An effective TrafficPolicy compiled once per config: the steps to run, in order. */
 export interface CompiledTrafficPolicy {
@@ -11,6 +11,8 @@ export interface CompiledTrafficPolicy {
   readonly invalid: readonly InvalidPolicy[];
   /** `timeouts.request` from a policy; the Exchange prefers it over the route's own. */
   readonly requestTimeoutMs: number | undefined;
+  /** Set when a step holds resources: requests are counted so the config retires after the last one. */
+  readonly lifecycle: ConfigLifecycle | undefined;
 }
 
 /** Members the Exchange applies itself rather than a request step. */
@@ -41,7 +43,22 @@ export function compileTrafficPolicy(policy: TrafficPolicy, deps: Omit<StepDeps,
     }
   }
   const requestTimeoutMs = policy.timeouts?.requestMs;
-  return { steps, invalid, requestTimeoutMs: requestTimeoutMs !== undefined && requestTimeoutMs > 0 ? requestTimeoutMs : undefined };
+  const closing = steps.filter((s) => s.close !== undefined);
+  // Compiled outside a runtime (tests, tools) there is no lifecycle: clients close on their own when idle.
+  const lifecycle = closing.length > 0 ? deps.lifecycle : undefined;
+  lifecycle?.onRetire(() => closeSteps(closing, deps));
+  // One object shape for every policy (the chain runs per request).
+  return { steps, invalid, requestTimeoutMs: requestTimeoutMs !== undefined && requestTimeoutMs > 0 ? requestTimeoutMs : undefined, lifecycle };
+}
+
+function closeSteps(steps: readonly TrafficStep[], deps: Pick<StepDeps, 'logger'>): void {
+  for (const step of steps) {
+    try {
+      step.close?.();
+    } catch (err) {
+      deps.logger.warn({ err, member: step.member }, 'closing a traffic policy step failed');
+    }
+  }
 }
 
 const FAIL_CLOSED = respondError(500, 'policy_invalid', 'a policy that applies to this route is invalid');
@@ -52,6 +69,12 @@ const FAIL_CLOSED = respondError(500, 'policy_invalid', 'a policy that applies t
  */
 export function runTrafficPolicy(policy: CompiledTrafficPolicy, ctx: PolicyContext): PolicyResult | Promise<PolicyResult> {
   if (policy.invalid.length > 0) return FAIL_CLOSED;
+  const lifecycle = policy.lifecycle;
+  if (lifecycle !== undefined) {
+    // Only policies holding resources pay for this: the config retires after its last such request.
+    lifecycle.enter();
+    ctx.onEnd(lifecycle.leave);
+  }
   const steps = policy.steps;
   for (let i = 0; i < steps.length; i++) {
     const result = steps[i].onRequest(ctx);

@@ -38,10 +38,11 @@ export class GrpcExtAuthzClient implements ExtAuthzClient {
   constructor(config: ExtAuthConfig, options: ExtAuthzOptions = {}) {
     this.#config = config;
     if (config.forwardBody) this.bodyLimit = config.forwardBody.maxSize;
-    this.#channel = grpcChannel(withUrlFallback(options.resolve)(config));
-    this.#client = createClient(Authorization, this.#channel.transport);
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    // Expressions first: a compile error must not leave a channel behind.
     this.#requestMetadata = compileMap(config.grpc?.requestMetadata, 'extAuth.grpc.requestMetadata');
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#channel = grpcChannel(withUrlFallback(options.resolve)(config), options.connections);
+    this.#client = createClient(Authorization, this.#channel.transport);
   }
 
   async check(request: DownstreamRequest, activation: Activation, signal?: AbortSignal): Promise<AuthzDecision> {

@@ -25,6 +25,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
   readonly #config: ExtAuthConfig;
   readonly #target: ResolvedEndpoint;
   readonly #agent: Agent;
+  readonly #closeAgent: () => void;
   readonly #timeoutMs: number;
   readonly #path?: Program;
   readonly #redirect?: Program;
@@ -39,7 +40,6 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     this.#config = config;
     if (config.forwardBody) this.bodyLimit = config.forwardBody.maxSize;
     this.#target = withUrlFallback(options.resolve)(config);
-    this.#agent = new Agent({ connect: typeof this.#target.tls === 'object' ? { ...this.#target.tls } : {} });
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (http.path) this.#path = compileExpression(http.path, 'extAuth.http.path');
     if (http.redirect) this.#redirect = compileExpression(http.redirect, 'extAuth.http.redirect');
@@ -48,6 +48,16 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     this.#allowedResponseHeaders = new Set((http.allowedResponseHeaders ?? []).map((h) => h.toLowerCase()));
     this.#addRequestHeaders = compileMap(http.addRequestHeaders, 'extAuth.http.addRequestHeaders');
     this.#responseMetadata = compileMap(http.responseMetadata, 'extAuth.http.responseMetadata');
+    // Last: a compile error above must not leave a connection pool behind.
+    if (options.connections) {
+      const lease = options.connections.http(this.#target);
+      this.#agent = lease.value;
+      this.#closeAgent = lease.close;
+    } else {
+      const agent = new Agent({ connect: typeof this.#target.tls === 'object' ? { ...this.#target.tls } : {} });
+      this.#agent = agent;
+      this.#closeAgent = () => void agent.close();
+    }
   }
 
   async check(request: DownstreamRequest, activation: Activation, signal?: AbortSignal): Promise<AuthzDecision> {
@@ -115,7 +125,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
   }
 
   close(): void {
-    void this.#agent.close();
+    this.#closeAgent();
   }
 }
 

@@ -21,7 +21,13 @@ export interface CreateExtAuthzOptions extends ExtAuthzOptions {
 
 export function createExtAuthzClient(config: ExtAuthConfig, options: CreateExtAuthzOptions = {}): ExtAuthzClient {
   const client = config.http ? new HttpExtAuthzClient(config, options) : new GrpcExtAuthzClient(config, options);
-  return config.cache ? new CachedExtAuthzClient(client, config.cache, options.now) : client;
+  if (!config.cache) return client;
+  try {
+    return new CachedExtAuthzClient(client, config.cache, options.now);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
 }
 
 export { CachedExtAuthzClient, DEFAULT_MAX_ENTRIES } from './cache.ts';

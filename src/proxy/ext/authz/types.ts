@@ -1,6 +1,7 @@
 /** Shapes shared by the gRPC and HTTP external-authorization clients and their cache. */
 import type { Activation } from '../../../cel/index.ts';
 import type { JsonObject, PolicyEndpoint } from '../../../ir/policy.ts';
+import type { SharedConnections } from '../connections.ts';
 import type { EndpointResolver, FailureMode } from '../endpoint.ts';
 import type { HeaderMutations, HeaderPair, RequestHeaders } from '../headers.ts';
 
@@ -75,6 +76,8 @@ export interface ExtAuthzClient {
 
 export interface ExtAuthzOptions {
   readonly resolve?: EndpointResolver;
+  /** The runtime's shared connections: a client for an endpoint in use reuses its connection. */
+  readonly connections?: SharedConnections;
   /** Deadline of one authorization call (default 1000 ms). */
   readonly timeoutMs?: number;
 }

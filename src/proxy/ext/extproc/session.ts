@@ -24,6 +24,7 @@ import {
   ExternalProcessor, ProcessingRequestSchema,
   type BodyMutation, type CommonResponse, type ImmediateResponse, type ProcessingRequest, type ProcessingResponse,
 } from '../gen/envoy/service/ext_proc/v3/external_processor_pb.js';
+import type { SharedConnections } from '../connections.ts';
 import { grpcChannel, withUrlFallback, type EndpointResolver, type GrpcChannel } from '../endpoint.ts';
 import { compileMap, evalValues } from '../expressions.ts';
 import { applyMutations, fromHeaderOptions, headerPairs, headerValueText, toHeaderMap, type HeaderPair, type RequestHeaders } from '../headers.ts';
@@ -63,6 +64,8 @@ export class ExtProcError extends Error {
 
 export interface ExtProcOptions {
   readonly resolve?: EndpointResolver;
+  /** The runtime's shared connections: a client for an endpoint in use reuses its channel. */
+  readonly connections?: SharedConnections;
   /** Largest body buffered for Buffered / BufferedPartial (default 2 MiB, frontend maxBufferSize). */
   readonly bufferLimit?: number;
   /** Deadline for each answer of the processor (default 5000 ms). */
@@ -81,11 +84,12 @@ export class ExtProcClient {
   constructor(config: ExtProcConfig, options: ExtProcOptions = {}) {
     this.config = config;
     this.options = options;
-    this.channel = grpcChannel(withUrlFallback(options.resolve)(config));
-    this.client = createClient(ExternalProcessor, this.channel.transport);
+    // Expressions first: a compile error must not leave a channel behind.
     this.metadataContext = new Map(Object.entries(config.metadataContext ?? {}).map(([ns, m]) => [ns, compileMap(m, `extProc.metadataContext.${ns}`)]));
     this.requestAttributes = compileMap(config.requestAttributes, 'extProc.requestAttributes');
     this.responseAttributes = compileMap(config.responseAttributes, 'extProc.responseAttributes');
+    this.channel = grpcChannel(withUrlFallback(options.resolve)(config), options.connections);
+    this.client = createClient(ExternalProcessor, this.channel.transport);
   }
 
   session(activation: Activation): ExtProcSession {

@@ -20,6 +20,7 @@ import {
   type RateLimitResponse, type RateLimitResponse_DescriptorStatus,
 } from '../gen/envoy/service/ratelimit/v3/rls_pb.js';
 import { RateLimitUnit } from '../gen/envoy/type/v3/ratelimit_unit_pb.js';
+import type { SharedConnections } from '../connections.ts';
 import { grpcChannel, withUrlFallback, type EndpointResolver, type FailureMode, type GrpcChannel } from '../endpoint.ts';
 import { compileExpression } from '../expressions.ts';
 import { headerValueText, type HeaderPair } from '../headers.ts';
@@ -38,6 +39,8 @@ export interface GlobalRateLimitConfig extends PolicyEndpoint {
 
 export interface GlobalRateLimitOptions {
   readonly resolve?: EndpointResolver;
+  /** The runtime's shared connections: a client for an endpoint in use reuses its channel. */
+  readonly connections?: SharedConnections;
   /** Deadline of one call to the service (default 1000 ms). */
   readonly timeoutMs?: number;
 }
@@ -73,7 +76,7 @@ export class GlobalRateLimitClient {
       ...(d.cost ? { cost: compileExpression(d.cost, `rateLimit.global.descriptors[${i}].cost`) } : {}),
       ...(d.limitOverride ? { limitOverride: compileExpression(d.limitOverride, `rateLimit.global.descriptors[${i}].limitOverride`) } : {}),
     }));
-    this.#channel = grpcChannel(withUrlFallback(options.resolve)(config));
+    this.#channel = grpcChannel(withUrlFallback(options.resolve)(config), options.connections);
     this.#client = createClient(RateLimitService, this.#channel.transport);
     this.#timeoutMs = options.timeoutMs ?? 1000;
   }

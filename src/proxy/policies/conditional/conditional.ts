@@ -45,15 +45,35 @@ export function selectBranch<T>(branches: readonly Branch<T>[], ctx: PolicyConte
 
 export type RunPolicy = (ctx: PolicyContext) => PolicyResult | Promise<PolicyResult>;
 
-/** A step that runs the selected branch's compiled policy. */
-export function conditionalStep<P>(member: TrafficMember, ir: P | Conditional<P>, compileOne: (policy: P, where: string) => RunPolicy): TrafficStep {
-  const branches = compileBranches(ir, member, compileOne);
-  if (branches.length === 1 && branches[0].condition === undefined) return { member, onRequest: branches[0].value };
-  return {
+/**
+ * A step that runs the selected branch's compiled policy. A branch that holds resources registers
+ * their release with `onClose`; the step then has a `close()` (and a compile error releases
+ * what the branches before it took).
+ */
+export function conditionalStep<P>(
+  member: TrafficMember,
+  ir: P | Conditional<P>,
+  compileOne: (policy: P, where: string, onClose: (close: () => void) => void) => RunPolicy,
+): TrafficStep {
+  const closers: (() => void)[] = [];
+  const onClose = (close: () => void) => void closers.push(close);
+  let branches: readonly Branch<RunPolicy>[];
+  try {
+    branches = compileBranches(ir, member, (policy: P, where) => compileOne(policy, where, onClose));
+  } catch (err) {
+    for (const close of closers) close();
+    throw err;
+  }
+  const close = closers.length === 0 ? undefined : () => {
+    for (const c of closers.splice(0)) c();
+  };
+  if (branches.length === 1 && branches[0].condition === undefined) return close ? { member, onRequest: branches[0].value, close } : { member, onRequest: branches[0].value };
+  const step: TrafficStep = {
     member,
     onRequest(ctx) {
       const run = selectBranch(branches, ctx);
       return run ? run(ctx) : CONTINUE;
     },
   };
+  return close ? { ...step, close } : step;
 }

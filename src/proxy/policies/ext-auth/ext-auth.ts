@@ -73,10 +73,11 @@ async function check(client: ExtAuthzClient, ctx: PolicyContext): Promise<Policy
   return decision.allowed ? allow(ctx, decision) : deny(decision);
 }
 
-function compileOne(p: ExtAuthPolicy, deps: StepDeps): RunPolicy {
-  const client = createExtAuthzClient(p as unknown as ExtAuthConfig, { resolve: deps.endpoints });
+function compileOne(p: ExtAuthPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
+  const client = createExtAuthzClient(p as unknown as ExtAuthConfig, { resolve: deps.endpoints, connections: deps.connections });
+  onClose(() => client.close());
   return (ctx) => check(client, ctx);
 }
 
 export const compileExtAuth: StepCompiler<'extAuth'> = (member, deps) =>
-  conditionalStep<ExtAuthPolicy>('extAuth', member as ExtAuthPolicy | Conditional<ExtAuthPolicy>, (p) => compileOne(p, deps));
+  conditionalStep<ExtAuthPolicy>('extAuth', member as ExtAuthPolicy | Conditional<ExtAuthPolicy>, (p, _where, onClose) => compileOne(p, deps, onClose));

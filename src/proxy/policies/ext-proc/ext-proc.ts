@@ -103,12 +103,13 @@ async function processRequest(client: ExtProcClient, plan: Plan, ctx: PolicyCont
   return CONTINUE;
 }
 
-function compileOne(p: ExtProcPolicy, deps: StepDeps): RunPolicy {
+function compileOne(p: ExtProcPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
   const config = p as unknown as ExtProcConfig;
-  const client = new ExtProcClient(config, { resolve: deps.endpoints });
+  const client = new ExtProcClient(config, { resolve: deps.endpoints, connections: deps.connections });
+  onClose(() => client.close());
   const plan = planOf(config);
   return (ctx) => processRequest(client, plan, ctx, deps);
 }
 
 export const compileExtProc: StepCompiler<'extProc'> = (member, deps) =>
-  conditionalStep<ExtProcPolicy>('extProc', member as ExtProcPolicy | Conditional<ExtProcPolicy>, (p) => compileOne(p, deps));
+  conditionalStep<ExtProcPolicy>('extProc', member as ExtProcPolicy | Conditional<ExtProcPolicy>, (p, _where, onClose) => compileOne(p, deps, onClose));

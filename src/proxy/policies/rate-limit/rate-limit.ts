@@ -50,10 +50,11 @@ function addHeaders(ctx: PolicyContext, d: RateLimitDecision): void {
   });
 }
 
-function compileOne(config: RateLimitConfig, source: string, deps: StepDeps): RunPolicy {
+function compileOne(config: RateLimitConfig, source: string, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
   if (!config.local && !config.global) throw new Error('rateLimit needs local or global');
   const local = config.local ? sharedLimiter(source, config.local) : undefined;
-  const global = config.global ? new GlobalRateLimitClient(config.global, { resolve: deps.endpoints }) : undefined;
+  const global = config.global ? new GlobalRateLimitClient(config.global, { resolve: deps.endpoints, connections: deps.connections }) : undefined;
+  if (global) onClose(() => global.close());
   const admitLocal = (ctx: PolicyContext): PolicyResult | undefined => {
     if (!local) return undefined;
     const d = local.admit();
@@ -77,6 +78,6 @@ function compileOne(config: RateLimitConfig, source: string, deps: StepDeps): Ru
 
 export const compileRateLimit: StepCompiler<'rateLimit'> = (member, deps) => {
   const source = deps.policy.sources.rateLimit?.join(',') ?? 'rateLimit';
-  return conditionalStep<RateLimitConfig>('rateLimit', member as unknown as RateLimitConfig | Conditional<RateLimitConfig>, (p, where) => compileOne(p, `${source}#${where}`, deps));
+  return conditionalStep<RateLimitConfig>('rateLimit', member as unknown as RateLimitConfig | Conditional<RateLimitConfig>, (p, where, onClose) => compileOne(p, `${source}#${where}`, deps, onClose));
 };
 

@@ -1,0 +1,96 @@
+/**
+ * Connections to external services (ext_authz, ext_proc, rate-limit service) shared across
+ * config versions. Every compiled client takes a lease on the connection for its endpoint and
+ * settings; a config swap compiles the new clients (new leases) before the old config is retired
+ * (old leases released), so an endpoint both versions use keeps its HTTP/2 session, and one only
+ * the old version used is closed once its last lease goes.
+ */
+import { Agent } from 'undici';
+import { baseUrl, privateGrpcChannel, type GrpcChannel, type ResolvedEndpoint } from './endpoint.ts';
+
+/** A shared resource held by one client; `close()` gives the lease back (idempotent). */
+export interface Lease<T> {
+  readonly value: T;
+  close(): void;
+}
+
+interface Entry<T> {
+  readonly value: T;
+  refs: number;
+}
+
+/** Resources by key with reference counts; the last release destroys one. */
+export class SharedPool<T> {
+  readonly #entries = new Map<string, Entry<T>>();
+  readonly #destroy: (value: T) => void;
+
+  constructor(destroy: (value: T) => void) {
+    this.#destroy = destroy;
+  }
+
+  /** The resource under `key`, made by `create` when there is none yet. */
+  acquire(key: string, create: () => T): Lease<T> {
+    let entry = this.#entries.get(key);
+    if (!entry) {
+      entry = { value: create(), refs: 0 };
+      this.#entries.set(key, entry);
+    }
+    entry.refs++;
+    const held = entry;
+    let released = false;
+    return {
+      value: held.value,
+      close: () => {
+        if (released) return;
+        released = true;
+        if (--held.refs > 0 || this.#entries.get(key) !== held) return;
+        this.#entries.delete(key);
+        this.#destroy(held.value);
+      },
+    };
+  }
+
+  /** How many distinct resources are open (tests, debugging). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Destroys everything, leased or not (the runtime is closing). */
+  closeAll(): void {
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    for (const e of entries) this.#destroy(e.value);
+  }
+}
+
+/** Endpoint and TLS settings: two clients with the same key may share a connection. */
+export function connectionKey(target: ResolvedEndpoint): string {
+  return JSON.stringify([baseUrl({ ...target, pathPrefix: undefined }), typeof target.tls === 'object' ? target.tls : target.tls === true]);
+}
+
+/** The runtime's shared connections to external services. */
+export class SharedConnections {
+  readonly #grpc = new SharedPool<GrpcChannel>((c) => c.close());
+  readonly #http = new SharedPool<Agent>((agent) => void agent.close());
+
+  /** A gRPC (HTTP/2) channel to `target`; its `close()` releases this client's share. */
+  grpc(target: ResolvedEndpoint): GrpcChannel {
+    const lease = this.#grpc.acquire(connectionKey(target), () => privateGrpcChannel(target));
+    return { transport: lease.value.transport, close: lease.close };
+  }
+
+  /** An HTTP connection pool (undici Agent) for `target`'s TLS settings (the key includes the origin). */
+  http(target: ResolvedEndpoint): Lease<Agent> {
+    return this.#http.acquire(connectionKey(target), () => new Agent({ connect: typeof target.tls === 'object' ? { ...target.tls } : {} }));
+  }
+
+  /** Open channels and agents (tests, debugging). */
+  get open(): { readonly grpc: number; readonly http: number } {
+    return { grpc: this.#grpc.size, http: this.#http.size };
+  }
+
+  closeAll(): void {
+    this.#grpc.closeAll();
+    this.#http.closeAll();
+  }
+}
