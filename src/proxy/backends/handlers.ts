@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../../common/logger.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
@@ -26,6 +28,12 @@ export interface HandlerRequest {
  */
 export interface BackendHandler {
   handle(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): void;
+  /**
+   * An HTTP/1.1 Upgrade (WebSocket) request, after routing and traffic policies; the handler owns
+   * the socket from here and calls `request.done` once (101 when upgraded, else the status it
+   * wrote). Handlers without it refuse upgrades.
+   */
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest): void;
   close(): Promise<void>;
 }
 

@@ -17,6 +17,13 @@ export const llmHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
         },
       );
     },
+    upgrade(req, socket, head, request) {
+      llm.upgrade(req, socket, head, request).catch((err: unknown) => {
+        deps.logger.error({ err, backend: backend.key }, 'LLM realtime handler failed');
+        socket.destroy();
+        request.done(500, 0);
+      });
+    },
     close: () => llm.close(),
   };
 };

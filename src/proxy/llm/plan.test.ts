@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
+import type { LLMProvider } from './config.ts';
 import { planRequest, type ForwardPlan } from './plan.ts';
 import { feed } from './testing/fixtures.ts';
 
@@ -72,14 +73,29 @@ describe('planRequest', () => {
     assert.equal(noModel.response.status, 400);
   });
 
-  it('Realtime: where to open the WebSocket, model from the query with the override applied', () => {
-    const p = forward(planRequest({ routeType: 'Realtime', provider: { providerA: { model: 'gpt-realtime' } }, body: new Uint8Array(0), path: '/v1/realtime?model=x&foo=1', method: 'GET' }));
-    assert.deepEqual([p.upstream.method, p.upstream.path, p.upstream.host], ['GET', '/v1/realtime?model=gpt-realtime&foo=1', 'api.openai.com']);
-    const azure = forward(planRequest({ routeType: 'Realtime', provider: { providerB: { endpoint: 'acme.openai.azure.com', apiVersion: '2025-04-01-preview', deploymentName: 'rt' } }, body: new Uint8Array(0), path: '/v1/realtime' }));
-    assert.equal(azure.upstream.path, '/openai/deployments/rt/realtime?api-version=2025-04-01-preview');
-    const unsupported = planRequest({ routeType: 'Realtime', provider: { providerD: {} }, body: new Uint8Array(0), path: '/v1/realtime?model=claude' });
-    assert.equal(unsupported.kind, 'respond');
-  });
+  const realtimeCases: { name: string; provider: LLMProvider; path: string; aliases?: Record<string, string>; expect: { host: string; path: string; credential: string } | number }[] = [
+    { name: 'providerA: model override replaces the query model, other parameters kept', provider: { providerA: { model: 'gpt-realtime' } }, path: '/v1/realtime?model=x&foo=1', expect: { host: 'api.openai.com', path: '/v1/realtime?model=gpt-realtime&foo=1', credential: 'authorization' } },
+    { name: 'providerA: alias applied to the query model', provider: { providerA: {} }, path: '/v1/realtime?model=voice', aliases: { voice: 'gpt-realtime-mini' }, expect: { host: 'api.openai.com', path: '/v1/realtime?model=gpt-realtime-mini', credential: 'authorization' } },
+    { name: 'providerB v1 (GA): /openai/v1/realtime?model=<deployment>', provider: { providerB: { endpoint: 'https://acme.openai.azure.com/' } }, path: '/v1/realtime?model=rt-prod', expect: { host: 'acme.openai.azure.com', path: '/openai/v1/realtime?model=rt-prod', credential: 'api-key' } },
+    { name: 'providerB preview: /openai/realtime with api-version and deployment, the provider\'s parameters win', provider: { providerB: { endpoint: 'acme.openai.azure.com', apiVersion: '2025-04-01-preview', deploymentName: 'rt' } }, path: '/v1/realtime?api-version=old&deployment=other', expect: { host: 'acme.openai.azure.com', path: '/openai/realtime?api-version=2025-04-01-preview&deployment=rt', credential: 'api-key' } },
+    { name: 'providerC Foundry: resource-level GA path, model pinned', provider: { providerC: { resourceName: 'acme', resourceType: 'ResourceTypeB', projectName: 'p', model: 'gpt-realtime' } }, path: '/v1/realtime', expect: { host: 'acme.services.ai.azure.com', path: '/openai/v1/realtime?model=gpt-realtime', credential: 'api-key' } },
+    { name: 'custom with a Realtime format and path', provider: { custom: { formats: [{ type: 'Realtime', path: '/ws/realtime' }] }, host: 'rt.internal', port: 8080 }, path: '/v1/realtime?model=m', expect: { host: 'rt.internal', path: '/ws/realtime?model=m', credential: 'authorization' } },
+    { name: 'providerD (no realtime API): 501', provider: { providerD: {} }, path: '/v1/realtime?model=claude', expect: 501 },
+    { name: 'custom without a Realtime format: 501', provider: { custom: { formats: [{ type: 'Completions' }] }, host: 'h', port: 80 }, path: '/v1/realtime?model=m', expect: 501 },
+  ];
+  for (const c of realtimeCases) {
+    it(`Realtime: ${c.name}`, () => {
+      const planned = planRequest({ routeType: 'Realtime', provider: c.provider, body: new Uint8Array(0), path: c.path, method: 'GET', modelAliases: c.aliases });
+      if (typeof c.expect === 'number') {
+        assert.equal(planned.kind, 'respond');
+        assert.equal(planned.response.status, c.expect);
+        return;
+      }
+      const p = forward(planned);
+      const hint = p.upstream.credential;
+      assert.deepEqual({ host: p.upstream.host, path: p.upstream.path, credential: hint.kind === 'header' ? hint.name : hint.kind, method: p.upstream.method }, { ...c.expect, method: 'GET' });
+    });
+  }
 
   it('an upstream body that is not the promised format becomes a 502 in the client format', () => {
     const plan = forward(planRequest({ routeType: 'Messages', provider: { providerA: {} }, body: Buffer.from('{"model":"m","max_tokens":5,"messages":[]}') }));

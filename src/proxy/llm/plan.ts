@@ -230,19 +230,27 @@ function passthroughPlan(input: PlanInput, target: { host: string; port: number;
 
 /**
  * Realtime is a WebSocket upgrade: nothing to translate, only where to connect. The model travels
- * in the query (`?model=`), which is kept, with the provider's override applied.
+ * in the query (`?model=`), with the provider's override or an alias applied; the provider's own
+ * query parameters (Azure's `api-version`, `deployment`) win over the client's, whose other
+ * parameters are kept.
  */
 function realtimePlan(input: PlanInput, target: { host: string; port: number; tls: boolean }, endpointFor: (model: string) => ProviderEndpoint | undefined, pinned: string | undefined): RequestPlan {
   const url = new URL(input.path ?? '/', 'http://client.invalid');
-  const model = pinned ?? input.modelAliases?.[url.searchParams.get('model') ?? ''] ?? url.searchParams.get('model') ?? '';
+  const requested = url.searchParams.get('model') ?? '';
+  const model = pinned ?? input.modelAliases?.[requested] ?? requested;
   const endpoint = endpointFor(model);
   if (!endpoint) throw new TranslationError('route type Realtime is not supported by this provider', 501);
-  if (model) url.searchParams.set('model', model);
-  const query = url.searchParams.toString();
+  const q = endpoint.path.indexOf('?');
+  const params = new URLSearchParams(q < 0 ? '' : endpoint.path.slice(q + 1));
+  const own = new Set(params.keys());
+  for (const [k, v] of url.searchParams) if (!own.has(k)) params.append(k, k === 'model' ? model : v);
+  if (model && !params.has('model') && !own.has('deployment')) params.set('model', model);
+  const query = params.toString();
+  const base = q < 0 ? endpoint.path : endpoint.path.slice(0, q);
   const raw: StreamTranslator = { push: (c) => [c], end: () => [], usage: () => undefined, failed: false };
   return {
     kind: 'forward',
-    upstream: { ...target, method: input.method ?? 'GET', path: query ? `${endpoint.path}${endpoint.path.includes('?') ? '&' : '?'}${query}` : endpoint.path, headers: endpoint.headers, body: input.body, credential: endpoint.credential },
+    upstream: { ...target, method: input.method ?? 'GET', path: query ? `${base}?${query}` : base, headers: endpoint.headers, body: input.body, credential: endpoint.credential },
     model, stream: true, clientFormat: 'realtime', upstreamFormat: 'realtime', streamHeaders: {},
     translateResponse: (status, headers, body) => ({ status, headers: { 'content-type': firstHeader(headers['content-type']) ?? 'application/json' }, body }),
     createStreamTranslator: () => raw,

@@ -21,7 +21,7 @@ export function applyUpgradePolicies(
   fwd: Forward,
   scheme: 'http' | 'https',
   logger: Logger,
-  proceed: () => void,
+  proceed: (policy: RequestPolicyContext) => void,
   done: (status: number) => void,
 ): void {
   const policy = new RequestPolicyContext(req, fwd, scheme);
@@ -30,7 +30,7 @@ export function applyUpgradePolicies(
     policy.end();
     // The client may have gone while an asynchronous policy (ext_authz …) was deciding.
     if (client.destroyed) return done(499);
-    if (result.action === 'continue') return proceed();
+    if (result.action === 'continue') return proceed(policy);
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(result.response.headers ?? {})) headers[name.toLowerCase()] = typeof value === 'string' ? value : [...value];
     for (const mutate of policy.responseMutations) mutate(headers, result.response.status);

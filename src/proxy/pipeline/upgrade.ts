@@ -10,6 +10,7 @@ import { resolveRequest } from './resolve.ts';
 import type { Forward } from './exchange.ts';
 import type { UpstreamTarget } from '../backends/backend.ts';
 import { applyUpgradePolicies } from './upgrade-policies.ts';
+import type { PolicyContext } from '../policies/context.ts';
 
 /** Bound on connecting to the upstream of an Upgrade request when the rule sets no timeout. */
 const UPGRADE_CONNECT_TIMEOUT_MS = 10_000;
@@ -41,7 +42,20 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
   }
 
   const target = resolution.target;
-  if (target === null) return done(writeError(client, { code: 'BAD_REQUEST', reason: 'this backend does not accept upgrade requests' }));
+  if (target === null) {
+    // An in-process backend (LLM Realtime …) may take the upgrade itself, after the same policies.
+    const handler = resolution.backend.handler;
+    if (!handler?.upgrade) return done(writeError(client, { code: 'BAD_REQUEST', reason: 'this backend does not accept upgrade requests' }));
+    const serve = (policy: PolicyContext | undefined) => handler.upgrade!(req, client, head, {
+      labels, path: resolution.path, headers: resolution.headers, policy, backendPolicy: resolution.backendPolicy,
+      done: (status, n) => {
+        bytes += n;
+        done(status);
+      },
+    });
+    if (resolution.traffic !== undefined) return applyUpgradePolicies(req, client, resolution, ctx.scheme, ctx.telemetry.logger, serve, done);
+    return serve(undefined);
+  }
   // Policies guard WebSockets like any request (authentication must hold for upgrades too).
   if (resolution.traffic !== undefined) {
     const connectUpstream = () => forwardUpgrade(ctx, req, client, head, resolution, target, done, (n) => (bytes += n));

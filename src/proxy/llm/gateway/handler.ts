@@ -4,13 +4,15 @@
  * priority group) when an attempt fails before anything reached the client — with the answer
  * translated back, streams event by event. Every failure reaches the client in its own format.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../../../common/logger.ts';
 import type { CelInput } from '../../../cel/index.ts';
 import type { AiBackendIR, AiPolicy, AiProviderIR, RouteType } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { HandlerRequest } from '../../backends/handlers.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downstream.ts';
-import { BodyTooLargeError, type RequestIdentity } from '../../policies/context.ts';
+import { BodyTooLargeError, type PolicyContext, type RequestIdentity } from '../../policies/context.ts';
 import { renderError, type ErrorFormat } from '../errors.ts';
 import { planRequest, type ClientResponse, type ForwardPlan } from '../plan.ts';
 import type { Usage } from '../usage.ts';
@@ -18,6 +20,7 @@ import { AiPolicyError, applyFinalTransformations, applyRequestPolicy, compileAi
 import { ClientSink, readRequestBody } from './client-io.ts';
 import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
+import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
 import { hostHeader, ProviderPools } from './upstream.ts';
 
@@ -40,6 +43,7 @@ export class LlmBackendHandler {
   readonly #picker: ProviderPicker;
   readonly #pools = new ProviderPools();
   readonly #credentials: LlmCredentials;
+  #realtime: RealtimeRelay | undefined;
 
   constructor(ir: AiBackendIR, deps: LlmHandlerDeps) {
     this.#ir = ir;
@@ -48,8 +52,31 @@ export class LlmBackendHandler {
     this.#credentials = deps.credentials ?? new LlmCredentials();
   }
 
-  close(): Promise<void> {
-    return this.#pools.close();
+  async close(): Promise<void> {
+    await Promise.all([this.#pools.close(), this.#realtime?.close()]);
+  }
+
+  /**
+   * A WebSocket upgrade: only the Realtime route takes one (realtime.ts); anything else is refused
+   * with a 400 in OpenAI's error format. Providers are tried in the same order as requests.
+   */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest): Promise<void> {
+    const backendAi = aiOf(request.backendPolicy) ?? this.#ir.policy;
+    if (routeTypeFor(request.path, backendAi?.routes) !== 'Realtime') {
+      const r = renderError({ status: 400, message: 'only the Realtime route accepts WebSocket upgrades on this backend' }, 'openai');
+      socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${r.body.length}\r\nconnection: close\r\n\r\n${Buffer.from(r.body).toString('utf8')}`);
+      request.done(400, r.body.length);
+      return Promise.resolve();
+    }
+    this.#realtime ??= new RealtimeRelay({
+      backendKey: this.#ir.key, logger: this.#logger, credentials: this.#credentials,
+      account: (provider, model, usage, policy) => this.#log(provider, 'Realtime', model, true, usage, policy),
+    });
+    const attempts = this.#picker.order().map((provider) => {
+      const policy = effectivePolicy(request.backendPolicy, provider);
+      return { provider, policy, ai: aiOf(policy) ?? this.#ir.policy };
+    });
+    return this.#realtime.serve(req, socket, head, request, attempts);
   }
 
   /** Serves one request; resolves with the status the client saw and the body bytes written. */
@@ -173,13 +200,17 @@ export class LlmBackendHandler {
 
   #account(a: Attempt, usage: Usage | undefined, plan: ForwardPlan | undefined): void {
     if (!usage) return;
+    this.#log(a.provider.name, a.route, plan?.model, plan?.stream ?? false, usage, a.request.policy);
+  }
+
+  #log(provider: string, route: RouteType, model: string | undefined, streaming: boolean, usage: Usage, policy: PolicyContext | undefined): void {
     this.#logger.info({
-      backend: this.#ir.key, 'llm.provider': a.provider.name, 'llm.route': a.route, 'llm.model': plan?.model, 'llm.streaming': plan?.stream ?? false,
+      backend: this.#ir.key, 'llm.provider': provider, 'llm.route': route, 'llm.model': model, 'llm.streaming': streaming,
       'llm.inputTokens': usage.inputTokens, 'llm.outputTokens': usage.outputTokens, 'llm.totalTokens': usage.totalTokens,
       ...(usage.cachedInputTokens !== undefined ? { 'llm.cachedInputTokens': usage.cachedInputTokens } : {}),
       ...(usage.reasoningTokens !== undefined ? { 'llm.reasoningTokens': usage.reasoningTokens } : {}),
     }, 'llm usage');
-    const ctx = a.request.policy as { reportUsage?: (u: { inputTokens: number; outputTokens: number; totalTokens: number }) => void } | undefined;
+    const ctx = policy as { reportUsage?: (u: { inputTokens: number; outputTokens: number; totalTokens: number }) => void } | undefined;
     ctx?.reportUsage?.({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens });
   }
 }

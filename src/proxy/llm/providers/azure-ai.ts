@@ -31,6 +31,8 @@ export const azureAI: ProviderModule<AzureAIConfig> = {
     }
     const route = OPENAI_SUFFIX[q.route];
     if (!route) return undefined;
+    // Realtime is served at the resource level, not under a project.
+    if (route.format === 'realtime') return azureOpenAIEndpoint(p, apiVersion, undefined, q);
     const base = joinPath(`/api/projects/${encodeURIComponent(c.projectName ?? '')}/openai/v1`, route.suffix);
     const path = apiVersion === 'v1' ? base : `${base}?api-version=${encodeURIComponent(apiVersion)}`;
     return { format: route.format, path: p.path && route.format !== 'embeddings' ? p.path : path, headers: {}, credential: API_KEY };

@@ -13,7 +13,13 @@ export function azureOpenAIEndpoint(p: LLMProvider, apiVersion: string, deployme
   const route = OPENAI_SUFFIX[q.route];
   if (!route) return undefined;
   let path: string;
-  if (apiVersion === 'v1') {
+  if (route.format === 'realtime') {
+    // GA: /openai/v1/realtime?model=<deployment>; preview versions: /openai/realtime?api-version=…&deployment=….
+    const deploymentName = deployment ?? q.model;
+    path = apiVersion === 'v1'
+      ? '/openai/v1/realtime'
+      : `/openai/realtime?api-version=${encodeURIComponent(apiVersion)}${deploymentName ? `&deployment=${encodeURIComponent(deploymentName)}` : ''}`;
+  } else if (apiVersion === 'v1') {
     path = joinPath('/openai/v1', route.suffix);
   } else if (route.format === 'responses') {
     // The versioned Responses API is not deployment-scoped.

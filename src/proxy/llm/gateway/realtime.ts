@@ -1,0 +1,260 @@
+/**
+ * Realtime (OpenAI-style WebSocket sessions) for an AI backend. The gateway terminates both
+ * WebSockets: it opens the provider's socket first — at the planned path, with the model override
+ * or alias in the query and the backend's credential in place of the client's — and only then
+ * completes the client's upgrade, so a refusal (no realtime API, bad key, provider down) reaches the
+ * client as a plain HTTP answer in OpenAI's error format. Messages are relayed both ways unchanged
+ * (text stays text, binary stays binary); `response.done` events are read for token usage.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { Logger } from '../../../common/logger.ts';
+import type { AiPolicy, AiProviderIR } from '../../../ir/ai.ts';
+import type { BackendPolicy } from '../../../ir/policy.ts';
+import { connectionSettings, identityCheck, serverNameFor } from '../../backend-policies/connection.ts';
+import type { HandlerRequest } from '../../backends/handlers.ts';
+import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
+import { renderError } from '../errors.ts';
+import { planRequest } from '../plan.ts';
+import { makeUsage, type Usage } from '../usage.ts';
+import { CredentialError, type LlmCredentials } from './credentials/index.ts';
+import { hostHeader } from './upstream.ts';
+
+/** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
+const FORWARDED = ['openai-beta', 'openai-organization', 'openai-project', 'user-agent'] as const;
+/** Browsers put their key in a subprotocol; the backend's credential replaces it, so it never travels on. */
+const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.';
+const HANDSHAKE_TIMEOUT_MS = 30_000;
+/** Relay backpressure: stop reading one side while the other has this much unsent. */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+const LOW_WATER_BYTES = 1024 * 1024;
+const MAX_REFUSAL_BODY = 64 * 1024;
+
+export interface RealtimeAttempt {
+  readonly provider: AiProviderIR;
+  readonly policy: BackendPolicy | undefined;
+  readonly ai: AiPolicy | undefined;
+}
+
+export interface RealtimeDeps {
+  readonly backendKey: string;
+  readonly logger: Logger;
+  readonly credentials: LlmCredentials;
+  /** Usage of one response in the session (`response.done`). */
+  account(provider: string, model: string, usage: Usage, policy: PolicyContext | undefined): void;
+}
+
+type Opened = { readonly kind: 'open'; readonly upstream: WebSocket; readonly model: string; readonly early: [RawData, boolean][] };
+type Refused = { readonly kind: 'refused'; readonly status: number; readonly headers: Record<string, string>; readonly body: Buffer; readonly retryable: boolean };
+
+export class RealtimeRelay {
+  readonly #deps: RealtimeDeps;
+  /** The subprotocol the provider chose, per client request, for the client's handshake. */
+  readonly #chosen = new WeakMap<IncomingMessage, string>();
+  readonly #server: WebSocketServer;
+  readonly #sessions = new Set<WebSocket>();
+
+  constructor(deps: RealtimeDeps) {
+    this.#deps = deps;
+    this.#server = new WebSocketServer({
+      noServer: true, perMessageDeflate: false, clientTracking: false,
+      handleProtocols: (offered, req) => {
+        const chosen = this.#chosen.get(req);
+        return chosen !== undefined && offered.has(chosen) ? chosen : false;
+      },
+    });
+  }
+
+  /** Serves one upgrade: providers tried in order until one opens; the last refusal is what the client gets. */
+  async serve(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest, attempts: readonly RealtimeAttempt[]): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    let last: Refused | undefined;
+    for (const attempt of attempts) {
+      if (socket.destroyed) return request.done(499, 0);
+      let outcome: Opened | Refused;
+      try {
+        outcome = await this.#open(req, request, attempt);
+      } catch (err) {
+        if (!(err instanceof CredentialError)) throw err;
+        this.#deps.logger.error({ backend: this.#deps.backendKey, provider: attempt.provider.name, err: err.message }, 'LLM provider credentials unavailable');
+        outcome = refusal(502, 'the gateway could not authenticate to the provider', true);
+      }
+      if (outcome.kind === 'open') return this.#accept(req, socket, head, request, attempt, outcome);
+      last = outcome;
+      if (!outcome.retryable) break;
+      this.#deps.logger.warn({ backend: this.#deps.backendKey, provider: attempt.provider.name, status: outcome.status }, 'LLM realtime provider refused; trying the next one');
+    }
+    const answer = last ?? refusal(503, 'no provider is available', false);
+    if (socket.destroyed) return request.done(499, 0);
+    writeHttp(socket, answer.status, answer.headers, answer.body);
+    request.done(answer.status, answer.body.length);
+  }
+
+  async close(): Promise<void> {
+    for (const ws of this.#sessions) ws.terminate();
+    this.#sessions.clear();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  async #open(req: IncomingMessage, request: HandlerRequest, a: RealtimeAttempt): Promise<Opened | Refused> {
+    const plan = planRequest({ routeType: 'Realtime', provider: a.provider.provider, body: new Uint8Array(0), path: request.path, method: 'GET', modelAliases: a.ai?.modelAliases });
+    if (plan.kind === 'respond') return { kind: 'refused', status: plan.response.status, headers: { ...plan.response.headers }, body: Buffer.from(plan.response.body), retryable: false };
+    const up = plan.upstream;
+    const host = hostHeader(up);
+    const base: Record<string, string> = { ...up.headers };
+    for (const name of FORWARDED) {
+      const v = req.headers[name];
+      if (typeof v === 'string') base[name] = v;
+    }
+    const identity: RequestIdentity = request.policy?.identity ?? {};
+    const signed = await this.#deps.credentials.apply({ host, method: 'GET', path: up.path, headers: base, body: new Uint8Array(0), credential: up.credential }, a.policy?.auth, identity);
+    const { host: _host, ...headers } = signed.headers;
+    const protocols = offeredProtocols(req).filter((p) => !p.startsWith(KEY_PROTOCOL_PREFIX));
+    const settings = a.policy ? connectionSettings(a.policy) : undefined;
+    const tls = up.tls || settings?.tls !== undefined;
+    const tlsOptions = settings?.tls ? { ...settings.tls.options, servername: serverNameFor(settings.tls, up.host), checkServerIdentity: identityCheck(settings.tls, up.host) } : {};
+    const timeoutMs = Math.min(a.policy?.http?.requestTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS);
+    const url = `${tls ? 'wss' : 'ws'}://${host}${signed.path}`;
+
+    return new Promise((resolve) => {
+      const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...tlsOptions });
+      const early: [RawData, boolean][] = [];
+      let settled = false;
+      const settle = (v: Opened | Refused) => {
+        if (settled) return;
+        settled = true;
+        resolve(v);
+      };
+      upstream.on('message', (data, isBinary) => early.push([data, isBinary]));
+      upstream.once('open', () => settle({ kind: 'open', upstream, model: plan.model, early }));
+      upstream.once('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_REFUSAL_BODY) chunks.push(c);
+          size += c.length;
+        });
+        const finish = () => {
+          const status = res.statusCode ?? 502;
+          const body = Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY);
+          const type = res.headers['content-type'];
+          settle({ kind: 'refused', status, headers: { 'content-type': typeof type === 'string' ? type : 'application/json' }, body, retryable: status === 429 || status >= 500 });
+          upstream.terminate();
+        };
+        res.once('end', finish);
+        res.once('error', finish);
+      });
+      upstream.on('error', (err) => {
+        const timeout = /handshake has timed out/i.test(err.message);
+        this.#deps.logger.warn({ backend: this.#deps.backendKey, provider: a.provider.name, err: err.message }, 'LLM realtime provider unreachable');
+        settle(timeout ? refusal(504, 'the provider did not answer in time', true) : refusal(502, 'could not reach the provider', true));
+      });
+    });
+  }
+
+  #accept(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest, a: RealtimeAttempt, opened: Opened): void {
+    const { upstream } = opened;
+    if (socket.destroyed) {
+      upstream.terminate();
+      return request.done(499, 0);
+    }
+    if (upstream.protocol) this.#chosen.set(req, upstream.protocol);
+    upstream.removeAllListeners('error');
+    upstream.on('error', () => upstream.terminate());
+    let accepted = false;
+    // ws completes a valid handshake synchronously; an invalid one is answered 400 and the socket destroyed.
+    this.#server.handleUpgrade(req, socket, head, (client) => {
+      accepted = true;
+      request.done(101, 0);
+      this.#sessions.add(client).add(upstream);
+      // Messages that arrived while the client's handshake was pending were collected in `early`.
+      upstream.removeAllListeners('message');
+      const onText = (text: string) => {
+        const usage = responseDoneUsage(text);
+        if (usage) this.#deps.account(a.provider.name, opened.model, usage, request.policy);
+      };
+      for (const [data, isBinary] of opened.early.splice(0)) {
+        if (!isBinary) onText(data.toString());
+        client.send(data, { binary: isBinary });
+      }
+      relay(upstream, client, onText);
+      relay(client, upstream);
+      client.on('error', () => client.terminate());
+      const forget = () => {
+        this.#sessions.delete(client);
+        this.#sessions.delete(upstream);
+      };
+      client.once('close', forget);
+      upstream.once('close', forget);
+    });
+    if (!accepted) {
+      upstream.terminate();
+      request.done(400, 0);
+    }
+  }
+}
+
+/** Messages from `from` to `to` as they are, with backpressure, and closes propagated. */
+function relay(from: WebSocket, to: WebSocket, onText?: (text: string) => void): void {
+  from.on('message', (data, isBinary) => {
+    if (onText && !isBinary) onText(data.toString());
+    if (to.readyState !== WebSocket.OPEN) return;
+    to.send(data, { binary: isBinary }, () => {
+      if (from.isPaused && to.bufferedAmount < LOW_WATER_BYTES) from.resume();
+    });
+    if (to.bufferedAmount > HIGH_WATER_BYTES) from.pause();
+  });
+  from.on('close', (code, reason) => {
+    if (to.readyState === WebSocket.CLOSED || to.readyState === WebSocket.CLOSING) return;
+    if (code === 1006) return to.terminate();
+    if (code === 1005 || !sendableCode(code)) return to.close();
+    to.close(code, reason);
+  });
+}
+
+function sendableCode(code: number): boolean {
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
+}
+
+function offeredProtocols(req: IncomingMessage): string[] {
+  const raw = req.headers['sec-websocket-protocol'];
+  if (typeof raw !== 'string') return [];
+  return raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+}
+
+/**
+ * The usage of a `response.done` event (OpenAI Realtime): `response.usage` with input/output/total
+ * tokens and `input_token_details.cached_tokens`. Undefined for every other message; audio deltas
+ * are not parsed (a substring check first).
+ */
+export function responseDoneUsage(text: string): Usage | undefined {
+  if (!text.includes('"response.done"')) return undefined;
+  let event: { type?: unknown; response?: { usage?: Record<string, unknown> | null } };
+  try {
+    event = JSON.parse(text) as typeof event;
+  } catch {
+    return undefined;
+  }
+  const u = event.type === 'response.done' ? event.response?.usage : undefined;
+  if (!u || typeof u !== 'object') return undefined;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const details = (u.input_token_details ?? {}) as Record<string, unknown>;
+  return makeUsage({
+    inputTokens: num(u.input_tokens), outputTokens: num(u.output_tokens),
+    ...(typeof u.total_tokens === 'number' ? { totalTokens: u.total_tokens } : {}),
+    cachedInputTokens: num(details.cached_tokens),
+  });
+}
+
+function refusal(status: number, message: string, retryable: boolean): Refused {
+  const r = renderError({ status, message }, 'openai');
+  return { kind: 'refused', status: r.status, headers: { ...r.headers }, body: Buffer.from(r.body), retryable };
+}
+
+function writeHttp(socket: Duplex, status: number, headers: Readonly<Record<string, string>>, body: Buffer): void {
+  if (!socket.writable) return;
+  let head = `HTTP/1.1 ${status} ${status < 400 ? 'OK' : 'Error'}\r\n`;
+  for (const [name, value] of Object.entries(headers)) if (name !== 'content-length' && name !== 'connection') head += `${name}: ${value}\r\n`;
+  socket.end(Buffer.concat([Buffer.from(`${head}content-length: ${body.length}\r\nconnection: close\r\n\r\n`, 'latin1'), body]));
+}
