@@ -17,6 +17,9 @@
  * printed as markdown. Not part of npm test:
  *
  *   node bench/llm.ts [--duration 5] [--rounds 3] [--connections 16] [--ttft-requests 200]
+ *
+ * To see where one phase spends its CPU: `--cpu-prof DIR --profile-phase translated` loads only
+ * that phase (after the warm-up) under `node --cpu-prof` and leaves the profile in DIR.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,6 +41,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' },
     'ttft-requests': { type: 'string', default: '200' },
+    'cpu-prof': { type: 'string' },
+    'profile-phase': { type: 'string' },
   },
 });
 const durationS = boundedInt(values.duration, 1, 60, 'duration');
@@ -161,7 +166,9 @@ spec:
     ai: { routes: { /v1/chat/completions: Completions } }
 `);
   const logPath = join(dir, 'switchboard.log');
+  const profiling = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])];
   const child = spawn(process.execPath, [
+    ...profiling,
     'src/cli/main.ts', 'run', '-f', dir, '--workers', '1', '--log-level', 'warn',
     '--admin-address', `127.0.0.1:${adminPort}`, '--metrics-address', `127.0.0.1:${metricsPort}`,
   ], { cwd: REPO_ROOT, stdio: ['ignore', openSync(logPath, 'w'), openSync(logPath, 'a')] });
@@ -288,6 +295,17 @@ try {
   await checkAnswers(gw, providerUrl);
   // One untimed pass so JIT, pools and caches are warm before anything counts.
   for (const phase of PHASES) await load(gw, phase, scriptDir, 1);
+  const profiled = PHASES.find((p) => p.name === values['profile-phase']);
+  if (values['profile-phase'] !== undefined && profiled === undefined) throw new Error(`--profile-phase must be one of: ${PHASES.map((p) => p.name).join(', ')}`);
+  if (profiled) {
+    const r = await load(gw, profiled, scriptDir);
+    console.log(`${profiled.name}: ${r.cpuMicros.toFixed(1)} CPU-µs/req, ${r.rps.toFixed(0)} req/s, ${r.errors} errors`);
+  } else await measureAll(gw);
+} finally {
+  await cleanup();
+}
+
+async function measureAll(gw: Gateway): Promise<void> {
   const loadBefore = loadavg()[0];
   const cpu = new Map<string, number[]>(PHASES.map((p) => [p.name, []]));
   const rps = new Map<string, number[]>(PHASES.map((p) => [p.name, []]));
@@ -309,8 +327,6 @@ try {
     ttft.plain.push(await ttftP50(`${gw.url}/plain/v1/chat/completions`, streamBody));
   }
   report({ cpu, rps, ttft, errors, loadBefore, loadAfter: loadavg()[0] });
-} finally {
-  await cleanup();
 }
 
 function report(r: { cpu: Map<string, number[]>; rps: Map<string, number[]>; ttft: { direct: number[]; gateway: number[]; plain: number[] }; errors: number; loadBefore: number; loadAfter: number }): void {
