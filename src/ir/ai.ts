@@ -6,8 +6,12 @@
  */
 import type { BackendPolicy, Json } from './policy.ts';
 
+/**
+ * SPEC.md's RouteType values, plus `Rerank`, which `routes` cannot name (SPEC.md's enum lacks it):
+ * the runtime gives it to paths ending in `/rerank` that no explicit `routes` key claims.
+ */
 export type RouteType =
-  | 'Completions' | 'Messages' | 'Models' | 'Passthrough' | 'Responses' | 'TokenCount' | 'Embeddings' | 'Realtime';
+  | 'Completions' | 'Messages' | 'Models' | 'Passthrough' | 'Responses' | 'TokenCount' | 'Embeddings' | 'Realtime' | 'Rerank';
 
 export type ProviderFormat = 'Completions' | 'Messages' | 'Responses' | 'Embeddings' | 'TokenCount' | 'Realtime' | 'Rerank';
 

@@ -17,7 +17,7 @@ export type Codecs =
   | { readonly kind: 'translate'; readonly client: ClientFormat };
 
 const ROUTE_WIRE: Partial<Record<RouteType, UpstreamFormat>> = {
-  Completions: 'chat', Messages: 'messages', Responses: 'responses', Embeddings: 'embeddings', TokenCount: 'count_tokens', Realtime: 'realtime',
+  Completions: 'chat', Messages: 'messages', Responses: 'responses', Embeddings: 'embeddings', TokenCount: 'count_tokens', Realtime: 'realtime', Rerank: 'rerank',
 };
 
 export function codecsFor(route: RouteType, upstream: UpstreamFormat): Codecs {
@@ -60,6 +60,8 @@ export function identityUsage(format: UpstreamFormat, body: Uint8Array): Usage |
   if (format === 'chat') return chatUsageToUsage(u as never);
   if (format === 'messages') return messagesUsageToUsage(u as never);
   if (format === 'embeddings') return makeUsage({ inputTokens: Number(u.prompt_tokens ?? 0), outputTokens: 0 });
+  // Rerank servers that count tokens (vLLM, Jina, TEI) report `usage.total_tokens`; Cohere bills search units instead.
+  if (format === 'rerank') return makeUsage({ inputTokens: Number(u.prompt_tokens ?? u.total_tokens ?? 0), outputTokens: 0 });
   if (format === 'responses') {
     const r = u as { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number }; output_tokens_details?: { reasoning_tokens?: number } };
     return makeUsage({ inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0, cachedInputTokens: r.input_tokens_details?.cached_tokens, reasoningTokens: r.output_tokens_details?.reasoning_tokens });

@@ -97,6 +97,44 @@ describe('planRequest', () => {
     });
   }
 
+  const rerankBody = { model: 'rerank-v3.5', query: 'capital of France?', documents: ['Paris is the capital.', 'Berlin is in Germany.'], top_n: 1 };
+  const rerankCases: { name: string; provider: LLMProvider; body?: unknown; aliases?: Record<string, string>; expect: { host: string; path: string; model: string } | { status: number; message: RegExp } }[] = [
+    { name: 'custom Rerank format: default path, client body and model', provider: { custom: { formats: [{ type: 'Completions' }, { type: 'Rerank' }] }, host: 'tei.internal', port: 8080 }, expect: { host: 'tei.internal', path: '/v1/rerank', model: 'rerank-v3.5' } },
+    { name: 'custom Rerank format with its own path and a pinned model', provider: { custom: { formats: [{ type: 'Rerank', path: '/v2/rerank' }], model: 'bge-reranker-v2-m3' }, host: 'vllm', port: 8000 }, expect: { host: 'vllm', path: '/v2/rerank', model: 'bge-reranker-v2-m3' } },
+    { name: 'an alias picks the provider model', provider: { custom: { formats: [{ type: 'Rerank' }] }, host: 'h', port: 80 }, body: { ...rerankBody, model: 'fast-rerank' }, aliases: { 'fast-rerank': 'jina-reranker-v2' }, expect: { host: 'h', path: '/v1/rerank', model: 'jina-reranker-v2' } },
+    { name: 'custom without a Rerank format: 501', provider: { custom: { formats: [{ type: 'Completions' }] }, host: 'h', port: 80 }, expect: { status: 501, message: /Rerank is not supported by custom/ } },
+    { name: 'providerA (no rerank API): 501', provider: { providerA: {} }, expect: { status: 501, message: /Rerank is not supported by providerA/ } },
+    { name: 'providerG (no rerank on bedrock-runtime): 501', provider: { providerG: {} }, expect: { status: 501, message: /Rerank is not supported by providerG/ } },
+    { name: 'no model anywhere: 400', provider: { custom: { formats: [{ type: 'Rerank' }] }, host: 'h', port: 80 }, body: { query: 'q', documents: ['a'] }, expect: { status: 400, message: /model/ } },
+  ];
+  for (const c of rerankCases) {
+    it(`Rerank: ${c.name}`, () => {
+      const planned = planRequest({ routeType: 'Rerank', provider: c.provider, body: Buffer.from(JSON.stringify(c.body ?? rerankBody)), modelAliases: c.aliases });
+      if ('status' in c.expect) {
+        assert.equal(planned.kind, 'respond');
+        assert.equal(planned.response.status, c.expect.status);
+        const err = JSON.parse(Buffer.from(planned.response.body).toString()) as { error: { message: string; type: string } };
+        assert.match(err.error.message, c.expect.message, 'an OpenAI-format error');
+        return;
+      }
+      const p = forward(planned);
+      const sent = JSON.parse(Buffer.from(p.upstream.body).toString()) as Record<string, unknown>;
+      assert.deepEqual({ host: p.upstream.host, path: p.upstream.path, model: sent.model }, c.expect);
+      assert.deepEqual({ ...sent, model: undefined }, { ...(c.body ?? rerankBody) as object, model: undefined }, 'everything but the model goes as the client sent it');
+      assert.equal(p.upstream.method, 'POST');
+    });
+  }
+
+  it('Rerank: the answer passes through; token usage is read where the server reports it', () => {
+    const p = forward(planRequest({ routeType: 'Rerank', provider: { custom: { formats: [{ type: 'Rerank' }] }, host: 'h', port: 80 }, body: Buffer.from(JSON.stringify(rerankBody)) }));
+    const answer = Buffer.from('{"id":"r1","model":"rerank-v3.5","usage":{"total_tokens":23},"results":[{"index":0,"relevance_score":0.98}]}');
+    const r = p.translateResponse(200, { 'content-type': 'application/json' }, answer);
+    assert.equal(r.body, answer);
+    assert.deepEqual(r.usage, { inputTokens: 23, outputTokens: 0, totalTokens: 23 });
+    const cohere = p.translateResponse(200, {}, Buffer.from('{"id":"r2","results":[{"index":1,"relevance_score":0.5}],"meta":{"billed_units":{"search_units":1}}}'));
+    assert.equal(cohere.usage, undefined);
+  });
+
   it('an upstream body that is not the promised format becomes a 502 in the client format', () => {
     const plan = forward(planRequest({ routeType: 'Messages', provider: { providerA: {} }, body: Buffer.from('{"model":"m","max_tokens":5,"messages":[]}') }));
     const r = plan.translateResponse(200, {}, Buffer.from('<html>oops</html>'));

@@ -33,6 +33,11 @@ describe('routeTypeFor', () => {
     { name: 'a matching suffix beats *', path: '/v1/messages', routes: { '*': 'Passthrough', '/v1/messages': 'Messages' }, expect: 'Messages' },
     { name: '* alone matches every path', path: '/anything', routes: { '*': 'Passthrough' }, expect: 'Passthrough' },
     { name: 'ends-with is textual: a key without a slash matches inside a segment', path: '/v1/chat/completions', routes: { completions: 'Responses' }, expect: 'Responses' },
+    { name: 'rerank: a /v1/rerank path is Rerank without any routes key', path: '/cohere/v1/rerank', routes: SDK_ROUTES, expect: 'Rerank' },
+    { name: 'rerank: Cohere v2 path, no routes at all', path: '/v2/rerank', expect: 'Rerank' },
+    { name: 'rerank: the built-in suffix beats *', path: '/v1/rerank', routes: { '*': 'Passthrough' }, expect: 'Rerank' },
+    { name: 'rerank: an explicit key beats the built-in suffix', path: '/v1/rerank', routes: { '/v1/rerank': 'Passthrough' }, expect: 'Passthrough' },
+    { name: 'rerank: the suffix must end the path', path: '/v1/rerank/jobs', routes: SDK_ROUTES, expect: 'Completions' },
     { name: 'matching is case sensitive', path: '/V1/MESSAGES', routes: SDK_ROUTES, expect: 'Completions' },
   ];
   for (const c of cases) it(c.name, () => assert.equal(routeTypeFor(c.path, c.routes), c.expect));

@@ -18,11 +18,11 @@ const DEFAULT_PATH: Record<ProviderFormat, string> = {
 };
 
 const WIRE: Partial<Record<ProviderFormat, UpstreamFormat>> = {
-  Completions: 'chat', Messages: 'messages', Responses: 'responses', Embeddings: 'embeddings', TokenCount: 'count_tokens', Realtime: 'realtime',
+  Completions: 'chat', Messages: 'messages', Responses: 'responses', Embeddings: 'embeddings', TokenCount: 'count_tokens', Realtime: 'realtime', Rerank: 'rerank',
 };
 
 const ROUTE_FORMAT: Partial<Record<RouteType, ProviderFormat>> = {
-  Completions: 'Completions', Messages: 'Messages', Responses: 'Responses', Embeddings: 'Embeddings', TokenCount: 'TokenCount', Realtime: 'Realtime',
+  Completions: 'Completions', Messages: 'Messages', Responses: 'Responses', Embeddings: 'Embeddings', TokenCount: 'TokenCount', Realtime: 'Realtime', Rerank: 'Rerank',
 };
 
 export const custom: ProviderModule<CustomConfig> = {

@@ -4,7 +4,7 @@ import type { LLMProvider, PromptCachingConfig, ProviderToken, RouteType } from 
 /** Wire formats the gateway can send upstream. */
 export type UpstreamFormat =
   | 'chat' | 'messages' | 'responses' | 'gemini' | 'converse' | 'embeddings'
-  | 'count_tokens' | 'gemini_count_tokens' | 'converse_count_tokens' | 'realtime';
+  | 'count_tokens' | 'gemini_count_tokens' | 'converse_count_tokens' | 'realtime' | 'rerank';
 
 /** How the runtime's backend auth puts the credential on the wire for this provider. */
 export type CredentialHint =
