@@ -19,17 +19,37 @@ import { startEverything, type Upstream } from './support.ts';
  */
 const AUDIENCE = 'mcp-api';
 const CLIENT_ID = 'switchboard-registered-client';
+/** The confidential client's secret at the IdP, in a Secret the policies reference (`clientSecretRef`). */
+const CLIENT_SECRET = 'idp-secret: not for clients';
+
+interface TokenRequest {
+  readonly path: string;
+  readonly form: URLSearchParams;
+  readonly authorization: string | undefined;
+}
 
 interface FakeIdp {
   readonly origin: string;
   readonly registrations: number;
   readonly tokenRequests: URLSearchParams[];
+  /** Requests to the confidential-client tenants' token endpoints (`/realms/secure`, `/oauth2/basic`). */
+  readonly secretTokenRequests: TokenRequest[];
   close(): Promise<void>;
+}
+
+/** RFC 6749 §2.3.1 as an IdP reads it: Basic base64 of `id:secret`, each part form-urlencoded. */
+function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  if (!header?.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  const formDecode = (s: string): string => decodeURIComponent(s.replace(/\+/g, ' '));
+  return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
 }
 
 /** One loopback IdP serving three tenants; each discovery document lives where its vendor puts it. */
 async function startIdp(signer: TestSigner): Promise<FakeIdp> {
-  const state = { registrations: 0, tokenRequests: [] as URLSearchParams[] };
+  const state = { registrations: 0, tokenRequests: [] as URLSearchParams[], secretTokenRequests: [] as TokenRequest[] };
   let origin = '';
   const documents = (): Record<string, Record<string, unknown>> => {
     const kc = `${origin}/realms/demo`;
@@ -48,6 +68,9 @@ async function startIdp(signer: TestSigner): Promise<FakeIdp> {
       // Entra: no registration_endpoint and no code_challenge_methods_supported, as its v2.0 document.
       '/tenant-1/v2.0/.well-known/openid-configuration': common(entra),
       '/.well-known/openid-configuration': { ...common(`${origin}/`), authorization_endpoint: `${origin}/authorize`, code_challenge_methods_supported: ['S256'] },
+      // Confidential clients only: the secret in the form body (Keycloak) or only HTTP Basic (Okta-style document).
+      '/realms/secure/.well-known/openid-configuration': { ...common(`${origin}/realms/secure`), token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'], code_challenge_methods_supported: ['S256'] },
+      '/oauth2/basic/.well-known/oauth-authorization-server': { ...common(`${origin}/oauth2/basic`), token_endpoint_auth_methods_supported: ['client_secret_basic'], code_challenge_methods_supported: ['S256'] },
     };
   };
   const server: Server = createServer((req, res) => {
@@ -64,6 +87,21 @@ async function startIdp(signer: TestSigner): Promise<FakeIdp> {
       if (path.endsWith('/clients-registrations/openid-connect')) {
         state.registrations++;
         return send(201, { client_id: 'from-the-idp' });
+      }
+      if ((path === '/realms/secure/token' || path === '/oauth2/basic/token') && req.method === 'POST') {
+        const form = new URLSearchParams(Buffer.concat(chunks).toString());
+        const authorization = req.headers.authorization;
+        state.secretTokenRequests.push({ path, form, authorization });
+        const authenticated = path === '/realms/secure/token'
+          ? form.get('client_id') === CLIENT_ID && form.get('client_secret') === CLIENT_SECRET
+          : basicCredentials(authorization)?.id === CLIENT_ID && basicCredentials(authorization)?.secret === CLIENT_SECRET && !form.has('client_secret');
+        if (!authenticated) return send(401, { error: 'invalid_client', error_description: 'client authentication failed' });
+        if (form.get('code') === 'bad') return send(400, { error: 'invalid_grant', error_description: 'unknown code' });
+        const issuer = `${origin}${path.slice(0, -'/token'.length)}`;
+        void signer.sign({ iss: issuer, aud: AUDIENCE, sub: 'bob' }, { expiresIn: '5m' }).then((token) =>
+          send(200, { access_token: token, token_type: 'Bearer', expires_in: 300, refresh_token: 'rt-1' }),
+        );
+        return;
       }
       if (path === '/realms/demo/token' && req.method === 'POST') {
         const form = new URLSearchParams(Buffer.concat(chunks).toString());
@@ -84,6 +122,7 @@ async function startIdp(signer: TestSigner): Promise<FakeIdp> {
       return state.registrations;
     },
     tokenRequests: state.tokenRequests,
+    secretTokenRequests: state.secretTokenRequests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -185,7 +224,17 @@ spec:
         route('auth0', '/auth0/mcp') +
         policy('auth0', `${idp.origin}/`, keys, { provider: 'idp_1' }) +
         route('plain', '/plain/mcp') +
-        policy('plain', `${idp.origin}/realms/demo`, keys, {}),
+        policy('plain', `${idp.origin}/realms/demo`, keys, {}) +
+        `---
+apiVersion: v1
+kind: Secret
+metadata: { name: idp-client, namespace: default }
+stringData: { clientSecret: ${JSON.stringify(CLIENT_SECRET)}, other: wrong }
+` +
+        route('secure', '/secure/mcp') +
+        policy('secure', `${idp.origin}/realms/secure`, keys, { provider: 'idp_2', clientId: CLIENT_ID, clientSecretRef: { name: 'idp-client' } }) +
+        route('basic', '/basic/mcp') +
+        policy('basic', `${idp.origin}/oauth2/basic`, keys, { provider: 'idp_3', clientId: CLIENT_ID, clientSecretRef: { name: 'idp-client' } }),
     );
     assert.deepEqual(gw.applyErrors, []);
   });
@@ -222,6 +271,84 @@ spec:
     } finally {
       await client.close();
     }
+  });
+
+  it('clientSecretRef: the SDK flow completes through the gateway token endpoint, which adds the secret (client_secret_post)', async () => {
+    const serverUrl = new URL(gw.url(80, '/secure/mcp'));
+    const metadata = await discoverAuthorizationServerMetadata(serverUrl);
+    assert.equal(metadata?.token_endpoint, gw.url(80, '/.well-known/oauth-token/secure/mcp'));
+    assert.deepEqual(metadata?.token_endpoint_auth_methods_supported, ['none']);
+
+    const oauth = new MemoryOAuthClient();
+    const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: oauth });
+    await assert.rejects(new Client({ name: 'switchboard-test', version: '1.0.0' }).connect(transport), UnauthorizedError);
+    assert.equal(oauth.client?.client_id, CLIENT_ID);
+    assert.equal(oauth.client?.client_secret, undefined, 'the client never learns the secret');
+    const before = idp.secretTokenRequests.length;
+    await transport.finishAuth('code-for-bob');
+    const seen = idp.secretTokenRequests.slice(before);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].path, '/realms/secure/token');
+    assert.equal(seen[0].form.get('client_secret'), CLIENT_SECRET, 'the secret arrives in the form body');
+    assert.equal(seen[0].form.get('client_id'), CLIENT_ID);
+    assert.equal(seen[0].form.get('code'), 'code-for-bob');
+    assert.equal(seen[0].form.get('code_verifier'), oauth.verifier, 'the PKCE verifier is passed on');
+    assert.equal(seen[0].authorization, undefined);
+    assert.ok(oauth.saved?.access_token);
+
+    const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: oauth }));
+    try {
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'echo'));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('clientSecretRef: HTTP Basic when the IdP only supports client_secret_basic; refresh_token is proxied too', async () => {
+    const endpoint = String((await discoverAuthorizationServerMetadata(new URL(gw.url(80, '/basic/mcp'))))?.token_endpoint);
+    assert.equal(endpoint, gw.url(80, '/.well-known/oauth-token/basic/mcp'));
+    const grants: Record<string, string>[] = [{ grant_type: 'authorization_code', code: 'c1', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1:9/callback' }, { grant_type: 'refresh_token', refresh_token: 'rt-1' }];
+    for (const grant of grants) {
+      const before = idp.secretTokenRequests.length;
+      const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...grant, client_id: CLIENT_ID }) });
+      assert.equal(res.status, 200, grant.grant_type);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.ok(((await res.json()) as { access_token?: string }).access_token, grant.grant_type);
+      const seen = idp.secretTokenRequests.slice(before);
+      assert.equal(seen.length, 1);
+      assert.deepEqual(basicCredentials(seen[0].authorization), { id: CLIENT_ID, secret: CLIENT_SECRET }, `${grant.grant_type}: Basic credentials`);
+      assert.equal(seen[0].form.get('client_secret'), null);
+      assert.equal(seen[0].form.get('grant_type'), grant.grant_type);
+    }
+  });
+
+  it('clientSecretRef: the token endpoint refuses what would let anyone use the confidential client', async () => {
+    const endpoint = gw.url(80, '/.well-known/oauth-token/secure/mcp');
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const cases = [
+      { name: 'client_credentials grant', init: { method: 'POST', headers: form, body: `grant_type=client_credentials&client_id=${CLIENT_ID}` }, status: 400, error: 'unsupported_grant_type' },
+      { name: 'password grant', init: { method: 'POST', headers: form, body: 'grant_type=password&username=a&password=b' }, status: 400, error: 'unsupported_grant_type' },
+      { name: 'another client_id', init: { method: 'POST', headers: form, body: 'grant_type=authorization_code&code=x&client_id=someone-else' }, status: 401, error: 'invalid_client' },
+      { name: 'a JSON body', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"authorization_code"}' }, status: 400, error: 'invalid_request' },
+      { name: 'GET', init: { method: 'GET' }, status: 405, error: 'invalid_request' },
+    ];
+    const before = idp.secretTokenRequests.length;
+    for (const c of cases) {
+      const res = await fetch(endpoint, c.init);
+      assert.equal(res.status, c.status, c.name);
+      assert.equal(((await res.json()) as { error?: string }).error, c.error, c.name);
+    }
+    assert.equal(idp.secretTokenRequests.length, before, 'the IdP was never called');
+    const guessed = await fetch(endpoint, { method: 'POST', headers: form, body: 'grant_type=authorization_code&code=x&client_secret=guess' });
+    assert.equal(guessed.status, 200, 'a client_secret the caller brings is replaced by the configured one');
+    assert.equal(idp.secretTokenRequests.at(-1)?.form.getAll('client_secret').join(), CLIENT_SECRET);
+    // The IdP's own refusal passes through unchanged.
+    const refused = await fetch(endpoint, { method: 'POST', headers: form, body: 'grant_type=authorization_code&code=bad' });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'unknown code' });
+    // Routes without clientSecretRef have no token endpoint of ours.
+    assert.equal((await fetch(gw.url(80, '/.well-known/oauth-token/kc/mcp'), { method: 'POST', headers: form, body: 'grant_type=refresh_token' })).status, 404);
   });
 
   it('challenges with resource_metadata, and names the error when a token was rejected', async () => {

@@ -39,5 +39,7 @@ export const JwtAuthentication = () =>
       resourceMetadata: Opt(ResourceMetadata()),
       provider: Opt(IdpProvider()),
       clientId: Opt(Str(1, 1024, { description: 'short-circuits Dynamic Client Registration' })),
+      // Not in SPEC's jwtAuthentication.mcp list, but MCPAuthentication (the deprecated backend form this replaces) has it.
+      clientSecretRef: Opt(LocalSecretKeyRef('clientSecret', 'injected into token requests proxied to the provider')),
     }, { description: 'serve MCP OAuth metadata discovery endpoints' })),
   });

@@ -7,6 +7,7 @@ describe('parseMcpOAuthConfig', () => {
     assert.deepEqual(parseMcpOAuthConfig({ provider: 'idp_2', clientId: 'c', resourceMetadata: { scopes_supported: ['a'] } }, 'https://kc/realms/x'), {
       provider: 'idp_2',
       clientId: 'c',
+      clientSecret: undefined,
       resourceMetadata: { scopes_supported: ['a'] },
       issuer: 'https://kc/realms/x',
     });
@@ -15,6 +16,8 @@ describe('parseMcpOAuthConfig', () => {
     { name: 'unknown provider', mcp: { provider: 'idp_9' }, issuer: 'https://as', message: /mcp.provider/ },
     { name: 'empty clientId', mcp: { clientId: '' }, issuer: 'https://as', message: /mcp.clientId/ },
     { name: 'resourceMetadata not an object', mcp: { resourceMetadata: [1] }, issuer: 'https://as', message: /mcp.resourceMetadata/ },
+    { name: 'clientSecret without clientId', mcp: { clientSecret: 's3cret' }, issuer: 'https://as', message: /needs mcp.clientId/ },
+    { name: 'empty clientSecret', mcp: { clientId: 'c', clientSecret: '' }, issuer: 'https://as', message: /clientSecretRef/ },
     { name: 'issuer that is not a URL', mcp: {}, issuer: 'my-issuer', message: /issuer is a URL/ },
   ] as const;
   for (const c of invalid) it(`throws on ${c.name}`, () => assert.throws(() => parseMcpOAuthConfig(c.mcp, c.issuer), c.message));

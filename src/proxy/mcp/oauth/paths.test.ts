@@ -11,6 +11,7 @@ describe('parseOAuthPath', () => {
     { name: 'OIDC document is the same answer', path: '/.well-known/openid-configuration/mcp', want: { document: 'authorization-server', resourcePath: '/mcp' } },
     { name: 'registration', path: '/.well-known/oauth-registration/mcp', want: { document: 'registration', resourcePath: '/mcp' } },
     { name: 'authorize redirect', path: '/.well-known/oauth-authorize/mcp', want: { document: 'authorize', resourcePath: '/mcp' } },
+    { name: 'token proxy', path: '/.well-known/oauth-token/mcp', want: { document: 'token', resourcePath: '/mcp' } },
     { name: 'a longer name is not the prefix', path: '/.well-known/oauth-protected-resources/mcp', want: undefined },
     { name: 'other well-known names', path: '/.well-known/jwks.json', want: undefined },
     { name: 'not well-known at all', path: '/mcp', want: undefined },

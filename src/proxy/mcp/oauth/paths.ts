@@ -7,13 +7,14 @@
  *   GET  /.well-known/openid-configuration/mcp       the same document (clients try both)
  *   POST /.well-known/oauth-registration/mcp         DCR short-circuit (`clientId` set)
  *   GET  /.well-known/oauth-authorize/mcp            redirect to the IdP's authorize with `audience` (idp_1)
+ *   POST /.well-known/oauth-token/mcp                token requests proxied to the IdP with the client secret (`clientSecretRef`)
  *
- * The last two are our own names inside the RFC 8615 reserved namespace, so it cannot shadow an
+ * The last three are our own names inside the RFC 8615 reserved namespace, so it cannot shadow an
  * application path.
  */
 export const WELL_KNOWN = '/.well-known/';
 
-export type OAuthDocument = 'protected-resource' | 'authorization-server' | 'registration' | 'authorize';
+export type OAuthDocument = 'protected-resource' | 'authorization-server' | 'registration' | 'authorize' | 'token';
 
 const PREFIXES: readonly (readonly [string, OAuthDocument])[] = [
   ['/.well-known/oauth-protected-resource', 'protected-resource'],
@@ -21,12 +22,14 @@ const PREFIXES: readonly (readonly [string, OAuthDocument])[] = [
   ['/.well-known/openid-configuration', 'authorization-server'],
   ['/.well-known/oauth-registration', 'registration'],
   ['/.well-known/oauth-authorize', 'authorize'],
+  ['/.well-known/oauth-token', 'token'],
 ];
 
 export const PROTECTED_RESOURCE_PREFIX = PREFIXES[0][0];
 export const AUTHORIZATION_SERVER_PREFIX = PREFIXES[1][0];
 export const REGISTRATION_PREFIX = PREFIXES[3][0];
 export const AUTHORIZE_PREFIX = PREFIXES[4][0];
+export const TOKEN_PREFIX = PREFIXES[5][0];
 
 /** Which document a request path asks for, and for which resource path (`/` for the bare form). */
 export function parseOAuthPath(path: string): { readonly document: OAuthDocument; readonly resourcePath: string } | undefined {

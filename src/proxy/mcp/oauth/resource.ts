@@ -1,7 +1,7 @@
 import type { Logger } from '../../../common/logger.ts';
 import type { McpOAuthConfig } from './config.ts';
 import { DiscoveryCache, type Metadata } from './discovery.ts';
-import { AUTHORIZE_PREFIX, documentPath, PROTECTED_RESOURCE_PREFIX, REGISTRATION_PREFIX } from './paths.ts';
+import { AUTHORIZE_PREFIX, documentPath, PROTECTED_RESOURCE_PREFIX, REGISTRATION_PREFIX, TOKEN_PREFIX } from './paths.ts';
 import { quirksOf, type ProviderQuirks } from './providers.ts';
 
 /** Where a client reached the gateway: `scheme://host[:port]` as it sent them, and the resource's path. */
@@ -22,6 +22,7 @@ export class McpOAuthResource {
   readonly quirks: ProviderQuirks;
   /** The gateway publishes its own authorization-server metadata instead of pointing at the issuer. */
   readonly fronted: boolean;
+  readonly logger: Logger;
   readonly #audience: string | undefined;
   readonly #discovery: DiscoveryCache;
 
@@ -30,6 +31,7 @@ export class McpOAuthResource {
     this.quirks = quirksOf(config.provider);
     this.fronted = config.provider !== undefined || config.clientId !== undefined;
     this.#audience = audience;
+    this.logger = logger;
     this.#discovery = new DiscoveryCache(config.issuer, this.quirks, logger);
   }
 
@@ -67,7 +69,25 @@ export class McpOAuthResource {
     if (this.quirks.audienceParameter && typeof doc.authorization_endpoint === 'string') {
       doc.authorization_endpoint = a.origin + documentPath(AUTHORIZE_PREFIX, a.path);
     }
+    if (this.config.clientSecret !== undefined) {
+      // The gateway authenticates the client to the IdP; towards the gateway it is a public client.
+      doc.token_endpoint = a.origin + documentPath(TOKEN_PREFIX, a.path);
+      doc.token_endpoint_auth_methods_supported = ['none'];
+    }
     return doc;
+  }
+
+  /**
+   * The IdP's own token endpoint, and how it wants the client secret: HTTP Basic only when its
+   * metadata lists `client_secret_basic` and not `client_secret_post` (RFC 8414 §2: an absent
+   * list means `client_secret_basic`); the form body otherwise.
+   */
+  async idpTokenEndpoint(): Promise<{ readonly url: string; readonly basic: boolean } | undefined> {
+    const doc = await this.#discovery.get();
+    const url = doc.token_endpoint;
+    if (typeof url !== 'string' || !URL.canParse(url)) return undefined;
+    const methods = Array.isArray(doc.token_endpoint_auth_methods_supported) ? doc.token_endpoint_auth_methods_supported : ['client_secret_basic'];
+    return { url, basic: methods.includes('client_secret_basic') && !methods.includes('client_secret_post') };
   }
 
   /** Where the `audience` redirect sends the browser: the IdP's endpoint with the client's query plus `audience`. */

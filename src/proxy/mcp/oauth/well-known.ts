@@ -5,6 +5,7 @@ import type { DownstreamRequest } from '../../pipeline/downstream.ts';
 import { normalizeHost } from '../../routing/host.ts';
 import { parseOAuthPath, WELL_KNOWN, type OAuthDocument } from './paths.ts';
 import type { McpOAuthResource, ResourceAddress } from './resource.ts';
+import { proxyTokenRequest } from './token-proxy.ts';
 
 /** The jwtAuthentication step exposes its MCP OAuth face here (policies/jwt-authentication/mcp-oauth.ts). */
 export interface McpOAuthStep extends TrafficStep {
@@ -48,7 +49,7 @@ export function mcpOAuthAnswer(bind: CompiledBind, req: DownstreamRequest, schem
 async function answer(resource: McpOAuthResource, document: OAuthDocument, a: ResourceAddress, req: DownstreamRequest, query: string): Promise<DirectResponse> {
   const method = req.method ?? 'GET';
   if (method === 'OPTIONS') {
-    return { status: 204, headers: { ...CORS, 'access-control-allow-methods': document === 'registration' ? 'POST' : 'GET', 'access-control-allow-headers': 'content-type, mcp-protocol-version' } };
+    return { status: 204, headers: { ...CORS, 'access-control-allow-methods': document === 'registration' || document === 'token' ? 'POST' : 'GET', 'access-control-allow-headers': 'content-type, mcp-protocol-version' } };
   }
   switch (document) {
     case 'protected-resource':
@@ -63,6 +64,10 @@ async function answer(resource: McpOAuthResource, document: OAuthDocument, a: Re
       if (resource.config.clientId === undefined) return oauthError(404, 'not_found', 'no clientId is configured for this resource');
       if (method !== 'POST') return methodNotAllowed('POST');
       return registration(resource, req);
+    case 'token':
+      if (resource.config.clientSecret === undefined) return oauthError(404, 'not_found', 'no clientSecretRef is configured for this resource');
+      if (method !== 'POST') return methodNotAllowed('POST');
+      return proxyTokenRequest(resource, req.headers['content-type'], req as AsyncIterable<Buffer>);
     case 'authorize': {
       if (!resource.quirks.audienceParameter) return oauthError(404, 'not_found', 'this provider needs no authorization redirect');
       if (method !== 'GET') return methodNotAllowed('GET');
