@@ -2,9 +2,11 @@
  * traffic.extProc through YAML against a real ExternalProcessor (connect-node over h2c): header
  * mutations both ways, Buffered and streamed bodies, immediate responses before and during the
  * body, FailOpen/FailClosed with the processor down, 413 over the buffer limit, the `extproc` CEL
- * variable, the conditional form and the session's end.
+ * variable, the conditional form and the session's end; trailers both ways (HttpTrailers messages,
+ * response trailer mutations) and request/response attributes, over raw HTTP/1.1 chunked messages.
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import type { HeaderMap } from '../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
@@ -73,6 +75,11 @@ function processor(seen: ProcessingRequest[], streams: { opened: number; closed:
             yield respond({ response: { case: 'responseHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-resp', value: 'seen' } }], removeHeaders: ['x-upstream-secret'] } } } } });
           } else if (r.case === 'responseBody') {
             yield upperCased('responseBody', r.value.body);
+          } else if (r.case === 'requestTrailers') {
+            yield respond({ response: { case: 'requestTrailers', value: {} } });
+          } else if (r.case === 'responseTrailers') {
+            const set = [{ header: { key: 'x-trailer-processed', value: 'yes' } }];
+            yield respond({ response: { case: 'responseTrailers', value: { headerMutation: { setHeaders: set, removeHeaders: ['x-drop'] } } } });
           }
         }
       } finally {
@@ -98,6 +105,14 @@ describe('extProc end to end', () => {
 
   before(async () => {
     upstream = await startHttpServer((req, body, res) => {
+      if (req.url?.startsWith('/trailers') || req.url?.startsWith('/no-trailers')) {
+        // Chunked with trailers; the request's own trailers never arrive (the gateway does not forward them).
+        res.writeHead(200, { 'content-type': 'text/plain', trailer: 'x-checksum, x-drop' });
+        res.write(`got ${body.toString()}; trailers ${JSON.stringify(req.trailers)}`);
+        res.addTrailers({ 'x-checksum': 'abc', 'x-drop': 'gone' });
+        res.end();
+        return;
+      }
       const record: Seen = { path: req.url ?? '', headers: req.headers as Record<string, string>, body: body.toString() };
       upstreamSeen.push(record);
       res.writeHead(200, { 'content-type': 'application/json', 'x-upstream-secret': 'hidden' }).end(JSON.stringify(record));
@@ -118,6 +133,13 @@ transformation:
       route('streamed', '/streamed') + policy('streamed', `extProc: { url: "${proc.url}" }`) +
       route('block', '/block/') + policy('block', `extProc: { url: "${proc.url}" }`) +
       route('block-body', '/block-body') + policy('block-body', `extProc: { url: "${proc.url}", processingOptions: { responseBodyMode: None } }`) +
+      route('trailers', '/trailers') + policy('trailers', `extProc:
+  url: ${proc.url}
+  requestAttributes: { path: request.path }
+  responseAttributes: { status: response.code, type: 'response.headers["content-type"]', path: request.path }`) +
+      route('no-trailers', '/no-trailers') + policy('no-trailers', `extProc:
+  url: ${proc.url}
+  processingOptions: { requestTrailerMode: Skip, responseTrailerMode: Skip }`) +
       route('closed', '/closed') + policy('closed', `extProc: { url: "${dead}" }`) +
       route('open', '/open') + policy('open', `extProc: { url: "${dead}", failureMode: FailOpen }`) +
       route('conditional', '/conditional') + policy('conditional', `extProc:
@@ -222,6 +244,46 @@ transformation:
     assert.equal((JSON.parse(fallback.text) as Seen).headers['x-processed'], 'yes');
   });
 
+  it('trailers: HttpTrailers both ways after a body without end_of_stream; response trailer mutations reach the client', async () => {
+    const before = seen.length;
+    const res = await chunkedWithTrailers(gw.portOf(80), '/trailers', 'abc', { 'x-client-sum': '42' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body, 'GOT ABC; TRAILERS {}', 'bodies streamed through the processor; no request trailers upstream');
+    assert.deepEqual(res.trailers, { 'x-checksum': 'abc', 'x-trailer-processed': 'yes' }, 'set and remove applied to the response trailers');
+
+    const mine = seen.slice(before);
+    const requestTrailers = mine.find((m) => m.request.case === 'requestTrailers');
+    assert.deepEqual(requestTrailers?.request.case === 'requestTrailers' && headersOf(requestTrailers.request.value.trailers), { 'x-client-sum': '42' });
+    const responseTrailers = mine.find((m) => m.request.case === 'responseTrailers');
+    assert.deepEqual(responseTrailers?.request.case === 'responseTrailers' && headersOf(responseTrailers.request.value.trailers), { 'x-checksum': 'abc', 'x-drop': 'gone' });
+    const bodies = mine.flatMap((m) => (m.request.case === 'requestBody' || m.request.case === 'responseBody' ? [m.request.value] : []));
+    assert.ok(bodies.length >= 2 && bodies.every((b) => !b.endOfStream), 'with trailers to follow no body message ends the stream');
+    const order = mine.map((m) => m.request.case);
+    assert.ok(order.indexOf('requestTrailers') > order.lastIndexOf('requestBody') && order.indexOf('requestTrailers') < order.indexOf('responseHeaders'));
+    assert.equal(order.at(-1), 'responseTrailers');
+  });
+
+  it('attributes: request attributes with the request headers, response attributes see the response', async () => {
+    const before = seen.length;
+    await chunkedWithTrailers(gw.portOf(80), '/trailers/attrs', 'x', {});
+    const mine = seen.slice(before);
+    const attrs = (c: string) => mine.find((m) => m.request.case === c)?.attributes['envoy.filters.http.ext_proc'];
+    assert.deepEqual(attrs('requestHeaders'), { path: '/trailers/attrs' });
+    assert.deepEqual(attrs('responseHeaders'), { status: 200, type: 'text/plain', path: '/trailers/attrs' });
+    assert.ok(mine.filter((m) => Object.keys(m.attributes).length > 0).length === 2, 'only the first message of each phase carries attributes');
+    assert.equal(mine.some((m) => m.request.case === 'requestTrailers'), false, 'a request without trailers sends no trailer message');
+  });
+
+  it('trailer modes Skip: no trailer messages, the upstream trailers pass unchanged', async () => {
+    const before = seen.length;
+    const res = await chunkedWithTrailers(gw.portOf(80), '/no-trailers', 'abc', { 'x-client-sum': '42' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.trailers, { 'x-checksum': 'abc', 'x-drop': 'gone' });
+    const mine = seen.slice(before);
+    assert.equal(mine.some((m) => m.request.case === 'requestTrailers' || m.request.case === 'responseTrailers'), false);
+    assert.equal(mine.filter((m) => (m.request.case === 'requestBody' || m.request.case === 'responseBody') && m.request.value.endOfStream).length, 2);
+  });
+
   it('closes every processor stream once its request is over', async () => {
     await gw.request(80, { path: '/streamed', method: 'POST', body: 'one more' });
     // The gateway cancels the stream after the response; the server notices on its next read.
@@ -230,3 +292,22 @@ transformation:
     assert.equal(streams.closed, streams.opened);
   });
 });
+
+/**
+ * An HTTP/1.1 POST with a chunked body and (when given) request trailers; the response's body and
+ * trailers as the client received them. Trailers with no entries send none.
+ */
+function chunkedWithTrailers(port: number, path: string, body: string, trailers: Record<string, string>): Promise<{ status: number; body: string; trailers: IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'transfer-encoding': 'chunked', ...(Object.keys(trailers).length > 0 ? { trailer: Object.keys(trailers).join(', ') } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), trailers: res.trailers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.write(body);
+    if (Object.keys(trailers).length > 0) req.addTrailers(trailers);
+    req.end();
+  });
+}

@@ -8,7 +8,7 @@
 import { PassThrough } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { endToEndResponseHeaders } from '../http/headers.ts';
+import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
 import type { FilteredResponse, ResponseFilter } from '../policies/context.ts';
 import { respondError, type DirectResponse } from '../policies/result.ts';
 import { sendDirect, type DownstreamResponse } from './downstream.ts';
@@ -56,6 +56,8 @@ export class FilteredResponseWriter {
 
   end(trailers: IncomingHttpHeaders): void {
     this.#trailers = trailers;
+    // Body filters (ext_proc) may read and change them when their input ends.
+    this.#o.response.trailers = trailers as HeaderMap;
     this.#body.end();
   }
 
@@ -89,7 +91,8 @@ export class FilteredResponseWriter {
       }
       if (this.#o.finished()) return;
       if (!headersSent) res.writeHead(response.status, response.headers);
-      if (this.#trailers && Object.keys(this.#trailers).length > 0) res.addTrailers(endToEndResponseHeaders(this.#trailers));
+      const trailers = this.#o.response.trailers ?? this.#trailers;
+      if (trailers && Object.keys(trailers).length > 0) res.addTrailers(endToEndResponseHeaders(trailers));
       res.end();
       this.#o.complete(response.status, this.#bytes);
     } catch (err) {

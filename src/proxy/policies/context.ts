@@ -28,6 +28,8 @@ export interface TokenUsage {
 export interface FilteredResponse {
   status: number;
   readonly headers: HeaderMap;
+  /** The upstream's trailers, set once its body has ended (before body filters see their input end); changed in place. */
+  trailers?: HeaderMap;
 }
 
 /**
@@ -123,6 +125,8 @@ export interface PolicyContext {
    * forwarded and finished, failed, client gone): sessions with external services close here.
    */
   onEnd(listener: () => void): void;
+  /** The client's request trailers once its body has been read (ext_proc); absent or empty: none. */
+  requestTrailers?(): Readonly<Record<string, string | string[] | undefined>> | undefined;
   /** The CEL input for this request as it stands now (identity included); rebuilt after changes. */
   cel(): CelInput;
   /** Owned by policies/cel.ts: the request's activation, shared by steps until the identity changes. */

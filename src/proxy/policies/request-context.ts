@@ -83,6 +83,10 @@ export class RequestPolicyContext implements PolicyContext {
     return requestBody(this.#req);
   }
 
+  requestTrailers(): Readonly<Record<string, string | string[] | undefined>> | undefined {
+    return this.#req.trailers;
+  }
+
   onEnd(listener: () => void): void {
     if (this.#ended) return listener();
     (this.#endListeners ??= []).push(listener);

@@ -27,6 +27,8 @@ export interface Modes {
   responseHeaders: SendMode;
   requestBody: BodySendMode;
   responseBody: BodySendMode;
+  requestTrailers: SendMode;
+  responseTrailers: SendMode;
 }
 
 export function initialModes(config: ExtProcConfig): Modes {
@@ -36,6 +38,9 @@ export function initialModes(config: ExtProcConfig): Modes {
     responseHeaders: o.responseHeaderMode ?? 'Send',
     requestBody: o.requestBodyMode ?? 'FullDuplexStreamed',
     responseBody: o.responseBodyMode ?? 'FullDuplexStreamed',
+    // SPEC.md: trailers are sent by default (Envoy's own default is SKIP).
+    requestTrailers: o.requestTrailerMode ?? 'Send',
+    responseTrailers: o.responseTrailerMode ?? 'Send',
   };
 }
 
@@ -49,7 +54,7 @@ const HEADER = (m: ProcessingMode_HeaderSendMode): SendMode | undefined =>
   m === ProcessingMode_HeaderSendMode.SEND ? 'Send' : m === ProcessingMode_HeaderSendMode.SKIP ? 'Skip' : undefined;
 
 /**
- * A processor's mode_override. Header modes DEFAULT keep the current mode; body modes NONE (the
+ * A processor's mode_override. Header and trailer modes DEFAULT keep the current mode; body modes NONE (the
  * proto default, indistinguishable from "unset") switch processing of that body off, as in Envoy.
  */
 export function applyOverride(modes: Modes, o: ProcessingMode): void {
@@ -57,4 +62,6 @@ export function applyOverride(modes: Modes, o: ProcessingMode): void {
   modes.responseHeaders = HEADER(o.responseHeaderMode) ?? modes.responseHeaders;
   modes.requestBody = BODY[o.requestBodyMode] ?? modes.requestBody;
   modes.responseBody = BODY[o.responseBodyMode] ?? modes.responseBody;
+  modes.requestTrailers = HEADER(o.requestTrailerMode) ?? modes.requestTrailers;
+  modes.responseTrailers = HEADER(o.responseTrailerMode) ?? modes.responseTrailers;
 }

@@ -4,10 +4,17 @@
  *
  *   const s = client.session(activation)
  *   const h = await s.requestHeaders(headers, endOfStream)   // continue (mutated headers) | respond
- *   upstreamBody = s.requestBody(downstreamBody)             // async iterable in → async iterable out
+ *   upstreamBody = s.requestBody(downstreamBody, () => requestTrailers)   // async iterable in → out
  *   const r = await s.responseHeaders(status, headers, endOfStream)
- *   downstreamBody = s.responseBody(upstreamBody)
+ *   downstreamBody = s.responseBody(upstreamBody, () => responseTrailers)
  *   s.close()
+ *
+ * Trailers: when the body ends and the message has trailers (the callback returns a non-empty
+ * map) and the trailer mode is Send, the last body message does not claim end_of_stream, an
+ * HttpTrailers message follows, and the processor's header mutation is applied to the trailers
+ * object in place. Attributes travel in the first message of each phase (normally its headers):
+ * `requestAttributes` see the request, `responseAttributes` also `response.code` and
+ * `response.headers`.
  *
  * A body iterable throws ExtProcImmediateResponse when the processor answers instead, and
  * ExtProcError when the processor fails or a Buffered body is over the limit. FailOpen applies
@@ -17,7 +24,7 @@
  */
 import { create, type JsonObject as ProtoJsonObject } from '@bufbuild/protobuf';
 import { createClient, type Client } from '@connectrpc/connect';
-import type { Activation, Program } from '../../../cel/index.ts';
+import { createActivation, type Activation, type Program } from '../../../cel/index.ts';
 import type { JsonObject } from '../../../ir/policy.ts';
 import { MetadataSchema } from '../gen/envoy/config/core/v3/base_pb.js';
 import {
@@ -102,6 +109,8 @@ export class ExtProcClient {
 }
 
 type Phase = 'request' | 'response';
+/** A message's trailers, as the pipeline holds them (changed in place). */
+export type Trailers = Record<string, string | string[] | undefined>;
 
 export class ExtProcSession {
   readonly #owner: ExtProcClient;
@@ -114,6 +123,10 @@ export class ExtProcSession {
   #bypassed = false;
   #bodyStarted = false;
   #sentFirst = false;
+  /** Whether the first message of each phase (which carries its attributes) has gone out. */
+  readonly #attributesSent = { request: false, response: false };
+  /** The request's activation with the upstream response added, for `responseAttributes`. */
+  #responseActivation: Activation | undefined;
   /** Dynamic metadata from the processor: the `extproc` CEL variable. */
   readonly metadata: Record<string, unknown> = {};
 
@@ -128,15 +141,20 @@ export class ExtProcSession {
   }
 
   async responseHeaders(status: number, headers: RequestHeaders, endOfStream: boolean): Promise<HeadersOutcome> {
+    if (this.#owner.responseAttributes.size > 0) {
+      const response = createActivation({ response: { code: status, headers } }).response;
+      this.#responseActivation = { ...this.#activation, response } as Activation;
+    }
     return this.#headers('response', { ...headers, ':status': String(status) }, endOfStream);
   }
 
-  requestBody(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-    return this.#body('request', body);
+  /** `trailers` is read when the body has ended: the message's trailers, changed in place by the processor. */
+  requestBody(body: AsyncIterable<Uint8Array>, trailers?: () => Trailers | undefined): AsyncIterable<Uint8Array> {
+    return this.#body('request', body, trailers);
   }
 
-  responseBody(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-    return this.#body('response', body);
+  responseBody(body: AsyncIterable<Uint8Array>, trailers?: () => Trailers | undefined): AsyncIterable<Uint8Array> {
+    return this.#body('response', body, trailers);
   }
 
   /** Ends the stream (half-close, then cancel whatever is left). */
@@ -173,18 +191,23 @@ export class ExtProcSession {
     return { kind: 'continue', headers: out };
   }
 
-  async *#body(phase: Phase, body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  async *#body(phase: Phase, body: AsyncIterable<Uint8Array>, trailersOf: (() => Trailers | undefined) | undefined): AsyncIterable<Uint8Array> {
     const mode: BodySendMode = phase === 'request' ? this.#modes.requestBody : this.#modes.responseBody;
     if (this.#bypassed || mode === 'None') {
       yield* body;
+      await this.#trailers(phase, trailersOf);
       return;
     }
     if (phase === 'request') this.#bodyStarted = true;
     const limit = this.#owner.options.bufferLimit ?? DEFAULT_BUFFER_LIMIT;
     if (mode === 'FullDuplexStreamed') {
       for await (const chunk of body) yield await this.#sendBody(phase, chunk, false);
-      const last = await this.#sendBody(phase, new Uint8Array(0), true);
-      if (last.length > 0) yield last;
+      // With trailers to send, the trailers message ends the stream instead of an empty last chunk.
+      if (this.#trailersToSend(phase, trailersOf) === undefined) {
+        const last = await this.#sendBody(phase, new Uint8Array(0), true);
+        if (last.length > 0) yield last;
+      }
+      await this.#trailers(phase, trailersOf);
       return;
     }
     const iterator = body[Symbol.asyncIterator]();
@@ -204,16 +227,53 @@ export class ExtProcSession {
     const whole = Buffer.concat(buffered);
     // BufferedPartial sends at most `limit` bytes; what follows passes through unprocessed.
     const prefix = done ? whole : whole.subarray(0, limit);
-    yield await this.#sendBody(phase, prefix, done);
-    if (done) return;
-    if (whole.length > limit) yield whole.subarray(limit);
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    yield await this.#sendBody(phase, prefix, done && this.#trailersToSend(phase, trailersOf) === undefined);
+    if (!done) {
+      if (whole.length > limit) yield whole.subarray(limit);
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    }
+    await this.#trailers(phase, trailersOf);
+  }
+
+  /** The trailers to send once the body has ended: present, non-empty, and the mode says Send. */
+  #trailersToSend(phase: Phase, trailersOf: (() => Trailers | undefined) | undefined): Trailers | undefined {
+    if (this.#bypassed || !trailersOf) return undefined;
+    if ((phase === 'request' ? this.#modes.requestTrailers : this.#modes.responseTrailers) !== 'Send') return undefined;
+    const trailers = trailersOf();
+    if (!trailers) return undefined;
+    for (const _ in trailers) return trailers;
+    return undefined;
+  }
+
+  /** Sends the trailers (HttpTrailers) and applies the processor's mutation to them in place. */
+  async #trailers(phase: Phase, trailersOf: (() => Trailers | undefined) | undefined): Promise<void> {
+    const trailers = this.#trailersToSend(phase, trailersOf);
+    if (!trailers) return;
+    const message = create(ProcessingRequestSchema, {
+      request: { case: phase === 'request' ? 'requestTrailers' : 'responseTrailers', value: { trailers: toHeaderMap(headerPairs(trailers)) } },
+      attributes: this.#attributes(phase),
+    });
+    let response: ProcessingResponse;
+    try {
+      response = await this.#exchange(message);
+    } catch (err) {
+      throw asError(err);
+    }
+    // The headers (and body) are gone: an answer now can only end the response, as a failure.
+    if (response.response.case === 'immediateResponse') throw new ExtProcError('external processor answered after the body had been sent');
+    if (response.modeOverride && this.#owner.config.processingOptions?.allowModeOverride) applyOverride(this.#modes, response.modeOverride);
+    const mutation = response.response.case === 'requestTrailers' || response.response.case === 'responseTrailers' ? response.response.value.headerMutation : undefined;
+    if (!mutation) return;
+    const out = applyMutations(trailers, fromHeaderOptions(mutation.setHeaders, mutation.removeHeaders));
+    for (const name of Object.keys(trailers)) if (!(name in out)) delete trailers[name];
+    Object.assign(trailers, out);
   }
 
   /** Sends one body message and returns the body to forward (the processor may replace or clear it). */
   async #sendBody(phase: Phase, chunk: Uint8Array, endOfStream: boolean): Promise<Uint8Array> {
     const message = create(ProcessingRequestSchema, {
       request: { case: phase === 'request' ? 'requestBody' : 'responseBody', value: { body: chunk, endOfStream } },
+      attributes: this.#attributes(phase),
     });
     let response: ProcessingResponse;
     try {
@@ -252,9 +312,14 @@ export class ExtProcSession {
     }
   }
 
+  /** The phase's attributes for its first message; later messages of the phase carry none. */
   #attributes(phase: Phase): { [key: string]: ProtoJsonObject } {
+    if (this.#attributesSent[phase]) return {};
+    this.#attributesSent[phase] = true;
     const programs = phase === 'request' ? this.#owner.requestAttributes : this.#owner.responseAttributes;
-    return programs.size === 0 ? {} : { [ATTRIBUTES_NAMESPACE]: evalValues(programs, this.#activation) as ProtoJsonObject };
+    if (programs.size === 0) return {};
+    const activation = phase === 'response' ? this.#responseActivation ?? this.#activation : this.#activation;
+    return { [ATTRIBUTES_NAMESPACE]: evalValues(programs, activation) as ProtoJsonObject };
   }
 
   #metadataContext(): { [namespace: string]: ProtoJsonObject } {

@@ -9,7 +9,12 @@
  *                    FullDuplexStreamed / BufferedPartial (or a mode the processor may still
  *                    override): streamed through the session as `upstream.bodyStream`; an answer or
  *                    failure mid-stream becomes `upstream.answer`, which the Exchange sends.
- *   response         a ResponseFilter: headers (may answer instead), then the body.
+ *   trailers         sent when the body ends, if the message has any and the trailer mode is Send
+ *                    (the default): the processor's mutations apply to the response trailers; the
+ *                    request's are shown to the processor only (no request trailers go upstream),
+ *                    and only when the request body passes through the session (mode not None).
+ *   response         a ResponseFilter: headers (may answer instead), then the body and trailers;
+ *                    `responseAttributes` are evaluated with the response's status and headers.
  *   end of request   the session closes (PolicyContext.onEnd), however the request ended.
  *
  * The processor's dynamic metadata is the `extproc` CEL variable for later steps. FailOpen is
@@ -70,14 +75,25 @@ async function* answeringFailures(body: AsyncIterable<Uint8Array>, ctx: PolicyCo
   }
 }
 
+/**
+ * The client's trailers, read when the body has ended. A copy: the gateway sends no request
+ * trailers upstream, so the processor sees them but its changes go nowhere.
+ */
+function requestTrailersOf(ctx: PolicyContext): () => Record<string, string | string[] | undefined> | undefined {
+  return () => {
+    const trailers = ctx.requestTrailers?.();
+    return trailers ? { ...trailers } as Record<string, string | string[] | undefined> : undefined;
+  };
+}
+
 async function processRequestBody(session: ExtProcSession, plan: Plan, ctx: PolicyContext, body: AsyncIterable<Uint8Array>): Promise<void> {
   if (plan.bufferRequestBody && !ctx.upstream.bodyStream) {
     // readBody applies the frontend's limit (BodyTooLargeError → 413) and keeps the result replayable.
     const original = await ctx.readBody();
-    ctx.replaceBody(await collectBody(session.requestBody(oneChunk(original))));
+    ctx.replaceBody(await collectBody(session.requestBody(oneChunk(original), requestTrailersOf(ctx))));
     return;
   }
-  ctx.upstream.bodyStream = answeringFailures(session.requestBody(body), ctx);
+  ctx.upstream.bodyStream = answeringFailures(session.requestBody(body, requestTrailersOf(ctx)), ctx);
   // The processor may change the length chunk by chunk: the upstream gets a chunked body.
   delete ctx.upstreamHeaders['content-length'];
 }

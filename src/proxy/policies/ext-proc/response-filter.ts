@@ -22,6 +22,7 @@ export function extProcResponseFilter(session: ExtProcSession, method: string): 
       replaceHeaders(response.headers, outcome.headers);
       return undefined;
     },
-    body: (body) => session.responseBody(body),
+    // The writer sets `response.trailers` before the body ends; the session changes them in place.
+    body: (body, response) => session.responseBody(body, () => response.trailers),
   };
 }
