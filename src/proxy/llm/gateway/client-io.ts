@@ -15,14 +15,50 @@ export async function readRequestBody(req: DownstreamRequest, policy: PolicyCont
   if (!stream) return Buffer.alloc(0);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw new BodyTooLargeError(maxBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new BodyTooLargeError(maxBytes);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
+  return collectBody(stream, maxBytes);
+}
+
+/**
+ * Buffers a readable with its events rather than `for await`: an async iterator costs a promise
+ * per chunk and measurably more CPU per request on the translated LLM path.
+ */
+function collectBody(stream: NonNullable<ReturnType<typeof requestBody>>, maxBytes: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        stream.resume(); // drain the rest so the connection stays usable for the error answer
+        reject(new BodyTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new Error('the client closed the request before its body was complete'));
+    };
+    const cleanup = () => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
 }
 
 /** Writes to the client, waiting for drain under backpressure; knows when the client went away. */
@@ -72,8 +108,8 @@ export class ClientSink {
     if (this.#closed) return;
     this.#res.writeHead(status, { ...headers, 'content-length': String(body.length) });
     this.#bytes += body.length;
-    this.#res.write(Buffer.from(body.buffer, body.byteOffset, body.length));
-    this.#res.end();
+    // end(body) sends head and body in one write.
+    (this.#res as { end(chunk: Buffer): void }).end(Buffer.from(body.buffer, body.byteOffset, body.length));
   }
 
   end(): void {

@@ -283,10 +283,9 @@ function pickHeaders(h: Record<string, string | string[] | undefined>, names: re
   return out;
 }
 
-async function readAll(body: AsyncIterable<unknown>): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
+/** undici's own consumer: no async iterator, one promise for the whole body. */
+async function readAll(body: { bytes(): Promise<Uint8Array> }): Promise<Uint8Array> {
+  return body.bytes();
 }
 
 function isTimeout(err: unknown): boolean {
