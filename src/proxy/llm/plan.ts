@@ -76,6 +76,11 @@ const CLIENT_FORMAT: Partial<Record<RouteType, ClientFormat>> = { Completions: '
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } as const;
 
+/** Decodes without copying the bytes first (Buffer.from(Uint8Array) would). */
+function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
 function errorFormatFor(route: RouteType, headers: PlanInput['headers']): ErrorFormat {
   if (route === 'Messages' || route === 'TokenCount') return 'anthropic';
   if (route === 'Models' && headers?.['anthropic-version']) return 'anthropic';
@@ -114,7 +119,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
 
   let body: Record<string, unknown>;
   try {
-    const parsed: unknown = JSON.parse(Buffer.from(input.body).toString('utf8'));
+    const parsed: unknown = JSON.parse(utf8(input.body));
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     body = parsed as Record<string, unknown>;
   } catch {
@@ -207,7 +212,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
       if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
       let res;
       try {
-        res = readUpstreamResponse(endpoint.format, JSON.parse(Buffer.from(resBody).toString('utf8')), canonical, names, ctx);
+        res = readUpstreamResponse(endpoint.format, JSON.parse(utf8(resBody)), canonical, names, ctx);
       } catch {
         return renderError({ status: 502, message: `upstream returned a body that is not a valid ${endpoint.format} response` }, errorFormat);
       }
