@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import aws4 from 'aws4';
@@ -163,10 +167,11 @@ describe('LlmCredentials: cloud-B and cloud-C tokens', () => {
   });
 
   const failures: { name: string; auth: BackendAuthPolicy; env?: Record<string, string> }[] = [
-    { name: 'cloudB without a Secret (managed identity is not supported)', auth: { cloudB: { managedIdentity: { clientId: 'x' } } } },
-    { name: 'cloudC IdToken', auth: { cloudC: { type: 'IdToken' } } },
-    { name: 'cloudC without a Secret or GOOGLE_APPLICATION_CREDENTIALS', auth: { cloudC: {} } },
+    { name: 'cloudB Secret without clientSecret', auth: { cloudB: { secret: { tenantID: 't', clientID: 'c' } } } },
+    { name: 'cloudB workload identity without AZURE_FEDERATED_TOKEN_FILE/AZURE_CLIENT_ID/AZURE_TENANT_ID', auth: { cloudB: { workloadIdentity: {} } }, env: { AZURE_CLIENT_ID: 'c' } },
+    { name: 'cloudB managed identity with no IMDS reachable', auth: { cloudB: { managedIdentity: { clientId: 'x' } } }, env: { AZURE_POD_IDENTITY_AUTHORITY_HOST: 'http://127.0.0.1:1' } },
     { name: 'cloudC with a Secret that is not a service account', auth: { cloudC: { secret: '{"type":"authorized_user"}' } } },
+    { name: 'cloudC with no key and no metadata server', auth: { cloudC: {} }, env: { GCE_METADATA_HOST: '127.0.0.1:1' } },
   ];
   for (const c of failures) {
     it(`CredentialError: ${c.name}`, async () => {
@@ -178,4 +183,144 @@ describe('LlmCredentials: cloud-B and cloud-C tokens', () => {
     const creds = new LlmCredentials({ env: { AZURE_AUTHORITY_HOST: 'http://127.0.0.1:1' } });
     await assert.rejects(creds.apply(request(AZURE_KEY), { cloudB }, {}), CredentialError);
   });
+});
+
+/**
+ * Managed identity, workload identity and Google metadata/ID tokens against one local fake that
+ * answers in each vendor's wire shape: Entra's token endpoint, Azure IMDS, the App Service
+ * identity endpoint, the GCE metadata server and Google's OAuth token endpoint.
+ */
+describe('LlmCredentials: ambient cloud identities', () => {
+  interface Seen { method: string; path: string; query: URLSearchParams; headers: Record<string, string | string[] | undefined>; form: URLSearchParams }
+  const seen: Seen[] = [];
+  let base = '';
+  let server: ReturnType<typeof createServer>;
+  let dir = '';
+  const idJwt = (aud: string, expS: number) => `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify({ aud, exp: expS })).toString('base64url')}.sig`;
+  const exp = Math.floor(Date.now() / 1000) + 1800;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sb-cred-'));
+    writeFileSync(join(dir, 'federated'), 'projected-k8s-token\n');
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        seen.push({ method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString()) });
+        const json = (v: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(v));
+        if (url.pathname === '/tenant-1/oauth2/v2.0/token') return json({ token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: 'entra-wi' });
+        if (url.pathname === '/metadata/identity/oauth2/token') {
+          if (req.headers.metadata !== 'true') return res.writeHead(400).end('{"error":"invalid_request","error_description":"Required metadata header not specified"}');
+          return json({ access_token: 'imds-token', refresh_token: '', expires_in: '86399', expires_on: String(exp), not_before: '0', resource: url.searchParams.get('resource'), token_type: 'Bearer' });
+        }
+        if (url.pathname === '/msi/token') return json({ access_token: 'appservice-token', expires_on: String(exp), resource: url.searchParams.get('resource'), token_type: 'Bearer', client_id: 'x' });
+        if (url.pathname === '/computeMetadata/v1/instance/service-accounts/default/token') return json({ access_token: 'ya29.metadata', expires_in: 3599, token_type: 'Bearer' });
+        if (url.pathname === '/computeMetadata/v1/instance/service-accounts/default/identity') return res.writeHead(200, { 'content-type': 'text/html' }).end(idJwt(url.searchParams.get('audience') ?? '', exp));
+        if (url.pathname === '/google/token') return json({ id_token: idJwt('from-sa', exp) });
+        res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const account = () => JSON.stringify({ type: 'service_account', client_email: 'gw@p.iam.gserviceaccount.com', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), token_uri: `http://${base}/google/token` });
+
+  const cases: { name: string; auth: () => BackendAuthPolicy; env: () => Record<string, string>; bearer: () => string; check: (s: Seen) => void }[] = [
+    {
+      name: 'cloudB workloadIdentity: the federated token file as client_assertion at Entra',
+      auth: () => ({ cloudB: { workloadIdentity: {} } }),
+      env: () => ({ AZURE_AUTHORITY_HOST: `http://${base}`, AZURE_TENANT_ID: 'tenant-1', AZURE_CLIENT_ID: 'app-1', AZURE_FEDERATED_TOKEN_FILE: join(dir, 'federated') }),
+      bearer: () => 'entra-wi',
+      check: (s) => {
+        assert.deepEqual([s.method, s.path], ['POST', '/tenant-1/oauth2/v2.0/token']);
+        assert.deepEqual(Object.fromEntries(s.form), {
+          grant_type: 'client_credentials', client_id: 'app-1', scope: 'https://cognitiveservices.azure.com/.default',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'projected-k8s-token',
+        });
+      },
+    },
+    {
+      name: 'cloudB with nothing chosen and a projected token in the environment: workload identity',
+      auth: () => ({ cloudB: {} }),
+      env: () => ({ AZURE_AUTHORITY_HOST: `http://${base}`, AZURE_TENANT_ID: 'tenant-1', AZURE_CLIENT_ID: 'app-2', AZURE_FEDERATED_TOKEN_FILE: join(dir, 'federated') }),
+      bearer: () => 'entra-wi',
+      check: (s) => assert.equal(s.form.get('client_id'), 'app-2'),
+    },
+    {
+      name: 'cloudB managedIdentity on a VM/AKS: IMDS with Metadata: true, resource and client_id',
+      auth: () => ({ cloudB: { managedIdentity: { clientId: 'mi-client', objectId: 'mi-object', resourceId: '/subscriptions/s/rg/r' } } }),
+      env: () => ({ AZURE_POD_IDENTITY_AUTHORITY_HOST: `http://${base}` }),
+      bearer: () => 'imds-token',
+      check: (s) => {
+        assert.deepEqual([s.method, s.path, s.headers.metadata], ['GET', '/metadata/identity/oauth2/token', 'true']);
+        assert.deepEqual(Object.fromEntries(s.query), { 'api-version': '2018-02-01', resource: 'https://cognitiveservices.azure.com', client_id: 'mi-client' });
+      },
+    },
+    {
+      name: 'cloudB managedIdentity on App Service: IDENTITY_ENDPOINT with X-IDENTITY-HEADER',
+      auth: () => ({ cloudB: { managedIdentity: { objectId: 'mi-object' } } }),
+      env: () => ({ IDENTITY_ENDPOINT: `http://${base}/msi/token`, IDENTITY_HEADER: 'secret-header' }),
+      bearer: () => 'appservice-token',
+      check: (s) => {
+        assert.deepEqual([s.method, s.path, s.headers['x-identity-header']], ['GET', '/msi/token', 'secret-header']);
+        assert.deepEqual(Object.fromEntries(s.query), { 'api-version': '2019-08-01', resource: 'https://cognitiveservices.azure.com', principal_id: 'mi-object' });
+      },
+    },
+    {
+      name: 'cloudC AccessToken without a key: the metadata server token',
+      auth: () => ({ cloudC: {} }),
+      env: () => ({ GCE_METADATA_HOST: base }),
+      bearer: () => 'ya29.metadata',
+      check: (s) => assert.deepEqual([s.method, s.path, s.headers['metadata-flavor']], ['GET', '/computeMetadata/v1/instance/service-accounts/default/token', 'Google']),
+    },
+    {
+      name: 'cloudC IdToken without a key: metadata identity endpoint, audience from the backend host',
+      auth: () => ({ cloudC: { type: 'IdToken' } }),
+      env: () => ({ GCE_METADATA_HOST: base }),
+      bearer: () => idJwt('https://upstream.test', exp),
+      check: (s) => {
+        assert.deepEqual([s.path, s.headers['metadata-flavor']], ['/computeMetadata/v1/instance/service-accounts/default/identity', 'Google']);
+        assert.deepEqual(Object.fromEntries(s.query), { audience: 'https://upstream.test', format: 'full' });
+      },
+    },
+    {
+      name: 'cloudC IdToken with an explicit audience',
+      auth: () => ({ cloudC: { type: 'IdToken', audience: 'https://svc-abc.a.run.app' } }),
+      env: () => ({ GCE_METADATA_HOST: base }),
+      bearer: () => idJwt('https://svc-abc.a.run.app', exp),
+      check: (s) => assert.equal(s.query.get('audience'), 'https://svc-abc.a.run.app'),
+    },
+    {
+      name: 'cloudC IdToken with a service account: JWT with target_audience exchanged for an id_token',
+      auth: () => ({ cloudC: { type: 'IdToken', audience: 'https://run.example', secret: account() } }),
+      env: () => ({}),
+      bearer: () => idJwt('from-sa', exp),
+      check: (s) => {
+        assert.deepEqual([s.method, s.path, s.form.get('grant_type')], ['POST', '/google/token', 'urn:ietf:params:oauth:grant-type:jwt-bearer']);
+        const claims = JSON.parse(Buffer.from((s.form.get('assertion') ?? '').split('.')[1], 'base64url').toString()) as Record<string, unknown>;
+        assert.deepEqual([claims.target_audience, claims.iss, claims.sub, claims.aud], ['https://run.example', 'gw@p.iam.gserviceaccount.com', 'gw@p.iam.gserviceaccount.com', `http://${base}/google/token`]);
+      },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const creds = new LlmCredentials({ env: c.env() });
+      const before = seen.length;
+      const out = await creds.apply(request(AZURE_KEY), c.auth(), {});
+      const again = await creds.apply(request(AZURE_KEY), c.auth(), {});
+      assert.equal(out.headers.authorization, `Bearer ${c.bearer()}`);
+      assert.equal(out.headers['api-key'], undefined, 'the bearer replaces the key header');
+      assert.deepEqual(again.headers, out.headers);
+      assert.equal(seen.length, before + 1, 'one fetch, then the cached token');
+      c.check(seen.at(-1)!);
+    });
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * Puts the backend's credentials on an upstream LLM request: keys (inline, from a Secret, or the
  * client's validated token with passthrough) where the provider expects them unless `location`
- * says otherwise, extra `credentials[]`, cloud-B/cloud-C OAuth bearer tokens (cached), and SigV4
+ * says otherwise, extra `credentials[]`, cloud-B/cloud-C bearer tokens (cached: Entra client
+ * secret, workload or managed identity; Google access or ID tokens), and SigV4
  * for providers that need it (signed last, over the final headers and body).
  */
 import { readFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { applyBackendCredentials } from '../../../backend-policies/auth.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
 import type { CredentialHint } from '../../providers/types.ts';
 import { awsCredentials, signSigV4 } from './sigv4.ts';
-import { azureAccessToken, gcpAccessToken, parseServiceAccount, type ServiceAccount } from './oauth.ts';
+import { azureAccessToken, azureManagedIdentityToken, azureWorkloadToken, gcpAccessToken, gcpIdToken, gcpMetadataToken, parseServiceAccount, type ServiceAccount } from './oauth.ts';
 import { TokenCache } from './token-cache.ts';
 
 /** A credential could not be produced (missing cloud credentials, token endpoint down). */
@@ -51,7 +52,7 @@ export class LlmCredentials {
       for (const unsupported of UNSUPPORTED_AUTH) {
         if (auth[unsupported] !== undefined) throw new CredentialError(`backend auth ${unsupported} is not supported for LLM providers yet`);
       }
-      const bearer = await this.#oauthToken(auth);
+      const bearer = await this.#oauthToken(auth, req.host);
       const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation };
       written = applyBackendCredentials(written.headers, written.path, primary, identity);
     }
@@ -68,28 +69,49 @@ export class LlmCredentials {
   }
 
   /** A bearer token from cloudB/cloudC, or undefined when neither is configured. */
-  async #oauthToken(auth: BackendAuthPolicy): Promise<string | undefined> {
+  async #oauthToken(auth: BackendAuthPolicy, host: string): Promise<string | undefined> {
+    const env = this.#env;
     const cloudC = dict(auth.cloudC);
     if (cloudC) {
-      if (cloudC.type === 'IdToken') throw new CredentialError('cloud-C IdToken credentials are not supported for LLM providers');
       const account = this.#serviceAccount(cloudC.secret);
-      return this.#fetch(`gcp ${account.client_email} ${account.token_uri ?? ''}`, () => gcpAccessToken(account));
+      if (cloudC.type === 'IdToken') {
+        // Cloud Run checks the audience against its service URL: by default the backend's own origin.
+        const audience = typeof cloudC.audience === 'string' && cloudC.audience !== '' ? cloudC.audience : `https://${host.replace(/:\d+$/, '')}`;
+        if (account) return this.#fetch(`gcp-id ${account.client_email} ${account.token_uri ?? ''} ${audience}`, () => gcpIdToken(account, audience));
+        return this.#fetch(`gcp-md-id ${env.GCE_METADATA_HOST ?? ''} ${audience}`, () => gcpMetadataToken('id', env, audience));
+      }
+      if (account) return this.#fetch(`gcp ${account.client_email} ${account.token_uri ?? ''}`, () => gcpAccessToken(account));
+      return this.#fetch(`gcp-md ${env.GCE_METADATA_HOST ?? ''}`, () => gcpMetadataToken('access', env));
     }
     const cloudB = dict(auth.cloudB);
     if (cloudB) {
-      const secret = dict(cloudB.secret);
       const str = (v: unknown) => (typeof v === 'string' ? v : '');
-      const client = { tenantId: str(secret?.tenantID), clientId: str(secret?.clientID), clientSecret: str(secret?.clientSecret), ...(this.#env.AZURE_AUTHORITY_HOST ? { authority: this.#env.AZURE_AUTHORITY_HOST } : {}) };
-      if (!client.tenantId || !client.clientId || !client.clientSecret) throw new CredentialError('cloud-B credentials need a Secret with clientID, tenantID and clientSecret (managed and workload identity are not supported)');
-      return this.#fetch(`azure ${client.tenantId} ${client.clientId} ${client.authority ?? ''}`, () => azureAccessToken(client));
+      const authority = env.AZURE_AUTHORITY_HOST ? { authority: env.AZURE_AUTHORITY_HOST } : {};
+      const secret = dict(cloudB.secret);
+      if (secret) {
+        const client = { tenantId: str(secret.tenantID), clientId: str(secret.clientID), clientSecret: str(secret.clientSecret), ...authority };
+        if (!client.tenantId || !client.clientId || !client.clientSecret) throw new CredentialError('the cloud-B Secret needs clientID, tenantID and clientSecret');
+        return this.#fetch(`azure ${client.tenantId} ${client.clientId} ${client.authority ?? ''}`, () => azureAccessToken(client));
+      }
+      const managed = dict(cloudB.managedIdentity);
+      // Nothing chosen: workload identity when the cluster projected a federated token, else managed identity.
+      const workload = cloudB.workloadIdentity !== undefined || (!managed && env.AZURE_FEDERATED_TOKEN_FILE !== undefined);
+      if (workload) {
+        const w = { tenantId: env.AZURE_TENANT_ID ?? '', clientId: env.AZURE_CLIENT_ID ?? '', tokenFile: env.AZURE_FEDERATED_TOKEN_FILE ?? '', ...authority };
+        if (!w.tenantId || !w.clientId || !w.tokenFile) throw new CredentialError('cloud-B workload identity needs AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID and AZURE_TENANT_ID');
+        return this.#fetch(`azure-wi ${w.tenantId} ${w.clientId} ${w.tokenFile} ${w.authority ?? ''}`, () => azureWorkloadToken(w));
+      }
+      const id = { clientId: str(managed?.clientId), objectId: str(managed?.objectId), resourceId: str(managed?.resourceId) };
+      const where = env.IDENTITY_ENDPOINT ?? env.AZURE_POD_IDENTITY_AUTHORITY_HOST ?? '';
+      return this.#fetch(`azure-mi ${id.clientId} ${id.objectId} ${id.resourceId} ${where}`, () => azureManagedIdentityToken(id, env));
     }
     return undefined;
   }
 
-  /** The Secret's service account JSON, else the ambient GOOGLE_APPLICATION_CREDENTIALS file. */
-  #serviceAccount(secret: unknown): ServiceAccount {
+  /** The Secret's service account JSON, else the ambient GOOGLE_APPLICATION_CREDENTIALS file, else undefined (metadata server). */
+  #serviceAccount(secret: unknown): ServiceAccount | undefined {
     const file = this.#env.GOOGLE_APPLICATION_CREDENTIALS;
-    if (typeof secret !== 'string' && !file) throw new CredentialError('no cloud-C credentials: set auth.cloudC.secretRef or GOOGLE_APPLICATION_CREDENTIALS');
+    if (typeof secret !== 'string' && !file) return undefined;
     try {
       return parseServiceAccount(typeof secret === 'string' ? secret : readFileSync(file as string, 'utf8'));
     } catch (err) {
