@@ -7,6 +7,7 @@ import { BackendHandlers } from './backends/handlers.ts';
 import { compileConfig, type CompiledBind, type CompiledConfig } from './compile/config.ts';
 import type { CompiledLifecycle } from './compile/lifecycle.ts';
 import { SharedConnections } from './ext/connections.ts';
+import { HealthStates } from './backend-policies/health.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './server/tls-contexts.ts';
@@ -49,6 +50,8 @@ export class ProxyRuntime {
   /** Connections to ext_authz / ext_proc / rate-limit services, reused by the next config. */
   readonly #connections = new SharedConnections();
   readonly #retiring = new Set<CompiledLifecycle>();
+  /** Passive health (scores, evictions) of endpoints, carried from one config to the next. */
+  readonly #healthStates = new HealthStates();
   #compiled: CompiledConfig | undefined;
   #config: ProxyConfig | undefined;
   #ready = false;
@@ -103,7 +106,7 @@ export class ProxyRuntime {
   async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
     if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
     const { compiled, errors } = compileConfig(config, {
-      pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers, connections: this.#connections,
+      pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers, connections: this.#connections, healthStates: this.#healthStates,
     });
     this.#secureContexts.sweep();
 
@@ -143,6 +146,7 @@ export class ProxyRuntime {
     this.#compiled = compiled;
     // Requests in flight keep the old config; its policy clients close after the last of them.
     if (previous) this.#retire(previous.lifecycle);
+    this.#healthStates.retainUsed();
     this.#pools.retainOnly(compiled.dispatchers);
     this.#handlers.retainOnly(compiled.handlers);
     this.#ready = [...wanted.keys()].every((port) => this.#servers.get(port)?.listening === true);

@@ -7,7 +7,7 @@ import type { UpstreamPools } from '../backends/pools.ts';
 import type { PolicyContext, RequestIdentity } from '../policies/context.ts';
 import { applyBackendCredentials, DEFAULT_CREDENTIAL_LOCATION, writeCredential } from './auth.ts';
 import { connectionSettings } from './connection.ts';
-import { PassiveHealth } from './health.ts';
+import { HealthStates, PassiveHealth } from './health.ts';
 import { compileJwtSigner, type JwtSigner } from './jwt-sign.ts';
 import { compileTokenExchange, type TokenExchanger } from './token-exchange.ts';
 import { compileTransformationPolicy } from '../policies/transformation/transformation.ts';
@@ -48,7 +48,13 @@ const UNSUPPORTED: readonly BackendMember[] = ['extAuth'];
 const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'crossAppAccess'] as const;
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
 
-export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBackend, pools: UpstreamPools, onError: (message: string) => void): CompiledBackendPolicy {
+export function compileBackendPolicy(
+  policy: BackendPolicy,
+  backend: CompiledBackend,
+  pools: UpstreamPools,
+  onError: (message: string) => void,
+  healthStates?: HealthStates,
+): CompiledBackendPolicy {
   const invalid: InvalidPolicy[] = [...(policy.invalid ?? [])];
   const fail = (member: BackendMember, message: string) => {
     const source = policy.sources[member]?.join(', ') ?? 'ProxyPolicy';
@@ -103,7 +109,11 @@ export function compileBackendPolicy(policy: BackendPolicy, backend: CompiledBac
     ? backend.endpoints.all().map((t) => ({ ...t, dispatcher: pools.acquireWith({ host: t.host, port: t.port }, settings, backend.protocol) }))
     : [...backend.endpoints.all()];
   const indexOf = new Map(targets.map((t, i) => [t, i] as const));
-  const health = policy.health ? new PassiveHealth(policy.health, targets.length) : undefined;
+  // With the runtime's HealthStates, evictions and scores carry over to the next config.
+  const healthSources = policy.sources.health;
+  const health = policy.health
+    ? new PassiveHealth(policy.health, healthStates ? targets.map((t) => healthStates.get(HealthStates.key(backend.key, healthSources, t.host, t.port))) : targets.length)
+    : undefined;
   const ownTargets = settings ? new RoundRobin(targets) : undefined;
 
   const auth = policy.auth;
@@ -164,12 +174,14 @@ function checkLocations(auth: NonNullable<BackendPolicy['auth']>): string | unde
 export class BackendPolicyCompiler {
   readonly #pools: UpstreamPools;
   readonly #onError: (message: string) => void;
+  readonly #healthStates: HealthStates | undefined;
   readonly #cache = new WeakMap<BackendPolicy, Map<string, CompiledBackendPolicy>>();
   readonly dispatchers = new Set<Dispatcher>();
 
-  constructor(pools: UpstreamPools, onError: (message: string) => void) {
+  constructor(pools: UpstreamPools, onError: (message: string) => void, healthStates?: HealthStates) {
     this.#pools = pools;
     this.#onError = onError;
+    this.#healthStates = healthStates;
   }
 
   compile(policy: BackendPolicy, backend: CompiledBackend): CompiledBackendPolicy {
@@ -177,7 +189,7 @@ export class BackendPolicyCompiler {
     if (!byBackend) this.#cache.set(policy, (byBackend = new Map()));
     let compiled = byBackend.get(backend.key);
     if (!compiled) {
-      compiled = compileBackendPolicy(policy, backend, this.#pools, this.#onError);
+      compiled = compileBackendPolicy(policy, backend, this.#pools, this.#onError, this.#healthStates);
       byBackend.set(backend.key, compiled);
       for (const d of compiled.dispatchers) this.dispatchers.add(d);
     }

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { PassiveHealth } from './health.ts';
+import { after, describe, it } from 'node:test';
+import type { BackendPolicy } from '../../ir/policy.ts';
+import { compileBackend } from '../backends/backend.ts';
+import { UpstreamPools } from '../backends/pools.ts';
+import { backend } from '../testing/config.ts';
+import { compileBackendPolicy, type CompiledBackendPolicy } from './compile.ts';
+import { HealthStates, PassiveHealth } from './health.ts';
 
 describe('PassiveHealth', () => {
   it('one unhealthy outcome evicts when no threshold is set; back-off grows with each eviction', () => {
@@ -58,5 +63,67 @@ describe('PassiveHealth', () => {
     const h = new PassiveHealth({ unhealthyCondition: 'true' }, 1, () => 0);
     h.record(0, 'unhealthy');
     assert.equal(h.evicted(0), false);
+  });
+});
+
+describe('passive health across config swaps (HealthStates)', () => {
+  const pools = new UpstreamPools();
+  const states = new HealthStates();
+  const noErrors = (m: string) => assert.fail(m);
+  after(() => pools.close(0));
+
+  /** A fresh IR policy object each time, as a new config version brings. */
+  const policyFrom = (source: string): BackendPolicy => ({
+    health: { unhealthyCondition: 'response.code >= 500', eviction: { durationMs: 60_000 } },
+    sources: { health: [source] },
+  });
+  const compileFor = (backendKey: string, ports: readonly number[], source = 'ProxyPolicy/default/health') =>
+    compileBackendPolicy(policyFrom(source), compileBackend(backend(backendKey, ports), pools, noErrors), pools, noErrors, states);
+  const picked = (p: CompiledBackendPolicy, n = 6) => new Set(Array.from({ length: n }, () => p.pickTarget()?.port));
+
+  it('an eviction survives a swap that keeps the endpoint; new endpoints start healthy', () => {
+    const v1 = compileFor('svc', [1001, 1002]);
+    states.retainUsed();
+    assert.deepEqual([...picked(v1)].sort(), [1001, 1002]);
+    const evicted = v1.pickTarget()!;
+    v1.recordOutcome(evicted, 503);
+    assert.equal(picked(v1).has(evicted.port), false);
+
+    const v2 = compileFor('svc', [1001, 1002, 1003]);
+    states.retainUsed();
+    const after = picked(v2);
+    assert.equal(after.has(evicted.port), false, 'still evicted in the new config');
+    assert.ok(after.has(1003), 'the added endpoint serves');
+  });
+
+  const cases: { name: string; next: () => CompiledBackendPolicy; evictedStill: boolean }[] = [
+    { name: 'another backend with the same address does not share it', next: () => compileFor('other', [2001, 2002]), evictedStill: false },
+    { name: 'a health member from another policy object does not share it', next: () => compileFor('svc2', [2001, 2002], 'ProxyPolicy/default/other'), evictedStill: false },
+    { name: 'the same backend and policy does', next: () => compileFor('svc2', [2001, 2002]), evictedStill: true },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const first = compileFor('svc2', [2001, 2002]);
+      const target = first.pickTarget()!;
+      first.recordOutcome(target, 500);
+      const next = c.next();
+      states.retainUsed();
+      assert.equal(picked(next).has(target.port), !c.evictedStill);
+      // Reset for the next row: forget everything.
+      states.retainUsed();
+    });
+  }
+
+  it('an endpoint dropped by one config and back in a later one starts healthy', () => {
+    const v1 = compileFor('svc3', [3001, 3002]);
+    states.retainUsed();
+    const target = v1.pickTarget()!;
+    v1.recordOutcome(target, 500);
+    const other = [3001, 3002].find((p) => p !== target.port)!;
+    compileFor('svc3', [other]);
+    states.retainUsed();
+    const v3 = compileFor('svc3', [3001, 3002]);
+    states.retainUsed();
+    assert.ok(picked(v3).has(target.port));
   });
 });

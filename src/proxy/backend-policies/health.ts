@@ -8,7 +8,8 @@ const DEFAULT_EVICTION_MS = 3_000;
 const EWMA_WEIGHT = 0.3;
 const FULL_HEALTH = 100;
 
-interface EndpointHealth {
+/** One endpoint's passive health; shared by the configs that use it (see HealthStates). */
+export interface EndpointHealth {
   score: number;
   consecutiveFailures: number;
   timesEvicted: number;
@@ -32,10 +33,11 @@ export class PassiveHealth {
   readonly #now: () => number;
   #cursor = 0;
 
-  constructor(spec: HealthSpec, endpointCount: number, now: () => number = Date.now) {
+  /** `endpoints`: a count (fresh state) or each endpoint's state, from HealthStates so it outlives a config swap. */
+  constructor(spec: HealthSpec, endpoints: number | readonly EndpointHealth[], now: () => number = Date.now) {
     this.#spec = spec;
     this.#now = now;
-    this.#endpoints = Array.from({ length: endpointCount }, () => ({ score: FULL_HEALTH, consecutiveFailures: 0, timesEvicted: 0, evictedUntil: 0, scoreOnReturn: FULL_HEALTH }));
+    this.#endpoints = typeof endpoints === 'number' ? Array.from({ length: endpoints }, freshHealth) : [...endpoints];
   }
 
   /** Round-robin over endpoints not evicted; all of them when every one is evicted. */
@@ -88,5 +90,42 @@ export class PassiveHealth {
     e.timesEvicted += 1;
     e.scoreOnReturn = eviction.restoreHealth ?? e.score;
     e.evictedUntil = this.#now() + (eviction.durationMs ?? DEFAULT_EVICTION_MS) * e.timesEvicted;
+  }
+}
+
+function freshHealth(): EndpointHealth {
+  return { score: FULL_HEALTH, consecutiveFailures: 0, timesEvicted: 0, evictedUntil: 0, scoreOnReturn: FULL_HEALTH };
+}
+
+/**
+ * Passive health state that survives config swaps. Each compile asks for the state of every
+ * endpoint its health policies cover, under a key naming the backend, the policy objects the
+ * `health` member came from and the endpoint's address; the same key in the next config gets
+ * the same state (score, failure run, evictions). After the swap, `retainUsed()` forgets the
+ * endpoints the new config no longer covers, so one that returns later starts healthy.
+ */
+export class HealthStates {
+  readonly #states = new Map<string, EndpointHealth>();
+  #used = new Set<string>();
+
+  static key(backendKey: string, sources: readonly string[] | undefined, host: string, port: number): string {
+    return JSON.stringify([backendKey, sources ?? [], host, port]);
+  }
+
+  get(key: string): EndpointHealth {
+    let state = this.#states.get(key);
+    if (!state) this.#states.set(key, (state = freshHealth()));
+    this.#used.add(key);
+    return state;
+  }
+
+  /** Drops the states no compile asked for since the last call. */
+  retainUsed(): void {
+    for (const key of this.#states.keys()) if (!this.#used.has(key)) this.#states.delete(key);
+    this.#used = new Set();
+  }
+
+  get size(): number {
+    return this.#states.size;
   }
 }

@@ -11,6 +11,7 @@ import type { CertificatePair, SecureContextCache } from '../server/tls-contexts
 import { endpointResolver } from './endpoints.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
 import { BackendPolicyCompiler } from '../backend-policies/compile.ts';
+import type { HealthStates } from '../backend-policies/health.ts';
 import { compileFrontend, type CompiledFrontend } from '../frontend/compile.ts';
 import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
@@ -62,6 +63,8 @@ export interface CompileContext {
   readonly handlers?: BackendHandlers;
   /** Connections to external services shared across config versions (absent: each client owns its own). */
   readonly connections?: SharedConnections;
+  /** Passive health kept across config versions (absent: each compile starts healthy). */
+  readonly healthStates?: HealthStates;
 }
 
 /**
@@ -79,7 +82,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   const backendOf = (key: string) => backends.get(key);
 
   const lifecycle = new CompiledLifecycle();
-  const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError);
+  const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError, ctx.healthStates);
   const rules = new Map<string, CompiledRule>();
   const ruleOf = (routeKey: string, index: number): CompiledRule | undefined => {
     const route = config.routes[routeKey];
