@@ -84,6 +84,7 @@ async function startIdp(signer: TestSigner): Promise<FakeIdp> {
         res.end(JSON.stringify(body));
       };
       if (doc) return send(200, doc);
+      if (path === '/realms/demo/jwks') return send(200, JSON.parse(jwks(signer)));
       if (path.endsWith('/clients-registrations/openid-connect')) {
         state.registrations++;
         return send(201, { client_id: 'from-the-idp' });
@@ -162,14 +163,14 @@ class MemoryOAuthClient implements OAuthClientProvider {
   }
 }
 
-function route(name: string, prefix: string): string {
+function route(name: string, prefix: string, backendName = 'everything'): string {
   return `---\n${stringify({
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
     metadata: { name, namespace: 'default' },
     spec: {
       parentRefs: [{ name: 'gw' }],
-      rules: [{ matches: [{ path: { type: 'PathPrefix', value: prefix } }], backendRefs: [{ group: 'switchboard.dev', kind: 'ProxyBackend', name: 'everything' }] }],
+      rules: [{ matches: [{ path: { type: 'PathPrefix', value: prefix } }], backendRefs: [{ group: 'switchboard.dev', kind: 'ProxyBackend', name: backendName }] }],
     },
   })}`;
 }
@@ -233,6 +234,25 @@ stringData: { clientSecret: ${JSON.stringify(CLIENT_SECRET)}, other: wrong }
 ` +
         route('secure', '/secure/mcp') +
         policy('secure', `${idp.origin}/realms/secure`, keys, { provider: 'idp_2', clientId: CLIENT_ID, clientSecretRef: { name: 'idp-client' } }) +
+        `---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: legacy-auth, namespace: default }
+spec:
+  mcp:
+    targets: [{ name: everything, static: { host: 127.0.0.1, port: ${upstream.port} } }]
+  policies:
+    mcp:
+      authentication:
+        issuer: ${idp.origin}/realms/demo
+        audiences: [${AUDIENCE}]
+        jwks: { url: ${idp.origin}/realms/demo/jwks }
+        provider: idp_2
+        clientId: ${CLIENT_ID}
+` +
+        route('legacy', '/legacy/mcp', 'legacy-auth') +
+        route('legacy-own', '/legacy-own/mcp', 'legacy-auth') +
+        policy('legacy-own', `${idp.origin}/tenant-1/v2.0`, keys, {}) +
         route('basic', '/basic/mcp') +
         policy('basic', `${idp.origin}/oauth2/basic`, keys, { provider: 'idp_3', clientId: CLIENT_ID, clientSecretRef: { name: 'idp-client' } }),
     );
@@ -349,6 +369,33 @@ stringData: { clientSecret: ${JSON.stringify(CLIENT_SECRET)}, other: wrong }
     assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'unknown code' });
     // Routes without clientSecretRef have no token endpoint of ours.
     assert.equal((await fetch(gw.url(80, '/.well-known/oauth-token/kc/mcp'), { method: 'POST', headers: form, body: 'grant_type=refresh_token' })).status, 404);
+  });
+
+  it('deprecated backend policies.mcp.authentication: served as jwtAuthentication.mcp on its routes; a route\'s own jwtAuthentication wins', async () => {
+    const accepted = (gw.statusOf('ProxyBackend', 'legacy-auth') as { conditions: { type: string; status: string; message: string }[] }).conditions.find((c) => c.type === 'Accepted');
+    assert.equal(accepted?.status, 'True');
+    assert.match(accepted?.message ?? '', /deprecated/);
+    const missing = await gw.request(80, { method: 'POST', path: '/legacy/mcp', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers['www-authenticate'], `Bearer resource_metadata="${gw.url(80, '/.well-known/oauth-protected-resource/legacy/mcp')}"`);
+    const doc = await (await fetch(gw.url(80, '/.well-known/oauth-protected-resource/legacy/mcp'))).json() as { authorization_servers: string[] };
+    assert.deepEqual(doc.authorization_servers, [gw.url(80, '/legacy/mcp')], 'fronted: provider and clientId came along');
+
+    const token = await signer.sign({ iss: `${idp.origin}/realms/demo`, aud: AUDIENCE, sub: 'carol' }, { expiresIn: '5m' });
+    const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gw.url(80, '/legacy/mcp')), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    try {
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'echo'), 'a JWT from the configured issuer passes (remote JWKS)');
+    } finally {
+      await client.close();
+    }
+
+    // The route with its own ProxyPolicy (another issuer, mcp without provider/clientId): that policy decides.
+    const own = await gw.request(80, { method: 'POST', path: '/legacy-own/mcp', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(own.status, 401, 'the backend\'s issuer is not accepted where the route has its own jwtAuthentication');
+    assert.match(String(own.headers['www-authenticate']), /error_description="the token issuer is not accepted"/);
+    const ownDoc = await (await fetch(gw.url(80, '/.well-known/oauth-protected-resource/legacy-own/mcp'))).json() as { authorization_servers: string[] };
+    assert.deepEqual(ownDoc.authorization_servers, [`${idp.origin}/tenant-1/v2.0`], 'the route policy\'s issuer, not fronted');
   });
 
   it('challenges with resource_metadata, and names the error when a token was rejected', async () => {

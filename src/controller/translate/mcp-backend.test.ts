@@ -77,15 +77,34 @@ describe('translateMcpBackend', () => {
     assert.equal(ir, undefined);
     assert.match(conditions[0].message, /Service ai\/nope not found; spec.policies.mcp.authorization/);
   });
-  it('fails closed on the deprecated policies.mcp.authentication (not enforced, so not served)', () => {
-    const { ir, conditions } = translateMcpBackend(proxyBackend({
-      mcp: { targets: [{ name: 'ok', static: { host: 'h', port: 80 } }] },
-      policies: { mcp: { authentication: { issuer: 'https://idp', jwks: { url: 'https://idp/jwks' }, provider: 'idp_2' } } },
-    }), snapshot);
-    assert.equal(ir, undefined);
-    assert.equal(conditions[0].status, 'False');
-    assert.equal(conditions[0].reason, 'InvalidPolicy');
-    assert.match(conditions[0].message, /jwtAuthentication with mcp/);
+  it('serves the deprecated policies.mcp.authentication (mapped by the policy translator) and says it is deprecated', () => {
+    const cases = [
+      {
+        name: 'valid: Accepted stays True, with the deprecation in the message',
+        auth: { issuer: 'https://idp', jwks: { url: 'https://idp/jwks' }, provider: 'idp_2' },
+        status: 'True', reason: 'Accepted', message: /^MCP backend accepted; spec.policies.mcp.authentication is deprecated: .*ProxyPolicy traffic.jwtAuthentication.mcp$/,
+      },
+      {
+        name: 'no issuer: InvalidPolicy, routes fail closed',
+        auth: { jwks: { url: 'https://idp/jwks' } },
+        status: 'False', reason: 'InvalidPolicy', message: /spec.policies.mcp.authentication.issuer is required .*fail closed.*; spec.policies.mcp.authentication is deprecated/,
+      },
+      {
+        name: 'missing client Secret: InvalidPolicy',
+        auth: { issuer: 'https://idp', jwks: { url: 'https://idp/jwks' }, clientId: 'c', clientSecretRef: { name: 'nope' } },
+        status: 'False', reason: 'InvalidPolicy', message: /clientSecretRef: Secret ai\/nope not found/,
+      },
+    ];
+    for (const c of cases) {
+      const { ir, conditions } = translateMcpBackend(proxyBackend({
+        mcp: { targets: [{ name: 'ok', static: { host: 'h', port: 80 } }] },
+        policies: { mcp: { authentication: c.auth } },
+      }), snapshot);
+      assert.ok(ir, `${c.name}: the backend is served`);
+      assert.equal(conditions[0].status, c.status, c.name);
+      assert.equal(conditions[0].reason, c.reason, c.name);
+      assert.match(conditions[0].message, c.message, c.name);
+    }
   });
   it('translates guardrail processors (url, Service backendRef, unresolved kept fail-closed)', () => {
     const { ir, problems } = translateMcpBackend(proxyBackend({

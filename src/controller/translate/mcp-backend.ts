@@ -2,10 +2,14 @@ import type { ServicePort } from '../../api/gateway/index.ts';
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import { compile } from '../../cel/index.ts';
 import type { McpAuthorizationRule, McpBackendIR, McpGuardrailIR, McpGuardrailPhase, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
+import { BackendResolver } from './backend.ts';
+import { lowerMcpAuthentication } from './policy/members.ts';
 import { isDict, isPort, listOf, stringRecord, type Dict } from './read.ts';
 import { selectorMatches } from './selector.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 import { conditionFrom, type Problem } from './status/conditions.ts';
+
+export const MCP_AUTHENTICATION_DEPRECATED = 'spec.policies.mcp.authentication is deprecated: it is enforced as a traffic jwtAuthentication (with mcp) on the routes that use this backend, unless the route has its own; move it to a ProxyPolicy traffic.jwtAuthentication.mcp';
 
 /**
  * ProxyBackend `spec.mcp` (+ `spec.policies.mcp.authorization`) → McpBackendIR. Pure: a user's
@@ -33,8 +37,23 @@ const DEFAULT_PATH: Readonly<Record<McpTransport, string>> = { StreamableHTTP: '
 
 export function translateMcpBackend(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions = {}): McpTranslation {
   const { ir, problems } = translate(backend, snapshot, opts);
-  const conditions = [conditionFrom('Accepted', problems, 'Accepted', 'MCP backend accepted', generationOf(backend))];
+  const accepted = conditionFrom('Accepted', problems, 'Accepted', 'MCP backend accepted', generationOf(backend));
+  // The deprecated authentication is served (the policy translator maps it); the condition says so.
+  const deprecated = ir !== undefined && isDict(backend.spec) && isDict(backend.spec.policies) && isDict(backend.spec.policies.mcp) && backend.spec.policies.mcp.authentication !== undefined;
+  const conditions = [deprecated ? { ...accepted, message: `${accepted.message}; ${MCP_AUTHENTICATION_DEPRECATED}` } : accepted];
   return ir ? { ir, problems, conditions } : { problems, conditions };
+}
+
+/**
+ * Problems of the deprecated authentication, found by lowering it exactly as the policy
+ * translator does (which fails the routes using the backend closed on the same problems).
+ */
+function authenticationProblems(auth: unknown, namespace: string, snapshot: Snapshot): Problem[] {
+  if (!isDict(auth)) return [{ reason: 'InvalidPolicy', message: 'spec.policies.mcp.authentication must be an object' }];
+  const found: string[] = [];
+  const resolver = new BackendResolver(snapshot, namespace, { group: 'switchboard.dev', kind: 'ProxyBackend' });
+  lowerMcpAuthentication(auth, 'spec.policies.mcp.authentication', { namespace, sources: { secrets: snapshot.secrets, configMaps: new Map() }, resolver, problems: found });
+  return found.map((message) => ({ reason: 'InvalidPolicy', message: `${message} (routes using this backend fail closed)` }));
 }
 
 function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions): { ir?: McpBackendIR; problems: Problem[] } {
@@ -70,10 +89,7 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOp
     return true;
   });
   const policiesMcp = isDict(spec.policies) && isDict(spec.policies.mcp) ? spec.policies.mcp : {};
-  if (policiesMcp.authentication !== undefined) {
-    // Deprecated and not mapped onto the JWT step: serving the backend would serve it unauthenticated.
-    return { problems: [{ reason: 'InvalidPolicy', message: 'spec.policies.mcp.authentication is deprecated and not enforced here; the backend is not served: move it to a ProxyPolicy traffic.jwtAuthentication with mcp on the route' }] };
-  }
+  if (policiesMcp.authentication !== undefined) problems.push(...authenticationProblems(policiesMcp.authentication, namespace, snapshot));
   const authorization = authorizationRules(spec, problems);
   const guardrails = guardrailProcessors(spec, namespace, snapshot, domain, problems);
   if (unique.length === 0) return { problems: problems.length > 0 ? problems : [{ reason: 'BackendNotFound', message: 'spec.mcp has no usable target' }] };

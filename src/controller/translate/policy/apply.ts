@@ -22,6 +22,8 @@ export interface InlineBackendPolicy {
   readonly problems: readonly string[];
   /** Sub-backend names of the ProxyBackend (for `subBackends`). */
   readonly subBackends: readonly string[];
+  /** The deprecated `spec.policies.mcp.authentication`, lowered to a traffic jwtAuthentication. */
+  readonly mcpAuthentication?: { readonly jwtAuthentication: unknown; readonly problems: readonly string[] };
 }
 
 export interface PolicyPlaces {
@@ -38,9 +40,38 @@ function listenerKeys(listener: ListenerRef): string[] {
   return [point.gateway(listener.gateway), point.listener(listener.key)];
 }
 
-function traffic(places: PolicyPlaces, keys: readonly string[], phase: (p: { phase: string }) => boolean): TrafficPolicy | undefined {
+interface Extra {
+  readonly contributions: readonly Contribution[];
+  readonly invalid: readonly InvalidPolicy[];
+}
+const NO_EXTRA: Extra = { contributions: [], invalid: [] };
+
+function traffic(places: PolicyPlaces, keys: readonly string[], phase: (p: { phase: string }) => boolean, extra: Extra = NO_EXTRA): TrafficPolicy | undefined {
   const { contributions, invalid } = places.index.gather(keys, 'traffic', phase);
-  return effective<TrafficPolicy>(mergeMembers(contributions, TRAFFIC_MEMBERS, places.tracker), invalid);
+  return effective<TrafficPolicy>(mergeMembers([...contributions, ...extra.contributions], TRAFFIC_MEMBERS, places.tracker), [...invalid, ...extra.invalid]);
+}
+
+/**
+ * The deprecated `spec.policies.mcp.authentication` of the rule's MCP backends, as if a ProxyPolicy
+ * on the route set it: a Route-level jwtAuthentication younger than every real policy, so an
+ * explicit jwtAuthentication on the route (or a rule of it) wins. One that did not lower (a
+ * missing issuer or Secret) fails the rule closed.
+ */
+function deprecatedMcpAuthentication(rule: RouteRule, places: PolicyPlaces): Extra {
+  const contributions: Contribution[] = [];
+  const invalid: InvalidPolicy[] = [];
+  const seen = new Set<string>();
+  for (const weighted of rule.backends) {
+    const backend = weighted.backendKey === null ? undefined : places.backends[weighted.backendKey];
+    if (backend?.kind !== 'ProxyBackend' || backend.mcp === undefined) continue;
+    const inline = places.inline.get(`${backend.namespace}/${backend.name}`);
+    const auth = inline?.mcpAuthentication;
+    if (!inline || !auth || seen.has(inline.source)) continue;
+    seen.add(inline.source);
+    if (auth.problems.length > 0) invalid.push({ source: inline.source, message: auth.problems.join('; ') });
+    else contributions.push({ source: inline.source, level: LEVEL.Route, order: Number.MAX_SAFE_INTEGER, override: false, members: { jwtAuthentication: auth.jwtAuthentication } });
+  }
+  return contributions.length === 0 && invalid.length === 0 ? NO_EXTRA : { contributions, invalid };
 }
 
 /** Listeners with their effective PreRouting policy; binds with their effective frontend policy. */
@@ -61,7 +92,8 @@ export function applyToBinds(binds: readonly Bind[], places: PolicyPlaces): Bind
 export function applyToRoute(route: Route, listeners: readonly ListenerRef[], places: PolicyPlaces): Route {
   const rules = route.rules.map((rule): RouteRule => {
     const ruleKeys = [point.route(route.key), ...(rule.name !== undefined ? [point.rule(route.key, rule.name)] : [])];
-    const perListener = (l: ListenerRef) => traffic(places, [...listenerKeys(l), ...ruleKeys], isPost);
+    const deprecated = deprecatedMcpAuthentication(rule, places);
+    const perListener = (l: ListenerRef) => traffic(places, [...listenerKeys(l), ...ruleKeys], isPost, deprecated);
     const backends = rule.backends.map((b) => applyToBackend(b, listeners, ruleKeys, places));
     return { ...rule, ...spread('traffic', 'trafficByListener', listeners, perListener), backends };
   });

@@ -71,7 +71,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const inline = new Map<string, InlineBackendPolicy>();
   for (const [id, object] of snapshot.proxyBackends) {
     const read = readInlineBackendPolicies(object, inputs, resolverFor(namespaceOf(object), 'ProxyBackend'));
-    if (read) inline.set(id, { source: `ProxyBackend/${id}`, members: read.members, problems: read.problems, subBackends: subBackendNames(object) });
+    if (read) inline.set(id, { source: `ProxyBackend/${id}`, members: read.members, problems: read.problems, subBackends: subBackendNames(object), ...(read.mcpAuthentication ? { mcpAuthentication: read.mcpAuthentication } : {}) });
   }
 
   const extraBackends = new Map<string, Backend>();

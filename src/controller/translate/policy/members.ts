@@ -48,7 +48,7 @@ export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource
         out[member] = member === 'apiKeyAuthentication' ? resolveApiKeyAuthentication(value, path, ctx, selectable) : resolveBasicAuthentication(value, path, ctx);
         break;
       case 'jwtAuthentication':
-        out.jwtAuthentication = withJwtDefaults(lower(TRAFFIC[member], value, path, ctx));
+        out.jwtAuthentication = lowerJwtAuthentication(value, path, ctx);
         break;
       default:
         out[member] = lower(TRAFFIC[member], value, path, ctx);
@@ -58,6 +58,25 @@ export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource
 }
 
 const DEFAULT_JWKS_CACHE_MS = 5 * 60_000;
+
+/** A traffic `jwtAuthentication` in IR shape (Secrets resolved, durations in ms, defaults applied). */
+export function lowerJwtAuthentication(value: Record<string, unknown>, path: string, ctx: LowerContext): unknown {
+  return withJwtDefaults(lower(TRAFFIC.jwtAuthentication, value, path, ctx));
+}
+
+/**
+ * The deprecated ProxyBackend `spec.policies.mcp.authentication` (MCPAuthentication) as the
+ * traffic `jwtAuthentication` it stands for: one provider (issuer, audiences, remote jwks), the
+ * mode, and the MCP OAuth fields under `mcp`. Lowered like a written one; problems (a missing
+ * issuer, Secret …) are collected in `ctx.problems` with `path`.
+ */
+export function lowerMcpAuthentication(auth: Record<string, unknown>, path: string, ctx: LowerContext): unknown {
+  if (typeof auth.issuer !== 'string' || auth.issuer === '') ctx.problems.push(`${path}.issuer is required (it names the accepted tokens' iss)`);
+  const mcp: Record<string, unknown> = {};
+  for (const key of ['resourceMetadata', 'provider', 'clientId', 'clientSecretRef']) if (auth[key] !== undefined) mcp[key] = auth[key];
+  const provider = { issuer: auth.issuer, ...(auth.audiences !== undefined ? { audiences: auth.audiences } : {}), jwks: { remote: auth.jwks } };
+  return lowerJwtAuthentication({ ...(auth.mode !== undefined ? { mode: auth.mode } : {}), providers: [provider], mcp }, path, ctx);
+}
 
 function withJwtDefaults(value: unknown): unknown {
   if (!isDict(value)) return value;

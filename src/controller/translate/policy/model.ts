@@ -5,7 +5,7 @@ import type { BackendResolver } from '../backend.ts';
 import { isDict, listOf } from '../read.ts';
 import { generationOf, namespaceOf, type Snapshot } from '../snapshot.ts';
 import type { SelectableConfig } from './client-auth.ts';
-import { lowerBackend, lowerFrontend, lowerTraffic, type Members } from './members.ts';
+import { lowerBackend, lowerFrontend, lowerMcpAuthentication, lowerTraffic, type Members } from './members.ts';
 import type { ConfigSources } from './secrets.ts';
 
 export const PROXY_POLICY = { group: 'switchboard.dev', kind: 'ProxyPolicy' } as const;
@@ -97,10 +97,25 @@ function targetSpecs(value: unknown): TargetSpec[] {
 }
 
 /** A ProxyBackend's inline `spec.policies`, lowered in the backend's namespace. */
-export function readInlineBackendPolicies(object: KubeObject, inputs: PolicyInputs, resolver: BackendResolver): { members: Members<BackendMember>; problems: string[] } | undefined {
+export function readInlineBackendPolicies(object: KubeObject, inputs: PolicyInputs, resolver: BackendResolver): InlineBackendRead | undefined {
   const spec = isDict(object.spec) ? object.spec : {};
   if (!isDict(spec.policies)) return undefined;
   const problems: string[] = [];
-  const members = lowerBackend(spec.policies, 'spec.policies', { namespace: namespaceOf(object), sources: inputs.sources, resolver, problems }, true);
-  return { members, problems };
+  const namespace = namespaceOf(object);
+  const members = lowerBackend(spec.policies, 'spec.policies', { namespace, sources: inputs.sources, resolver, problems }, true);
+  const auth = isDict(spec.policies.mcp) && isDict(spec.mcp) ? spec.policies.mcp.authentication : undefined;
+  if (!isDict(auth)) return { members, problems };
+  const authProblems: string[] = [];
+  const jwtAuthentication = lowerMcpAuthentication(auth, 'spec.policies.mcp.authentication', { namespace, sources: inputs.sources, resolver, problems: authProblems });
+  return { members, problems, mcpAuthentication: { jwtAuthentication, problems: authProblems } };
+}
+
+export interface InlineBackendRead {
+  readonly members: Members<BackendMember>;
+  readonly problems: string[];
+  /**
+   * The deprecated `spec.policies.mcp.authentication` of an MCP backend, as the traffic
+   * jwtAuthentication the routes using the backend get (an explicit one on the route wins).
+   */
+  readonly mcpAuthentication?: { readonly jwtAuthentication: unknown; readonly problems: readonly string[] };
 }
