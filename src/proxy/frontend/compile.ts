@@ -8,6 +8,8 @@ export interface FrontendHttp {
   readonly maxBufferBytes: number | undefined;
   readonly http1MaxHeaders: number | undefined;
   readonly http1IdleTimeoutMs: number | undefined;
+  /** `http1HeaderCase: Preserve`: header names keep their spelling over HTTP/1 (header-case.ts). */
+  readonly http1PreserveHeaderCase: boolean;
   /** Node http2 settings (initialWindowSize, maxFrameSize, maxHeaderListSize). */
   readonly http2Settings: { initialWindowSize?: number; maxFrameSize?: number; maxHeaderListSize?: number };
   readonly http2ConnectionWindowBytes: number | undefined;
@@ -109,6 +111,7 @@ function compileHttp(http: JsonObject): FrontendHttp {
     maxBufferBytes: num(http.maxBufferSize),
     http1MaxHeaders: num(http.http1MaxHeaders),
     http1IdleTimeoutMs: num(http.http1IdleTimeoutMs),
+    http1PreserveHeaderCase: http.http1HeaderCase === 'Preserve',
     http2Settings: {
       ...(num(http.http2WindowSize) !== undefined ? { initialWindowSize: num(http.http2WindowSize) } : {}),
       ...(num(http.http2FrameSize) !== undefined ? { maxFrameSize: num(http.http2FrameSize) } : {}),

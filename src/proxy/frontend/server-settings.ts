@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { DownstreamResponse } from '../pipeline/downstream.ts';
 import type { CompiledFrontend } from './compile.ts';
+import { watchHeaderCase } from './header-case.ts';
 
 /** SPEC.md defaults for HTTP/1: 100 headers, 10 minutes idle. */
 const DEFAULT_HTTP1_MAX_HEADERS = 100;
@@ -50,8 +51,12 @@ export function watchSession(session: Http2Session, frontend: CompiledFrontend |
 const expired = new WeakSet<Socket>();
 const inFlight = new WeakMap<Socket, number>();
 
-/** HTTP/1 maxConnectionDuration: after it, the connection closes once its current response is done. */
+/**
+ * Per HTTP/1 connection: `http1HeaderCase` (header-case.ts), and maxConnectionDuration — after it,
+ * the connection closes once its current response is done.
+ */
 export function limitHttp1Connection(socket: Socket, frontend: CompiledFrontend | undefined): void {
+  watchHeaderCase(socket, frontend);
   const ms = frontend?.http.maxConnectionDurationMs;
   if (ms === undefined || ms <= 0) return;
   const timer = setTimeout(() => {

@@ -5,6 +5,7 @@ import type { Logger } from '../../common/logger.ts';
 import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
+import { preservesHeaderCase, withRawCase } from '../frontend/header-case.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
 import { rewrittenHost } from '../policies/host-rewrite/host.ts';
 import { RetryBudget } from '../policies/retry/attempts.ts';
@@ -93,7 +94,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       if (host !== undefined) headers.host = host;
     }
     if (upstream?.retry) this.#retry = new RetryBudget(upstream.retry, body === null || Buffer.isBuffer(body));
-    this.#request = { method: method as Dispatcher.HttpMethod, path, headers, body };
+    this.#request = { method: method as Dispatcher.HttpMethod, path, headers: preservesHeaderCase(this.#req) ? withRawCase(headers, this.#req.rawHeaders) : headers, body };
     target.dispatcher.dispatch(this.#request, this);
   }
 
@@ -139,7 +140,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     try {
-      this.#res.writeHead(statusCode, headers);
+      this.#res.writeHead(statusCode, preservesHeaderCase(this.#req) ? withRawCase(headers, controller.rawHeaders) : headers);
     } catch (err) {
       // Headers node refuses (invalid characters from upstream) must not crash the process.
       this.#telemetry.logger.warn({ err: (err as Error).message, backend: this.#fwd.backend.key }, 'invalid upstream response headers');
