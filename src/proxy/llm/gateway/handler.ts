@@ -22,7 +22,7 @@ import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
 import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
-import { hostHeader, ProviderPools } from './upstream.ts';
+import { bufferedRequest, hostHeader, ProviderPools } from './upstream.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -155,14 +155,24 @@ export class LlmBackendHandler {
     const identity: RequestIdentity = a.request.policy?.identity ?? {};
     const signed = await this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity);
     const timeoutMs = policy?.http?.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const response = await this.#pools.acquire(up, policy).request({
+    const dispatcher = this.#pools.acquire(up, policy);
+    const options = {
       method: up.method as 'POST', path: signed.path, headers: { ...signed.headers, host }, body: upstreamBody.length > 0 ? upstreamBody : null,
-      signal: a.abort, headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
-    });
+      headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
+    };
+    if (!plan.stream && plan.upstreamFormat !== 'passthrough') {
+      const answer = await bufferedRequest(dispatcher, options, a.abort);
+      const status = answer.statusCode;
+      const headers = answer.headers as Record<string, string | string[] | undefined>;
+      // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
+      if (status === 429 || status >= 500) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body) };
+      this.#sendBuffered(a, plan, status, headers, answer.body);
+      return { kind: 'answered', status };
+    }
+    const response = await dispatcher.request({ ...options, signal: a.abort });
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
     if (status === 429 || status >= 500) {
-      // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
       const raw = await readAll(response.body);
       return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw) };
     }
