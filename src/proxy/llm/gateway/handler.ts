@@ -214,7 +214,8 @@ export class LlmBackendHandler {
   }
 
   #log(provider: string, route: RouteType, model: string | undefined, streaming: boolean, usage: Usage, policy: PolicyContext | undefined): void {
-    this.#logger.info({
+    // The log object is built only when it will be written (usage logs are info; benches run at warn).
+    if (this.#logger.isLevelEnabled('info')) this.#logger.info({
       backend: this.#ir.key, 'llm.provider': provider, 'llm.route': route, 'llm.model': model, 'llm.streaming': streaming,
       'llm.inputTokens': usage.inputTokens, 'llm.outputTokens': usage.outputTokens, 'llm.totalTokens': usage.totalTokens,
       ...(usage.cachedInputTokens !== undefined ? { 'llm.cachedInputTokens': usage.cachedInputTokens } : {}),
