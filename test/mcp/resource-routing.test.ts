@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpTargetIR } from '../../src/ir/mcp.ts';
 import { startResourceFixture, type ResourceFixture } from './fixtures/resource-server.ts';
@@ -105,6 +106,34 @@ describe('MCP gateway: resource URIs without a target prefix', () => {
       assert.ok(await got.waitFor('alpha+alpha://readme'), 'after unsubscribing, updates use the listed (prefixed) form');
     } finally {
       await client.close();
+      await gw.close();
+    }
+  });
+
+  it('2026-07-28 subscriptions/listen: unprefixed URIs are routed and their updates keep that form', async () => {
+    const gw = await startGateway(backend([fixtureTarget(alpha), fixtureTarget(beta)]));
+    const modern = new ModernClient({ name: 'modern-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const seen: string[] = [];
+    modern.setNotificationHandler('notifications/resources/updated', (n) => void seen.push(n.params.uri));
+    await modern.connect(new ModernTransport(new URL(gw.url)));
+    const legacy = await connect(gw.url);
+    try {
+      const subscription = await modern.listen({ resourceSubscriptions: ['beta://readme', 'alpha+alpha://readme', 'shared://common'] });
+      assert.deepEqual(subscription.honoredFilter.resourceSubscriptions, ['beta://readme', 'alpha+alpha://readme'], 'the ambiguous URI is left out');
+      // Another client's call makes each fixture notify every session subscribed to the URI
+      // (the listen stream's upstream GET may still be opening: retried, bounded).
+      for (let i = 0; i < 40 && !(seen.includes('beta://readme') && seen.includes('alpha+alpha://readme')); i++) {
+        await legacy.client.callTool({ name: 'beta_touch', arguments: { uri: 'beta://readme', via: 'subscribers' } });
+        await legacy.client.callTool({ name: 'alpha_touch', arguments: { uri: 'alpha://readme', via: 'subscribers' } });
+        await delay(50);
+      }
+      assert.ok(seen.includes('beta://readme'), `unprefixed subscription: ${seen.join(', ')}`);
+      assert.ok(seen.includes('alpha+alpha://readme'), `prefixed subscription: ${seen.join(', ')}`);
+      assert.ok(!seen.includes('beta+beta://readme'), 'never the other form');
+      await subscription.close();
+    } finally {
+      await legacy.client.close();
+      await modern.close();
       await gw.close();
     }
   });
