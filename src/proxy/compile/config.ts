@@ -15,6 +15,8 @@ import type { HealthStates } from '../backend-policies/health.ts';
 import { compileFrontend, type CompiledFrontend } from '../frontend/compile.ts';
 import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
+import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
+import type { StepDeps } from '../policies/step.ts';
 
 export interface CompiledListener {
   readonly key: string;
@@ -22,6 +24,8 @@ export interface CompiledListener {
   readonly gateway: string;
   readonly sectionName: string;
   readonly routes: RouteTable<CompiledRule>;
+  /** The listener's PreRouting traffic policy: runs before a route is chosen and may change what routing sees. */
+  readonly preRouting: CompiledTrafficPolicy | undefined;
 }
 
 export interface CompiledTLS {
@@ -42,6 +46,8 @@ export interface CompiledBind {
   readonly tls: CompiledTLS | undefined;
   /** The bind's frontend policy (connection handling, HTTP/TLS settings, access log). */
   readonly frontend: CompiledFrontend | undefined;
+  /** Some listener has a PreRouting policy: requests pick their listener before routing. */
+  readonly hasPreRouting: boolean;
 }
 
 export interface CompiledConfig {
@@ -96,7 +102,8 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
     return compiled;
   };
 
-  const binds = config.binds.map((bind) => compileBind(bind, config, ruleOf, ctx, onError));
+  const stepDeps = { logger: ctx.logger, endpoints, connections: ctx.connections, lifecycle };
+  const binds = config.binds.map((bind) => compileBind(bind, config, ruleOf, ctx, onError, stepDeps));
   const dispatchers = new Set<Dispatcher>();
   for (const b of backends.values()) for (const t of b.endpoints.all()) dispatchers.add(t.dispatcher);
   for (const d of backendPolicies.dispatchers) dispatchers.add(d);
@@ -111,6 +118,7 @@ function compileBind(
   ruleOf: (routeKey: string, index: number) => CompiledRule | undefined,
   ctx: CompileContext,
   onError: (m: string) => void,
+  stepDeps: Omit<StepDeps, 'policy'>,
 ): CompiledBind {
   const listeners = bind.listeners.map((l): readonly [string | null, CompiledListener] => [
     l.hostname,
@@ -124,6 +132,7 @@ function compileBind(
         ruleOf: (route, index) => ruleOf(route.key, index),
         onError: (m) => onError(`${l.key}: ${m}`),
       }),
+      preRouting: l.preRouting ? compileTrafficPolicy(l.preRouting, stepDeps, (m) => onError(`${l.key}: PreRouting: ${m}`)) : undefined,
     },
   ]);
   const frontend = compileFrontend(bind.frontend, (m) => onError(`${bind.key}: ${m}`));
@@ -134,6 +143,7 @@ function compileBind(
     listeners: new HostTable(listeners),
     tls: bind.protocol === 'HTTPS' ? compileTLS(bind.listeners, ctx, onError, frontend?.tls.contextOptions) : undefined,
     frontend,
+    hasPreRouting: listeners.some(([, l]) => l.preRouting !== undefined),
   };
 }
 

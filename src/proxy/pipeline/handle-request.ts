@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { CompiledBind } from '../compile/config.ts';
-import { runTrafficPolicy } from '../policies/chain.ts';
+import type { CompiledBind, CompiledListener } from '../compile/config.ts';
+import { runTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import { BodyTooLargeError } from '../policies/context.ts';
 import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { PolicyResult } from '../policies/result.ts';
@@ -8,7 +8,8 @@ import { pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 import { sendDirect, sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
-import { resolveRequest, type IncomingView } from './resolve.ts';
+import { requestHost, resolveRequest, selectListener, splitTarget, type IncomingView, type Resolution } from './resolve.ts';
+import type { HeaderMap } from '../http/headers.ts';
 import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
 import { writeAccessLog } from '../frontend/access-log.ts';
 import { mcpOAuthAnswer } from '../mcp/oauth/well-known.ts';
@@ -60,21 +61,21 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
       oauth.then((answer) => done(sendDirect(res, answer, []), 0), (err: unknown) => done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0));
       return;
     }
-    const resolution = resolveRequest(bind, viewOf(req, ctx.scheme));
-    labels = resolution.labels;
-    switch (resolution.kind) {
-      case 'error':
-        done(sendError(res, resolution.error), 0);
+    const view = viewOf(req, ctx.scheme);
+    if (bind.hasPreRouting) {
+      const host = requestHost(req.headers);
+      const selected = selectListener(bind, view, host);
+      const preRouting = 'listener' in selected ? selected.listener.preRouting : undefined;
+      if (preRouting) {
+        const listener = (selected as { listener: CompiledListener }).listener;
+        labels = { gateway: listener.gateway, listener: listener.sectionName, route: '', backend: '' };
+        preRoute(ctx, bind, req, res, view, host, preRouting, done, (l) => { labels = l; });
         return;
-      case 'redirect':
-        sendRedirect(res, resolution.status, resolution.location);
-        done(resolution.status, 0);
-        return;
-      case 'forward':
-        if (resolution.traffic === undefined) dispatch(ctx, req, res, resolution, done, undefined);
-        else applyPolicies(ctx, req, res, resolution, done);
-        return;
+      }
     }
+    const resolution = resolveRequest(bind, view);
+    labels = resolution.labels;
+    continueResolved(ctx, req, res, resolution, done, undefined);
   } catch (err) {
     // A bug must cost one request, never the process.
     ctx.telemetry.logger.error({ err }, 'request handler failed');
@@ -82,9 +83,82 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
   }
 }
 
+/** After routing: answer the error or redirect, or run the route's policy and forward. */
+function continueResolved(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, resolution: Resolution, done: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined): void {
+  switch (resolution.kind) {
+    case 'error':
+      done(sendError(res, resolution.error), 0);
+      return;
+    case 'redirect':
+      sendRedirect(res, resolution.status, resolution.location);
+      done(resolution.status, 0);
+      return;
+    case 'forward':
+      preRouted?.routed(resolution);
+      if (resolution.traffic === undefined) dispatch(ctx, req, res, resolution, done, preRouted);
+      else applyPolicies(ctx, req, res, resolution, done, preRouted);
+      return;
+  }
+}
+
+/**
+ * The listener's PreRouting policy runs before a route is chosen, on a context that then continues
+ * into PostRouting: header changes it makes are what route matching sees, and the identity it
+ * establishes, a body it buffered and its response mutations carry on.
+ */
+function preRoute(
+  ctx: BindContext,
+  bind: CompiledBind,
+  req: DownstreamRequest,
+  res: DownstreamResponse,
+  view: IncomingView,
+  host: string,
+  preRouting: CompiledTrafficPolicy,
+  requestDone: (status: number, bytes: number) => void,
+  setLabels: (labels: RequestLabels) => void,
+): void {
+  const target = splitTarget(view.url);
+  const labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
+  const headers = { ...req.headers } as HeaderMap;
+  const policy = new RequestPolicyContext(req, { clientPath: target?.path ?? view.url, query: target?.query ?? '', host, headers, labels }, ctx.scheme, bind.frontend?.http.maxBufferBytes);
+  const done = (status: number, bytes: number) => {
+    policy.end();
+    requestDone(status, bytes);
+  };
+  const proceed = (result: PolicyResult) => {
+    if (result.action !== 'continue') {
+      done(sendDirect(res, result.response, policy.responseMutations), 0);
+      return;
+    }
+    const resolution = resolveRequest(bind, { ...view, headers: policy.upstreamHeaders as IncomingView['headers'] });
+    setLabels(resolution.labels);
+    continueResolved(ctx, req, res, resolution, done, policy);
+  };
+  runPolicy(ctx, res, preRouting, policy, proceed, done);
+}
+
+/** Runs a compiled traffic policy; failures answer 413 (body over the buffer limit) or 500. */
+function runPolicy(ctx: BindContext, res: DownstreamResponse, compiled: CompiledTrafficPolicy, policy: RequestPolicyContext, proceed: (result: PolicyResult) => void, done: (status: number, bytes: number) => void): void {
+  const fail = (err: unknown) => {
+    if (err instanceof BodyTooLargeError) {
+      done(sendError(res, { code: 'PAYLOAD_TOO_LARGE', limit: err.limit }), 0);
+      return;
+    }
+    ctx.telemetry.logger.error({ err }, 'traffic policy failed');
+    done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
+  };
+  try {
+    const result = runTrafficPolicy(compiled, policy);
+    if (result instanceof Promise) result.then(proceed, fail);
+    else proceed(result);
+  } catch (err) {
+    fail(err);
+  }
+}
+
 /** Runs the route's traffic policy, then either answers from the gateway or forwards. */
-function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, requestDone: (status: number, bytes: number) => void): void {
-  const policy = new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
+function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, requestDone: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined): void {
+  const policy = preRouted ?? new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
   // Every path below ends in `done`: the policies' end-of-request listeners (ext_proc sessions) run there.
   const done = (status: number, bytes: number) => {
     policy.end();
@@ -97,21 +171,7 @@ function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: Downstream
     }
     done(sendDirect(res, result.response, policy.responseMutations), 0);
   };
-  const fail = (err: unknown) => {
-    if (err instanceof BodyTooLargeError) {
-      done(sendError(res, { code: 'PAYLOAD_TOO_LARGE', limit: err.limit }), 0);
-      return;
-    }
-    ctx.telemetry.logger.error({ err }, 'traffic policy failed');
-    done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
-  };
-  try {
-    const result = runTrafficPolicy(fwd.traffic!, policy);
-    if (result instanceof Promise) result.then(proceed, fail);
-    else proceed(result);
-  } catch (err) {
-    fail(err);
-  }
+  runPolicy(ctx, res, fwd.traffic!, policy, proceed, done);
 }
 
 /** To the backend's in-process handler, or upstream through an Exchange. */

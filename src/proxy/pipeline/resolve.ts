@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CompiledBackend, UpstreamTarget } from '../backends/backend.ts';
-import type { CompiledBind } from '../compile/config.ts';
+import type { CompiledBind, CompiledListener } from '../compile/config.ts';
 import type { CompiledRule } from '../compile/rule.ts';
 import type { ProxyError } from '../errors.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
@@ -62,14 +62,9 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
   const authority = typeof rawAuthority === 'string' ? rawAuthority : undefined;
   const host = normalizeHost(authority);
   const labels = { gateway: '', listener: '', route: '', backend: '' };
-  const sni = req.sni !== undefined ? normalizeHost(req.sni) : undefined;
-  const listener = bind.listeners.lookup(sni ?? host);
-  if (!listener) return { kind: 'error', error: { code: 'LISTENER_NOT_FOUND', host }, labels };
-  // HTTP/2 connection coalescing can carry another host's request over this TLS connection;
-  // the listener (and certificate) chosen by SNI must also be the one the Host selects.
-  if (sni !== undefined && host !== '' && host !== sni && bind.listeners.lookup(host) !== listener) {
-    return { kind: 'error', error: { code: 'MISDIRECTED_REQUEST', host, sni }, labels };
-  }
+  const selected = selectListener(bind, req, host);
+  if ('error' in selected) return { kind: 'error', error: selected.error, labels };
+  const listener = selected.listener;
   labels.gateway = listener.gateway;
   labels.listener = listener.sectionName;
 
@@ -129,6 +124,34 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
     query,
     clientPath: path,
   };
+}
+
+/**
+ * The listener a request belongs to: by SNI on TLS, else by Host. A request whose Host selects
+ * another listener than its SNI did is misdirected (HTTP/2 connection coalescing).
+ */
+export function selectListener(bind: CompiledBind, req: IncomingView, host: string): { listener: CompiledListener } | { error: ProxyError } {
+  const sni = req.sni !== undefined ? normalizeHost(req.sni) : undefined;
+  const listener = bind.listeners.lookup(sni ?? host);
+  if (!listener) return { error: { code: 'LISTENER_NOT_FOUND', host } };
+  if (sni !== undefined && host !== '' && host !== sni && bind.listeners.lookup(host) !== listener) {
+    return { error: { code: 'MISDIRECTED_REQUEST', host, sni } };
+  }
+  return { listener };
+}
+
+/** The Host a request names (`:authority` on HTTP/2), normalised for listener and route lookup. */
+export function requestHost(headers: IncomingHttpHeaders): string {
+  const raw = headers[':authority'] ?? headers.host;
+  return normalizeHost(typeof raw === 'string' ? raw : undefined);
+}
+
+/** Path and query of a request target (origin- or absolute-form); undefined when invalid. */
+export function splitTarget(url: string): { path: string; query: string } | undefined {
+  const target = originForm(url);
+  if (target === undefined) return undefined;
+  const q = target.indexOf('?');
+  return q < 0 ? { path: target, query: '' } : { path: target.slice(0, q), query: target.slice(q + 1) };
 }
 
 /** `/p?q` as is; `http://h/p?q` (absolute-form) reduced to its path and query; anything else is invalid. */

@@ -17,22 +17,26 @@ async function* oneChunk(body: Buffer): AsyncIterable<Uint8Array> {
 
 const NO_BODY = new Uint8Array(0);
 
+/** What a context needs of the request's routing (before routing: the listener and the raw request). */
+export type RoutedRequest = Pick<Forward, 'clientPath' | 'query' | 'host' | 'headers' | 'labels'>;
+
 /** The PolicyContext of one proxied request; also carries what the Exchange needs afterwards. */
 export class RequestPolicyContext implements PolicyContext {
   readonly method: string;
-  readonly path: string;
-  readonly query: string;
-  readonly host: string;
+  // Route-dependent fields change once when a PreRouting context continues after routing (routed()).
+  path: string;
+  query: string;
+  host: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string | undefined;
   readonly remotePort: number | undefined;
   readonly downstreamHeaders: DownstreamRequest['headers'];
-  readonly upstreamHeaders: HeaderMap;
+  upstreamHeaders: HeaderMap;
   readonly identity: RequestIdentity = {};
   readonly responseMutations: ResponseMutation[] = [];
   readonly responseFilters: ResponseFilter[] = [];
   readonly upstream: UpstreamRequestOptions = { delayedMs: 0 };
-  readonly names: PolicyContext['names'];
+  names: PolicyContext['names'];
   readonly startTime = Date.now();
   celCache: CelCache | undefined = undefined;
   readonly #req: DownstreamRequest;
@@ -43,7 +47,7 @@ export class RequestPolicyContext implements PolicyContext {
   #endListeners: (() => void)[] | undefined;
   #ended = false;
 
-  constructor(req: DownstreamRequest, fwd: Forward, scheme: 'http' | 'https', maxBufferBytes = DEFAULT_MAX_BUFFER_BYTES) {
+  constructor(req: DownstreamRequest, fwd: RoutedRequest, scheme: 'http' | 'https', maxBufferBytes = DEFAULT_MAX_BUFFER_BYTES) {
     this.#req = req;
     this.#maxBufferBytes = maxBufferBytes;
     this.method = req.method ?? 'GET';
@@ -56,6 +60,20 @@ export class RequestPolicyContext implements PolicyContext {
     this.downstreamHeaders = req.headers;
     this.upstreamHeaders = fwd.headers;
     this.names = { gateway: fwd.labels.gateway, listener: fwd.labels.listener, route: fwd.labels.route, backend: fwd.labels.backend };
+  }
+
+  /**
+   * After PreRouting steps ran on this context, the chosen route's view of the request: its path,
+   * host and upstream headers (built from the headers as PreRouting left them). Identity, buffered
+   * body and response mutations stay, so PostRouting steps and the response see them.
+   */
+  routed(fwd: RoutedRequest): void {
+    this.path = fwd.clientPath;
+    this.query = fwd.query;
+    this.host = fwd.host;
+    this.upstreamHeaders = fwd.headers;
+    this.names = { gateway: fwd.labels.gateway, listener: fwd.labels.listener, route: fwd.labels.route, backend: fwd.labels.backend };
+    this.celCache = undefined;
   }
 
   /** The buffered (or replaced) body, once a step read it; undefined means stream the original. */
