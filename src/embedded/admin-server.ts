@@ -7,11 +7,24 @@ export interface AdminView {
   config(): ProxyConfig | undefined;
   statuses(): readonly ObjectStatus[];
   isReady(): boolean;
+  /** Values held in Secrets: /config_dump shows them as "[redacted]" wherever they were resolved into the config. */
+  secretValues?(): readonly string[];
+}
+
+/** Shorter Secret values (flags, user names) are too likely to collide with ordinary config strings. */
+const MIN_REDACTED_LENGTH = 6;
+const REDACTED = '[redacted]';
+
+/** The config as JSON with every string that contains a Secret value replaced. */
+export function redactedJson(value: unknown, secrets: readonly string[]): string {
+  const needles = secrets.filter((s) => s.length >= MIN_REDACTED_LENGTH);
+  if (needles.length === 0) return JSON.stringify(value, null, 2);
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' && needles.some((n) => v.includes(n)) ? REDACTED : v), 2);
 }
 
 /**
- * The admin server (loopback by default: it shows the whole config, Secrets' certificates
- * included): `/config_dump`, `/status`, `/healthz/ready`.
+ * The admin server (loopback by default: it shows the whole config; values that came from
+ * Secrets are redacted): `/config_dump`, `/status`, `/healthz/ready`.
  */
 export function createAdminServer(view: AdminView): http.Server {
   return http.createServer((req, res) => {
@@ -20,7 +33,8 @@ export function createAdminServer(view: AdminView): http.Server {
     switch (path) {
       case '/config_dump': {
         const config = view.config();
-        return config ? send(res, 200, config) : send(res, 503, { error: 'no config has been applied yet' });
+        if (!config) return send(res, 503, { error: 'no config has been applied yet' });
+        return sendRaw(res, 200, redactedJson(config, view.secretValues?.() ?? []));
       }
       case '/status':
         return send(res, 200, { items: view.statuses().map(({ apiVersion, kind, metadata, status }) => ({ apiVersion, kind, metadata: { name: metadata.name, namespace: metadata.namespace }, status })) });
@@ -33,7 +47,11 @@ export function createAdminServer(view: AdminView): http.Server {
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(`${JSON.stringify(body, null, 2)}\n`);
+  sendRaw(res, status, JSON.stringify(body, null, 2), headers);
+}
+
+function sendRaw(res: http.ServerResponse, status: number, json: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(`${json}\n`);
 }
 
 function sendText(res: http.ServerResponse, status: number, body: string): void {

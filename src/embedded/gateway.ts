@@ -62,6 +62,25 @@ export class EmbeddedGateway {
     return this.#current !== undefined && this.#options.distributor.isReady();
   }
 
+  /**
+   * Every value held in a Secret (and the string fields of JSON values, such as a service-account
+   * key's private_key), for redaction in /config_dump. Certificates are public and left visible.
+   */
+  secretValues(): readonly string[] {
+    const values: string[] = [];
+    for (const object of this.#store.objects()) {
+      if (object.kind !== 'Secret') continue;
+      const data = { ...decodedData(object.data), ...stringRecord(object.stringData) };
+      for (const [key, value] of Object.entries(data)) {
+        if (key === 'tls.crt' || key === 'ca.crt') continue;
+        values.push(value);
+        // Only long leaves: short ones ("type": "service_account") are not secret and too common.
+        for (const leaf of jsonStrings(value)) if (leaf.length >= 16) values.push(leaf);
+      }
+    }
+    return values;
+  }
+
   /** Stops watching, then drains the proxies for up to `graceMs`. */
   async stop(graceMs: number): Promise<void> {
     await this.#options.source.stop();
@@ -138,5 +157,30 @@ export class EmbeddedGateway {
       this.#options.logger.error({ file: duplicate.file, document: duplicate.document, line: duplicate.line }, duplicate.message);
     }
     this.#reportedDuplicates = now;
+  }
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+function decodedData(value: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries(stringRecord(value)).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+/** String leaves of a JSON object value; none when the value is not JSON. */
+function jsonStrings(text: string): string[] {
+  if (!text.trimStart().startsWith('{')) return [];
+  try {
+    const out: string[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') out.push(v);
+      else if (v !== null && typeof v === 'object') for (const child of Object.values(v)) walk(child);
+    };
+    walk(JSON.parse(text));
+    return out;
+  } catch {
+    return [];
   }
 }
