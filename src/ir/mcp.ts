@@ -4,6 +4,8 @@
  * MCP handler (src/proxy/mcp) serves. Plain, JSON-serialisable, readonly data.
  */
 
+import type { Endpoint } from './types.ts';
+
 export type McpTransport = 'StreamableHTTP' | 'SSE';
 export type McpSessionRouting = 'Stateful' | 'Stateless';
 export type McpFailureMode = 'FailClosed' | 'FailOpen';
@@ -16,9 +18,19 @@ export interface McpTargetIR {
    * A static target keeps its `name`; a selector target is named `<name>-<service>-<port>`.
    */
   readonly name: string;
-  /** A DNS name or IP address. Service targets use the Service's cluster DNS name. */
+  /**
+   * A DNS name or IP address. Service targets use the Service's cluster DNS name; it is also the
+   * TLS SNI and the Host header when `endpoints` are used.
+   */
   readonly host: string;
   readonly port: number;
+  /**
+   * Service targets: the ready endpoints of the Service port (from its EndpointSlices). When
+   * present, the proxy connects to one of them instead of `host:port`, and a Stateful session
+   * stays pinned to the endpoint its upstream session was opened on. Absent (no ready endpoint,
+   * ExternalName, host targets): `host:port` is used.
+   */
+  readonly endpoints?: readonly Endpoint[];
   /** Default `/mcp` for StreamableHTTP, `/sse` for SSE. */
   readonly path: string;
   readonly protocol: McpTransport;

@@ -55,6 +55,39 @@ describe('translateMcpBackend', () => {
     assert.deepEqual(ir?.targets.map((t) => t.name), ['s-other-remote-80']);
   });
 
+  describe('Service targets carry the ready endpoints of their port', () => {
+    const slice = (name: string, service: string, port: number, endpoints: { addresses: string[]; ready?: boolean }[]): KubeObject => ({
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name, namespace: 'ai', labels: { 'kubernetes.io/service-name': service } },
+      addressType: 'IPv4', ports: [{ name: 'mcp', port }],
+      endpoints: endpoints.map((e) => ({ addresses: e.addresses, ...(e.ready === false ? { conditions: { ready: false } } : {}) })),
+    });
+    const svc = (type?: string): KubeObject => ({
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'replicas', namespace: 'ai', labels: { pin: 'yes' } },
+      spec: { ...(type ? { type, externalName: 'mcp.example.com' } : {}), ports: [{ name: 'mcp', port: 80, targetPort: 3000 }] },
+    });
+    const rows = [
+      {
+        name: 'two slices, a not-ready address left out, sorted',
+        objects: [svc(), slice('b', 'replicas', 3001, [{ addresses: ['10.0.0.2'] }]), slice('a', 'replicas', 3000, [{ addresses: ['10.0.0.9', '10.0.0.1'] }, { addresses: ['10.0.0.5'], ready: false }])],
+        endpoints: [{ host: '10.0.0.1', port: 3000 }, { host: '10.0.0.2', port: 3001 }, { host: '10.0.0.9', port: 3000 }],
+      },
+      { name: 'no EndpointSlice: the DNS name only', objects: [svc()], endpoints: undefined },
+      { name: 'only not-ready endpoints: the DNS name only', objects: [svc(), slice('a', 'replicas', 3000, [{ addresses: ['10.0.0.1'], ready: false }])], endpoints: undefined },
+      { name: 'ExternalName: the DNS name only', objects: [svc('ExternalName'), slice('a', 'replicas', 3000, [{ addresses: ['10.0.0.1'] }])], endpoints: undefined },
+    ];
+    for (const row of rows) {
+      it(row.name, () => {
+        const snap = indexObjects(row.objects);
+        const { ir } = translateMcpBackend(proxyBackend({ mcp: { targets: [{ name: 'st', static: { backendRef: { name: 'replicas' }, port: 80 } }, { name: 'sel', selector: { services: { matchLabels: { pin: 'yes' } } } }] } }), snap);
+        assert.equal(ir?.targets.length, 2);
+        for (const t of ir?.targets ?? []) {
+          assert.equal(t.host, 'replicas.ai.svc.cluster.local', t.name);
+          assert.deepEqual(t.endpoints, row.endpoints, t.name);
+        }
+      });
+    }
+  });
+
   const broken = [
     { name: 'missing Service', target: { name: 'x', static: { backendRef: { name: 'nope' }, port: 1 } }, reason: 'BackendNotFound' },
     { name: 'Service without the port', target: { name: 'x', static: { backendRef: { name: 'files' }, port: 1 } }, reason: 'BackendNotFound' },

@@ -2,7 +2,9 @@ import type { ServicePort } from '../../api/gateway/index.ts';
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import { compile } from '../../cel/index.ts';
 import type { McpAuthorizationRule, McpBackendIR, McpGuardrailIR, McpGuardrailPhase, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
+import type { Endpoint } from '../../ir/types.ts';
 import { BackendResolver } from './backend.ts';
+import { serviceEndpoints } from './endpoints.ts';
 import { lowerMcpAuthentication } from './policy/members.ts';
 import { isDict, isPort, listOf, stringRecord, type Dict } from './read.ts';
 import { selectorMatches } from './selector.ts';
@@ -16,7 +18,10 @@ export const MCP_AUTHENTICATION_DEPRECATED = 'spec.policies.mcp.authentication i
  * mistake becomes a Problem for the backend's Accepted condition; the targets that resolve are
  * still served. No IR when no target resolves.
  *
- * Service targets are reached by the Service's cluster DNS name (`<svc>.<ns>.svc.<domain>`).
+ * Service targets are named by the Service's cluster DNS name (`<svc>.<ns>.svc.<domain>`) and
+ * carry the ready endpoints of the Service port, resolved from EndpointSlices exactly as route
+ * backends are (endpoints.ts), so the proxy can pin a session to one replica; without ready
+ * endpoints (or for an ExternalName Service) the DNS name is what the proxy connects to.
  * Selector targets are named `<name>-<service>-<port>` (`<name>-<namespace>-<service>-<port>`
  * for Services in another namespace), one per Service port, in a stable order.
  */
@@ -117,6 +122,7 @@ function staticTarget(name: string, t: Dict, namespace: string, snapshot: Snapsh
   const protocol = transportOf(t.protocol);
   const targetPath = typeof t.path === 'string' && t.path !== '' ? t.path : DEFAULT_PATH[protocol];
   let host: string;
+  let endpoints: Endpoint[] = [];
   if (typeof t.host === 'string' && t.host !== '') {
     host = t.host;
   } else if (isDict(t.backendRef) && typeof t.backendRef.name === 'string') {
@@ -126,17 +132,29 @@ function staticTarget(name: string, t: Dict, namespace: string, snapshot: Snapsh
       return undefined;
     }
     const ports = listOf<ServicePort>(isDict(service.spec) ? service.spec.ports : undefined);
-    if (!ports.some((p) => p.port === t.port)) {
+    const servicePort = ports.find((p) => p.port === t.port);
+    if (!servicePort) {
       problems.push({ reason: 'BackendNotFound', message: `${path}.static.backendRef: Service ${namespace}/${t.backendRef.name} has no port ${String(t.port)}` });
       return undefined;
     }
     host = `${t.backendRef.name}.${namespace}.svc.${domain}`;
+    endpoints = readyEndpoints(service, servicePort, snapshot);
   } else {
     problems.push({ reason: 'Invalid', message: `${path}.static needs one of host or backendRef` });
     return undefined;
   }
   const tls = targetTls(t.policies, host);
-  return { name, host, port: t.port, path: targetPath, protocol, ...(tls ? { tls } : {}) };
+  return { name, host, port: t.port, path: targetPath, protocol, ...(endpoints.length > 0 ? { endpoints } : {}), ...(tls ? { tls } : {}) };
+}
+
+/**
+ * The ready endpoints of a Service port, as route backends resolve them. An ExternalName
+ * Service has no replicas to pin to: its DNS name is kept (no endpoints).
+ */
+function readyEndpoints(service: KubeObject, port: ServicePort, snapshot: Snapshot): Endpoint[] {
+  if (isDict(service.spec) && service.spec.type === 'ExternalName') return [];
+  const slices = snapshot.endpointSlices.get(`${namespaceOf(service)}/${service.metadata.name}`) ?? [];
+  return [...serviceEndpoints(service, port, slices).endpoints];
 }
 
 /** Target-level `policies.tls` (host targets only): SNI and verification switch; CA references are resolved by the policy translator. */
@@ -160,12 +178,14 @@ function selectedTargets(name: string, selector: Dict, namespace: string, snapsh
       if (!isPort(port.port)) continue;
       const protocol: McpTransport = typeof port.appProtocol === 'string' && /sse/i.test(port.appProtocol) ? 'SSE' : 'StreamableHTTP';
       const svc = service.metadata.name;
+      const endpoints = readyEndpoints(service, port, snapshot);
       out.push({
         name: ns === namespace ? `${name}-${svc}-${port.port}` : `${name}-${ns}-${svc}-${port.port}`,
         host: `${svc}.${ns}.svc.${domain}`,
         port: port.port,
         path: DEFAULT_PATH[protocol],
         protocol,
+        ...(endpoints.length > 0 ? { endpoints } : {}),
       });
     }
   }
