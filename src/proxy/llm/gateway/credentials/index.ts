@@ -3,19 +3,37 @@
  * client's validated token with passthrough) where the provider expects them unless `location`
  * says otherwise, extra `credentials[]`, cloud-B/cloud-C bearer tokens (cached: Entra client
  * secret, workload or managed identity; Google access or ID tokens), and SigV4
- * for providers that need it (signed last, over the final headers and body).
+ * for providers that need it (signed last, over the final headers and body) — with the Secret's
+ * or the environment's keys, or with the session of an assumed role (STS, cached per role,
+ * session name and tags).
  */
 import { readFileSync } from 'node:fs';
+import { compile, createActivation, evalString, type Activation, type CelInput } from '../../../../cel/index.ts';
 import type { BackendAuthPolicy, CredentialLocation } from '../../../../ir/policy.ts';
 import { applyBackendCredentials } from '../../../backend-policies/auth.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
 import type { CredentialHint } from '../../providers/types.ts';
-import { awsCredentials, signSigV4 } from './sigv4.ts';
+import { AiPolicyError } from '../body-policy.ts';
+import { awsCredentials, signSigV4, type AwsCredentials } from './sigv4.ts';
+import { assumeRole, stsEndpoint, type SessionCredentials } from './sts.ts';
 import { azureAccessToken, azureManagedIdentityToken, azureWorkloadToken, gcpAccessToken, gcpIdToken, gcpMetadataToken, parseServiceAccount, type ServiceAccount } from './oauth.ts';
-import { TokenCache } from './token-cache.ts';
+import { TokenCache, type FetchedToken } from './token-cache.ts';
 
 /** A credential could not be produced (missing cloud credentials, token endpoint down). */
 export class CredentialError extends Error {}
+
+/**
+ * The request itself cannot be given a credential: an assumed-role session name or session tag
+ * computed from it is not valid (SPEC.md: "request rejected"). Answered in the client's format
+ * with this status; no other provider is tried (the same request would fail there too).
+ */
+export class CredentialRequestError extends AiPolicyError {}
+
+/** Session name when assumeRole names none. */
+export const DEFAULT_SESSION_NAME = 'switchboard';
+const SESSION_NAME = /^[A-Za-z0-9+=,.@_-]{2,64}$/;
+/** STS tag keys and values: letters, separators, digits and `_.:/=+-@`. */
+const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
 
 /** Backend auth mechanisms the LLM handler cannot apply yet (the plain forwarding path has some of them). */
 const UNSUPPORTED_AUTH = ['oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const;
@@ -42,8 +60,13 @@ export class LlmCredentials {
     this.#env = opts.env ?? process.env;
   }
 
-  /** The headers and path to send. Throws CredentialError when the configured mechanism cannot produce a credential. */
-  async apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>): Promise<{ headers: Record<string, string>; path: string }> {
+  /**
+   * The headers and path to send. Throws CredentialError when the configured mechanism cannot
+   * produce a credential, CredentialRequestError when this request cannot have one (assumed-role
+   * session name or tag from CEL invalid). `cel` gives the request's CEL input for those
+   * expressions; without it they see only the identity (jwt, apiKey, basicAuth, extauthz, extproc).
+   */
+  async apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>, cel?: () => CelInput): Promise<{ headers: Record<string, string>; path: string }> {
     const hint = req.credential;
     const defaultLocation: CredentialLocation = hint.kind === 'header' ? { header: { name: hint.name, ...(hint.prefix ? { prefix: hint.prefix } : {}) } } : { header: { name: 'authorization', prefix: 'Bearer ' } };
     let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
@@ -60,12 +83,54 @@ export class LlmCredentials {
     const signingWanted = hint.kind === 'sigv4' || auth?.cloudA !== undefined;
     if (!signingWanted || (auth?.key !== undefined && auth.cloudA === undefined)) return { headers, path: written.path };
     const cloudA = dict(auth?.cloudA);
-    const credentials = awsCredentials(dict(cloudA?.secret), this.#env);
-    if (!credentials) throw new CredentialError('no cloud-A credentials: set auth.cloudA.secretRef or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY');
+    const base = awsCredentials(dict(cloudA?.secret), this.#env);
+    if (!base) throw new CredentialError('no cloud-A credentials: set auth.cloudA.secretRef or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY');
     const service = (typeof cloudA?.serviceName === 'string' ? cloudA.serviceName : undefined) ?? (hint.kind === 'sigv4' ? hint.service : undefined);
     const region = (typeof cloudA?.region === 'string' ? cloudA.region : undefined) ?? (hint.kind === 'sigv4' ? hint.region : undefined) ?? this.#env.AWS_REGION;
     if (!service || !region) throw new CredentialError('cloud-A signing needs a service name and region');
+    const role = dict(cloudA?.assumeRole);
+    const credentials = role ? await this.#assumedRole(role, base, region, identity, cel) : base;
     return { headers: signSigV4({ ...req, headers, path: written.path, service, region }, credentials), path: written.path };
+  }
+
+  /**
+   * The session credentials of `cloudA.assumeRole`, obtained with the base keys from STS in the
+   * signing region and cached per (endpoint, base key, role, session name, tags) until shortly
+   * before they expire.
+   */
+  async #assumedRole(role: Dict, base: AwsCredentials, region: string, identity: Readonly<RequestIdentity>, cel: (() => CelInput) | undefined): Promise<SessionCredentials> {
+    const roleArn = typeof role.roleIdentifier === 'string' ? role.roleIdentifier : '';
+    if (!roleArn) throw new CredentialError('cloudA.assumeRole has no roleIdentifier');
+    let activation: Activation | undefined;
+    const evaluate = (expression: string, what: string): string => {
+      const compiled = compile(expression);
+      if (!compiled.ok) throw new CredentialError(`cloudA.assumeRole ${what}: invalid CEL expression: ${compiled.error.message}`);
+      activation ??= createActivation(cel ? cel() : identityCel(identity));
+      const result = evalString(compiled.program, activation);
+      if (!result.ok) throw new CredentialRequestError(`the request yields no ${what} for the provider's role (${result.error.message})`, 403);
+      return result.value;
+    };
+    let sessionName = typeof role.sessionName === 'string' ? role.sessionName : DEFAULT_SESSION_NAME;
+    if (typeof role.sessionNameExpression === 'string') {
+      sessionName = evaluate(role.sessionNameExpression, 'session name');
+      if (!SESSION_NAME.test(sessionName)) throw new CredentialRequestError('the session name computed from the request is not 2 to 64 letters, digits or +=,.@-_', 403);
+    }
+    const tags = (Array.isArray(role.tags) ? role.tags : []).map((raw) => {
+      const tag = dict(raw) ?? {};
+      const key = typeof tag.key === 'string' ? tag.key : '';
+      if (typeof tag.expression !== 'string') return { key, value: typeof tag.value === 'string' ? tag.value : '' };
+      const value = evaluate(tag.expression, `value for session tag ${JSON.stringify(key)}`);
+      if (value.length > 256 || !TAG_TEXT.test(value)) throw new CredentialRequestError(`the value computed from the request for session tag ${JSON.stringify(key)} is not a valid tag value (at most 256 letters, digits, spaces or _.:/=+-@)`, 403);
+      return { key, value };
+    });
+    const endpointUrl = this.#env.AWS_ENDPOINT_URL_STS || undefined;
+    const endpoint = stsEndpoint(region, endpointUrl).href;
+    const key = `sts ${endpoint} ${region} ${base.accessKeyId} ${roleArn} ${sessionName} ${JSON.stringify(tags)}`;
+    try {
+      return await this.#tokens.get(key, () => assumeRole({ roleArn, sessionName, tags, region, ...(endpointUrl ? { endpointUrl } : {}) }, base));
+    } catch (err) {
+      throw new CredentialError(`could not assume ${roleArn}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** A bearer token from cloudB/cloudC, or undefined when neither is configured. */
@@ -120,11 +185,20 @@ export class LlmCredentials {
     }
   }
 
-  async #fetch(key: string, fetch: Parameters<TokenCache['get']>[1]): Promise<string> {
+  async #fetch(key: string, fetch: () => Promise<FetchedToken>): Promise<string> {
     try {
       return await this.#tokens.get(key, fetch);
     } catch (err) {
       throw new CredentialError(`could not obtain an access token: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+}
+
+/** What assumed-role expressions see when the caller gave no request CEL input: the identity. */
+function identityCel(id: Readonly<RequestIdentity>): CelInput {
+  return compactInput({ jwt: id.jwt?.claims, apiKey: id.apiKey, basicAuth: id.basicAuth, extauthz: id.extauthz, extproc: id.extproc });
+}
+
+function compactInput(input: CelInput): CelInput {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as CelInput;
 }

@@ -152,4 +152,29 @@ describe('TokenCache', () => {
     await cache.get('k', ep.fetch);
     assert.equal(ep.fetches, 2);
   });
+
+  it('stays bounded: expired entries go first, then the least recently fetched', async () => {
+    let now = 0;
+    const cache = new TokenCache(() => now, 3);
+    const value = (token: string, expiresInS: number) => () => Promise.resolve({ token, expiresInS });
+    await cache.get('short', value('s', 10));
+    await cache.get('a', value('a', 3600));
+    await cache.get('b', value('b', 3600));
+    now = 20_000;
+    await cache.get('c', value('c', 3600));
+    assert.equal(cache.size, 3, 'the expired entry made room');
+    await cache.get('d', value('d', 3600));
+    assert.equal(cache.size, 3);
+    let fetched = 0;
+    assert.equal(await cache.get('a', () => (fetched++, Promise.resolve({ token: 'a2', expiresInS: 3600 }))), 'a2', 'the oldest entry was dropped and is fetched again');
+    assert.equal(await cache.get('d', () => (fetched++, Promise.resolve({ token: 'd2', expiresInS: 3600 }))), 'd', 'the newest entry stayed');
+    assert.equal(fetched, 1);
+  });
+
+  it('holds any credential value, not only strings', async () => {
+    const cache = new TokenCache();
+    const session = { accessKeyId: 'ASIA', secretAccessKey: 's', sessionToken: 't' };
+    assert.equal(await cache.get('sts k', () => Promise.resolve({ token: session, expiresInS: 3600 })), session);
+    assert.equal(await cache.get<typeof session>('sts k', () => Promise.reject(new Error('not fetched again'))), session);
+  });
 });
