@@ -13,9 +13,12 @@ export interface JoinedTarget {
   readonly result: Record<string, unknown>;
 }
 
-/** Initialises one target: `initialize`, then `notifications/initialized`. */
-export async function initializeTarget(pool: UpstreamPool, target: McpTargetIR, clientParams: Params, signal?: AbortSignal): Promise<JoinedTarget> {
-  const client = await pool.fresh(target, signal);
+/**
+ * Initialises one target: `initialize`, then `notifications/initialized`. A Service target with
+ * endpoints is initialised on `endpoint` when given, else on the next endpoint in turn.
+ */
+export async function initializeTarget(pool: UpstreamPool, target: McpTargetIR, clientParams: Params, signal?: AbortSignal, endpoint?: string): Promise<JoinedTarget> {
+  const client = await pool.fresh(target, signal, endpoint ?? pool.pick(target));
   try {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: 'sb-initialize', method: 'initialize', params: clientParams };
     const response = await client.request(request, () => undefined, signal);

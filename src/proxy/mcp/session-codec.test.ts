@@ -15,6 +15,28 @@ describe('session codec', () => {
     assert.match(one, /^sb1\.[A-Za-z0-9_-]+$/, 'visible ASCII, header-safe');
   });
 
+  it('carries the pinned endpoint of a target, compactly', () => {
+    const pinned: SessionState = { ...STATE, targets: { a: { sid: 'up-1', pv: '2025-06-18', ep: '10.244.1.7:3001' }, b: { pv: '2024-11-05', ep: '[fd00::7]:3001' } } };
+    const id = encodeSession(pinned, KEY, 'backend/ns/x');
+    assert.deepEqual(decodeSession(id, KEY, 'backend/ns/x'), pinned);
+    // Two endpoints add their text (plus a few bytes of JSON) and base64's third, nothing more.
+    const plain = encodeSession(STATE, KEY, 'backend/ns/x');
+    assert.ok(id.length - plain.length <= Math.ceil(((`,"ep":"10.244.1.7:3001"`.length + `,"ep":"[fd00::7]:3001"`.length) * 4) / 3) + 4, `${id.length} vs ${plain.length}`);
+  });
+
+  it('still decodes ids issued before endpoints were pinned (no ep)', () => {
+    // Sealed exactly as the previous encoder did: the state as JSON, without any ep member.
+    const old = encodeSession(JSON.parse('{"pv":"2025-06-18","targets":{"a":{"sid":"up-1","pv":"2025-06-18"}},"client":{},"iat":1700000000}') as SessionState, KEY, 'k');
+    const state = decodeSession(old, KEY, 'k');
+    assert.equal(state?.targets.a.sid, 'up-1');
+    assert.equal(state?.targets.a.ep, undefined);
+  });
+
+  it('rejects a state whose endpoint is not a string', () => {
+    const bad = { ...STATE, targets: { a: { pv: '2025-06-18', ep: 3001 } } } as unknown as SessionState;
+    assert.equal(decodeSession(encodeSession(bad, KEY, 'k'), KEY, 'k'), undefined);
+  });
+
   it('hides the upstream session ids', () => {
     assert.ok(!encodeSession(STATE, KEY, 'k').includes('up-1'));
     assert.ok(!Buffer.from(encodeSession(STATE, KEY, 'k').slice(4), 'base64url').toString('latin1').includes('up-1'));

@@ -15,6 +15,12 @@ export interface UpstreamSession {
   readonly sid?: string;
   /** Protocol version negotiated with this target. */
   readonly pv: string;
+  /**
+   * The endpoint (`host:port`, IPv6 bracketed) of a Service target that holds the upstream
+   * session; every later request of the session goes there. Absent when the target was reached
+   * by its host name (no endpoints in the config, or an id issued before endpoints were pinned).
+   */
+  readonly ep?: string;
 }
 
 export interface SessionState {
@@ -64,6 +70,11 @@ function asState(value: unknown): SessionState | undefined {
   const s = value as Record<string, unknown>;
   if (typeof s.pv !== 'string' || typeof s.iat !== 'number' || typeof s.targets !== 'object' || s.targets === null) return undefined;
   if (typeof s.client !== 'object' || s.client === null) return undefined;
+  for (const upstream of Object.values(s.targets as Record<string, unknown>)) {
+    if (typeof upstream !== 'object' || upstream === null) return undefined;
+    const ep = (upstream as Record<string, unknown>).ep;
+    if (ep !== undefined && typeof ep !== 'string') return undefined;
+  }
   return s as unknown as SessionState;
 }
 

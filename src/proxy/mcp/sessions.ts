@@ -3,7 +3,7 @@ import type { McpBackendIR } from '../../ir/mcp.ts';
 import { GATEWAY_VERSION, initializeAll, initializeTarget, LATEST_SESSION_PROTOCOL, mergeInitialize } from './initialize.ts';
 import type { Params } from './jsonrpc.ts';
 import { decodeSession, encodeSession, type SessionState, type UpstreamSession } from './session-codec.ts';
-import type { UpstreamClient } from './upstream/client.ts';
+import { UpstreamError, type UpstreamClient } from './upstream/client.ts';
 import type { UpstreamPool } from './upstream/pool.ts';
 
 /** Live SSE upstream streams kept for sessions of this process; older ones are closed first beyond this. */
@@ -56,7 +56,11 @@ export class SessionManager {
     if (!this.stateful) return { result, clients };
     const targets: Record<string, UpstreamSession> = {};
     for (const [name, { client }] of joined) {
-      targets[name] = { ...(client.sessionId !== undefined ? { sid: client.sessionId } : {}), pv: client.protocolVersion ?? String(result.protocolVersion) };
+      targets[name] = {
+        ...(client.sessionId !== undefined ? { sid: client.sessionId } : {}),
+        pv: client.protocolVersion ?? String(result.protocolVersion),
+        ...(client.endpoint !== undefined ? { ep: client.endpoint } : {}),
+      };
     }
     const state: SessionState = { pv: String(result.protocolVersion), targets, client: clientParams, iat: Math.floor(Date.now() / 1000) };
     const id = encodeSession(state, this.#key, this.#backend.key);
@@ -65,10 +69,21 @@ export class SessionManager {
     return { result, id, clients };
   }
 
-  /** The joined clients of a Stateful session id; undefined for an unknown, tampered or foreign id (404). */
+  /**
+   * The joined clients of a Stateful session id; undefined for an unknown, tampered or foreign id
+   * (404). Streamable HTTP upstream sessions are resumed on the endpoint they were opened on;
+   * when that endpoint has left the config, the upstream session is unreachable: it throws
+   * `session_expired` (404, the client initialises again) rather than hop to another replica.
+   */
   async resume(id: string, signal?: AbortSignal): Promise<OpenSession | undefined> {
     const state = decodeSession(id, this.#key, this.#backend.key);
     if (!state) return undefined;
+    for (const [name, upstream] of Object.entries(state.targets)) {
+      const target = this.#pool.target(name);
+      if (target?.protocol === 'StreamableHTTP' && !this.#pool.reachable(target, upstream.ep)) {
+        throw new UpstreamError(name, 'session_expired', `the endpoint ${String(upstream.ep)} holding the upstream session is no longer in the config`);
+      }
+    }
     const clients = new Map<string, UpstreamClient>();
     const live = this.#live.get(id);
     if (live) live.lastUsed = Date.now();
@@ -85,7 +100,8 @@ export class SessionManager {
         clients.set(name, existing);
         continue;
       }
-      missing.push(initializeTarget(this.#pool, target, state.client, signal).then((j) => {
+      // A new SSE upstream session either way: on the pinned endpoint while it exists, else the next in turn.
+      missing.push(initializeTarget(this.#pool, target, state.client, signal, this.#pool.reachable(target, upstream.ep) ? upstream.ep : undefined).then((j) => {
         clients.set(name, j.client);
         this.#remember(id, new Map([[name, j.client]]));
         this.#logger.info({ target: name }, 'MCP: re-established an SSE upstream session in this process');

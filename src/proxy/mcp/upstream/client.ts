@@ -3,6 +3,16 @@ import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcRespon
 /** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
 export type MessageSink = (message: JsonRpcMessage) => void;
 
+/** Where a client sends a target's requests. */
+export interface UpstreamAddress {
+  /** undici origin connected to: the pinned endpoint's, else the target's host and port. */
+  readonly origin: string;
+  /** The pinned endpoint (`host:port`, IPv6 bracketed); absent when the target's host is used. */
+  readonly endpoint?: string;
+  /** Host header for an endpoint: the target's own `host:port`, as when it is reached by name. */
+  readonly host?: string;
+}
+
 /**
  * One upstream MCP session with one target, whatever its transport. The multiplexer speaks
  * only this interface; ids are passed through untouched (the caller owns id spaces).
@@ -10,6 +20,8 @@ export type MessageSink = (message: JsonRpcMessage) => void;
 export interface UpstreamClient {
   /** The target's session id (Streamable HTTP), set by a successful `initialize`. */
   readonly sessionId: string | undefined;
+  /** The endpoint (`host:port`) this session lives on; undefined when the target is reached by its host. */
+  readonly endpoint: string | undefined;
   /** The protocol version sent in `mcp-protocol-version` once negotiated. */
   protocolVersion: string | undefined;
   request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse>;

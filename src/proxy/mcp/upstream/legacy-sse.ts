@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
-import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamClient } from './client.ts';
+import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamAddress, type UpstreamClient } from './client.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 /** How long a target may take to announce its message endpoint. */
@@ -22,19 +22,24 @@ interface Pending {
 export class LegacySseClient implements UpstreamClient {
   readonly sessionId: string | undefined = undefined;
   protocolVersion: string | undefined;
+  readonly endpoint: string | undefined;
   readonly #target: McpTargetIR;
   readonly #dispatcher: Dispatcher;
   readonly #origin: string;
+  /** Host header (and the origin a target may name in its endpoint event) when connected to a pinned endpoint. */
+  readonly #host: string | undefined;
   readonly #pending = new Map<JsonRpcId, Pending>();
   readonly #abort = new AbortController();
   #endpointPath: string | undefined;
   #listener: MessageSink | undefined;
   #closed: Error | undefined;
 
-  constructor(target: McpTargetIR, dispatcher: Dispatcher, origin: string) {
+  constructor(target: McpTargetIR, dispatcher: Dispatcher, address: UpstreamAddress) {
     this.#target = target;
     this.#dispatcher = dispatcher;
-    this.#origin = origin;
+    this.#origin = address.origin;
+    this.#host = address.host;
+    this.endpoint = address.endpoint;
   }
 
   /** Opens the stream and waits for the endpoint event. */
@@ -44,7 +49,7 @@ export class LegacySseClient implements UpstreamClient {
     let response: Dispatcher.ResponseData;
     try {
       response = await this.#dispatcher.request({
-        origin: this.#origin, path: this.#target.path, method: 'GET', headers: { accept: 'text/event-stream' }, signal: this.#abort.signal, bodyTimeout: 0,
+        origin: this.#origin, path: this.#target.path, method: 'GET', headers: this.#headers({ accept: 'text/event-stream' }), signal: this.#abort.signal, bodyTimeout: 0,
       });
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
@@ -66,7 +71,7 @@ export class LegacySseClient implements UpstreamClient {
       throw new UpstreamError(this.#target.name, 'protocol', 'the SSE stream did not start with an endpoint event');
     }
     const endpoint = new URL(first.value.data.trim(), new URL(this.#target.path, this.#origin));
-    if (endpoint.origin !== this.#origin) {
+    if (!this.#sameServer(endpoint)) {
       response.body.destroy();
       throw new UpstreamError(this.#target.name, 'protocol', 'the endpoint event points to another origin');
     }
@@ -119,7 +124,7 @@ export class LegacySseClient implements UpstreamClient {
     let response: Dispatcher.ResponseData;
     try {
       response = await this.#dispatcher.request({
-        origin: this.#origin, path: this.#endpointPath, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), signal,
+        origin: this.#origin, path: this.#endpointPath, method: 'POST', headers: this.#headers({ 'content-type': 'application/json' }), body: JSON.stringify(message), signal,
       });
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
@@ -129,6 +134,21 @@ export class LegacySseClient implements UpstreamClient {
     if (response.statusCode < 200 || response.statusCode >= 300) {
       throw new UpstreamError(this.#target.name, 'unavailable', `message endpoint answered HTTP ${response.statusCode}`);
     }
+  }
+
+  /**
+   * Whether the endpoint event's URL names this server: its origin (normalised, so a default port
+   * matches), or — connected to a pinned endpoint — the target's host, which a target that builds
+   * absolute URLs from the Host header names.
+   */
+  #sameServer(url: URL): boolean {
+    const connected = new URL(this.#origin);
+    if (url.origin === connected.origin) return true;
+    return this.#host !== undefined && url.origin === new URL(`${connected.protocol}//${this.#host}`).origin;
+  }
+
+  #headers(headers: Record<string, string>): Record<string, string> {
+    return this.#host === undefined ? headers : { ...headers, host: this.#host };
   }
 
   async #read(events: AsyncGenerator<{ event?: string; data: string }>): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
-import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamClient } from './client.ts';
+import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamAddress, type UpstreamClient } from './client.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -15,14 +15,18 @@ type ResponseData = Dispatcher.ResponseData;
 export class StreamableHttpClient implements UpstreamClient {
   sessionId: string | undefined;
   protocolVersion: string | undefined;
+  readonly endpoint: string | undefined;
   readonly #target: McpTargetIR;
   readonly #dispatcher: Dispatcher;
   readonly #origin: string;
+  readonly #host: string | undefined;
 
-  constructor(target: McpTargetIR, dispatcher: Dispatcher, origin: string, session?: { sid?: string; pv?: string }) {
+  constructor(target: McpTargetIR, dispatcher: Dispatcher, address: UpstreamAddress, session?: { sid?: string; pv?: string }) {
     this.#target = target;
     this.#dispatcher = dispatcher;
-    this.#origin = origin;
+    this.#origin = address.origin;
+    this.#host = address.host;
+    this.endpoint = address.endpoint;
     this.sessionId = session?.sid;
     this.protocolVersion = session?.pv;
   }
@@ -119,6 +123,7 @@ export class StreamableHttpClient implements UpstreamClient {
 
   #headers(accept: string): Record<string, string> {
     const headers: Record<string, string> = { accept };
+    if (this.#host !== undefined) headers.host = this.#host;
     if (this.sessionId !== undefined) headers[SESSION_HEADER] = this.sessionId;
     if (this.protocolVersion !== undefined) headers[VERSION_HEADER] = this.protocolVersion;
     return headers;
