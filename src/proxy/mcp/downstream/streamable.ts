@@ -89,6 +89,8 @@ export class StreamableDownstream {
     }
     if (!session) return sendError(res, 404, ErrorCode.InvalidRequest, 'Session not found');
     startEventStream(res);
+    // Headers leave with the first bytes: without this comment a quiet stream's client would wait for the first keep-alive.
+    res.write(': stream open\n\n');
     const stop = keepAlive(res);
     const streams = [...session.clients].map(async ([target, client]) => {
       try {
