@@ -102,13 +102,34 @@ export function planRequest(input: PlanInput): RequestPlan {
   }
 }
 
+/** What a provider's configuration implies for every request: derived once per config object. */
+interface ProviderFacts {
+  readonly token: ReturnType<typeof providerToken>;
+  readonly mod: (typeof PROVIDERS)[keyof typeof PROVIDERS];
+  readonly cfg: unknown;
+  readonly pinnedModel: string | undefined;
+  readonly target: { host: string; port: number; tls: boolean };
+}
+
+const providerFacts = new WeakMap<LLMProvider, ProviderFacts>();
+
+function factsOf(provider: LLMProvider): ProviderFacts {
+  let facts = providerFacts.get(provider);
+  if (facts === undefined) {
+    const token = providerToken(provider);
+    const mod = PROVIDERS[token];
+    const cfg = mod.config(provider);
+    facts = { token, mod, cfg, pinnedModel: (cfg as { model?: string }).model, target: mod.target(provider, cfg as never) };
+    providerFacts.set(provider, facts);
+  }
+  return facts;
+}
+
 function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   const ctx = input.context ?? defaultContext;
-  const token = providerToken(input.provider);
-  const mod = PROVIDERS[token];
-  const cfg = mod.config(input.provider);
-  const pinnedModel = (cfg as { model?: string }).model;
-  const target = mod.target(input.provider, cfg);
+  const facts = factsOf(input.provider);
+  const { token, mod, pinnedModel, target } = facts;
+  const cfg = facts.cfg as ReturnType<typeof mod.config>;
 
   if (input.routeType === 'Models') {
     const src = { providerModel: pinnedModel, aliases: input.modelAliases, ownedBy: token, created: ctx.now() };

@@ -249,8 +249,20 @@ function aiOf(policy: BackendPolicy | undefined): AiPolicy | undefined {
   return policy?.ai as AiPolicy | undefined;
 }
 
+/** Merged policies per provider and backend policy: both are config objects, so the merge is done once per config. */
+const mergedPolicies = new WeakMap<AiProviderIR, Map<BackendPolicy | undefined, BackendPolicy | undefined>>();
+
 /** Per top-level member: backend policy < policies targeting the provider < the provider's inline policies. */
 export function effectivePolicy(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
+  let byBackend = mergedPolicies.get(provider);
+  if (byBackend === undefined) mergedPolicies.set(provider, (byBackend = new Map()));
+  if (byBackend.has(backend)) return byBackend.get(backend);
+  const merged = mergePolicies(backend, provider);
+  byBackend.set(backend, merged);
+  return merged;
+}
+
+function mergePolicies(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
   const targeted = backend?.subBackends?.[provider.name];
   if (!backend && !targeted && !provider.policies) return undefined;
   return { ...backend, ...targeted, ...provider.policies, sources: { ...backend?.sources, ...targeted?.sources, ...provider.policies?.sources } };
