@@ -38,6 +38,15 @@ export interface Tool {
   readonly strict?: boolean;
 }
 
+/**
+ * A search the provider runs itself (Responses `web_search`): Anthropic's `web_search` server
+ * tool, Gemini's `googleSearch`. Writers for providers without one refuse the request.
+ */
+export interface WebSearch {
+  readonly allowedDomains?: readonly string[];
+  readonly userLocation?: { readonly city?: string; readonly region?: string; readonly country?: string; readonly timezone?: string };
+}
+
 export type ToolChoice = 'auto' | 'none' | 'required' | { readonly name: string };
 
 export type OutputFormat =
@@ -57,6 +66,7 @@ export interface Request {
   readonly system: readonly { readonly text: string; readonly cache?: boolean }[];
   readonly messages: readonly Message[];
   readonly tools?: readonly Tool[];
+  readonly webSearch?: WebSearch;
   readonly toolChoice?: ToolChoice;
   readonly parallelToolCalls?: boolean;
   readonly maxTokens?: number;

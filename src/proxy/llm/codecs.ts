@@ -10,6 +10,7 @@ import { writeGeminiRequest } from './convert/gemini/request.ts';
 import { readGeminiResponse } from './convert/gemini/response.ts';
 import { readMessagesRequest, writeMessagesRequest } from './convert/messages/request.ts';
 import { readMessagesResponse, writeMessagesResponse } from './convert/messages/response.ts';
+import { addWebSearch } from './convert/responses/hosted-tools.ts';
 import { readResponsesRequest } from './convert/responses/request.ts';
 import { writeResponsesResponse } from './convert/responses/response.ts';
 import type { ChatResponse } from './formats/openai-chat.ts';
@@ -50,8 +51,13 @@ export interface WriteOptions extends ChatWriteOptions {
   readonly toolNames: ToolNameMap;
 }
 
-/** Canonical request → upstream generation body. */
+/** Canonical request → upstream generation body (with the provider's own web search when the client asked for one). */
 export function writeUpstreamRequest(format: UpstreamFormat, req: Request, opts: WriteOptions): Record<string, unknown> {
+  const body = writeGenerationBody(format, req, opts);
+  return req.webSearch ? addWebSearch(format, body, req.webSearch) : body;
+}
+
+function writeGenerationBody(format: UpstreamFormat, req: Request, opts: WriteOptions): Record<string, unknown> {
   switch (format) {
     case 'chat': return writeChatRequest(req, opts);
     case 'messages': return writeMessagesRequest(req, opts.toolNames);

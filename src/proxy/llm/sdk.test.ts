@@ -137,6 +137,10 @@ const EXPECTED: Record<string, Expected> = {
   'streams/bedrock-reasoning-tool': { text: 'On it.', tools: [{ name: 'get.weather', args: { city: 'Lima' } }], signature: 'sigBR==' },
   'streams/responses-upstream-tool': { text: 'Looking it up.', tools: [{ name: 'get.weather', args: { city: 'Nairobi' } }], signature: 'gAAAAstream' },
   'streams/bedrock-throttled': { error: /Too many requests/ },
+  // Hosted web search: the server tool blocks stay with Anthropic (identity Messages clients see them); the answer is text.
+  'responses/anthropic-web-search': { text: "I'll look up this week's decision.The ECB kept its three key interest rates unchanged; the deposit facility rate stays at 2.00%.", tools: [] },
+  'responses/gemini-google-search': { text: 'The ECB left its key rates unchanged on 19 November; the deposit facility rate stays at 2.00%.', tools: [] },
+  'streams/anthropic-web-search': { text: "I'll look it up.Rates are unchanged; the deposit rate stays at 2.00%.", tools: [] },
 };
 
 for (const dir of ['responses', 'streams'] as const) {

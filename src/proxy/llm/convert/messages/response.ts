@@ -8,6 +8,9 @@ import { compact } from '../shared.ts';
 import type { ToolNameMap } from '../tool-names.ts';
 import { readBlock, writeBlock } from './request.ts';
 
+/** Content blocks of tools Anthropic runs itself (web search, web fetch, code execution…). */
+const SERVER_TOOL_BLOCKS: ReadonlySet<string> = new Set(['server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result']);
+
 /** Anthropic's input_tokens excludes cache reads and writes; canonical input includes them. */
 export function messagesUsageToUsage(u: Partial<MessagesUsage>): Usage {
   const cached = u.cache_read_input_tokens ?? 0;
@@ -28,7 +31,8 @@ export function readMessagesResponse(body: MessagesResponse, names?: ToolNameMap
   return compact({
     id: body.id,
     model: body.model,
-    parts: (body.content ?? []).map((b) => readBlock(b, names)),
+    // Server tool blocks (web search calls and their encrypted results) stay on Anthropic's side; the answer is in the text blocks.
+    parts: (body.content ?? []).filter((b) => !SERVER_TOOL_BLOCKS.has(b.type)).map((b) => readBlock(b, names)),
     finishReason: fromMessagesStop(body.stop_reason),
     stopSequence: body.stop_sequence ?? undefined,
     usage: body.usage ? messagesUsageToUsage(body.usage) : undefined,

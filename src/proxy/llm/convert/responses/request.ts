@@ -1,26 +1,35 @@
 /** OpenAI Responses request → canonical request (Responses is a client format; providerA takes it natively). */
-import type { OutputFormat, Part, Request, ToolChoice } from '../../canonical.ts';
+import type { OutputFormat, Part, Request, ToolChoice, WebSearch } from '../../canonical.ts';
 import type { ResponsesInputContent, ResponsesInputItem, ResponsesRequest, ResponsesToolChoice } from '../../formats/openai-responses.ts';
 import { TranslationError } from '../../errors.ts';
 import { MessageList } from '../messages-builder.ts';
 import { compact, imageFromUrl, requireObject } from '../shared.ts';
+import { readHostedTool } from './hosted-tools.ts';
 import { REDACTED_PREFIX } from './response.ts';
 
 export function readResponsesRequest(raw: unknown): Request {
   const body = requireObject(raw) as ResponsesRequest;
+  // The gateway keeps no conversation state; only the provider that stored the response can resolve it.
   if (body.previous_response_id) {
-    // The gateway keeps no conversation state; only the provider that stored the response can resolve it.
     throw new TranslationError('`previous_response_id` needs a provider that stores responses; send the full input instead', 400, 'previous_response_id');
+  }
+  const conversation = (body as { conversation?: unknown }).conversation;
+  if (conversation !== undefined && conversation !== null) {
+    throw new TranslationError('`conversation` needs a provider that stores conversations; send the full input instead', 400, 'conversation');
   }
   const system: { text: string }[] = [];
   if (body.instructions) system.push({ text: body.instructions });
   const list = new MessageList();
   const items: ResponsesInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input ?? []);
   for (const item of items) readItem(item, system, list);
-  const tools = (body.tools ?? []).map((t) => {
-    if (t.type !== 'function') throw new TranslationError(`tool type ${JSON.stringify(t.type)} is only available on providers that speak Responses natively`, 400, 'tools');
+  let webSearch: WebSearch | undefined;
+  const tools = (body.tools ?? []).flatMap((t) => {
+    if (t.type !== 'function') {
+      webSearch = readHostedTool(t as Readonly<Record<string, unknown>>);
+      return [];
+    }
     const f = t as Extract<ResponsesRequest['tools'], unknown[]>[number] & { name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
-    return compact({ name: f.name, description: f.description ?? undefined, parameters: f.parameters ?? { type: 'object', properties: {} }, strict: f.strict ?? undefined });
+    return [compact({ name: f.name, description: f.description ?? undefined, parameters: f.parameters ?? { type: 'object', properties: {} }, strict: f.strict ?? undefined })];
   });
   const effort = body.reasoning?.effort ?? undefined;
   return {
@@ -28,6 +37,7 @@ export function readResponsesRequest(raw: unknown): Request {
     system,
     messages: list.messages,
     tools: tools.length ? tools : undefined,
+    ...(webSearch ? { webSearch } : {}),
     toolChoice: body.tool_choice === undefined ? undefined : readToolChoice(body.tool_choice),
     parallelToolCalls: body.parallel_tool_calls,
     maxTokens: body.max_output_tokens ?? undefined,
@@ -52,6 +62,8 @@ function readItem(item: ResponsesInputItem, system: { text: string }[], list: Me
   } else if (item.type === 'function_call_output') {
     const content = typeof item.output === 'string' ? [{ type: 'text' as const, text: item.output }] : contentParts(item.output).filter((p) => p.type === 'text' || p.type === 'image');
     list.push('user', [{ type: 'tool_result', toolCallId: item.call_id, content }]);
+  } else if ((type as string) === 'web_search_call') {
+    // The record of a search that already ran (its findings are in the assistant message that follows): nothing to replay.
   } else if (item.type === 'reasoning') {
     const text = item.summary.map((s) => s.text).join('\n');
     const enc = item.encrypted_content ?? undefined;
@@ -74,7 +86,10 @@ function contentParts(c: string | ResponsesInputContent[]): (Part & { type: 'tex
 }
 
 function readToolChoice(c: ResponsesToolChoice): ToolChoice {
-  return typeof c === 'string' ? c : { name: c.name };
+  if (typeof c === 'string') return c;
+  // A hosted tool forced by type (`{type: "web_search"}`…) has no portable equivalent: say so instead of loosening it to auto.
+  if (c.type !== 'function') throw new TranslationError(`tool_choice of type ${JSON.stringify(c.type)} cannot be translated for this provider; use "auto", "required" or a function`, 400, 'tool_choice');
+  return { name: c.name };
 }
 
 function readFormat(f: NonNullable<ResponsesRequest['text']>['format']): OutputFormat | undefined {
