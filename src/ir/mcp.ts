@@ -52,7 +52,7 @@ export type McpGuardrailPhase = 'Off' | 'Request' | 'Response' | 'Full';
 
 /** One `policies.mcp.guardrails.processors[]` entry: a remote processor speaking proto/mcp/guardrail.proto. */
 export interface McpGuardrailIR {
-  /** gRPC base URL, `http(s)://host:port` (Service backendRefs resolved to their cluster DNS name); '' when it did not resolve (always unavailable). */
+  /** gRPC base URL, `http(s)://host:port` (a Service backendRef: its first ready endpoint, else its cluster DNS name); '' when it did not resolve (always unavailable). */
   readonly url: string;
   /** FailClosed (default): an unreachable or failing processor rejects the message; FailOpen lets it through. */
   readonly failureMode: McpFailureMode;

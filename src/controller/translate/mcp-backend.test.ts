@@ -167,4 +167,16 @@ describe('translateMcpBackend', () => {
     ]);
     assert.deepEqual(problems.map((p) => p.reason), ['BackendNotFound', 'Invalid']);
   });
+
+  it('a guardrail Service backendRef with ready endpoints is reached at one of them (no cluster DNS in embedded mode)', () => {
+    const snap = indexObjects([
+      service('guard', 'ai', {}, [{ port: 9000 }]),
+      { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'guard-1', namespace: 'ai', labels: { 'kubernetes.io/service-name': 'guard' } }, addressType: 'IPv4', ports: [{ port: 19000 }], endpoints: [{ addresses: ['127.0.0.7'] }] },
+    ]);
+    const { ir } = translateMcpBackend(proxyBackend({
+      mcp: { targets: [{ name: 'web', static: { host: 'mcp.example.com', port: 80 } }] },
+      policies: { mcp: { guardrails: { processors: [{ remote: { backendRef: { name: 'guard', port: 9000 } }, methods: { '*': 'Request' } }] } } },
+    }), snap);
+    assert.equal(ir?.guardrails?.[0]?.url, 'http://127.0.0.7:19000');
+  });
 });

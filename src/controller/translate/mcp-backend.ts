@@ -275,5 +275,10 @@ function guardrailUrl(remote: Dict, namespace: string, snapshot: Snapshot, domai
     problems.push({ reason: 'Invalid', message: `${path}.remote.backendRef.port is required for a Service` });
     return undefined;
   }
+  // A ready endpoint when the Service has them (embedded mode has no cluster DNS); the Service's
+  // DNS name otherwise (ExternalName, or a cluster that resolves it).
+  const servicePort = listOf<ServicePort>(isDict(service.spec) ? service.spec.ports : undefined).find((p) => p.port === ref.port);
+  const first = servicePort ? readyEndpoints(service, servicePort, snapshot)[0] : undefined;
+  if (first) return `http://${first.host.includes(':') ? `[${first.host}]` : first.host}:${first.port}`;
   return `http://${ref.name}.${namespace}.svc.${domain}:${ref.port}`;
 }
