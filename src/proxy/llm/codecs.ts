@@ -54,7 +54,7 @@ export interface WriteOptions extends ChatWriteOptions {
 /** Canonical request → upstream generation body (with the provider's own web search when the client asked for one). */
 export function writeUpstreamRequest(format: UpstreamFormat, req: Request, opts: WriteOptions): Record<string, unknown> {
   const body = writeGenerationBody(format, req, opts);
-  return req.webSearch ? addWebSearch(format, body, req.webSearch) : body;
+  return req.webSearch ? addWebSearch(format, body, req.webSearch, req.toolChoice) : body;
 }
 
 function writeGenerationBody(format: UpstreamFormat, req: Request, opts: WriteOptions): Record<string, unknown> {

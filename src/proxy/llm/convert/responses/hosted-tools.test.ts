@@ -69,6 +69,23 @@ describe('Responses hosted tools on translated routes', () => {
     });
   }
 
+  const choices: { name: string; provider: string; body: Record<string, unknown>; expect: { status?: number; tools?: unknown[]; toolChoice?: unknown; functionConfig?: unknown } }[] = [
+    { name: 'required with only web search forces the search (Anthropic any)', provider: 'anthropic', body: { tools: [{ type: 'web_search' }], tool_choice: 'required' }, expect: { tools: [{ type: 'web_search_20250305', name: 'web_search' }], toolChoice: { type: 'any' } } },
+    { name: 'required beside a function tool stays as written (Anthropic)', provider: 'anthropic', body: { tools: [{ type: 'web_search' }, { type: 'function', name: 'f', parameters: { type: 'object' } }], tool_choice: 'required' }, expect: { toolChoice: { type: 'any' } } },
+    { name: 'none keeps Anthropic from any tool, the server tool included', provider: 'anthropic', body: { tools: [{ type: 'web_search' }], tool_choice: 'none' }, expect: { tools: [{ type: 'web_search_20250305', name: 'web_search' }], toolChoice: { type: 'none' } } },
+    { name: 'required with only web search cannot be forced on Gemini (400)', provider: 'gemini', body: { tools: [{ type: 'web_search' }], tool_choice: 'required' }, expect: { status: 400 } },
+    { name: 'none leaves Google Search out on Gemini', provider: 'gemini', body: { tools: [{ type: 'web_search' }], tool_choice: 'none' }, expect: { tools: undefined, functionConfig: { mode: 'NONE' } } },
+  ];
+  for (const c of choices) {
+    it(`tool_choice: ${c.name}`, () => {
+      const r = plan(c.provider, c.body);
+      if (c.expect.status) return assert.equal(r.status, c.expect.status);
+      if ('tools' in c.expect) assert.deepEqual(r.upstream?.tools, c.expect.tools);
+      if (c.expect.toolChoice) assert.deepEqual(r.upstream?.tool_choice, c.expect.toolChoice);
+      if (c.expect.functionConfig) assert.deepEqual((r.upstream?.toolConfig as { functionCallingConfig: unknown }).functionCallingConfig, c.expect.functionConfig);
+    });
+  }
+
   it('a hosted tool forced by tool_choice → 400 naming tool_choice', () => {
     const r = plan('anthropic', { tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search_preview' } });
     assert.equal(r.status, 400);

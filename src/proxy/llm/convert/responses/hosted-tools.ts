@@ -4,7 +4,7 @@
  * model's answer comes back as ordinary output text. Every other hosted tool runs on OpenAI's
  * side only, so a request naming one is refused (400, naming the type) rather than sent without it.
  */
-import type { WebSearch } from '../../canonical.ts';
+import type { ToolChoice, WebSearch } from '../../canonical.ts';
 import { TranslationError } from '../../errors.ts';
 import type { UpstreamFormat } from '../../providers/types.ts';
 import { compact } from '../shared.ts';
@@ -39,8 +39,10 @@ export function readHostedTool(tool: Dict): WebSearch {
  * for web search; refuses formats without one. Domain filters are never dropped: a provider that
  * cannot restrict its search refuses them.
  */
-export function addWebSearch(format: UpstreamFormat, body: Record<string, unknown>, search: WebSearch): Record<string, unknown> {
+export function addWebSearch(format: UpstreamFormat, body: Record<string, unknown>, search: WebSearch, choice?: ToolChoice): Record<string, unknown> {
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  // "required" with web search as the only tool means "search": the writers only see function tools.
+  const searchForced = choice === 'required' && tools.length === 0;
   if (format === 'messages') {
     const tool = compact({
       type: ANTHROPIC_WEB_SEARCH_TYPE,
@@ -48,10 +50,13 @@ export function addWebSearch(format: UpstreamFormat, body: Record<string, unknow
       allowed_domains: search.allowedDomains ? [...search.allowedDomains] : undefined,
       user_location: search.userLocation ? { type: 'approximate', ...search.userLocation } : undefined,
     });
-    return { ...body, tools: [...tools, tool] };
+    return { ...body, tools: [...tools, tool], ...(searchForced ? { tool_choice: { type: 'any' } } : {}) };
   }
   if (format === 'gemini') {
     if (search.allowedDomains) throw new TranslationError('web_search `filters.allowed_domains` cannot be honoured by Google Search grounding; remove the filter for this provider', 400, 'tools');
+    if (searchForced) throw new TranslationError('tool_choice "required" cannot force a Google Search grounding call; use "auto"', 400, 'tool_choice');
+    // "none" forbids tool use; Gemini's function-calling mode does not cover grounding, so the search is left out.
+    if (choice === 'none') return body;
     return { ...body, tools: [...tools, { googleSearch: {} }] };
   }
   const where = format === 'converse' ? 'Bedrock Converse' : format === 'chat' ? 'an OpenAI-compatible chat completions upstream' : `a ${format} upstream`;
