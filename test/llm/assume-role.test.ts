@@ -205,13 +205,14 @@ spec:
   policies:
     auth: { cloudA: { secretRef: { name: aws }, assumeRole: ${assumeRole} } }
     ai: { routes: ${ROUTES} }`;
-    gw = await startGateway(llmGatewayYaml([{ name: 'assumed', prefix: '/assumed' }, { name: 'badname', prefix: '/badname' }], `
+    gw = await startGateway(llmGatewayYaml([{ name: 'assumed', prefix: '/assumed' }, { name: 'badname', prefix: '/badname' }, { name: 'peruser', prefix: '/peruser' }], `
 apiVersion: v1
 kind: Secret
 metadata: { name: aws }
 stringData: { accessKey: ${BASE.accessKey}, secretKey: "${BASE.secretKey}" }
 ---${backend('assumed', `{ roleIdentifier: "${ROLE}", sessionName: gw-e2e, tags: [{ key: team, value: ml }, { key: via, expression: '"gateway"' }] }`)}
 ---${backend('badname', `{ roleIdentifier: "${ROLE}", sessionNameExpression: '"not a valid name"' }`)}
+---${backend('peruser', `{ roleIdentifier: "${ROLE}", sessionNameExpression: '"user-" + request.headers["x-user"]' }`)}
 `));
     assert.deepEqual(gw.applyErrors, []);
   });
@@ -254,5 +255,16 @@ stringData: { accessKey: ${BASE.accessKey}, secretKey: "${BASE.secretKey}" }
     assert.equal(err.status, 403);
     assert.match(err.message, /session name computed from the request/);
     assert.equal(bedrock.requests.length, before);
+  });
+
+  it('a session name expression reads the request (a header): one assumed session per user', async () => {
+    const callsBefore = sts.calls.length;
+    for (const user of ['alice', 'bob']) {
+      const c = new OpenAI({ apiKey: 'client-key', baseURL: gw.url(80, '/peruser/v1'), maxRetries: 0, defaultHeaders: { 'x-user': user } });
+      const stream = await c.chat.completions.create({ model: 'ignored', messages: [{ role: 'user', content: 'Weather?' }], stream: true });
+      for await (const _ of stream) { /* drain */ }
+    }
+    const names = sts.calls.slice(callsBefore).map((call) => call.form.get('RoleSessionName'));
+    assert.deepEqual(names, ['user-alice', 'user-bob']);
   });
 });

@@ -19,6 +19,7 @@ import { renderError } from '../errors.ts';
 import { planRequest } from '../plan.ts';
 import { makeUsage, type Usage } from '../usage.ts';
 import { CredentialError, type LlmCredentials } from './credentials/index.ts';
+import { AiPolicyError } from './body-policy.ts';
 import { hostHeader } from './upstream.ts';
 
 /** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
@@ -76,6 +77,12 @@ export class RealtimeRelay {
       try {
         outcome = await this.#open(req, request, attempt);
       } catch (err) {
+        // A credential this request cannot have (assumed-role session name or tag from CEL): refused, no other provider.
+        if (err instanceof AiPolicyError) {
+          outcome = refusal(err.status, err.message, false);
+          if (!socket.destroyed) writeHttp(socket, outcome.status, outcome.headers, outcome.body);
+          return request.done(outcome.status, outcome.body.length);
+        }
         if (!(err instanceof CredentialError)) throw err;
         this.#deps.logger.error({ backend: this.#deps.backendKey, provider: attempt.provider.name, err: err.message }, 'LLM provider credentials unavailable');
         outcome = refusal(502, 'the gateway could not authenticate to the provider', true);
