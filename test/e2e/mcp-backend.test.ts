@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startEverything, connect, type Upstream } from '../mcp/support.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+import { httpGateway } from '../support/manifests.ts';
 
 /**
  * An MCP ProxyBackend served through the whole pipeline — YAML → translate → runtime → the MCP
@@ -15,18 +16,7 @@ describe('MCP backend through the gateway', () => {
   before(async () => {
     [one, two] = await Promise.all([startEverything(), startEverything()]);
     gw = await startGateway(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: switchboard }
-spec: { controllerName: switchboard.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw }
-spec:
-  gatewayClassName: switchboard
-  listeners: [{ name: http, port: 80, protocol: HTTP }]
----
+${httpGateway()}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
 metadata: { name: tools }

@@ -1,18 +1,8 @@
+import { httpGateway } from '../support/manifests.ts';
 /** The Gateway and route every LLM e2e test shares; tests add their ProxyBackends and Secrets. */
 export function llmGatewayYaml(backends: readonly { name: string; prefix: string }[], extra: string): string {
   return `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: switchboard }
-spec: { controllerName: switchboard.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw }
-spec:
-  gatewayClassName: switchboard
-  listeners: [{ name: http, port: 80, protocol: HTTP }]
----
+${httpGateway()}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: llm }

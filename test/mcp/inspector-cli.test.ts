@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { startEverything, type Upstream } from './support.ts';
+import { httpGateway } from '../support/manifests.ts';
 
 /**
  * The MCP Inspector's CLI mode (`mcp-inspector --cli`, @modelcontextprotocol/inspector 2.x, which
@@ -25,18 +26,7 @@ describe('MCP Inspector CLI through the gateway', () => {
   before(async () => {
     [alpha, beta, home] = await Promise.all([startEverything(), startEverything(), mkdtemp(join(tmpdir(), 'sb-inspector-'))]);
     gw = await startGateway(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: switchboard }
-spec: { controllerName: switchboard.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw }
-spec:
-  gatewayClassName: switchboard
-  listeners: [{ name: http, port: 80, protocol: HTTP }]
----
+${httpGateway()}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
 metadata: { name: tools }

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { decodeSession } from '../../src/proxy/mcp/session-codec.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { connect, connectSse, startEverything, type Upstream } from './support.ts';
+import { httpGateway } from '../support/manifests.ts';
 
 /**
  * A Stateful session stays on the Service replica that holds its upstream session. Two real
@@ -77,18 +78,7 @@ endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
 
 function manifests(replicas: readonly Replica[]): string {
   return `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: switchboard }
-spec: { controllerName: switchboard.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw }
-spec:
-  gatewayClassName: switchboard
-  listeners: [{ name: http, port: 80, protocol: HTTP }]
----
+${httpGateway()}---
 apiVersion: v1
 kind: Service
 metadata: { name: everything }

@@ -55,6 +55,11 @@ export function gateway(name: string, listeners: readonly ListenerSpec[], namesp
   });
 }
 
+/** GatewayClass plus Gateway `gw` with one HTTP listener `http` (port 80): the preamble most e2e manifests share. */
+export function httpGateway(port = 80): string {
+  return gatewayClass() + gateway('gw', [{ name: 'http', port }]);
+}
+
 export interface ServiceOptions {
   namespace?: string;
   /** The Service port routes refer to; the endpoint port is the upstream's real port. */

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { startEverything } from '../support.ts';
 import { startGateway } from '../../support/gateway.ts';
+import { httpGateway } from '../../support/manifests.ts';
 
 const CONFORMANCE = new URL('../../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url).pathname;
 const SUITE_TIMEOUT_MS = 10 * 60_000;
@@ -67,18 +68,7 @@ const upstream = await startEverything();
 try {
   const direct = await runSuite(`http://127.0.0.1:${upstream.port}/mcp`, values.scenario, values.verbose);
   const gw = await startGateway(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: switchboard }
-spec: { controllerName: switchboard.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw }
-spec:
-  gatewayClassName: switchboard
-  listeners: [{ name: http, port: 80, protocol: HTTP }]
----
+${httpGateway()}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
 metadata: { name: everything }
