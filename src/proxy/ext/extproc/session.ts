@@ -253,12 +253,7 @@ export class ExtProcSession {
       request: { case: phase === 'request' ? 'requestTrailers' : 'responseTrailers', value: { trailers: toHeaderMap(headerPairs(trailers)) } },
       attributes: this.#attributes(phase),
     });
-    let response: ProcessingResponse;
-    try {
-      response = await this.#exchange(message);
-    } catch (err) {
-      throw asError(err);
-    }
+    const response = await this.#exchangeOrThrow(message);
     // The headers (and body) are gone: an answer now can only end the response, as a failure.
     if (response.response.case === 'immediateResponse') throw new ExtProcError('external processor answered after the body had been sent');
     if (response.modeOverride && this.#owner.config.processingOptions?.allowModeOverride) applyOverride(this.#modes, response.modeOverride);
@@ -275,12 +270,7 @@ export class ExtProcSession {
       request: { case: phase === 'request' ? 'requestBody' : 'responseBody', value: { body: chunk, endOfStream } },
       attributes: this.#attributes(phase),
     });
-    let response: ProcessingResponse;
-    try {
-      response = await this.#exchange(message);
-    } catch (err) {
-      throw asError(err);
-    }
+    const response = await this.#exchangeOrThrow(message);
     if (response.response.case === 'immediateResponse') throw new ExtProcImmediateResponse(immediate(response.response.value));
     const common: CommonResponse | undefined = response.response.case === 'requestBody' || response.response.case === 'responseBody' ? response.response.value.response : undefined;
     return mutatedBody(chunk, common?.bodyMutation);
@@ -288,6 +278,15 @@ export class ExtProcSession {
 
   #canFailOpen(): boolean {
     return this.#owner.config.failureMode === 'FailOpen' && !this.#bodyStarted;
+  }
+
+  /** One message and its answer; a failure surfaces as an ExtProc error (no fail-open once the body started). */
+  async #exchangeOrThrow(message: ProcessingRequest): Promise<ProcessingResponse> {
+    try {
+      return await this.#exchange(message);
+    } catch (err) {
+      throw asError(err);
+    }
   }
 
   async #exchange(message: ProcessingRequest): Promise<ProcessingResponse> {
