@@ -4,6 +4,7 @@
  * MCP handler (src/proxy/mcp) serves. Plain, JSON-serialisable, readonly data.
  */
 
+import type { BackendPolicy } from './policy.ts';
 import type { Endpoint } from './types.ts';
 
 export type McpTransport = 'StreamableHTTP' | 'SSE';
@@ -34,8 +35,14 @@ export interface McpTargetIR {
   /** Default `/mcp` for StreamableHTTP, `/sse` for SSE. */
   readonly path: string;
   readonly protocol: McpTransport;
-  /** Present when the target is reached over TLS. */
-  readonly tls?: { readonly sni?: string; readonly insecureSkipVerify?: boolean; readonly caCertificatePem?: string };
+  /**
+   * The target's own `policies` (BackendSimple: tcp, tls, http, tunnel, auth; host targets only),
+   * lowered exactly as a policy object's backend members, Secrets resolved. The proxy merges, per
+   * member: the route's backend policy < its `subBackends[<name>]` (policies whose targetRefs
+   * sectionName names this target) < these. A `tls` member in the effective policy makes the
+   * target HTTPS.
+   */
+  readonly policies?: BackendPolicy;
 }
 
 export type McpAuthorizationAction = 'Allow' | 'Deny' | 'Require';

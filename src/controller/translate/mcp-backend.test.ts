@@ -42,7 +42,7 @@ describe('translateMcpBackend', () => {
       prefixMode: 'Always',
       authorization: [{ action: 'Require', matchExpressions: ['mcp.tool.name != "rm"'] }],
       targets: [
-        { name: 'web', host: 'mcp.example.com', port: 443, path: '/sse', protocol: 'SSE', tls: { sni: 'mcp.example.com', insecureSkipVerify: true } },
+        { name: 'web', host: 'mcp.example.com', port: 443, path: '/sse', protocol: 'SSE', policies: { tls: { insecureSkipVerify: 'All' }, sources: { tls: ['ProxyBackend/ai/tools#web'] } } },
         { name: 'files', host: 'files.ai.svc.cluster.local', port: 3000, path: '/rpc', protocol: 'StreamableHTTP' },
         { name: 'sel-search-8080', host: 'search.ai.svc.cluster.local', port: 8080, path: '/mcp', protocol: 'StreamableHTTP' },
         { name: 'sel-search-9090', host: 'search.ai.svc.cluster.local', port: 9090, path: '/sse', protocol: 'SSE' },
@@ -178,5 +178,47 @@ describe('translateMcpBackend', () => {
       policies: { mcp: { guardrails: { processors: [{ remote: { backendRef: { name: 'guard', port: 9000 } }, methods: { '*': 'Request' } }] } } },
     }), snap);
     assert.equal(ir?.guardrails?.[0]?.url, 'http://127.0.0.7:19000');
+  });
+
+  describe('a static target\'s inline policies (BackendSimple, host targets only)', () => {
+    const secrets = [
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mcp-key', namespace: 'ai' }, data: { Authorization: Buffer.from('Bearer k-123').toString('base64') } },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mcp-ca', namespace: 'ai' }, data: { 'ca.crt': Buffer.from('-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n').toString('base64') } },
+    ];
+    const withSecrets = indexObjects([...objects, ...secrets] as KubeObject[]);
+    const source = ['ProxyBackend/ai/tools#t'];
+    const cases: { name: string; target: Record<string, unknown>; policies?: unknown; problem?: RegExp }[] = [
+      {
+        name: 'auth secretRef resolved at translate time (Bearer stripped from the default key), requestTimeout in ms',
+        target: { host: 'mcp.example.com', port: 443, policies: { auth: { secretRef: { name: 'mcp-key' } }, http: { requestTimeout: '2s' } } },
+        policies: { auth: { key: 'k-123' }, http: { requestTimeoutMs: 2000 }, sources: { auth: source, http: source } },
+      },
+      {
+        name: 'an inline key at a header location, plus an extra credential from a Secret',
+        target: { host: 'mcp.example.com', port: 80, policies: { auth: { key: 'inline', location: { header: { name: 'X-Api-Key' } }, credentials: [{ location: { queryParameter: { name: 'token' } }, secretRef: { name: 'mcp-key', key: 'Authorization' } }] } } },
+        policies: { auth: { key: 'inline', location: { header: { name: 'X-Api-Key' } }, credentials: [{ location: { queryParameter: { name: 'token' } }, value: 'Bearer k-123' }] }, sources: { auth: source } },
+      },
+      {
+        name: 'a CA from a Secret',
+        target: { host: 'mcp.example.com', port: 443, policies: { tls: { caCertificateRefs: [{ kind: 'Secret', name: 'mcp-ca' }], sni: 'internal.example' } } },
+        policies: { tls: { sni: 'internal.example', caCertificatePem: '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n' }, sources: { tls: source } },
+      },
+      { name: 'policies with a backendRef are refused', target: { backendRef: { name: 'files' }, port: 3000, policies: { auth: { key: 'x' } } }, problem: /static.policies may only be set on a host-based target .*target t is not served/ },
+      { name: 'a missing Secret leaves the target out', target: { host: 'h', port: 1, policies: { auth: { secretRef: { name: 'nope' } } } }, problem: /Secret ai\/nope not found \(target t is not served\)/ },
+      { name: 'members outside BackendSimple are refused', target: { host: 'h', port: 1, policies: { extAuth: {} } }, problem: /policies.extAuth: not allowed on an MCP target/ },
+    ];
+    for (const c of cases) {
+      it(c.name, () => {
+        const { ir, problems } = translateMcpBackend(proxyBackend({ mcp: { targets: [{ name: 't', static: c.target }, { name: 'other', static: { host: 'o', port: 1 } }] } }), withSecrets);
+        const target = ir?.targets.find((t) => t.name === 't');
+        if (c.problem) {
+          assert.equal(target, undefined);
+          assert.match(problems.map((p) => p.message).join('; '), c.problem);
+        } else {
+          assert.deepEqual(problems, []);
+          assert.deepEqual(target?.policies, c.policies);
+        }
+      });
+    }
   });
 });

@@ -1,11 +1,12 @@
-import type { ServicePort } from '../../api/gateway/index.ts';
+import { SWITCHBOARD_GROUP, type ServicePort } from '../../api/gateway/index.ts';
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import { compile } from '../../cel/index.ts';
 import type { McpAuthorizationRule, McpBackendIR, McpGuardrailIR, McpGuardrailPhase, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
+import type { BackendMember, BackendPolicy } from '../../ir/policy.ts';
 import type { Endpoint } from '../../ir/types.ts';
 import { BackendResolver } from './backend.ts';
 import { serviceEndpoints } from './endpoints.ts';
-import { lowerMcpAuthentication } from './policy/members.ts';
+import { lowerBackend, lowerMcpAuthentication } from './policy/members.ts';
 import { isDict, isPort, listOf, stringRecord, type Dict } from './read.ts';
 import { selectorMatches } from './selector.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
@@ -74,7 +75,7 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOp
     const name = typeof selector.name === 'string' ? selector.name : '';
     if (name === '') return problems.push({ reason: 'Invalid', message: `${path}.name is required` });
     if (isDict(selector.static)) {
-      const target = staticTarget(name, selector.static, namespace, snapshot, domain, path, problems);
+      const target = staticTarget(name, selector.static, { namespace, snapshot, domain, source: `ProxyBackend/${namespace}/${backend.metadata.name}` }, path, problems);
       if (target) targets.push(target);
     } else if (isDict(selector.selector)) {
       const found = selectedTargets(name, selector.selector, namespace, snapshot, domain);
@@ -114,7 +115,16 @@ function transportOf(value: unknown): McpTransport {
   return value === 'SSE' ? 'SSE' : 'StreamableHTTP';
 }
 
-function staticTarget(name: string, t: Dict, namespace: string, snapshot: Snapshot, domain: string, path: string, problems: Problem[]): McpTargetIR | undefined {
+interface TargetContext {
+  readonly namespace: string;
+  readonly snapshot: Snapshot;
+  readonly domain: string;
+  /** `ProxyBackend/<ns>/<name>`, for policy sources. */
+  readonly source: string;
+}
+
+function staticTarget(name: string, t: Dict, ctx: TargetContext, path: string, problems: Problem[]): McpTargetIR | undefined {
+  const { namespace, snapshot, domain } = ctx;
   if (!isPort(t.port)) {
     problems.push({ reason: 'Invalid', message: `${path}.static.port must be 1..65535` });
     return undefined;
@@ -143,8 +153,46 @@ function staticTarget(name: string, t: Dict, namespace: string, snapshot: Snapsh
     problems.push({ reason: 'Invalid', message: `${path}.static needs one of host or backendRef` });
     return undefined;
   }
-  const tls = targetTls(t.policies, host);
-  return { name, host, port: t.port, path: targetPath, protocol, ...(endpoints.length > 0 ? { endpoints } : {}), ...(tls ? { tls } : {}) };
+  let policies: BackendPolicy | undefined;
+  if (t.policies !== undefined) {
+    if (!isDict(t.policies) || !(typeof t.host === 'string' && t.host !== '')) {
+      problems.push({ reason: 'InvalidPolicy', message: `${path}.static.policies may only be set on a host-based target (not with backendRef); target ${name} is not served` });
+      return undefined;
+    }
+    policies = targetPolicies(t.policies, `${path}.static.policies`, name, ctx, problems);
+    if (!policies) return undefined;
+  }
+  return { name, host, port: t.port, path: targetPath, protocol, ...(endpoints.length > 0 ? { endpoints } : {}), ...(policies ? { policies } : {}) };
+}
+
+/** McpTarget `policies` is a BackendSimple. */
+const TARGET_POLICY_MEMBERS: readonly BackendMember[] = ['tcp', 'tls', 'http', 'tunnel', 'auth'];
+
+/**
+ * A static target's inline `policies`, lowered by the policy translator's own lowering (as an AI
+ * provider's inline policies are): Secrets resolved now, sources naming the target. A problem
+ * leaves the target out (served without the credentials or TLS it asks for would be worse).
+ */
+function targetPolicies(written: Dict, path: string, name: string, ctx: TargetContext, problems: Problem[]): BackendPolicy | undefined {
+  const { namespace, snapshot } = ctx;
+  const found: string[] = [];
+  for (const member of Object.keys(written)) {
+    if (!TARGET_POLICY_MEMBERS.includes(member as BackendMember)) found.push(`${path}.${member}: not allowed on an MCP target (BackendSimple: ${TARGET_POLICY_MEMBERS.join(', ')})`);
+  }
+  const members = lowerBackend(written, path, {
+    namespace,
+    // ConfigMaps are not part of the translator's snapshot: target TLS CAs come from Secrets.
+    sources: { secrets: snapshot.secrets, configMaps: new Map<string, KubeObject>() },
+    resolver: new BackendResolver(snapshot, namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' }),
+    problems: found,
+  }, true);
+  if (found.length > 0) {
+    for (const message of found) problems.push({ reason: 'InvalidPolicy', message: `${message} (target ${name} is not served)` });
+    return undefined;
+  }
+  const source = `${ctx.source}#${name}`;
+  const sources = Object.fromEntries(Object.keys(members).map((m) => [m, [source]])) as BackendPolicy['sources'];
+  return { ...(members as Partial<Record<BackendMember, unknown>>), sources } as BackendPolicy;
 }
 
 /**
@@ -155,16 +203,6 @@ function readyEndpoints(service: KubeObject, port: ServicePort, snapshot: Snapsh
   if (isDict(service.spec) && service.spec.type === 'ExternalName') return [];
   const slices = snapshot.endpointSlices.get(`${namespaceOf(service)}/${service.metadata.name}`) ?? [];
   return [...serviceEndpoints(service, port, slices).endpoints];
-}
-
-/** Target-level `policies.tls` (host targets only): SNI and verification switch; CA references are resolved by the policy translator. */
-function targetTls(policies: unknown, host: string): McpTargetIR['tls'] {
-  if (!isDict(policies) || !isDict(policies.tls)) return undefined;
-  const tls = policies.tls;
-  return {
-    sni: typeof tls.sni === 'string' && tls.sni !== '' ? tls.sni : host,
-    ...(tls.insecureSkipVerify === 'All' ? { insecureSkipVerify: true } : {}),
-  };
 }
 
 function selectedTargets(name: string, selector: Dict, namespace: string, snapshot: Snapshot, domain: string): McpTargetIR[] {

@@ -75,7 +75,12 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
       const counted = new CountingResponse(res);
       const finished = () => request.done(counted.status, counted.bytes);
       const celContext = request.policy?.cel();
-      mcp.serve(mcpRequestView(req, request), counted, celContext ? { celContext } : {}).then(finished, (err: unknown) => {
+      const ctx = {
+        ...(celContext ? { celContext } : {}),
+        ...(request.backendPolicy ? { backendPolicy: request.backendPolicy } : {}),
+        ...(request.policy ? { policy: request.policy } : {}),
+      };
+      mcp.serve(mcpRequestView(req, request), counted, ctx).then(finished, (err: unknown) => {
         deps.logger.error({ err, backend: backend.key }, 'MCP handler failed');
         finished();
       });

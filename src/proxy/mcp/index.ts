@@ -10,6 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../common/logger.ts';
 import type { CelInput } from '../../cel/index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
+import type { BackendPolicy } from '../../ir/policy.ts';
+import type { PolicyContext } from '../policies/context.ts';
 import { McpAuthorizer } from './authorization.ts';
 import { readMessages, sendError, sendJson, type DownstreamRequest, type DownstreamResponse } from './downstream/io.ts';
 import { LegacySseDownstream } from './downstream/legacy-sse.ts';
@@ -23,6 +25,7 @@ import { Namer } from './naming.ts';
 import { resolveSessionKey } from './session-codec.ts';
 import { SessionManager } from './sessions.ts';
 import { UpstreamPool } from './upstream/pool.ts';
+import type { UpstreamContext } from './upstream/policy.ts';
 
 export interface McpHandlerOptions {
   readonly logger: Logger;
@@ -35,6 +38,13 @@ export interface McpHandlerOptions {
 export interface McpRequestContext {
   /** What CEL authorization rules see besides `mcp.*` (request, source, jwt, apiKey …). */
   readonly celContext?: CelInput;
+  /**
+   * The route's effective backend policy (`subBackends[<target>]` for policies whose targetRefs
+   * sectionName names a target); merged under each target's inline `policies`.
+   */
+  readonly backendPolicy?: BackendPolicy;
+  /** The request's policy context: the validated client token for `auth.passthrough`. */
+  readonly policy?: PolicyContext;
 }
 
 export interface McpHandler {
@@ -65,19 +75,20 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
 
   async function serve(req: DownstreamRequest, res: DownstreamResponse, ctx?: McpRequestContext): Promise<void> {
     const context = ctx?.celContext;
+    const upstream: UpstreamContext = { ...(ctx?.backendPolicy ? { backendPolicy: ctx.backendPolicy } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}) };
     const hasSession = typeof req.headers['mcp-session-id'] === 'string';
     try {
       switch (req.method) {
         case 'POST': {
           const legacyId = hasSession ? null : new URL(req.url ?? '/', 'http://gateway').searchParams.get('sessionId');
-          if (legacyId !== null) return await legacy.post(req, res, legacyId, context);
-          return await postByEra(req, res, context);
+          if (legacyId !== null) return await legacy.post(req, res, legacyId, context, upstream);
+          return await postByEra(req, res, context, upstream);
         }
         case 'GET':
           // Streamable HTTP's GET always names its session; a GET without one opens a legacy SSE session.
-          return await (hasSession ? streamable.get(req, res) : legacy.open(req, res));
+          return await (hasSession ? streamable.get(req, res, upstream) : legacy.open(req, res));
         case 'DELETE':
-          return await streamable.delete(req, res);
+          return await streamable.delete(req, res, upstream);
         default:
           return sendError(res, 405, ErrorCode.InvalidRequest, 'Method not allowed', { allow: 'GET, POST, DELETE' });
       }
@@ -89,16 +100,16 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
   }
 
   /** Streamable HTTP POSTs of both eras share the endpoint; the body's `_meta` envelope decides. */
-  async function postByEra(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined): Promise<void> {
+  async function postByEra(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, upstream: UpstreamContext): Promise<void> {
     const body = await readMessages(req);
     if (!body.ok) return sendError(res, body.status, body.code, body.message);
     const eras = body.messages.map((m) => classify(m, req.headers));
     const refusal = eras.find((e) => e.era === 'rejected');
     if (refusal?.era === 'rejected') return sendJson(res, refusal.status, errorOf(null, refusal.code, refusal.message, refusal.data));
     const modern = eras.find((e) => e.era === 'modern');
-    if (modern?.era !== 'modern') return streamable.post(req, res, context, body);
+    if (modern?.era !== 'modern') return streamable.post(req, res, context, upstream, body);
     if (body.batch) return sendError(res, 400, ErrorCode.InvalidRequest, 'The 2026-07-28 revision does not accept batches');
-    return stateless.post(body.messages[0], modern.envelope, req, res, context);
+    return stateless.post(body.messages[0], modern.envelope, req, res, context, upstream);
   }
 
   async function close(): Promise<void> {

@@ -3,6 +3,7 @@ import type { McpFailureMode, McpTargetIR } from '../../ir/mcp.ts';
 import { ErrorCode, McpError, type JsonRpcRequest, type Params } from './jsonrpc.ts';
 import { asUpstreamError, type UpstreamClient } from './upstream/client.ts';
 import type { UpstreamPool } from './upstream/pool.ts';
+import type { UpstreamContext } from './upstream/policy.ts';
 
 /** The newest protocol revision with sessions; what the gateway asks for when it initialises on its own. */
 export const LATEST_SESSION_PROTOCOL = '2025-11-25';
@@ -17,8 +18,10 @@ export interface JoinedTarget {
  * Initialises one target: `initialize`, then `notifications/initialized`. A Service target with
  * endpoints is initialised on `endpoint` when given, else on the next endpoint in turn.
  */
-export async function initializeTarget(pool: UpstreamPool, target: McpTargetIR, clientParams: Params, signal?: AbortSignal, endpoint?: string): Promise<JoinedTarget> {
-  const client = await pool.fresh(target, signal, endpoint ?? pool.pick(target));
+export async function initializeTarget(
+  pool: UpstreamPool, target: McpTargetIR, clientParams: Params, signal?: AbortSignal, endpoint?: string, ctx?: UpstreamContext,
+): Promise<JoinedTarget> {
+  const client = await pool.fresh(target, signal, endpoint ?? pool.pick(target), ctx);
   try {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: 'sb-initialize', method: 'initialize', params: clientParams };
     const response = await client.request(request, () => undefined, signal);
@@ -39,9 +42,9 @@ export async function initializeTarget(pool: UpstreamPool, target: McpTargetIR, 
  * least one must join.
  */
 export async function initializeAll(
-  pool: UpstreamPool, targets: readonly McpTargetIR[], clientParams: Params, failureMode: McpFailureMode, logger: Logger, signal?: AbortSignal,
+  pool: UpstreamPool, targets: readonly McpTargetIR[], clientParams: Params, failureMode: McpFailureMode, logger: Logger, signal?: AbortSignal, ctx?: UpstreamContext,
 ): Promise<Map<string, JoinedTarget>> {
-  const settled = await Promise.allSettled(targets.map((t) => initializeTarget(pool, t, clientParams, signal)));
+  const settled = await Promise.allSettled(targets.map((t) => initializeTarget(pool, t, clientParams, signal, undefined, ctx)));
   const joined = new Map<string, JoinedTarget>();
   const failed: { target: string; error: string }[] = [];
   settled.forEach((s, i) => {

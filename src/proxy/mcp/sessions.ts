@@ -5,6 +5,7 @@ import type { Params } from './jsonrpc.ts';
 import { decodeSession, encodeSession, type SessionState, type UpstreamSession } from './session-codec.ts';
 import { UpstreamError, type UpstreamClient } from './upstream/client.ts';
 import type { UpstreamPool } from './upstream/pool.ts';
+import { NO_UPSTREAM_CONTEXT, type UpstreamContext } from './upstream/policy.ts';
 
 /** Live SSE upstream streams kept for sessions of this process; older ones are closed first beyond this. */
 const MAX_LIVE_SESSIONS = 10_000;
@@ -49,8 +50,8 @@ export class SessionManager {
   }
 
   /** Initialises every target: the merged result, the session id (Stateful) and the joined clients. */
-  async create(clientParams: Params, signal?: AbortSignal): Promise<{ result: Record<string, unknown>; id?: string; clients: Map<string, UpstreamClient> }> {
-    const joined = await initializeAll(this.#pool, this.#backend.targets, clientParams, this.#backend.failureMode, this.#logger, signal);
+  async create(clientParams: Params, signal?: AbortSignal, ctx: UpstreamContext = NO_UPSTREAM_CONTEXT): Promise<{ result: Record<string, unknown>; id?: string; clients: Map<string, UpstreamClient> }> {
+    const joined = await initializeAll(this.#pool, this.#backend.targets, clientParams, this.#backend.failureMode, this.#logger, signal, ctx);
     const result = mergeInitialize(joined, this.#backend.serverName ?? 'switchboard');
     const clients = new Map([...joined].map(([name, j]) => [name, j.client]));
     if (!this.stateful) return { result, clients };
@@ -75,7 +76,7 @@ export class SessionManager {
    * when that endpoint has left the config, the upstream session is unreachable: it throws
    * `session_expired` (404, the client initialises again) rather than hop to another replica.
    */
-  async resume(id: string, signal?: AbortSignal): Promise<OpenSession | undefined> {
+  async resume(id: string, signal?: AbortSignal, ctx: UpstreamContext = NO_UPSTREAM_CONTEXT): Promise<OpenSession | undefined> {
     const state = decodeSession(id, this.#key, this.#backend.key);
     if (!state) return undefined;
     for (const [name, upstream] of Object.entries(state.targets)) {
@@ -92,7 +93,7 @@ export class SessionManager {
       const target = this.#pool.target(name);
       if (!target) continue;
       if (target.protocol === 'StreamableHTTP') {
-        clients.set(name, this.#pool.streamable(target, upstream));
+        clients.set(name, this.#pool.streamable(target, upstream, undefined, ctx));
         continue;
       }
       const existing = live?.clients.get(name);
@@ -101,7 +102,7 @@ export class SessionManager {
         continue;
       }
       // A new SSE upstream session either way: on the pinned endpoint while it exists, else the next in turn.
-      missing.push(initializeTarget(this.#pool, target, state.client, signal, this.#pool.reachable(target, upstream.ep) ? upstream.ep : undefined).then((j) => {
+      missing.push(initializeTarget(this.#pool, target, state.client, signal, this.#pool.reachable(target, upstream.ep) ? upstream.ep : undefined, ctx).then((j) => {
         clients.set(name, j.client);
         this.#remember(id, new Map([[name, j.client]]));
         this.#logger.info({ target: name }, 'MCP: re-established an SSE upstream session in this process');
@@ -112,9 +113,11 @@ export class SessionManager {
   }
 
   /** Per-request upstream sessions (Stateless, and every request of a stateless-era client). */
-  async ephemeral(protocolVersion: string | undefined, signal?: AbortSignal, clientParams?: Params): Promise<OpenSession & { readonly result: Record<string, unknown> }> {
+  async ephemeral(
+    protocolVersion: string | undefined, signal?: AbortSignal, clientParams?: Params, ctx: UpstreamContext = NO_UPSTREAM_CONTEXT,
+  ): Promise<OpenSession & { readonly result: Record<string, unknown> }> {
     const params = clientParams ?? { protocolVersion: protocolVersion ?? LATEST_SESSION_PROTOCOL, capabilities: {}, clientInfo: { name: 'switchboard', version: GATEWAY_VERSION } };
-    const joined = await initializeAll(this.#pool, this.#backend.targets, params, this.#backend.failureMode, this.#logger, signal);
+    const joined = await initializeAll(this.#pool, this.#backend.targets, params, this.#backend.failureMode, this.#logger, signal, ctx);
     const clients = new Map([...joined].map(([name, j]) => [name, j.client]));
     return { clients, result: mergeInitialize(joined, this.#backend.serverName ?? 'switchboard'), release: () => closeAll(clients) };
   }

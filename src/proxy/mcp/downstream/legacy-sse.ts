@@ -6,6 +6,7 @@ import type { Multiplexer } from '../multiplexer.ts';
 import type { Namer } from '../naming.ts';
 import { closeAll, type SessionManager } from '../sessions.ts';
 import { asUpstreamError, type UpstreamClient } from '../upstream/client.ts';
+import type { UpstreamContext } from '../upstream/policy.ts';
 import { keepAlive, readMessages, sendError, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
 
 /** Open legacy streams per process; more are refused (503) rather than exhausting memory. */
@@ -63,14 +64,14 @@ export class LegacySseDownstream {
     });
   }
 
-  async post(req: DownstreamRequest, res: DownstreamResponse, sessionId: string, context: CelInput | undefined): Promise<void> {
+  async post(req: DownstreamRequest, res: DownstreamResponse, sessionId: string, context: CelInput | undefined, upstream: UpstreamContext): Promise<void> {
     const stream = this.#streams.get(sessionId);
     if (!stream) return sendError(res, 404, ErrorCode.InvalidRequest, 'Session not found');
     const body = await readMessages(req);
     if (!body.ok) return sendError(res, body.status, body.code, body.message);
     res.writeHead(202);
     res.end();
-    await Promise.all(body.messages.map((m) => this.#handle(stream, m, context, req.headers)));
+    await Promise.all(body.messages.map((m) => this.#handle(stream, m, context, req.headers, upstream)));
   }
 
   async close(): Promise<void> {
@@ -78,13 +79,14 @@ export class LegacySseDownstream {
     this.#streams.clear();
   }
 
-  async #handle(stream: Stream, message: JsonRpcMessage, context: CelInput | undefined, headers: DownstreamRequest['headers']): Promise<void> {
+  async #handle(stream: Stream, message: JsonRpcMessage, context: CelInput | undefined, headers: DownstreamRequest['headers'], upstream: UpstreamContext): Promise<void> {
     const { multiplexer, sessions, logger } = this.#deps;
     const send = (m: JsonRpcMessage): void => writeEvent(stream.res, m);
     if (isRequest(message) && message.method === 'initialize') {
       if (stream.clients) return send(errorOf(message.id, ErrorCode.InvalidRequest, 'The session is already initialized'));
       try {
-        const created = await sessions.create(message.params ?? {}, stream.abort.signal);
+        // The upstream sessions live as long as the stream, with the credentials of this request.
+        const created = await sessions.create(message.params ?? {}, stream.abort.signal, upstream);
         stream.clients = created.clients;
         send(resultOf(message.id, created.result));
         this.#listen(stream);

@@ -4,6 +4,7 @@ import { ErrorCode, errorOf, isNotification, isRequest, isResponse, McpError, re
 import type { Multiplexer } from '../multiplexer.ts';
 import type { Namer } from '../naming.ts';
 import type { OpenSession, SessionManager } from '../sessions.ts';
+import type { UpstreamContext } from '../upstream/policy.ts';
 import { UpstreamError, asUpstreamError } from '../upstream/client.ts';
 import { accepts, keepAlive, readMessages, type ParsedBody, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
 
@@ -42,14 +43,14 @@ export class StreamableDownstream {
     this.#deps = deps;
   }
 
-  async post(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, parsed?: ParsedBody): Promise<void> {
+  async post(req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, upstream: UpstreamContext, parsed?: ParsedBody): Promise<void> {
     const body = parsed ?? await readMessages(req);
     if (!body.ok) return sendError(res, body.status, body.code, body.message);
     const abort = clientGone(res);
     const initialize = body.messages.find((m) => isRequest(m) && m.method === 'initialize') as JsonRpcRequest | undefined;
     if (initialize) {
       if (body.messages.length > 1) return sendError(res, 400, ErrorCode.InvalidRequest, 'initialize must be sent alone');
-      return this.#initialize(initialize, res, abort.signal);
+      return this.#initialize(initialize, res, abort.signal, upstream);
     }
 
     const { sessions } = this.#deps;
@@ -58,10 +59,10 @@ export class StreamableDownstream {
     try {
       if (sessions.stateful) {
         if (id === undefined) return sendError(res, 400, ErrorCode.InvalidRequest, 'Bad Request: missing mcp-session-id');
-        session = await sessions.resume(id, abort.signal);
+        session = await sessions.resume(id, abort.signal, upstream);
         if (!session) return sendError(res, 404, ErrorCode.InvalidRequest, 'Session not found');
       } else {
-        session = await sessions.ephemeral(headerOf(req, 'mcp-protocol-version'), abort.signal);
+        session = await sessions.ephemeral(headerOf(req, 'mcp-protocol-version'), abort.signal, undefined, upstream);
       }
     } catch (error) {
       return this.#failed(res, error);
@@ -74,7 +75,7 @@ export class StreamableDownstream {
     }
   }
 
-  async get(req: DownstreamRequest, res: DownstreamResponse): Promise<void> {
+  async get(req: DownstreamRequest, res: DownstreamResponse, upstream: UpstreamContext): Promise<void> {
     const { sessions, multiplexer, logger } = this.#deps;
     if (!sessions.stateful) return sendError(res, 405, ErrorCode.InvalidRequest, 'Method not allowed: stateless MCP backend has no server stream', { allow: 'POST' });
     if (!accepts(req, 'text/event-stream')) return sendError(res, 406, ErrorCode.InvalidRequest, 'Not Acceptable: the client must accept text/event-stream');
@@ -83,7 +84,7 @@ export class StreamableDownstream {
     const abort = clientGone(res);
     let session: OpenSession | undefined;
     try {
-      session = await sessions.resume(id, abort.signal);
+      session = await sessions.resume(id, abort.signal, upstream);
     } catch (error) {
       return this.#failed(res, error);
     }
@@ -106,14 +107,14 @@ export class StreamableDownstream {
     res.end();
   }
 
-  async delete(req: DownstreamRequest, res: DownstreamResponse): Promise<void> {
+  async delete(req: DownstreamRequest, res: DownstreamResponse, upstream: UpstreamContext): Promise<void> {
     const { sessions } = this.#deps;
     if (!sessions.stateful) return sendError(res, 405, ErrorCode.InvalidRequest, 'Method not allowed: stateless MCP backend has no sessions', { allow: 'POST' });
     const id = headerOf(req, SESSION_HEADER);
     if (id === undefined) return sendError(res, 400, ErrorCode.InvalidRequest, 'Bad Request: missing mcp-session-id');
     let session: OpenSession | undefined;
     try {
-      session = await sessions.resume(id);
+      session = await sessions.resume(id, undefined, upstream);
     } catch (error) {
       return this.#failed(res, error);
     }
@@ -124,10 +125,10 @@ export class StreamableDownstream {
     res.end();
   }
 
-  async #initialize(request: JsonRpcRequest, res: DownstreamResponse, signal: AbortSignal): Promise<void> {
+  async #initialize(request: JsonRpcRequest, res: DownstreamResponse, signal: AbortSignal, upstream: UpstreamContext): Promise<void> {
     const { sessions } = this.#deps;
     try {
-      const created = await sessions.create(request.params ?? {}, signal);
+      const created = await sessions.create(request.params ?? {}, signal, upstream);
       const headers: Record<string, string> = created.id !== undefined ? { [SESSION_HEADER]: created.id } : {};
       // Stateless: the upstream sessions existed only to learn the targets' capabilities.
       if (created.id === undefined) await Promise.all([...created.clients.values()].map((c) => c.close()));

@@ -5,6 +5,7 @@ import type { StreamableDeps } from '../downstream/streamable.ts';
 import { LATEST_SESSION_PROTOCOL } from '../initialize.ts';
 import { ErrorCode, errorOf, isNotification, isRequest, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type Params } from '../jsonrpc.ts';
 import type { OpenSession } from '../sessions.ts';
+import type { UpstreamContext } from '../upstream/policy.ts';
 import { asUpstreamError } from '../upstream/client.ts';
 import { legacyInitializeParams, META, SUPPORTED_MODERN_PROTOCOLS, type Envelope } from './envelope.ts';
 
@@ -60,7 +61,7 @@ export class ModernDownstream {
     this.#deps = deps;
   }
 
-  async post(message: JsonRpcMessage, envelope: Envelope, req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined): Promise<void> {
+  async post(message: JsonRpcMessage, envelope: Envelope, req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, upstream: UpstreamContext): Promise<void> {
     if (isNotification(message)) {
       // No session outlives its request, so a notification has nothing to reach.
       res.writeHead(202);
@@ -71,7 +72,7 @@ export class ModernDownstream {
     const abort = clientGone(res);
     let session: (OpenSession & { result: Record<string, unknown> }) | undefined;
     try {
-      session = await this.#deps.sessions.ephemeral(undefined, abort.signal, legacyInitializeParams(envelope, LATEST_SESSION_PROTOCOL));
+      session = await this.#deps.sessions.ephemeral(undefined, abort.signal, legacyInitializeParams(envelope, LATEST_SESSION_PROTOCOL), upstream);
     } catch (error) {
       if (error instanceof McpError) return sendJson(res, 200, errorOf(message.id, error.code, error.message));
       const failure = asUpstreamError('?', error);

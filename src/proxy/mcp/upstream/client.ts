@@ -1,4 +1,7 @@
+import type { Dispatcher } from 'undici';
+import type { PolicyContext } from '../../policies/context.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';
+import type { Prepared, TargetAccess, UpstreamHeaders } from './policy.ts';
 
 /** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
 export type MessageSink = (message: JsonRpcMessage) => void;
@@ -11,6 +14,21 @@ export interface UpstreamAddress {
   readonly endpoint?: string;
   /** Host header for an endpoint: the target's own `host:port`, as when it is reached by name. */
   readonly host?: string;
+}
+
+/** How a client reaches its target: the pool to use, where, and the target's backend policy. */
+export interface UpstreamLink {
+  /** The pool for the target's connection settings (kept across requests). */
+  readonly dispatcher: Dispatcher;
+  readonly address: UpstreamAddress;
+  readonly access: TargetAccess;
+  /** The policy context of the request that made the client (passthrough token, token exchange). */
+  readonly policy: PolicyContext | undefined;
+}
+
+/** The headers and path of one upstream request with the target's credentials written in. */
+export function prepareRequest(link: UpstreamLink, headers: UpstreamHeaders, path: string): Prepared | Promise<Prepared> {
+  return link.access.prepare(headers, path, link.policy);
 }
 
 /**
@@ -51,4 +69,38 @@ export function asUpstreamError(target: string, error: unknown): UpstreamError {
   if (error instanceof UpstreamError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new UpstreamError(target, 'unavailable', message);
+}
+
+/**
+ * A target that cannot be reached under its backend policy: every call fails as an unavailable
+ * target does (FailClosed fails the session, FailOpen skips it), nothing is sent.
+ */
+export class FailedClient implements UpstreamClient {
+  readonly sessionId: string | undefined;
+  readonly endpoint: string | undefined;
+  protocolVersion: string | undefined;
+  readonly #error: UpstreamError;
+
+  constructor(target: string, reason: string, session?: { sid?: string; pv?: string; ep?: string }) {
+    this.#error = new UpstreamError(target, 'unavailable', reason);
+    this.sessionId = session?.sid;
+    this.protocolVersion = session?.pv;
+    this.endpoint = session?.ep;
+  }
+
+  request(): Promise<JsonRpcResponse> {
+    return Promise.reject(this.#error);
+  }
+
+  send(): Promise<void> {
+    return Promise.reject(this.#error);
+  }
+
+  listen(): Promise<boolean> {
+    return Promise.reject(this.#error);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 }

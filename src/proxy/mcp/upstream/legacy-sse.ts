@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
-import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamAddress, type UpstreamClient } from './client.ts';
+import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 /** How long a target may take to announce its message endpoint. */
@@ -24,7 +24,7 @@ export class LegacySseClient implements UpstreamClient {
   protocolVersion: string | undefined;
   readonly endpoint: string | undefined;
   readonly #target: McpTargetIR;
-  readonly #dispatcher: Dispatcher;
+  readonly #link: UpstreamLink;
   readonly #origin: string;
   /** Host header (and the origin a target may name in its endpoint event) when connected to a pinned endpoint. */
   readonly #host: string | undefined;
@@ -34,12 +34,12 @@ export class LegacySseClient implements UpstreamClient {
   #listener: MessageSink | undefined;
   #closed: Error | undefined;
 
-  constructor(target: McpTargetIR, dispatcher: Dispatcher, address: UpstreamAddress) {
+  constructor(target: McpTargetIR, link: UpstreamLink) {
     this.#target = target;
-    this.#dispatcher = dispatcher;
-    this.#origin = address.origin;
-    this.#host = address.host;
-    this.endpoint = address.endpoint;
+    this.#link = link;
+    this.#origin = link.address.origin;
+    this.#host = link.address.host;
+    this.endpoint = link.address.endpoint;
   }
 
   /** Opens the stream and waits for the endpoint event. */
@@ -48,9 +48,7 @@ export class LegacySseClient implements UpstreamClient {
     const connectSignal = AbortSignal.any(signal ? [this.#abort.signal, timeout, signal] : [this.#abort.signal, timeout]);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#dispatcher.request({
-        origin: this.#origin, path: this.#target.path, method: 'GET', headers: this.#headers({ accept: 'text/event-stream' }), signal: this.#abort.signal, bodyTimeout: 0,
-      });
+      response = await this.#dispatch('GET', this.#target.path, { accept: 'text/event-stream' }, undefined, this.#abort.signal);
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
@@ -123,9 +121,7 @@ export class LegacySseClient implements UpstreamClient {
     if (this.#endpointPath === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#dispatcher.request({
-        origin: this.#origin, path: this.#endpointPath, method: 'POST', headers: this.#headers({ 'content-type': 'application/json' }), body: JSON.stringify(message), signal,
-      });
+      response = await this.#dispatch('POST', this.#endpointPath, { 'content-type': 'application/json' }, JSON.stringify(message), signal);
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
@@ -134,6 +130,17 @@ export class LegacySseClient implements UpstreamClient {
     if (response.statusCode < 200 || response.statusCode >= 300) {
       throw new UpstreamError(this.#target.name, 'unavailable', `message endpoint answered HTTP ${response.statusCode}`);
     }
+  }
+
+  /** One request with the target's credentials written in; `http.requestTimeout` bounds the wait for the answer to start. */
+  async #dispatch(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
+    const prepared = await prepareRequest(this.#link, this.#headers(headers), path);
+    const timeout = this.#link.access.timeoutMs;
+    return this.#link.dispatcher.request({
+      origin: this.#origin, path: prepared.path, method, headers: prepared.headers, body, signal,
+      ...(method === 'GET' ? { bodyTimeout: 0 } : {}),
+      ...(timeout !== undefined ? { headersTimeout: timeout } : {}),
+    });
   }
 
   /**

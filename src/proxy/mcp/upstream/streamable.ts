@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
-import { UpstreamError, asUpstreamError, type MessageSink, type UpstreamAddress, type UpstreamClient } from './client.ts';
+import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -17,16 +17,14 @@ export class StreamableHttpClient implements UpstreamClient {
   protocolVersion: string | undefined;
   readonly endpoint: string | undefined;
   readonly #target: McpTargetIR;
-  readonly #dispatcher: Dispatcher;
-  readonly #origin: string;
+  readonly #link: UpstreamLink;
   readonly #host: string | undefined;
 
-  constructor(target: McpTargetIR, dispatcher: Dispatcher, address: UpstreamAddress, session?: { sid?: string; pv?: string }) {
+  constructor(target: McpTargetIR, link: UpstreamLink, session?: { sid?: string; pv?: string }) {
     this.#target = target;
-    this.#dispatcher = dispatcher;
-    this.#origin = address.origin;
-    this.#host = address.host;
-    this.endpoint = address.endpoint;
+    this.#link = link;
+    this.#host = link.address.host;
+    this.endpoint = link.address.endpoint;
     this.sessionId = session?.sid;
     this.protocolVersion = session?.pv;
   }
@@ -56,9 +54,7 @@ export class StreamableHttpClient implements UpstreamClient {
   async listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
     let response: ResponseData;
     try {
-      response = await this.#dispatcher.request({
-        origin: this.#origin, path: this.#target.path, method: 'GET', headers: this.#headers('text/event-stream'), signal, bodyTimeout: 0,
-      });
+      response = await this.#dispatch('GET', this.#headers('text/event-stream'), undefined, signal);
     } catch (error) {
       if (signal.aborted) return true;
       throw asUpstreamError(this.#target.name, error);
@@ -82,7 +78,7 @@ export class StreamableHttpClient implements UpstreamClient {
   async close(): Promise<void> {
     if (this.sessionId === undefined) return;
     try {
-      const response = await this.#dispatcher.request({ origin: this.#origin, path: this.#target.path, method: 'DELETE', headers: this.#headers('application/json') });
+      const response = await this.#dispatch('DELETE', this.#headers('application/json'), undefined, undefined);
       await response.body.dump();
     } catch {
       // The session ends anyway when the target expires it; a failed DELETE changes nothing for the client.
@@ -92,15 +88,7 @@ export class StreamableHttpClient implements UpstreamClient {
   async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<ResponseData> {
     let response: ResponseData;
     try {
-      response = await this.#dispatcher.request({
-        origin: this.#origin,
-        path: this.#target.path,
-        method: 'POST',
-        headers: { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' },
-        body: JSON.stringify(message),
-        signal,
-        bodyTimeout: 0,
-      });
+      response = await this.#dispatch('POST', { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' }, JSON.stringify(message), signal);
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
@@ -110,6 +98,19 @@ export class StreamableHttpClient implements UpstreamClient {
       throw this.#error('unavailable', `answered HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}`);
     }
     return response;
+  }
+
+  /**
+   * One request to the target's endpoint with its credentials written in. Bodies are not timed
+   * (streams and long tool calls); `http.requestTimeout` bounds the wait for the answer to start.
+   */
+  async #dispatch(method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<ResponseData> {
+    const prepared = await prepareRequest(this.#link, headers, this.#target.path);
+    const timeout = this.#link.access.timeoutMs;
+    return this.#link.dispatcher.request({
+      origin: this.#link.address.origin, path: prepared.path, method, headers: prepared.headers, body, signal, bodyTimeout: 0,
+      ...(timeout !== undefined ? { headersTimeout: timeout } : {}),
+    });
   }
 
   /**

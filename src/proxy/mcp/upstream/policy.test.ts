@@ -1,0 +1,102 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { McpTargetIR } from '../../../ir/mcp.ts';
+import type { BackendPolicy } from '../../../ir/policy.ts';
+import type { PolicyContext } from '../../policies/context.ts';
+import { compileTargetAccess, effectiveTargetPolicy } from './policy.ts';
+
+const base: McpTargetIR = { name: 'docs', host: 'mcp.example.com', port: 443, path: '/mcp', protocol: 'StreamableHTTP' };
+const route = (auth: string, extra: Partial<BackendPolicy> = {}): BackendPolicy => ({ auth: { key: auth }, sources: { auth: ['route'] }, ...extra });
+
+describe('effectiveTargetPolicy: route policy < subBackends[target] < target inline, per member', () => {
+  const cases: { name: string; backend?: BackendPolicy; target?: Partial<McpTargetIR>; expected: Partial<BackendPolicy> | undefined }[] = [
+    { name: 'nothing anywhere', expected: undefined },
+    { name: 'the route policy alone', backend: route('r'), expected: { auth: { key: 'r' }, sources: { auth: ['route'] } } },
+    {
+      name: 'a policy targeting the target by sectionName wins over the route',
+      backend: route('r', { subBackends: { docs: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
+      expected: { auth: { key: 's' }, sources: { auth: ['section'] } },
+    },
+    {
+      name: 'a policy targeting another target does not apply',
+      backend: route('r', { subBackends: { other: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
+      expected: { auth: { key: 'r' }, sources: { auth: ['route'] } },
+    },
+    {
+      name: 'the target inline policies win over both',
+      backend: route('r', { subBackends: { docs: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
+      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
+      expected: { auth: { key: 'i' }, sources: { auth: ['inline'] } },
+    },
+    {
+      name: 'members merge one by one (route tls, inline auth)',
+      backend: { tls: { sni: 'r.example' }, sources: { tls: ['route'] } },
+      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
+      expected: { tls: { sni: 'r.example' }, auth: { key: 'i' }, sources: { tls: ['route'], auth: ['inline'] } },
+    },
+    {
+      name: 'an invalid policy on the route stays invalid under the target',
+      backend: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret missing' }], sources: {} },
+      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
+      expected: { auth: { key: 'i' }, sources: { auth: ['inline'] }, invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret missing' }] },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const target = { ...base, ...c.target };
+      assert.deepEqual(effectiveTargetPolicy(c.backend, target), c.expected);
+      // Config objects: the merge is computed once and handed out again.
+      assert.equal(effectiveTargetPolicy(c.backend, target), effectiveTargetPolicy(c.backend, target));
+    });
+  }
+});
+
+describe('compileTargetAccess', () => {
+  const ctx = { identity: { passthroughToken: 'client-jwt' } } as unknown as PolicyContext;
+  const written: { name: string; policy: BackendPolicy; headers: Record<string, string>; path: string }[] = [
+    { name: 'key at the default location (Authorization: Bearer)', policy: { auth: { key: 'k1' }, sources: {} }, headers: { accept: 'x', authorization: 'Bearer k1' }, path: '/mcp' },
+    {
+      name: 'key in a header without prefix, extra credential in the query and a cookie',
+      policy: {
+        auth: {
+          key: 'k2', location: { header: { name: 'X-Api-Key' } },
+          credentials: [{ location: { queryParameter: { name: 'token' } }, value: 'q' }, { location: { cookie: { name: 'sid' } }, value: 'c v' }],
+        },
+        sources: {},
+      },
+      headers: { accept: 'x', 'x-api-key': 'k2', cookie: 'sid=c%20v' },
+      path: '/mcp?token=q',
+    },
+    { name: 'passthrough re-adds the client token', policy: { auth: { passthrough: {} }, sources: {} }, headers: { accept: 'x', authorization: 'Bearer client-jwt' }, path: '/mcp' },
+  ];
+  for (const c of written) {
+    it(`writes credentials: ${c.name}`, async () => {
+      const access = compileTargetAccess(c.policy);
+      assert.equal(access.failure, undefined);
+      assert.deepEqual(await access.prepare({ accept: 'x' }, '/mcp', ctx), { headers: c.headers, path: c.path });
+    });
+  }
+
+  it('passthrough without a validated client token writes nothing', async () => {
+    const access = compileTargetAccess({ auth: { passthrough: {} }, sources: {} });
+    assert.deepEqual(await access.prepare({ accept: 'x' }, '/mcp', undefined), { headers: { accept: 'x' }, path: '/mcp' });
+  });
+
+  const failing: { name: string; policy: BackendPolicy; reason: RegExp }[] = [
+    { name: 'cloudA auth', policy: { auth: { cloudA: {} }, sources: {} }, reason: /backend auth cloudA is not supported for MCP targets/ },
+    { name: 'crossAppAccess auth', policy: { auth: { crossAppAccess: {} }, sources: {} }, reason: /crossAppAccess is not supported/ },
+    { name: 'an extraction-only location', policy: { auth: { key: 'k', location: { expression: 'request.headers.x' } }, sources: {} }, reason: /auth.location must be a header, query parameter or cookie/ },
+    { name: 'an invalid policy', policy: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret default/k not found' }], sources: {} }, reason: /ProxyPolicy\/default\/p: Secret default\/k not found/ },
+  ];
+  for (const c of failing) {
+    it(`fails the target: ${c.name}`, () => assert.match(compileTargetAccess(c.policy).failure ?? '', c.reason));
+  }
+
+  it('connection settings: tls makes a fingerprinted setting; requestTimeout becomes timeoutMs', () => {
+    const access = compileTargetAccess({ tls: { sni: 'a.example' }, http: { requestTimeoutMs: 1500 }, sources: {} });
+    assert.equal(access.settings?.tls?.sni, 'a.example');
+    assert.equal(access.timeoutMs, 1500);
+    assert.notEqual(access.settings?.fingerprint, compileTargetAccess({ tls: { sni: 'b.example' }, sources: {} }).settings?.fingerprint);
+    assert.equal(compileTargetAccess({ auth: { key: 'k' }, sources: {} }).settings, undefined);
+  });
+});
