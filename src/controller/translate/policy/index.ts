@@ -71,7 +71,10 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const inline = new Map<string, InlineBackendPolicy>();
   for (const [id, object] of snapshot.proxyBackends) {
     const read = readInlineBackendPolicies(object, inputs, resolverFor(namespaceOf(object), 'ProxyBackend'));
-    if (read) inline.set(id, { source: `ProxyBackend/${id}`, members: read.members, problems: read.problems, subBackends: subBackendNames(object), ...(read.mcpAuthentication ? { mcpAuthentication: read.mcpAuthentication } : {}) });
+    const subBackends = subBackendNames(object);
+    if (read) inline.set(id, { source: `ProxyBackend/${id}`, members: read.members, problems: read.problems, subBackends, ...(read.mcpAuthentication ? { mcpAuthentication: read.mcpAuthentication } : {}) });
+    // Without spec.policies too: policies that target a provider or MCP target by sectionName still need the names.
+    else if (subBackends.length > 0) inline.set(id, { source: `ProxyBackend/${id}`, members: {}, problems: [], subBackends });
   }
 
   const extraBackends = new Map<string, Backend>();
