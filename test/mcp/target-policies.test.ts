@@ -32,7 +32,7 @@ spec:
 ${more}    targets:
 ${targets}`;
   const rule = (name: string) => `    - matches: [{ path: { type: PathPrefix, value: /${name} } }]\n      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: ${name} }]\n`;
-  const names = ['inline', 'section', 'stateless', 'sseup', 'secure', 'nokey', 'noca'];
+  const names = ['inline', 'section', 'stateless', 'sseup', 'secure', 'nokey', 'noca', 'unsupported'];
   return `${httpGateway()}---
 apiVersion: v1
 kind: Secret
@@ -66,6 +66,7 @@ ${backend('noca', target('secure', secure, `          policies:
             tls: { sni: ${SECURE_NAME} }
             auth: { key: ${SECURE_KEY}, location: { header: { name: X-Api-Key } } }
 `))}
+${backend('unsupported', target('keyed', keyed, '          policies:\n            auth: { cloudC: { type: AccessToken } }\n') + target('open', open), '    failureMode: FailOpen\n')}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -112,7 +113,7 @@ describe('MCP target backend policies through a listening gateway', () => {
 
   it('translates every backend as accepted and applies cleanly', () => {
     assert.deepEqual(gw.applyErrors, []);
-    for (const name of ['inline', 'section', 'stateless', 'sseup', 'secure', 'nokey', 'noca']) {
+    for (const name of ['inline', 'section', 'stateless', 'sseup', 'secure', 'nokey', 'noca', 'unsupported']) {
       const conditions = gw.statusOf('ProxyBackend', name).conditions as { type: string; status: string; message: string }[];
       assert.equal(conditions.find((c) => c.type === 'Accepted')?.status, 'True', `${name}: ${JSON.stringify(conditions)}`);
     }
@@ -195,4 +196,13 @@ describe('MCP target backend policies through a listening gateway', () => {
       else assert.equal(f.seen.length, before, 'the TLS handshake failed before any HTTP request');
     });
   }
+
+  it('an auth mechanism MCP targets cannot apply fails that target (FailOpen serves the others); nothing is sent to it', async () => {
+    const k = keyed.seen.length;
+    const { client } = await connect(url('unsupported'));
+    clients.push(client);
+    const tools = await client.listTools();
+    assert.deepEqual(tools.tools.map((t) => t.name), ['open_whoami']);
+    assert.equal(keyed.seen.length, k, 'no unauthenticated request reached the target');
+  });
 });
