@@ -48,25 +48,32 @@ const NO_IDENTITY: RequestIdentity = Object.freeze({});
 /** Backend auth mechanisms no shared helper can apply outside the LLM handler. */
 const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'crossAppAccess'] as const;
 
-/** Merged policies per target and route policy: both are config objects, so each merge is done once. */
-const merged = new WeakMap<McpTargetIR, Map<BackendPolicy | undefined, BackendPolicy | undefined>>();
+/**
+ * Merged policies per target and route policy: both are config objects, so each merge is done
+ * once. Weak on both sides: a handler outlives config swaps, its old route policies must not stay.
+ */
+const merged = new WeakMap<McpTargetIR, { plain?: { value: BackendPolicy | undefined }; byRoute: WeakMap<BackendPolicy, BackendPolicy> }>();
 
 /** Per top-level member: the route's backend policy < `subBackends[<target>]` < the target's inline `policies`. */
 export function effectiveTargetPolicy(backend: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
-  let byBackend = merged.get(target);
-  if (byBackend === undefined) merged.set(target, (byBackend = new Map()));
-  if (byBackend.has(backend)) return byBackend.get(backend);
+  let cache = merged.get(target);
+  if (cache === undefined) merged.set(target, (cache = { byRoute: new WeakMap() }));
+  if (backend === undefined) return (cache.plain ??= { value: merge(undefined, target) }).value;
+  let result = cache.byRoute.get(backend);
+  if (result === undefined) cache.byRoute.set(backend, (result = merge(backend, target) as BackendPolicy));
+  return result;
+}
+
+function merge(backend: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
   const targeted = backend?.subBackends?.[target.name];
   const inline = target.policies;
-  const result = !backend && !targeted && !inline
-    ? undefined
-    : {
-      ...withoutSubBackends(backend), ...withoutSubBackends(targeted), ...inline,
-      sources: { ...backend?.sources, ...targeted?.sources, ...inline?.sources },
-      ...(invalidOf(backend, targeted, inline).length > 0 ? { invalid: invalidOf(backend, targeted, inline) } : {}),
-    };
-  byBackend.set(backend, result);
-  return result;
+  if (!backend && !targeted && !inline) return undefined;
+  const invalid = invalidOf(backend, targeted, inline);
+  return {
+    ...withoutSubBackends(backend), ...withoutSubBackends(targeted), ...inline,
+    sources: { ...backend?.sources, ...targeted?.sources, ...inline?.sources },
+    ...(invalid.length > 0 ? { invalid } : {}),
+  };
 }
 
 function withoutSubBackends(policy: BackendPolicy | undefined): Omit<BackendPolicy, 'subBackends'> | undefined {
