@@ -20,6 +20,11 @@ export interface McpTargetIR {
    */
   readonly name: string;
   /**
+   * Selector targets: the `targets[]` entry name they were selected by. A policy whose targetRefs
+   * sectionName is that name applies to each of them (one with the target's own name wins).
+   */
+  readonly section?: string;
+  /**
    * A DNS name or IP address. Service targets use the Service's cluster DNS name; it is also the
    * TLS SNI and the Host header when `endpoints` are used.
    */

@@ -44,8 +44,8 @@ describe('translateMcpBackend', () => {
       targets: [
         { name: 'web', host: 'mcp.example.com', port: 443, path: '/sse', protocol: 'SSE', policies: { tls: { insecureSkipVerify: 'All' }, sources: { tls: ['ProxyBackend/ai/tools#web'] } } },
         { name: 'files', host: 'files.ai.svc.cluster.local', port: 3000, path: '/rpc', protocol: 'StreamableHTTP' },
-        { name: 'sel-search-8080', host: 'search.ai.svc.cluster.local', port: 8080, path: '/mcp', protocol: 'StreamableHTTP' },
-        { name: 'sel-search-9090', host: 'search.ai.svc.cluster.local', port: 9090, path: '/sse', protocol: 'SSE' },
+        { name: 'sel-search-8080', section: 'sel', host: 'search.ai.svc.cluster.local', port: 8080, path: '/mcp', protocol: 'StreamableHTTP' },
+        { name: 'sel-search-9090', section: 'sel', host: 'search.ai.svc.cluster.local', port: 9090, path: '/sse', protocol: 'SSE' },
       ],
     });
   });

@@ -219,6 +219,7 @@ function selectedTargets(name: string, selector: Dict, namespace: string, snapsh
       const endpoints = readyEndpoints(service, port, snapshot);
       out.push({
         name: ns === namespace ? `${name}-${svc}-${port.port}` : `${name}-${ns}-${svc}-${port.port}`,
+        section: name,
         host: `${svc}.${ns}.svc.${domain}`,
         port: port.port,
         path: DEFAULT_PATH[protocol],

@@ -23,6 +23,12 @@ describe('effectiveTargetPolicy: route policy < subBackends[target] < target inl
       expected: { auth: { key: 'r' }, sources: { auth: ['route'] } },
     },
     {
+      name: 'a selector target takes the policy aimed at its targets[] entry',
+      backend: route('r', { subBackends: { sel: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
+      target: { name: 'sel-search-8080', section: 'sel' },
+      expected: { auth: { key: 's' }, sources: { auth: ['section'] } },
+    },
+    {
       name: 'the target inline policies win over both',
       backend: route('r', { subBackends: { docs: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
       target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },

@@ -65,7 +65,7 @@ export function effectiveTargetPolicy(backend: BackendPolicy | undefined, target
 }
 
 function merge(backend: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
-  const targeted = backend?.subBackends?.[target.name];
+  const targeted = backend?.subBackends?.[target.name] ?? (target.section !== undefined ? backend?.subBackends?.[target.section] : undefined);
   const inline = target.policies;
   if (!backend && !targeted && !inline) return undefined;
   const invalid = invalidOf(backend, targeted, inline);
