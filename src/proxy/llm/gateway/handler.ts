@@ -249,16 +249,21 @@ function aiOf(policy: BackendPolicy | undefined): AiPolicy | undefined {
   return policy?.ai as AiPolicy | undefined;
 }
 
-/** Merged policies per provider and backend policy: both are config objects, so the merge is done once per config. */
-const mergedPolicies = new WeakMap<AiProviderIR, Map<BackendPolicy | undefined, BackendPolicy | undefined>>();
+/**
+ * Merged policies per provider and route backend policy: both are config objects, so the merge is
+ * done once per config. Weak on both sides: a handler (and its providers) outlives config swaps
+ * that replace the route policies.
+ */
+const mergedPolicies = new WeakMap<AiProviderIR, { plain?: { value: BackendPolicy | undefined }; byBackend: WeakMap<BackendPolicy, BackendPolicy | undefined> }>();
 
 /** Per top-level member: backend policy < policies targeting the provider < the provider's inline policies. */
 export function effectivePolicy(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
-  let byBackend = mergedPolicies.get(provider);
-  if (byBackend === undefined) mergedPolicies.set(provider, (byBackend = new Map()));
-  if (byBackend.has(backend)) return byBackend.get(backend);
+  let cache = mergedPolicies.get(provider);
+  if (cache === undefined) mergedPolicies.set(provider, (cache = { byBackend: new WeakMap() }));
+  if (backend === undefined) return (cache.plain ??= { value: mergePolicies(undefined, provider) }).value;
+  if (cache.byBackend.has(backend)) return cache.byBackend.get(backend);
   const merged = mergePolicies(backend, provider);
-  byBackend.set(backend, merged);
+  cache.byBackend.set(backend, merged);
   return merged;
 }
 
