@@ -140,6 +140,27 @@ export function headerMap(headers: HeaderInput): Map<string, string> {
   return out;
 }
 
+/**
+ * The headers as CEL sees them, without a copy when they already have that shape: node's
+ * IncomingMessage.headers has lowercase names and (request side, save set-cookie) string values.
+ * Anything else (mixed-case names, repeated values as arrays) goes through headerMap.
+ */
+function headerView(headers: HeaderInput): ReadonlyMap<string, string> | HeaderInput {
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value !== 'string' || !isLowerCase(name)) return headerMap(headers);
+  }
+  return headers;
+}
+
+function isLowerCase(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 65 && c <= 90) return false;
+  }
+  return true;
+}
+
 /** The first value of each query parameter, percent-decoded. */
 function queryMap(search: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -174,7 +195,7 @@ function requestMap(r: RequestInput): CelMap {
     host: r.host,
     scheme: r.scheme,
     version: r.version,
-    headers: r.headers === undefined ? NO_ENTRIES : headerMap(r.headers),
+    headers: r.headers === undefined ? NO_ENTRIES : headerView(r.headers),
     query: queryAt < 0 ? NO_ENTRIES : queryMap(r.url.slice(queryAt + 1)),
     startTime: r.startTime === undefined || r.startTime instanceof Date ? r.startTime : new Date(r.startTime),
   }, r.body);
@@ -236,7 +257,7 @@ function mcpMap(m: McpInput): CelMap {
 }
 
 function responseMap(r: ResponseInput): CelMap {
-  return attachBody({ code: BigInt(r.code), headers: r.headers === undefined ? NO_ENTRIES : headerMap(r.headers) }, r.body);
+  return attachBody({ code: BigInt(r.code), headers: r.headers === undefined ? NO_ENTRIES : headerView(r.headers) }, r.body);
 }
 
 function named(n: NamedInput | undefined): CelMap {

@@ -96,6 +96,8 @@ export interface PolicyContext {
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string | undefined;
   readonly remotePort: number | undefined;
+  /** The client connection as an opaque identity, for per-connection caches (undefined: none). */
+  readonly connection?: object;
   readonly downstreamHeaders: IncomingHttpHeaders;
   /** What goes upstream; steps may set, add or remove. */
   readonly upstreamHeaders: HeaderMap;

@@ -30,6 +30,7 @@ export class RequestPolicyContext implements PolicyContext {
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string | undefined;
   readonly remotePort: number | undefined;
+  readonly connection: object;
   readonly downstreamHeaders: DownstreamRequest['headers'];
   upstreamHeaders: HeaderMap;
   readonly identity: RequestIdentity = {};
@@ -57,6 +58,8 @@ export class RequestPolicyContext implements PolicyContext {
     this.scheme = scheme;
     this.remoteAddress = req.socket.remoteAddress;
     this.remotePort = req.socket.remotePort;
+    // HTTP/2's compat request hands out a proxy per request; the session is the connection.
+    this.connection = 'stream' in req ? req.stream.session ?? req.socket : req.socket;
     this.downstreamHeaders = req.headers;
     this.upstreamHeaders = fwd.headers;
     this.names = { gateway: fwd.labels.gateway, listener: fwd.labels.listener, route: fwd.labels.route, backend: fwd.labels.backend };

@@ -60,6 +60,36 @@ describe('apiKeyAuthentication', () => {
     assert.equal(denied.response.headers?.['www-authenticate'], undefined);
   });
 
+  describe('keys verified earlier on the same connection', () => {
+    const on = (connection: object, key: string) => Object.assign(testContext({ headers: bearer(key) }), { connection });
+    const run = (s: ReturnType<typeof step>, ctx: ReturnType<typeof on>) => {
+      const result = s.onRequest(ctx) as PolicyResult;
+      return result.action === 'respond' ? result.response.status : ctx.identity.apiKey;
+    };
+    const rows = [
+      { name: 'the same key again: the same identity', keys: ['sk-alice', 'sk-alice'], want: [{ name: 'alice' }, { name: 'alice' }] },
+      { name: 'another valid key on the connection replaces the remembered one', keys: ['sk-alice', 'sk-bob', 'sk-alice'], want: [{ name: 'alice' }, { name: 'bob', metadata: { group: 'eng' } }, { name: 'alice' }] },
+      { name: 'a wrong key after a valid one is still refused', keys: ['sk-alice', 'sk-alicf', 'sk-alice-longer', ''], want: [{ name: 'alice' }, 401, 401, 401] },
+    ];
+    for (const row of rows) {
+      it(row.name, () => {
+        const s = step('Strict');
+        const connection = {};
+        assert.deepEqual(row.keys.map((k) => run(s, on(connection, k))), row.want);
+      });
+    }
+
+    it('a key remembered on one connection is not trusted on another, nor by a recompiled step', () => {
+      const s = step('Strict');
+      const first = {};
+      assert.deepEqual(run(s, on(first, 'sk-alice')), { name: 'alice' });
+      assert.equal(run(s, on({}, 'sk-mallory')), 401);
+      // A config swap compiles a new step whose keys may differ: it verifies from scratch.
+      const revoked = compileApiKeyAuthentication({ mode: 'Strict', location: { header: { name: 'Authorization', prefix: 'Bearer ' } }, keys: [{ id: 'keys/bob', keyHash: sha256('sk-bob') }] }, { logger: silentLogger, policy: { sources: {} } });
+      assert.equal(run(revoked, on(first, 'sk-alice')), 401);
+    });
+  });
+
   it('rejects an IR key without a sha256 digest at compile time', () => {
     const member: ApiKeyAuthenticationPolicy = { mode: 'Strict', location: { header: { name: 'x' } }, keys: [{ id: 'k/a', keyHash: 'nothex' }] };
     assert.throws(() => compileApiKeyAuthentication(member, { logger: silentLogger, policy: { sources: {} } }), /sha256/);

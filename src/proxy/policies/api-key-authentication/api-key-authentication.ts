@@ -8,7 +8,8 @@ import type { StepCompiler } from '../step.ts';
 interface KnownKey {
   readonly name: string;
   readonly digest: Buffer;
-  readonly metadata: unknown;
+  /** What a request presenting this key gets as `identity.apiKey` (shared: identities are read-only). */
+  readonly identity: { readonly name: string; readonly metadata?: unknown };
 }
 
 /**
@@ -23,18 +24,37 @@ export const compileApiKeyAuthentication: StepCompiler<'apiKeyAuthentication'> =
   const scheme = challengeScheme(member.location);
   const keys = indexKeys(member.keys, (message) => deps.logger.warn({ policy: deps.policy.sources.apiKeyAuthentication }, message));
   const mode = member.mode;
+  // One-shot hash: a Hash object per request costs several microseconds and GC work.
+  const lookup = (presented: string): KnownKey | undefined => {
+    const hex = hash('sha256', presented, 'hex');
+    const known = keys.get(hex);
+    return known !== undefined && timingSafeEqual(known.digest, Buffer.from(hex, 'hex')) ? known : undefined;
+  };
+  /**
+   * The key this connection last presented and this step verified. Keep-alive clients send the
+   * same key on every request; comparing it in constant time costs far less than hashing. Only a
+   * key verified on the same connection can match, so timing tells a client nothing it did not
+   * send itself; a config swap compiles a new step and so starts a new cache.
+   */
+  const lastVerified = new WeakMap<object, { presented: Buffer; known: KnownKey }>();
+  const sameAsLast = (connection: object | undefined, presented: string): KnownKey | undefined => {
+    const last = connection === undefined ? undefined : lastVerified.get(connection);
+    if (last === undefined) return undefined;
+    const bytes = Buffer.from(presented, 'utf8');
+    return bytes.length === last.presented.length && timingSafeEqual(bytes, last.presented) ? last.known : undefined;
+  };
   return {
     member: 'apiKeyAuthentication',
     onRequest(ctx) {
       const presented = extract(ctx);
       if (presented === undefined) return mode === 'Strict' ? unauthorized('an API key is required', scheme) : CONTINUE;
-      // One-shot hash: a Hash object per request costs several microseconds and GC work.
-      const hex = hash('sha256', presented, 'hex');
-      const known = keys.get(hex);
-      if (known === undefined || !timingSafeEqual(known.digest, Buffer.from(hex, 'hex'))) {
-        return mode === 'Permissive' ? CONTINUE : unauthorized('the API key is not valid', scheme);
+      let known = sameAsLast(ctx.connection, presented);
+      if (known === undefined) {
+        known = lookup(presented);
+        if (known === undefined) return mode === 'Permissive' ? CONTINUE : unauthorized('the API key is not valid', scheme);
+        if (ctx.connection) lastVerified.set(ctx.connection, { presented: Buffer.from(presented, 'utf8'), known });
       }
-      ctx.identity.apiKey = known.metadata === undefined ? { name: known.name } : { name: known.name, metadata: known.metadata };
+      ctx.identity.apiKey = known.identity;
       return CONTINUE;
     },
   };
@@ -51,7 +71,8 @@ function indexKeys(entries: readonly ApiKeyEntry[], warn: (message: string) => v
       warn(`apiKeyAuthentication: key ${entry.id} repeats key ${existing.name}; ${existing.name} is used`);
       continue;
     }
-    keys.set(hex, { name: entryName(entry.id), digest: Buffer.from(hex, 'hex'), metadata: entry.metadata });
+    const name = entryName(entry.id);
+    keys.set(hex, { name, digest: Buffer.from(hex, 'hex'), identity: entry.metadata === undefined ? { name } : { name, metadata: entry.metadata } });
   }
   return keys;
 }
