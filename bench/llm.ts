@@ -334,6 +334,10 @@ function report(r: { cpu: Map<string, number[]>; rps: Map<string, number[]>; ttf
   const m = (name: string) => median(r.cpu.get(name) ?? []);
   const perEvent = (prefix: string) => (m(`${prefix} ${LONG}`) - m(`${prefix} ${SHORT}`)) / (LONG - SHORT);
   const ratio = m('translated') / m('plain');
+  // Same-round pairs drift less with machine load than the ratio of the medians.
+  const plainRounds = r.cpu.get('plain') ?? [];
+  const translatedRounds = r.cpu.get('translated') ?? [];
+  const pairedRatio = median(translatedRounds.map((t, i) => t / plainRounds[i]));
   const translatedPerEvent = perEvent('translated stream');
   const added = median(r.ttft.gateway.map((g, i) => g - r.ttft.direct[i]));
   const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
@@ -348,7 +352,8 @@ function report(r: { cpu: Map<string, number[]>; rps: Map<string, number[]>; ttf
     '',
     '| measure | value | target | |',
     '|---|---:|---:|---|',
-    `| translated ÷ plain CPU per request (non-streaming) | ${ratio.toFixed(2)}× | ≤ 1.3× | ${verdict(ratio <= 1.3)} |`,
+    `| translated ÷ plain CPU per request (non-streaming), ratio of medians | ${ratio.toFixed(2)}× | ≤ 1.3× | ${verdict(ratio <= 1.3)} |`,
+    `| the same, median of per-round ratios (rounds: ${translatedRounds.map((t, i) => (t / plainRounds[i]).toFixed(2)).join(', ')}) | ${pairedRatio.toFixed(2)}× | ≤ 1.3× | ${verdict(pairedRatio <= 1.3)} |`,
     `| CPU-µs per streamed SSE event, translated (slope ${SHORT}→${LONG} deltas) | ${translatedPerEvent.toFixed(2)} | ≤ 8 | ${verdict(translatedPerEvent <= 8)} |`,
     `| CPU-µs per streamed SSE event, plain route (reference) | ${perEvent('plain stream').toFixed(2)} | — | |`,
     `| CPU-µs per event, all-in (translated stream ${LONG} ÷ ${LONG + FRAMING_EVENTS} events) | ${(m(`translated stream ${LONG}`) / (LONG + FRAMING_EVENTS)).toFixed(2)} | — | |`,
