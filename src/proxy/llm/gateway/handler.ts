@@ -138,7 +138,7 @@ export class LlmBackendHandler {
     const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(a.body, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : a.body;
     const plan = planRequest({
       routeType: a.route, provider: a.provider.provider, body: clientBody, path: a.request.path, method: a.req.method,
-      modelAliases: ai?.modelAliases, promptCaching: ai?.promptCaching, headers: lowerHeaders(a.req.headers),
+      modelAliases: ai?.modelAliases, promptCaching: ai?.promptCaching, headers: plainHeaders(a.req.headers),
     });
     if (plan.kind === 'respond') {
       a.sink.send(plan.response.status, plan.response.headers, plan.response.body);
@@ -290,7 +290,13 @@ function rewriteJson(bytes: Uint8Array, edit: (body: Record<string, unknown>) =>
   return Buffer.from(JSON.stringify(edit(parsed as Record<string, unknown>)));
 }
 
-function lowerHeaders(h: DownstreamRequest['headers']): Record<string, string | undefined> {
+/** Node's header names are already lowercase; only repeated values (arrays) need joining. */
+function plainHeaders(h: DownstreamRequest['headers']): Record<string, string | undefined> {
+  for (const k in h) if (typeof h[k] !== 'string' && h[k] !== undefined) return joinRepeated(h);
+  return h as Record<string, string | undefined>;
+}
+
+function joinRepeated(h: DownstreamRequest['headers']): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;

@@ -11,7 +11,8 @@ const RERANK_SUFFIX = '/rerank';
  * nothing matches, the request is Completions.
  */
 export function routeTypeFor(path: string, routes: Readonly<Record<string, RouteType>> | undefined): RouteType {
-  const bare = path.split('?', 1)[0];
+  const q = path.indexOf('?');
+  const bare = q < 0 ? path : path.slice(0, q);
   if (!routes) return bare.endsWith(RERANK_SUFFIX) ? 'Rerank' : 'Completions';
   let best: string | undefined;
   for (const suffix of Object.keys(routes)) {

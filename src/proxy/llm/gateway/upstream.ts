@@ -8,11 +8,21 @@ import type { BackendPolicy } from '../../../ir/policy.ts';
 import { connectionSettings, connectorFor, serverNameFor } from '../../backend-policies/connection.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
 
+/** Connection settings per (merged, per-config) policy object: derived once, not per request. */
+const settingsOf = new WeakMap<BackendPolicy, ReturnType<typeof connectionSettings>>();
+
+function cachedSettings(policy: BackendPolicy): ReturnType<typeof connectionSettings> {
+  if (settingsOf.has(policy)) return settingsOf.get(policy);
+  const settings = connectionSettings(policy);
+  settingsOf.set(policy, settings);
+  return settings;
+}
+
 export class ProviderPools {
   readonly #pools = new Map<string, Dispatcher>();
 
   acquire(target: UpstreamTarget, policy: BackendPolicy | undefined): Dispatcher {
-    const settings = policy ? connectionSettings(policy) : undefined;
+    const settings = policy ? cachedSettings(policy) : undefined;
     const tls = target.tls || settings?.tls !== undefined;
     const host = target.host.includes(':') ? `[${target.host}]` : target.host;
     const origin = `${tls ? 'https' : 'http'}://${host}:${target.port}`;

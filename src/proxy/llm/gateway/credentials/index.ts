@@ -51,6 +51,11 @@ export interface SignableRequest {
 type Dict = Readonly<Record<string, unknown>>;
 const dict = (v: unknown): Dict | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Dict) : undefined);
 
+/** Where a provider expects its key when the policy names no location. */
+function defaultLocation(hint: CredentialHint): CredentialLocation {
+  return hint.kind === 'header' ? { header: { name: hint.name, ...(hint.prefix ? { prefix: hint.prefix } : {}) } } : { header: { name: 'authorization', prefix: 'Bearer ' } };
+}
+
 export class LlmCredentials {
   readonly #tokens: TokenCache;
   readonly #env: NodeJS.ProcessEnv;
@@ -68,7 +73,6 @@ export class LlmCredentials {
    */
   async apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>, cel?: () => CelInput): Promise<{ headers: Record<string, string>; path: string }> {
     const hint = req.credential;
-    const defaultLocation: CredentialLocation = hint.kind === 'header' ? { header: { name: hint.name, ...(hint.prefix ? { prefix: hint.prefix } : {}) } } : { header: { name: 'authorization', prefix: 'Bearer ' } };
     let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
     if (auth) {
       // Never forward without the credential the operator asked for: say which mechanism is missing.
@@ -76,10 +80,14 @@ export class LlmCredentials {
         if (auth[unsupported] !== undefined) throw new CredentialError(`backend auth ${unsupported} is not supported for LLM providers yet`);
       }
       const bearer = await this.#oauthToken(auth, req.host);
-      const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation };
+      const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation(hint) };
       written = applyBackendCredentials(written.headers, written.path, primary, identity);
     }
-    const headers = Object.fromEntries(Object.entries(written.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+    const headers: Record<string, string> = {};
+    for (const name in written.headers) {
+      const value = written.headers[name];
+      headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
     const signingWanted = hint.kind === 'sigv4' || auth?.cloudA !== undefined;
     if (!signingWanted || (auth?.key !== undefined && auth.cloudA === undefined)) return { headers, path: written.path };
     const cloudA = dict(auth?.cloudA);
