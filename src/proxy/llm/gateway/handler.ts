@@ -173,7 +173,7 @@ export class LlmBackendHandler {
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
     if (status === 429 || status >= 500) {
-      const raw = await readAll(response.body);
+      const raw = await response.body.bytes();
       return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw) };
     }
     if (plan.upstreamFormat === 'passthrough') {
@@ -183,7 +183,7 @@ export class LlmBackendHandler {
       return { kind: 'answered', status };
     }
     if (!plan.stream || status >= 300) {
-      this.#sendBuffered(a, plan, status, headers, await readAll(response.body));
+      this.#sendBuffered(a, plan, status, headers, await response.body.bytes());
       return { kind: 'answered', status };
     }
     const translator = plan.createStreamTranslator();
@@ -315,11 +315,6 @@ function pickHeaders(h: Record<string, string | string[] | undefined>, names: re
     if (v !== undefined) out[n] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
-}
-
-/** undici's own consumer: no async iterator, one promise for the whole body. */
-async function readAll(body: { bytes(): Promise<Uint8Array> }): Promise<Uint8Array> {
-  return body.bytes();
 }
 
 function isTimeout(err: unknown): boolean {
