@@ -104,7 +104,7 @@ describe('planRequest', () => {
     { name: 'an alias picks the provider model', provider: { custom: { formats: [{ type: 'Rerank' }] }, host: 'h', port: 80 }, body: { ...rerankBody, model: 'fast-rerank' }, aliases: { 'fast-rerank': 'jina-reranker-v2' }, expect: { host: 'h', path: '/v1/rerank', model: 'jina-reranker-v2' } },
     { name: 'custom without a Rerank format: 501', provider: { custom: { formats: [{ type: 'Completions' }] }, host: 'h', port: 80 }, expect: { status: 501, message: /Rerank is not supported by custom/ } },
     { name: 'providerA (no rerank API): 501', provider: { providerA: {} }, expect: { status: 501, message: /Rerank is not supported by providerA/ } },
-    { name: 'providerG (no rerank on bedrock-runtime): 501', provider: { providerG: {} }, expect: { status: 501, message: /Rerank is not supported by providerG/ } },
+    { name: 'providerD (Anthropic has no rerank API): 501', provider: { providerD: {} }, expect: { status: 501, message: /Rerank is not supported by providerD/ } },
     { name: 'no model anywhere: 400', provider: { custom: { formats: [{ type: 'Rerank' }] }, host: 'h', port: 80 }, body: { query: 'q', documents: ['a'] }, expect: { status: 400, message: /model/ } },
   ];
   for (const c of rerankCases) {

@@ -11,6 +11,7 @@ import { ToolNameMap } from './convert/tool-names.ts';
 import { parseUpstreamError, renderError, TranslationError, type ErrorFormat } from './errors.ts';
 import { anthropicModelList, openAIModelList } from './models.ts';
 import { PROVIDERS } from './providers/table.ts';
+import { conversionPlan } from './providers/conversions.ts';
 import type { CredentialHint, ProviderEndpoint, UpstreamFormat } from './providers/types.ts';
 import { PassthroughStream, TranslatingStream, type StreamTranslator } from './stream/translator.ts';
 import { estimateInputTokens } from './tokencount.ts';
@@ -158,6 +159,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
     return respondJSON(200, { input_tokens: estimateInputTokens({ ...readClientRequest('messages', { ...body, messages: body.messages ?? [] }), model }) });
   }
   if (!endpoint) throw new TranslationError(`route type ${input.routeType} is not supported by ${token} for model ${model}`, 501);
+  if (endpoint.conversion) return conversionPlan(endpoint.conversion, endpoint.format, { ...(endpoint.target ?? target), method: 'POST', path: endpoint.path, headers: { ...JSON_HEADERS, ...endpoint.headers }, credential: endpoint.credential }, body, model, errorFormat, ctx);
 
   const codecs = codecsFor(input.routeType, endpoint.format);
   // Bedrock streams AWS event-stream frames, everything else SSE.

@@ -1,10 +1,12 @@
 /** What a provider module tells the facade: where requests go and in which wire format. */
+import type { BodyConversion } from './conversions.ts';
 import type { LLMProvider, PromptCachingConfig, ProviderToken, RouteType } from '../config.ts';
 
 /** Wire formats the gateway can send upstream. */
 export type UpstreamFormat =
   | 'chat' | 'messages' | 'responses' | 'gemini' | 'converse' | 'embeddings'
-  | 'count_tokens' | 'gemini_count_tokens' | 'converse_count_tokens' | 'realtime' | 'rerank';
+  | 'count_tokens' | 'gemini_count_tokens' | 'converse_count_tokens' | 'realtime' | 'rerank'
+  | 'bedrock_rerank' | 'vertex_rank' | 'bedrock_invoke_embeddings';
 
 /** How the runtime's backend auth puts the credential on the wire for this provider. */
 export type CredentialHint =
@@ -25,6 +27,10 @@ export interface ProviderEndpoint {
   readonly credential: CredentialHint;
   /** The body carries no model (it is in the path): Gemini, Bedrock, Vertex Claude. */
   readonly modelInPath?: boolean;
+  /** Another host than the provider's for this route (Bedrock Agent Runtime, Discovery Engine); a `host` override on the provider still wins. */
+  readonly target?: UpstreamTarget;
+  /** The route is served by an API of another shape: the body is converted both ways by this (rerank, Bedrock embeddings). */
+  readonly conversion?: BodyConversion;
 }
 
 export interface EndpointQuery {

@@ -1,12 +1,14 @@
 /**
  * providerF: Google Vertex AI. The model picks the surface: Gemini models use generateContent,
  * Claude models use rawPredict (Messages body with `anthropic_version`, no `model`), everything
- * else the OpenAI-compatible endpoint.
+ * else the OpenAI-compatible endpoint. Rerank goes to the Discovery Engine ranking API (the Vertex
+ * AI ranking API), a global service on its own host, with the same access token.
  */
 import type { LLMProvider, VertexConfig } from '../config.ts';
 import { BEARER, managedTarget, modelSegment } from './paths.ts';
 import { bareModel } from './gemini.ts';
 import type { ProviderModule } from './types.ts';
+import { vertexRank } from './conversions.ts';
 
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 
@@ -27,6 +29,10 @@ export const vertex: ProviderModule<VertexConfig> = {
   config: (p) => (p as Extract<LLMProvider, { providerF: unknown }>).providerF,
   target: (p, c) => managedTarget(c.region === 'global' ? 'aiplatform.googleapis.com' : `${c.region}-aiplatform.googleapis.com`, p),
   endpoint(p, c, q) {
+    if (q.route === 'Rerank') {
+      const path = `/v1/projects/${encodeURIComponent(c.projectId)}/locations/global/rankingConfigs/default_ranking_config:rank`;
+      return { format: 'vertex_rank', path, headers: {}, credential: BEARER, target: managedTarget('discoveryengine.googleapis.com', p), conversion: vertexRank };
+    }
     const chatLike = q.route === 'Completions' || q.route === 'Messages' || q.route === 'Responses';
     if (isClaude(q.model)) {
       const model = modelSegment(q.model.replace(/^publishers\/anthropic\/models\//, ''));
