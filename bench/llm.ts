@@ -220,11 +220,23 @@ const PHASES: readonly Phase[] = [
 async function load(gw: Gateway, phase: Phase, scriptDir: string, seconds = durationS): Promise<{ cpuMicros: number; rps: number; errors: number }> {
   const script = join(scriptDir, `${phase.name.replace(/\W+/g, '-')}.lua`);
   writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(phase.body)}\nwrk.headers["content-type"] = "application/json"\n`);
+  const startUs = monotonicMicros();
   const before = treeCpuMicros(gw.pid);
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${gw.url}${phase.path}`], { timeout: (seconds + 30) * 1000 });
   const cpu = treeCpuMicros(gw.pid) - before;
   const r = parseWrk(stdout);
+  windows.push({ phase: phase.name, startUs, endUs: monotonicMicros(), requests: r.requests });
   return { cpuMicros: cpu / Math.max(r.requests, 1), rps: r.requestsPerSecond, errors: r.errors };
+}
+
+/**
+ * When and how long each load ran, on the clock V8's CPU profiler stamps its samples with (both
+ * are CLOCK_MONOTONIC on Linux): with `--cpu-prof` and no `--profile-phase`, written next to the
+ * profile so it can be cut into phases and rounds (bench/profile-windows.ts).
+ */
+const windows: { phase: string; startUs: number; endUs: number; requests: number }[] = [];
+function monotonicMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -304,6 +316,7 @@ try {
   } else await measureAll(gw);
 } finally {
   await cleanup();
+  if (values['cpu-prof'] !== undefined) writeFileSync(join(resolve(values['cpu-prof']), 'windows.json'), JSON.stringify(windows, null, 1));
 }
 
 async function measureAll(gw: Gateway): Promise<void> {

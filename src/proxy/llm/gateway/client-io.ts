@@ -3,6 +3,7 @@ import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downs
 import { requestBody } from '../../pipeline/downstream.ts';
 import { BodyTooLargeError, type PolicyContext } from '../../policies/context.ts';
 import { DEFAULT_MAX_BUFFER_BYTES } from '../../policies/request-context.ts';
+import type { AbortSource } from './upstream.ts';
 
 /**
  * The whole request body. Through the policy context when traffic policies ran (it may already
@@ -61,24 +62,43 @@ function collectBody(stream: NonNullable<ReturnType<typeof requestBody>>, maxByt
   });
 }
 
-/** Writes to the client, waiting for drain under backpressure; knows when the client went away. */
-export class ClientSink {
+/**
+ * Writes to the client, waiting for drain under backpressure; knows when the client went away
+ * (closed before the answer was complete), which aborts upstream exchanges listening to it.
+ */
+export class ClientSink implements AbortSource {
   readonly #res: DownstreamResponse;
   #closed = false;
+  #aborted = false;
   #bytes = 0;
   readonly #closeWaiters: (() => void)[] = [];
+  readonly #abortListeners: (() => void)[] = [];
 
-  constructor(res: DownstreamResponse, onClose: () => void) {
+  constructor(res: DownstreamResponse) {
     this.#res = res;
     res.on('close', () => {
       this.#closed = true;
       for (const wake of this.#closeWaiters.splice(0)) wake();
-      if (!res.writableEnded) onClose();
+      if (res.writableEnded) return;
+      this.#aborted = true;
+      for (const listener of this.#abortListeners.splice(0)) listener();
     });
   }
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  onAbort(listener: () => void): () => void {
+    this.#abortListeners.push(listener);
+    return () => {
+      const i = this.#abortListeners.indexOf(listener);
+      if (i >= 0) this.#abortListeners.splice(i, 1);
+    };
   }
 
   get bytes(): number {

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import type { Logger } from '../../../common/logger.ts';
 import type { CelInput } from '../../../cel/index.ts';
 import type { AiBackendIR, AiPolicy, AiProviderIR, RouteType } from '../../../ir/ai.ts';
@@ -22,7 +23,7 @@ import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
 import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
-import { bufferedRequest, hostHeader, ProviderPools } from './upstream.ts';
+import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools } from './upstream.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -81,8 +82,7 @@ export class LlmBackendHandler {
 
   /** Serves one request; resolves with the status the client saw and the body bytes written. */
   async serve(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): Promise<{ status: number; bytes: number }> {
-    const abort = new AbortController();
-    const sink = new ClientSink(res, () => abort.abort());
+    const sink = new ClientSink(res);
     const backendAi = aiOf(request.backendPolicy) ?? this.#ir.policy;
     const route = routeTypeFor(request.path, backendAi?.routes);
     const format = errorFormatOf(route, req.headers['anthropic-version']);
@@ -101,16 +101,18 @@ export class LlmBackendHandler {
 
     const attempts = this.#picker.order();
     let last: Retryable | undefined;
-    for (const [i, provider] of attempts.entries()) {
+    for (let i = 0; i < attempts.length; i++) {
       if (sink.closed) break;
+      const provider = attempts[i];
       const isLast = i === attempts.length - 1;
       try {
-        const outcome = await this.#attempt({ req, request, sink, abort: abort.signal, route, body, provider, format });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
         if (isLast) break;
         this.#logger.warn({ backend: this.#ir.key, provider: provider.name, status: outcome.status }, 'LLM provider failed; trying the next one');
       } catch (err) {
+        if (err instanceof ClientGoneError) break;
         if (err instanceof AiPolicyError) return fail(err.status, err.status === 500 ? 'the backend AI policy is invalid' : err.message);
         if (err instanceof CredentialError) {
           this.#logger.error({ backend: this.#ir.key, provider: provider.name, err: err.message }, 'LLM provider credentials unavailable');
@@ -161,7 +163,7 @@ export class LlmBackendHandler {
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
     };
     if (!plan.stream && plan.upstreamFormat !== 'passthrough') {
-      const answer = await bufferedRequest(dispatcher, options, a.abort);
+      const answer = await bufferedRequest(dispatcher, options, a.sink);
       const status = answer.statusCode;
       const headers = answer.headers as Record<string, string | string[] | undefined>;
       // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
@@ -169,7 +171,18 @@ export class LlmBackendHandler {
       this.#sendBuffered(a, plan, status, headers, answer.body);
       return { kind: 'answered', status };
     }
-    const response = await dispatcher.request({ ...options, signal: a.abort });
+    // Streams and passthrough go through undici's stream API, which takes an AbortSignal.
+    const abort = new AbortController();
+    const stopListening = a.sink.onAbort(() => abort.abort());
+    try {
+      return await this.#stream(a, plan, dispatcher, { ...options, signal: abort.signal });
+    } finally {
+      stopListening();
+    }
+  }
+
+  async #stream(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions): Promise<Outcome> {
+    const response = await dispatcher.request(options);
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
     if (status === 429 || status >= 500) {
@@ -230,7 +243,6 @@ interface Attempt {
   readonly req: DownstreamRequest;
   readonly request: HandlerRequest;
   readonly sink: ClientSink;
-  readonly abort: AbortSignal;
   readonly route: RouteType;
   readonly body: Buffer;
   readonly provider: AiProviderIR;

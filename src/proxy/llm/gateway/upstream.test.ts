@@ -4,7 +4,29 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Pool } from 'undici';
-import { bufferedRequest } from './upstream.ts';
+import type { BackendPolicy } from '../../../ir/policy.ts';
+import { bufferedRequest, ClientGoneError, ProviderPools, type AbortSource } from './upstream.ts';
+
+function abortSource(): AbortSource & { abort(): void; listeners(): number } {
+  const listeners = new Set<() => void>();
+  let aborted = false;
+  return {
+    get aborted() {
+      return aborted;
+    },
+    onAbort(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    abort() {
+      aborted = true;
+      for (const l of listeners) l();
+    },
+    listeners: () => listeners.size,
+  };
+}
+
+const neverAborted = (): AbortSource => abortSource();
 
 describe('bufferedRequest', () => {
   let server: http.Server;
@@ -42,36 +64,63 @@ describe('bufferedRequest', () => {
   });
 
   it('collects status, headers and a body sent in several chunks', async () => {
-    const r = await bufferedRequest(pool, { method: 'GET', path: '/chunks' }, new AbortController().signal);
+    const r = await bufferedRequest(pool, { method: 'GET', path: '/chunks' }, neverAborted());
     assert.equal(r.statusCode, 201);
     assert.equal(r.headers['x-upstream'], 'yes');
     assert.equal(r.body.toString(), '{"a":1}');
   });
 
   it('sends the request body', async () => {
-    const r = await bufferedRequest(pool, { method: 'POST', path: '/echo', body: Buffer.from('hello') }, new AbortController().signal);
+    const r = await bufferedRequest(pool, { method: 'POST', path: '/echo', body: Buffer.from('hello') }, neverAborted());
     assert.equal(r.body.toString(), 'hello');
   });
 
-  it('rejects with the reason and drops the upstream request when the signal aborts', async () => {
-    const abort = new AbortController();
-    const pending = bufferedRequest(pool, { method: 'GET', path: '/hang' }, abort.signal);
-    setTimeout(() => abort.abort(new Error('client went away')), 50);
-    await assert.rejects(pending, /client went away/);
+  it('rejects and drops the upstream request when the client goes away', async () => {
+    const abort = abortSource();
+    const pending = bufferedRequest(pool, { method: 'GET', path: '/hang' }, abort);
+    setTimeout(() => abort.abort(), 50);
+    await assert.rejects(pending, ClientGoneError);
     for (let i = 0; i < 50 && !closedRequests.includes('/hang'); i++) await new Promise((ok) => setTimeout(ok, 10));
     assert.ok(closedRequests.includes('/hang'), 'the upstream saw its request end');
   });
 
-  it('rejects at once when the signal is already aborted', async () => {
-    const abort = new AbortController();
-    abort.abort(new Error('too late'));
-    await assert.rejects(bufferedRequest(pool, { method: 'GET', path: '/chunks' }, abort.signal), /too late/);
+  it('rejects at once when the client is already gone', async () => {
+    const abort = abortSource();
+    abort.abort();
+    await assert.rejects(bufferedRequest(pool, { method: 'GET', path: '/chunks' }, abort), ClientGoneError);
+  });
+
+  it('stops listening for the client once the answer is complete', async () => {
+    const abort = abortSource();
+    await bufferedRequest(pool, { method: 'GET', path: '/chunks' }, abort);
+    assert.equal(abort.listeners(), 0);
   });
 
   it('rejects with undici\'s headers-timeout code when the upstream does not answer in time', async () => {
     await assert.rejects(
-      bufferedRequest(pool, { method: 'GET', path: '/hang', headersTimeout: 100 }, new AbortController().signal),
+      bufferedRequest(pool, { method: 'GET', path: '/hang', headersTimeout: 100 }, neverAborted()),
       (err: { code?: string }) => err.code === 'UND_ERR_HEADERS_TIMEOUT',
     );
+  });
+});
+
+describe('ProviderPools.acquire', () => {
+  const target = (host: string, port: number, tls = false) => ({ host, port, tls });
+
+  it('hands out one pool per origin and connection settings, however the calls interleave', async () => {
+    const pools = new ProviderPools();
+    const policy = { http: { requestTimeoutMs: 1000 } } as BackendPolicy;
+    const a = pools.acquire(target('127.0.0.1', 1001), undefined);
+    const b = pools.acquire(target('127.0.0.1', 1002), undefined);
+    const aTls = pools.acquire(target('127.0.0.1', 1001, true), undefined);
+    assert.notEqual(a, b);
+    assert.notEqual(a, aTls);
+    assert.equal(pools.acquire(target('127.0.0.1', 1001), undefined), a);
+    assert.equal(pools.acquire(target('127.0.0.1', 1002), undefined), b);
+    assert.equal(pools.acquire(target('127.0.0.1', 1001), policy), a, 'a policy without connection settings shares the plain pool');
+    assert.equal(pools.acquire(target('127.0.0.1', 1001, true), undefined), aTls);
+    await pools.close();
+    assert.notEqual(pools.acquire(target('127.0.0.1', 1001), undefined), a, 'closing forgets the pools, the last one included');
+    await pools.close();
   });
 });

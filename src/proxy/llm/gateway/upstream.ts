@@ -20,8 +20,18 @@ function cachedSettings(policy: BackendPolicy): ReturnType<typeof connectionSett
 
 export class ProviderPools {
   readonly #pools = new Map<string, Dispatcher>();
+  /** The last answer: most handlers have one provider, so the key need not be rebuilt per request. */
+  #last: { host: string; port: number; tls: boolean; policy: BackendPolicy | undefined; pool: Dispatcher } | undefined;
 
   acquire(target: UpstreamTarget, policy: BackendPolicy | undefined): Dispatcher {
+    const last = this.#last;
+    if (last && last.policy === policy && last.host === target.host && last.port === target.port && last.tls === target.tls) return last.pool;
+    const pool = this.#pool(target, policy);
+    this.#last = { host: target.host, port: target.port, tls: target.tls, policy, pool };
+    return pool;
+  }
+
+  #pool(target: UpstreamTarget, policy: BackendPolicy | undefined): Dispatcher {
     const settings = policy ? cachedSettings(policy) : undefined;
     const tls = target.tls || settings?.tls !== undefined;
     const host = target.host.includes(':') ? `[${target.host}]` : target.host;
@@ -44,6 +54,7 @@ export class ProviderPools {
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
+    this.#last = undefined;
     await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
   }
 }
@@ -61,15 +72,26 @@ export interface BufferedUpstreamResponse {
 }
 
 /**
+ * Tells an exchange that its client went away. The client sink is one (client-io.ts); a plain
+ * interface rather than an AbortSignal, whose listener bookkeeping (EventTarget, a controller per
+ * request) showed in the translated route's profile.
+ */
+export interface AbortSource {
+  readonly aborted: boolean;
+  /** Calls `listener` once when the exchange is abandoned; returns the unsubscribe function. */
+  onAbort(listener: () => void): () => void;
+}
+
+/**
  * One request whose whole answer is wanted in memory (non-streaming LLM calls). Dispatched with
  * a handler that collects the chunks: undici's promise API would build a Readable, an async
  * iterator and an abort listener per request, which the bench showed as a large share of the
- * translated route's CPU. `signal` aborts the exchange (the client went away).
+ * translated route's CPU. `abort` ends the exchange (the client went away).
  */
-export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<BufferedUpstreamResponse> {
+export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, abort: AbortSource): Promise<BufferedUpstreamResponse> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason as Error);
+    if (abort.aborted) {
+      reject(new ClientGoneError());
       return;
     }
     let controller: Dispatcher.DispatchController | undefined;
@@ -77,13 +99,10 @@ export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.Disp
     let headers: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
     let size = 0;
-    const onAbort = () => {
-      const reason = signal.reason instanceof Error ? signal.reason : new Error('aborted');
-      if (controller) controller.abort(reason);
-      else reject(reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = () => signal.removeEventListener('abort', onAbort);
+    const settle = abort.onAbort(() => {
+      if (controller) controller.abort(new ClientGoneError());
+      else reject(new ClientGoneError());
+    });
     dispatcher.dispatch(options, {
       onRequestStart(c) {
         controller = c;
@@ -106,4 +125,11 @@ export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.Disp
       },
     });
   });
+}
+
+/** The exchange was abandoned because the client went away. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client went away');
+  }
 }
