@@ -1,15 +1,14 @@
 import type { Dispatcher } from 'undici';
 import { compile, createActivation, evalBool, type Program } from '../../cel/index.ts';
-import type { BackendMember, BackendPolicy, InvalidPolicy } from '../../ir/policy.ts';
+import type { BackendMember, BackendPolicy, CredentialLocation, InvalidPolicy } from '../../ir/policy.ts';
 import type { CompiledBackend, UpstreamTarget } from '../backends/backend.ts';
 import { RoundRobin } from '../backends/picker.ts';
 import type { UpstreamPools } from '../backends/pools.ts';
 import type { PolicyContext, RequestIdentity } from '../policies/context.ts';
-import { applyBackendCredentials, DEFAULT_CREDENTIAL_LOCATION, writeCredential } from './auth.ts';
+import { applyBackendCredentials, writeCredential } from './auth.ts';
 import { connectionSettings } from './connection.ts';
 import { HealthStates, PassiveHealth } from './health.ts';
-import { compileJwtSigner, type JwtSigner } from './jwt-sign.ts';
-import { compileTokenExchange, type TokenExchanger } from './token-exchange.ts';
+import { compileTokenMechanism, type TokenMechanism } from './token-auth.ts';
 import { compileTransformationPolicy } from '../policies/transformation/transformation.ts';
 import type { RunPolicy } from '../policies/conditional/conditional.ts';
 
@@ -45,7 +44,7 @@ export interface CompiledBackendPolicy {
 
 /** Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them. */
 const UNSUPPORTED: readonly BackendMember[] = ['extAuth'];
-const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'crossAppAccess'] as const;
+const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC'] as const;
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
 
 export function compileBackendPolicy(
@@ -64,21 +63,11 @@ export function compileBackendPolicy(
   for (const member of UNSUPPORTED) if (policy[member] !== undefined) fail(member, `backend ${member} is not supported yet`);
   for (const kind of UNSUPPORTED_AUTH) if (policy.auth?.[kind] !== undefined) fail('auth', `backend auth ${kind} is not supported yet`);
 
-  let signer: JwtSigner | undefined;
-  if (policy.auth?.jwtSign) {
-    try {
-      signer = compileJwtSigner(policy.auth.jwtSign);
-    } catch (err) {
-      fail('auth', (err as Error).message);
-    }
-  }
-  let exchanger: TokenExchanger | undefined;
-  if (policy.auth?.oauthTokenExchange) {
-    try {
-      exchanger = compileTokenExchange(policy.auth.oauthTokenExchange);
-    } catch (err) {
-      fail('auth', (err as Error).message);
-    }
+  let mechanism: TokenMechanism | undefined;
+  try {
+    mechanism = compileTokenMechanism(policy.auth);
+  } catch (err) {
+    fail('auth', (err as Error).message);
   }
   const locationError = policy.auth ? checkLocations(policy.auth) : undefined;
   if (locationError) fail('auth', locationError);
@@ -120,20 +109,13 @@ export function compileBackendPolicy(
   const identityOf = (ctx: PolicyContext | undefined) => ctx?.identity ?? NO_IDENTITY;
   const prepare: CompiledBackendPolicy['prepare'] = !auth
     ? (headers, path) => ({ headers, path })
-    : signer
+    : mechanism
       ? async (headers, path, ctx) => {
-        const signed = await signer.sign();
+        const token = await mechanism.token(ctx);
         const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
-        return writeCredential(out.headers, out.path, jwtSignLocation(auth.jwtSign), signed);
+        return writeCredential(out.headers, out.path, mechanism.location, token);
       }
-      : exchanger
-        ? async (headers, path, ctx) => {
-          if (!ctx) throw new Error('token exchange needs the request context');
-          const token = await exchanger.exchange(ctx);
-          const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
-          return writeCredential(out.headers, out.path, exchanger.location, token);
-        }
-        : (headers, path, ctx) => applyBackendCredentials(headers, path, auth, identityOf(ctx));
+      : (headers, path, ctx) => applyBackendCredentials(headers, path, auth, identityOf(ctx));
 
   return {
     invalid,
@@ -141,7 +123,7 @@ export function compileBackendPolicy(
     dispatchers: settings ? targets.map((t) => t.dispatcher) : [],
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
-    needsContext: transformation !== undefined || exchanger !== undefined,
+    needsContext: transformation !== undefined || mechanism?.needsRequest === true,
     transformation,
     recordOutcome(target, status) {
       const index = indexOf.get(target);
@@ -154,14 +136,8 @@ export function compileBackendPolicy(
   };
 }
 
-/** `jwtSign.location`, else Authorization: Bearer (SPEC.md). */
-function jwtSignLocation(spec: unknown): typeof DEFAULT_CREDENTIAL_LOCATION {
-  const location = (spec as { location?: typeof DEFAULT_CREDENTIAL_LOCATION } | undefined)?.location;
-  return location ?? DEFAULT_CREDENTIAL_LOCATION;
-}
-
 function checkLocations(auth: NonNullable<BackendPolicy['auth']>): string | undefined {
-  const writable = (l: typeof DEFAULT_CREDENTIAL_LOCATION | undefined) => !l || l.header !== undefined || l.queryParameter !== undefined || l.cookie !== undefined;
+  const writable = (l: CredentialLocation | undefined) => !l || l.header !== undefined || l.queryParameter !== undefined || l.cookie !== undefined;
   if (!writable(auth.location)) return 'auth.location must be a header, query parameter or cookie';
   if (!(auth.credentials ?? []).every((c) => writable(c.location))) return 'auth.credentials[].location must be a header, query parameter or cookie';
   return undefined;

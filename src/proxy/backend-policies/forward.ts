@@ -2,7 +2,7 @@ import type { UpstreamForward } from '../pipeline/exchange.ts';
 import { BodyTooLargeError, type PolicyContext } from '../policies/context.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../policies/result.ts';
 import type { CompiledBackendPolicy, PreparedRequest } from './compile.ts';
-import { TokenExchangeRejection } from './token-exchange.ts';
+import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
 
 const FAIL_CLOSED = responseOf(respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid'));
 
@@ -43,6 +43,11 @@ export function forwardWithBackendPolicy<C extends PolicyContext>(
     }
     if (err instanceof TokenExchangeRejection) {
       done(steps.respond(responseOf(respondError(err.status, 'backend_token_exchange_rejected', err.message)), policy), 0);
+      return;
+    }
+    if (err instanceof TokenEndpointError) {
+      // The token endpoint is an upstream dependency: no credential, no forwarding. Its address stays private.
+      done(steps.respond(responseOf(respondError(502, 'backend_token_endpoint_failed', 'the gateway could not obtain a token for the backend')), policy), 0);
       return;
     }
     const failure = respondError(500, 'backend_policy_failed', `the backend policy could not be applied: ${(err as Error).message}`);

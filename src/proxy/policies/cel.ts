@@ -1,6 +1,9 @@
 import { compile, createActivation, type Activation, type Program } from '../../cel/index.ts';
 import type { PolicyContext } from './context.ts';
 
+/** What activationOf reads of a request: any PolicyContext, or a lighter view of one (backend auth on in-process handlers). */
+export type CelSource = Pick<PolicyContext, 'identity' | 'cel' | 'celCache'>;
+
 /** Compile at config time; a bad expression throws, which marks the member invalid (fail closed). */
 export function program(expression: string, what: string, expect?: readonly string[]): Program {
   const result = compile(expression, expect ? { expect } : undefined);
@@ -14,7 +17,7 @@ export function program(expression: string, what: string, expect?: readonly stri
  * costs more than most evaluations). Kept on the context itself: a WeakMap keyed by the context
  * made every request an ephemeron for the garbage collector.
  */
-export function activationOf(ctx: PolicyContext): Activation {
+export function activationOf(ctx: CelSource): Activation {
   const id = ctx.identity;
   const body = 'bufferedBody' in ctx ? ctx.bufferedBody : undefined;
   const cached = ctx.celCache;

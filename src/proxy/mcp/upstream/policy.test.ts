@@ -90,7 +90,7 @@ describe('compileTargetAccess', () => {
 
   const failing: { name: string; policy: BackendPolicy; reason: RegExp }[] = [
     { name: 'cloudA auth', policy: { auth: { cloudA: {} }, sources: {} }, reason: /backend auth cloudA is not supported for MCP targets/ },
-    { name: 'crossAppAccess auth', policy: { auth: { crossAppAccess: {} }, sources: {} }, reason: /crossAppAccess is not supported/ },
+    { name: 'crossAppAccess without its endpoints', policy: { auth: { crossAppAccess: {} }, sources: {} }, reason: /crossAppAccess needs identityProvider and resourceAuthorizationServer/ },
     { name: 'an extraction-only location', policy: { auth: { key: 'k', location: { expression: 'request.headers.x' } }, sources: {} }, reason: /auth.location must be a header, query parameter or cookie/ },
     { name: 'an invalid policy', policy: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret default/k not found' }], sources: {} }, reason: /ProxyPolicy\/default\/p: Secret default\/k not found/ },
   ];

@@ -10,10 +10,9 @@
 import type { BackendAuthPolicy, BackendPolicy, CredentialLocation } from '../../../ir/policy.ts';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
-import { applyBackendCredentials, DEFAULT_CREDENTIAL_LOCATION, writeCredential } from '../../backend-policies/auth.ts';
+import { applyBackendCredentials, writeCredential } from '../../backend-policies/auth.ts';
 import { connectionSettings, type ConnectionSettings } from '../../backend-policies/connection.ts';
-import { compileJwtSigner } from '../../backend-policies/jwt-sign.ts';
-import { compileTokenExchange } from '../../backend-policies/token-exchange.ts';
+import { compileTokenMechanism } from '../../backend-policies/token-auth.ts';
 
 export type UpstreamHeaders = Record<string, string | string[]>;
 
@@ -46,7 +45,7 @@ export interface Prepared {
 
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
 /** Backend auth mechanisms no shared helper can apply outside the LLM handler. */
-const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC', 'crossAppAccess'] as const;
+const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC'] as const;
 
 /**
  * Merged policies per target and route policy: both are config objects, so each merge is done
@@ -125,22 +124,12 @@ const PLAIN: TargetAccess = Object.freeze({ failure: undefined, settings: undefi
 
 function credentialWriter(auth: BackendAuthPolicy): TargetAccess['prepare'] {
   const identityOf = (ctx: PolicyContext | undefined) => ctx?.identity ?? NO_IDENTITY;
-  if (auth.jwtSign) {
-    const signer = compileJwtSigner(auth.jwtSign);
-    const location = (auth.jwtSign as { location?: CredentialLocation }).location ?? DEFAULT_CREDENTIAL_LOCATION;
+  const mechanism = compileTokenMechanism(auth);
+  if (mechanism) {
     return async (headers, path, ctx) => {
-      const token = await signer.sign();
+      const token = await mechanism.token(ctx);
       const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
-      return writeCredential(out.headers, out.path, location, token);
-    };
-  }
-  if (auth.oauthTokenExchange) {
-    const exchanger = compileTokenExchange(auth.oauthTokenExchange);
-    return async (headers, path, ctx) => {
-      if (!ctx) throw new Error('token exchange needs the request context (no traffic policy ran on this request)');
-      const token = await exchanger.exchange(ctx);
-      const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
-      return writeCredential(out.headers, out.path, exchanger.location, token);
+      return writeCredential(out.headers, out.path, mechanism.location, token);
     };
   }
   return (headers, path, ctx) => applyBackendCredentials(headers, path, auth, identityOf(ctx));

@@ -9,7 +9,10 @@ import type { PolicyContext } from '../context.ts';
  * another scheme, an empty value or an expression that fails are all absent, so the mode decides
  * (Optional lets the request through, Strict rejects it).
  */
-export type CredentialExtractor = (ctx: PolicyContext) => string | undefined;
+export type CredentialExtractor = (ctx: CredentialSource) => string | undefined;
+
+/** What an extractor reads of a request: any PolicyContext, or a lighter view of one. */
+export type CredentialSource = Pick<PolicyContext, 'downstreamHeaders' | 'query' | 'identity' | 'cel' | 'celCache'>;
 
 /** Compiles a location once; a bad CEL expression throws, which marks the member invalid. */
 export function compileCredentialExtractor(location: CredentialLocation, what: string): CredentialExtractor {

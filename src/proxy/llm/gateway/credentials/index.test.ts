@@ -105,8 +105,8 @@ describe('LlmCredentials: SigV4', () => {
   });
 
   for (const mechanism of ['oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const) {
-    it(`${mechanism} is refused with a CredentialError, never forwarded without a credential`, async () => {
-      await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEARER), { [mechanism]: {} }, {}), /not supported for LLM providers/);
+    it(`${mechanism} configured so it cannot work is a CredentialError, never forwarded without a credential`, async () => {
+      await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEARER), { [mechanism]: {} }, {}), /backend auth cannot be applied/);
     });
   }
 

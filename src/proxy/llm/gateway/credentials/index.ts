@@ -2,7 +2,9 @@
  * Puts the backend's credentials on an upstream LLM request: keys (inline, from a Secret, or the
  * client's validated token with passthrough) where the provider expects them unless `location`
  * says otherwise, extra `credentials[]`, cloud-B/cloud-C bearer tokens (cached: Entra client
- * secret, workload or managed identity; Google access or ID tokens), and SigV4
+ * secret, workload or managed identity; Google access or ID tokens), the shared backend-policy
+ * token mechanisms (`jwtSign`, `oauthTokenExchange`, `crossAppAccess`: a signed or exchanged
+ * token at the mechanism's location, default Authorization Bearer), and SigV4
  * for providers that need it (signed last, over the final headers and body) — with the Secret's
  * or the environment's keys, or with the session of an assumed role (STS, cached per role,
  * session name and tags).
@@ -10,7 +12,10 @@
 import { readFileSync } from 'node:fs';
 import { compile, createActivation, evalString, type Activation, type CelInput } from '../../../../cel/index.ts';
 import type { BackendAuthPolicy, CredentialLocation } from '../../../../ir/policy.ts';
-import { applyBackendCredentials } from '../../../backend-policies/auth.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { applyBackendCredentials, writeCredential } from '../../../backend-policies/auth.ts';
+import { TokenExchangeRejection, type CredentialSource } from '../../../backend-policies/oauth-endpoint.ts';
+import { compileTokenMechanism, type TokenMechanism } from '../../../backend-policies/token-auth.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
 import type { CredentialHint } from '../../providers/types.ts';
 import { AiPolicyError } from '../body-policy.ts';
@@ -35,8 +40,43 @@ const SESSION_NAME = /^[A-Za-z0-9+=,.@_-]{2,64}$/;
 /** STS tag keys and values: letters, separators, digits and `_.:/=+-@`. */
 const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
 
-/** Backend auth mechanisms the LLM handler cannot apply yet (the plain forwarding path has some of them). */
-const UNSUPPORTED_AUTH = ['oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const;
+/**
+ * The token mechanism of each auth object (the IR is immutable; weak: config swaps drop them),
+ * so its token cache lives as long as the configuration. A configuration that cannot work is
+ * kept as its error and fails every request that uses it.
+ */
+const mechanisms = new WeakMap<BackendAuthPolicy, { readonly mechanism?: TokenMechanism; readonly error?: string }>();
+
+function mechanismOf(auth: BackendAuthPolicy): TokenMechanism | undefined {
+  let compiled = mechanisms.get(auth);
+  if (!compiled) {
+    try {
+      compiled = { mechanism: compileTokenMechanism(auth) };
+    } catch (err) {
+      compiled = { error: (err as Error).message };
+    }
+    mechanisms.set(auth, compiled);
+  }
+  if (compiled.error !== undefined) throw new CredentialError(`backend auth cannot be applied: ${compiled.error}`);
+  return compiled.mechanism;
+}
+
+/**
+ * The client request as the token mechanisms read it (subject and actor tokens, CEL parameters),
+ * from the request's CEL input: its headers and query are the client's own. Without one (no CEL
+ * input given) the request has no tokens to offer.
+ */
+function requestSource(cel: (() => CelInput) | undefined, identity: Readonly<RequestIdentity>): CredentialSource {
+  const input = cel?.() ?? identityCel(identity);
+  const url = input.request?.url ?? '';
+  const q = url.indexOf('?');
+  return {
+    downstreamHeaders: (input.request?.headers ?? {}) as IncomingHttpHeaders,
+    query: q < 0 ? '' : url.slice(q + 1),
+    identity: identity as RequestIdentity,
+    cel: () => input,
+  };
+}
 
 export interface SignableRequest {
   /** The Host header the request is sent with. */
@@ -74,11 +114,12 @@ export class LlmCredentials {
   async apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>, cel?: () => CelInput): Promise<{ headers: Record<string, string>; path: string }> {
     const hint = req.credential;
     let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
-    if (auth) {
-      // Never forward without the credential the operator asked for: say which mechanism is missing.
-      for (const unsupported of UNSUPPORTED_AUTH) {
-        if (auth[unsupported] !== undefined) throw new CredentialError(`backend auth ${unsupported} is not supported for LLM providers yet`);
-      }
+    const mechanism = auth ? mechanismOf(auth) : undefined;
+    if (auth && mechanism) {
+      const token = await mechanismToken(mechanism, requestSource(cel, identity));
+      const extras = applyBackendCredentials(written.headers, written.path, auth, identity);
+      written = writeCredential(extras.headers, extras.path, mechanism.location, token);
+    } else if (auth) {
       const bearer = await this.#oauthToken(auth, req.host);
       const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation(hint) };
       written = applyBackendCredentials(written.headers, written.path, primary, identity);
@@ -89,7 +130,8 @@ export class LlmCredentials {
       headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
     const signingWanted = hint.kind === 'sigv4' || auth?.cloudA !== undefined;
-    if (!signingWanted || (auth?.key !== undefined && auth.cloudA === undefined)) return { headers, path: written.path };
+    // A key or a token mechanism is the credential the operator chose: no signing on top of it.
+    if (!signingWanted || ((auth?.key !== undefined || mechanism !== undefined) && auth?.cloudA === undefined)) return { headers, path: written.path };
     const cloudA = dict(auth?.cloudA);
     const base = awsCredentials(dict(cloudA?.secret), this.#env);
     if (!base) throw new CredentialError('no cloud-A credentials: set auth.cloudA.secretRef or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY');
@@ -199,6 +241,20 @@ export class LlmCredentials {
     } catch (err) {
       throw new CredentialError(`could not obtain an access token: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+}
+
+/**
+ * A token from a backend-policy mechanism. A request that brings no usable subject token is
+ * refused with the mechanism's status (401/403, no other provider); a failing token endpoint is
+ * a CredentialError (502, the next provider may have other credentials).
+ */
+async function mechanismToken(mechanism: TokenMechanism, source: CredentialSource): Promise<string> {
+  try {
+    return await mechanism.token(source);
+  } catch (err) {
+    if (err instanceof TokenExchangeRejection) throw new CredentialRequestError(err.message, err.status);
+    throw new CredentialError(`backend auth ${mechanism.kind}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
