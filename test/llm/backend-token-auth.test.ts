@@ -9,31 +9,16 @@
  * subject token → 401, a failing token endpoint → 502.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, verify as cryptoVerify, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../src/proxy/backend-policies/testing/fake-oauth.ts';
+import { startFakeIdp, startFakeResourceAs, verifyEs256Sync, type FakeIdp, type FakeResourceAs } from '../../src/proxy/backend-policies/testing/fake-oauth.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
 import { responseFixture, startMockProvider, streamFixture, type MockProvider, type RecordedRequest } from './mock-provider.ts';
 
 const signer = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-/**
- * The mock provider answers synchronously, so it checks ES256 JWTs with node:crypto directly:
- * signature (JOSE's raw r||s form), issuer, audience when given, and expiry. Claims, or undefined.
- */
-function verifyEs256(token: string, key: KeyObject, issuer: string, audience?: string): Record<string, unknown> | undefined {
-  const [header, payload, signature] = token.split('.');
-  if (!header || !payload || !signature) return undefined;
-  const valid = cryptoVerify('sha256', Buffer.from(`${header}.${payload}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'));
-  if (!valid) return undefined;
-  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-  if (claims.iss !== issuer || typeof claims.exp !== 'number' || claims.exp * 1000 < Date.now()) return undefined;
-  if (audience !== undefined && claims.aud !== audience) return undefined;
-  return claims;
-}
-
 const UNAUTHORIZED = { status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
 
 describe('LLM gateway: crossAppAccess, oauthTokenExchange and jwtSign on an ai backend', () => {
@@ -48,11 +33,11 @@ describe('LLM gateway: crossAppAccess, oauthTokenExchange and jwtSign on an ai b
   function callerOf(req: RecordedRequest): string | undefined {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!bearer) return undefined;
-    const fromAs = verifyEs256(bearer, as.publicKey, as.issuer);
+    const fromAs = verifyEs256Sync(bearer, as.publicKey, as.issuer);
     if (fromAs) return `xaa:${String(fromAs.sub)}:${String(fromAs.scope)}`;
-    const exchanged = verifyEs256(bearer, idp.publicKey, idp.issuer, 'llm-api');
+    const exchanged = verifyEs256Sync(bearer, idp.publicKey, idp.issuer, 'llm-api');
     if (exchanged) return `exchange:${String(exchanged.sub)}`;
-    const signed = verifyEs256(bearer, signer.publicKey, 'switchboard', 'openai-proxy');
+    const signed = verifyEs256Sync(bearer, signer.publicKey, 'switchboard', 'openai-proxy');
     return signed ? `signed:${String(signed.sub)}` : undefined;
   }
 

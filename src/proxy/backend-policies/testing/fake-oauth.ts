@@ -14,7 +14,7 @@
  * Every request is recorded (form, Authorization header). `failWith(status)` makes the next
  * answers fail with an OAuth error. A refused request is answered as RFC 6749 §5.2 says.
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose';
@@ -219,4 +219,18 @@ export async function startFakeResourceAs(idp: { issuer: string; publicKey: KeyO
       }
     },
   };
+}
+
+/**
+ * Checks an ES256 JWT synchronously (for mocks that must answer at once): the signature (JOSE's
+ * raw r||s form), issuer, audience when given, and expiry. Its claims, or undefined.
+ */
+export function verifyEs256Sync(token: string, key: KeyObject, issuer: string, audience?: string): Record<string, unknown> | undefined {
+  const [header, payload, signature] = token.split('.');
+  if (!header || !payload || !signature) return undefined;
+  if (!cryptoVerify('sha256', Buffer.from(`${header}.${payload}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))) return undefined;
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  if (claims.iss !== issuer || typeof claims.exp !== 'number' || claims.exp * 1000 < Date.now()) return undefined;
+  if (audience !== undefined && claims.aud !== audience) return undefined;
+  return claims;
 }

@@ -10,6 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Logger } from '../../../common/logger.ts';
+import type { CelInput } from '../../../cel/index.ts';
 import type { AiPolicy, AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import { connectionSettings, identityCheck, serverNameFor } from '../../backend-policies/connection.ts';
@@ -115,7 +116,9 @@ export class RealtimeRelay {
       if (typeof v === 'string') base[name] = v;
     }
     const identity: RequestIdentity = request.policy?.identity ?? {};
-    const signed = await this.#deps.credentials.apply({ host, method: 'GET', path: up.path, headers: base, body: new Uint8Array(0), credential: up.credential }, a.policy?.auth, identity);
+    // The request's CEL input: token mechanisms read the client's subject token from it, as on the HTTP routes.
+    const cel = (): CelInput => request.policy?.cel() ?? { request: { method: 'GET', url: req.url ?? '/', headers: req.headers } };
+    const signed = await this.#deps.credentials.apply({ host, method: 'GET', path: up.path, headers: base, body: new Uint8Array(0), credential: up.credential }, a.policy?.auth, identity, cel);
     const { host: _host, ...headers } = signed.headers;
     const protocols = offeredProtocols(req).filter((p) => !p.startsWith(KEY_PROTOCOL_PREFIX));
     const settings = a.policy ? connectionSettings(a.policy) : undefined;
