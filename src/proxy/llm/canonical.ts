@@ -9,8 +9,26 @@ export type ImageSource =
   | { readonly kind: 'base64'; readonly mediaType: string; readonly data: string }
   | { readonly kind: 'url'; readonly url: string };
 
+/**
+ * Which vendor family produced an opaque reasoning signature. Anthropic and Bedrock (Claude) share
+ * one; a signature is only ever replayed to its own family.
+ */
+export type SignatureFamily = 'anthropic' | 'gemini' | 'openai';
+
+/**
+ * A web source backing a span of text. `start`/`end` are UTF-16 offsets (JavaScript string
+ * indices) into the text of the part that carries it; client writers convert them to their units.
+ */
+export interface Citation {
+  readonly url: string;
+  readonly title?: string;
+  readonly citedText?: string;
+  readonly start: number;
+  readonly end: number;
+}
+
 export type Part =
-  | { readonly type: 'text'; readonly text: string; readonly cache?: boolean }
+  | { readonly type: 'text'; readonly text: string; readonly cache?: boolean; readonly citations?: readonly Citation[] }
   | { readonly type: 'image'; readonly source: ImageSource }
   | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly arguments: string }
   | {
@@ -23,8 +41,10 @@ export type Part =
    * Reasoning. `signature` is opaque provider state (Anthropic/Bedrock signature, Gemini
    * thoughtSignature, Responses encrypted_content) that must travel back unchanged.
    */
-  | { readonly type: 'thinking'; readonly text: string; readonly signature?: string }
-  | { readonly type: 'redacted_thinking'; readonly data: string };
+  | { readonly type: 'thinking'; readonly text: string; readonly signature?: string; readonly family?: SignatureFamily }
+  | { readonly type: 'redacted_thinking'; readonly data: string }
+  /** A web search the provider ran itself (Anthropic server tool, Gemini grounding); never replayed upstream. */
+  | { readonly type: 'web_search'; readonly id: string; readonly queries: readonly string[]; readonly failed?: boolean };
 
 export interface Message {
   readonly role: 'user' | 'assistant';
@@ -99,10 +119,17 @@ export type StreamEvent =
   | { readonly type: 'start'; readonly id?: string; readonly model?: string; readonly usage?: Partial<Usage> }
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'thinking'; readonly text: string }
-  | { readonly type: 'thinking_signature'; readonly signature: string }
+  | { readonly type: 'thinking_signature'; readonly signature: string; readonly family?: SignatureFamily }
   | { readonly type: 'redacted_thinking'; readonly data: string }
   | { readonly type: 'tool_call_start'; readonly key: number; readonly id: string; readonly name: string }
   | { readonly type: 'tool_call_args'; readonly key: number; readonly delta: string }
   | { readonly type: 'finish'; readonly reason: FinishReason; readonly stopSequence?: string }
   | { readonly type: 'usage'; readonly usage: Partial<Usage> }
-  | { readonly type: 'error'; readonly status: number; readonly errorType: string; readonly message: string };
+  | { readonly type: 'error'; readonly status: number; readonly errorType: string; readonly message: string }
+  /** A provider-run web search finished. Like other non-text content it ends the current text run. */
+  | { readonly type: 'web_search'; readonly id: string; readonly queries: readonly string[]; readonly failed?: boolean }
+  /**
+   * A source for a span of the current text run (the text since the last non-text event; bare
+   * signatures do not end a run). Offsets are UTF-16, relative to the start of that run.
+   */
+  | { readonly type: 'citation'; readonly citation: Citation };

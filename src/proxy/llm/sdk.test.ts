@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { RouteType } from './config.ts';
+import type { SignatureFamily } from './canonical.ts';
+import { markSignature } from './convert/signatures.ts';
 import { planRequest } from './plan.ts';
 import { loadFixtures, loadProviders, upstreamStreamBytes, type UpstreamFixture } from './testing/fixtures.ts';
 
@@ -75,7 +77,12 @@ const weatherSchema = { type: 'object' as const, properties: { city: { type: 'st
 const question = 'What is the weather?';
 
 /** What a client saw, reduced to what every format can express. */
-interface Seen { text: string; tools: { name: string; args: unknown }[]; signatures: string[] }
+interface Seen { text: string; tools: { name: string; args: unknown }[]; signatures: string[]; citations: string[]; searches?: string[] }
+
+/** A url_citation as `url@start-end`, whatever the format's nesting. */
+function citationKey(a: { url: string; start_index: number; end_index: number }): string {
+  return `${a.url}@${a.start_index}-${a.end_index}`;
+}
 
 function fromChat(c: OpenAI.Chat.ChatCompletion): Seen {
   const m = c.choices[0].message as OpenAI.Chat.ChatCompletionMessage & { thinking_blocks?: { signature?: string }[] };
@@ -83,6 +90,7 @@ function fromChat(c: OpenAI.Chat.ChatCompletion): Seen {
     text: m.content ?? '',
     tools: (m.tool_calls ?? []).map((t) => (t.type === 'function' ? { name: t.function.name, args: JSON.parse(t.function.arguments) as unknown } : { name: '', args: null })),
     signatures: (m.thinking_blocks ?? []).map((b) => b.signature ?? '').filter(Boolean),
+    citations: (m.annotations ?? []).map((a) => citationKey(a.url_citation)),
   };
 }
 
@@ -91,6 +99,7 @@ function fromMessage(m: Anthropic.Message): Seen {
     text: m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''),
     tools: m.content.flatMap((b) => (b.type === 'tool_use' ? [{ name: b.name, args: b.input }] : [])),
     signatures: m.content.flatMap((b) => (b.type === 'thinking' && b.signature ? [b.signature] : [])),
+    citations: m.content.flatMap((b) => (b.type === 'text' ? (b.citations ?? []).map((c) => c.type) : [])),
   };
 }
 
@@ -99,6 +108,8 @@ function fromResponse(r: OpenAI.Responses.Response): Seen {
     text: r.output_text,
     tools: r.output.flatMap((i) => (i.type === 'function_call' ? [{ name: i.name, args: JSON.parse(i.arguments) as unknown }] : [])),
     signatures: r.output.flatMap((i) => (i.type === 'reasoning' && i.encrypted_content ? [i.encrypted_content] : [])),
+    citations: r.output.flatMap((i) => (i.type === 'message' ? i.content.flatMap((c) => (c.type === 'output_text' ? c.annotations.flatMap((a) => (a.type === 'url_citation' ? [citationKey(a)] : [])) : [])) : [])),
+    searches: r.output.flatMap((i) => (i.type === 'web_search_call' && i.action.type === 'search' ? [i.action.query ?? ''] : [])),
   };
 }
 
@@ -115,8 +126,26 @@ async function ask(route: 'Completions' | 'Messages' | 'Responses', stream: bool
   return fromResponse(stream ? await openai().responses.stream(params).finalResponse() : await openai().responses.create(params));
 }
 
-/** What each provider fixture should look like to any client. Identity Anthropic passthrough keeps the upstream tool name. */
-type Expected = { text: string; tools: { name: string; args: unknown }[]; signature?: string } | { error: RegExp; status?: number };
+/**
+ * What each provider fixture should look like to any client. Identity Anthropic passthrough keeps
+ * the upstream tool name. `text` may differ by route (runs joined with a separator in chat; one
+ * block or message per run elsewhere); `signature` is the vendor's own, which clients of another
+ * format receive with the family mark; `citations` are what chat and Responses clients see
+ * (url@start-end in characters), `searches` the web_search_call queries of Responses clients.
+ */
+type Expected =
+  | { text: string | Record<string, string>; tools: { name: string; args: unknown }[]; signature?: string; citations?: string[] | Record<string, string[]>; searches?: string[] }
+  | { error: RegExp; status?: number };
+
+/** Which signature family a fixture's provider signs with, and which family is each client format's own. */
+function familyOf(provider: string): SignatureFamily {
+  return provider === 'anthropic' || provider === 'bedrock' ? 'anthropic' : provider === 'gemini' ? 'gemini' : 'openai';
+}
+const NATIVE: Record<string, SignatureFamily | undefined> = { Completions: undefined, Messages: 'anthropic', Responses: 'openai' };
+const ECB = 'https://www.ecb.europa.eu/press/pr/date/2026/html/ecb.mp261119.en.html';
+const GROUNDED = 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQE';
+const GERMAN = 'Die EZB ließ die Leitzinsen unverändert 🏦; der Einlagesatz bleibt bei 2,00 % — Entscheidung vom 19. November.';
+
 const EXPECTED: Record<string, Expected> = {
   'responses/openai-tool-calls': { text: '', tools: [{ name: 'get.weather', args: { city: 'Paris' } }, { name: 'get.weather', args: { city: 'Rome' } }] },
   'responses/openai-length': { text: 'Once upon a', tools: [] },
@@ -137,10 +166,30 @@ const EXPECTED: Record<string, Expected> = {
   'streams/bedrock-reasoning-tool': { text: 'On it.', tools: [{ name: 'get.weather', args: { city: 'Lima' } }], signature: 'sigBR==' },
   'streams/responses-upstream-tool': { text: 'Looking it up.', tools: [{ name: 'get.weather', args: { city: 'Nairobi' } }], signature: 'gAAAAstream' },
   'streams/bedrock-throttled': { error: /Too many requests/ },
-  // Hosted web search: the server tool blocks stay with Anthropic (identity Messages clients see them); the answer is text.
-  'responses/anthropic-web-search': { text: "I'll look up this week's decision.The ECB kept its three key interest rates unchanged; the deposit facility rate stays at 2.00%.", tools: [] },
-  'responses/gemini-google-search': { text: 'The ECB left its key rates unchanged on 19 November; the deposit facility rate stays at 2.00%.', tools: [] },
-  'streams/anthropic-web-search': { text: "I'll look it up.Rates are unchanged; the deposit rate stays at 2.00%.", tools: [] },
+  // Hosted web search: identity Messages clients see Anthropic's own blocks and citations; chat
+  // and Responses clients get url_citation annotations and (Responses) a web_search_call item.
+  'responses/anthropic-web-search': {
+    text: {
+      Completions: "I'll look up this week's decision.\n\nThe ECB kept its three key interest rates unchanged; the deposit facility rate stays at 2.00%.",
+      Messages: "I'll look up this week's decision.The ECB kept its three key interest rates unchanged; the deposit facility rate stays at 2.00%.",
+      Responses: "I'll look up this week's decision.The ECB kept its three key interest rates unchanged; the deposit facility rate stays at 2.00%.",
+    },
+    tools: [], citations: { Completions: [`${ECB}@36-130`], Responses: [`${ECB}@0-94`] }, searches: ['ECB interest rate decision November 2026'],
+  },
+  'responses/gemini-google-search': {
+    text: 'The ECB left its key rates unchanged on 19 November; the deposit facility rate stays at 2.00%.', tools: [],
+    citations: ['https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQHk2@0-51'], searches: ['ECB interest rate decision November 2026'],
+  },
+  'responses/gemini-grounding-unicode': {
+    text: GERMAN, tools: [], citations: [`${GROUNDED}1@0-41`, `${GROUNDED}1@43-76`, `${GROUNDED}2@43-76`], searches: ['EZB Zinsentscheidung November 2026'],
+  },
+  'streams/anthropic-web-search': {
+    text: { Completions: "I'll look it up.\n\nRates are unchanged; the deposit rate stays at 2.00%.", Messages: "I'll look it up.Rates are unchanged; the deposit rate stays at 2.00%.", Responses: "I'll look it up.Rates are unchanged; the deposit rate stays at 2.00%." },
+    tools: [], citations: { Completions: [`${ECB}@18-71`], Responses: [`${ECB}@0-53`] }, searches: ['ECB rate decision'],
+  },
+  'streams/gemini-grounding-unicode': {
+    text: GERMAN, tools: [], citations: [`${GROUNDED}1@0-41`, `${GROUNDED}1@43-76`, `${GROUNDED}2@43-76`], searches: ['EZB Zinsentscheidung November 2026'],
+  },
 };
 
 for (const dir of ['responses', 'streams'] as const) {
@@ -163,10 +212,20 @@ for (const dir of ['responses', 'streams'] as const) {
           const seen = await attempt;
           // Anthropic → Anthropic is passthrough: the client sees the upstream's own tool name.
           const passthrough = route === 'Messages' && fx.data.provider === 'anthropic';
-          assert.equal(seen.text, expected.text);
+          assert.equal(seen.text, typeof expected.text === 'string' ? expected.text : expected.text[route]);
           assert.deepEqual(seen.tools, expected.tools.map((t) => ({ ...t, name: passthrough ? t.name.replace('.', '_') : t.name })));
           // Streamed chat has no standard place for signatures (the SDK keeps only the last delta field).
-          if (expected.signature && !(route === 'Completions' && dir === 'streams')) assert.ok(seen.signatures.includes(expected.signature), `signature missing: ${JSON.stringify(seen.signatures)}`);
+          if (expected.signature && !(route === 'Completions' && dir === 'streams')) {
+            const marked = markSignature(expected.signature, familyOf(fx.data.provider), NATIVE[route]);
+            assert.ok(seen.signatures.includes(marked), `signature ${marked} missing: ${JSON.stringify(seen.signatures)}`);
+          }
+          // The chat SDK's stream helper drops delta annotations; the raw chunks carry them (translate.test.ts).
+          if (expected.citations && route !== 'Messages' && !(route === 'Completions' && dir === 'streams')) {
+            assert.deepEqual(seen.citations, Array.isArray(expected.citations) ? expected.citations : expected.citations[route]);
+          }
+          if (expected.searches && route === 'Responses') assert.deepEqual(seen.searches, expected.searches);
+          // Messages clients: Anthropic's own citations on the identity route, plain text through other providers.
+          if (expected.citations && route === 'Messages') assert.equal(seen.citations.length > 0, fx.data.provider === 'anthropic');
         });
       }
     }

@@ -28,6 +28,7 @@ function partTokens(p: Part): number {
     case 'tool_result': return p.content.reduce((n, c) => n + (c.type === 'text' ? countTokens(c.text) : PER_IMAGE), 0);
     case 'thinking': return countTokens(p.text);
     case 'redacted_thinking': return 0;
+    case 'web_search': return 0;
   }
 }
 

@@ -19,7 +19,22 @@ export type MessagesContentBlock =
       cache_control?: CacheControl;
     }
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+  | { type: 'redacted_thinking'; data: string }
+  /** Anthropic's own tools (web search…): the call and its result, in responses and replayed history. */
+  | { type: 'server_tool_use'; id: string; name: string; input: unknown }
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: MessagesWebSearchResult[] | { type: 'web_search_tool_result_error'; error_code: string } }
+  | { type: 'web_fetch_tool_result' | 'code_execution_tool_result'; tool_use_id: string; content: unknown };
+
+export interface MessagesWebSearchResult { type: 'web_search_result'; url: string; title: string; encrypted_content: string; page_age?: string | null }
+
+/** A text block's source when the model cites a web search result. */
+export interface MessagesWebSearchCitation {
+  type: 'web_search_result_location';
+  url: string;
+  title: string | null;
+  cited_text: string;
+  encrypted_index: string;
+}
 
 export interface MessagesMessage { role: 'user' | 'assistant'; content: string | MessagesContentBlock[] }
 
@@ -80,7 +95,8 @@ export type MessagesDelta =
   | { type: 'text_delta'; text: string }
   | { type: 'input_json_delta'; partial_json: string }
   | { type: 'thinking_delta'; thinking: string }
-  | { type: 'signature_delta'; signature: string };
+  | { type: 'signature_delta'; signature: string }
+  | { type: 'citations_delta'; citation: { type: string } & Partial<MessagesWebSearchCitation> };
 
 export type MessagesStreamEvent =
   | { type: 'message_start'; message: MessagesResponse }

@@ -54,11 +54,23 @@ export interface GeminiUsageMetadata {
 }
 
 export interface GeminiResponse {
-  candidates?: { content?: GeminiContent; finishReason?: GeminiFinishReason; index?: number }[];
+  candidates?: { content?: GeminiContent; finishReason?: GeminiFinishReason; index?: number; groundingMetadata?: GeminiGroundingMetadata }[];
   usageMetadata?: GeminiUsageMetadata;
   modelVersion?: string;
   responseId?: string;
   promptFeedback?: { blockReason?: string };
+}
+
+/** What Google Search grounding found and which spans of the answer each source supports. */
+export interface GeminiGroundingMetadata {
+  webSearchQueries?: string[];
+  groundingChunks?: { web?: { uri?: string; title?: string } }[];
+  groundingSupports?: {
+    /** Offsets in UTF-8 bytes within the part `partIndex`; proto3 omits zero values. */
+    segment?: { partIndex?: number; startIndex?: number; endIndex?: number; text?: string };
+    groundingChunkIndices?: number[];
+  }[];
+  searchEntryPoint?: { renderedContent?: string };
 }
 
 export interface GeminiCountTokensRequest { generateContentRequest: GeminiRequest & { model: string } }

@@ -59,6 +59,8 @@ export interface ChatRequest {
   stop?: string | string[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  /** OpenAI search models: the search runs on the provider; other providers use their own (Anthropic web search, Google Search). */
+  web_search_options?: { search_context_size?: string; user_location?: { type?: string; approximate?: Record<string, unknown> } | null };
   response_format?: ChatResponseFormat;
   reasoning_effort?: 'minimal' | 'low' | 'medium' | 'high';
   user?: string;
@@ -83,6 +85,13 @@ export interface ChatResponseMessage {
   tool_calls?: ChatToolCall[];
   reasoning_content?: string;
   thinking_blocks?: ChatThinkingBlock[];
+  annotations?: ChatAnnotation[];
+}
+
+/** A web source for a span of `content` (indices in characters). */
+export interface ChatAnnotation {
+  type: 'url_citation';
+  url_citation: { url: string; title: string; start_index: number; end_index: number };
 }
 
 export interface ChatResponse {
@@ -117,6 +126,7 @@ export interface ChatChunk {
       refusal?: string | null;
       reasoning_content?: string;
       thinking_blocks?: ChatThinkingBlock[];
+      annotations?: ChatAnnotation[];
     };
     finish_reason: ChatFinishReason | null;
     logprobs?: null;

@@ -84,7 +84,24 @@ export interface ResponsesOutputMessage {
   content: ({ type: 'output_text'; text: string; annotations: unknown[]; logprobs?: unknown[] } | { type: 'refusal'; refusal: string })[];
 }
 
-export type ResponsesOutputItem = ResponsesOutputMessage | Required<Pick<ResponsesFunctionCallItem, 'type' | 'id' | 'call_id' | 'name' | 'arguments' | 'status'>> | ResponsesReasoningItem;
+/** A web search the provider ran (OpenAI's own, or a translated Anthropic/Gemini search). */
+export interface ResponsesWebSearchCall {
+  type: 'web_search_call';
+  id: string;
+  status: 'in_progress' | 'searching' | 'completed' | 'failed';
+  action?: { type: 'search'; query: string; queries?: string[] };
+}
+
+/** Responses' url_citation annotation on output_text (indices in characters). */
+export interface ResponsesUrlCitation {
+  type: 'url_citation';
+  start_index: number;
+  end_index: number;
+  title: string;
+  url: string;
+}
+
+export type ResponsesOutputItem = ResponsesOutputMessage | Required<Pick<ResponsesFunctionCallItem, 'type' | 'id' | 'call_id' | 'name' | 'arguments' | 'status'>> | ResponsesReasoningItem | ResponsesWebSearchCall;
 
 export interface ResponsesUsage {
   input_tokens: number;

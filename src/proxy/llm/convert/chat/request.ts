@@ -1,9 +1,10 @@
 /** OpenAI chat completions request ⇄ canonical request. */
-import type { OutputFormat, Part, Request, ToolChoice } from '../../canonical.ts';
+import type { OutputFormat, Part, Request, ToolChoice, WebSearch } from '../../canonical.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolChoice } from '../../formats/openai-chat.ts';
 import { TranslationError } from '../../errors.ts';
 import { MessageList } from '../messages-builder.ts';
 import { asArray, compact, imageFromUrl, imageToUrl, requireObject, toolResultText } from '../shared.ts';
+import { clientThinking } from '../signatures.ts';
 
 export function readChatRequest(raw: unknown): Request {
   const body = requireObject(raw) as ChatRequest;
@@ -44,7 +45,17 @@ export function readChatRequest(raw: unknown): Request {
     outputFormat: readResponseFormat(body.response_format),
     reasoning: body.reasoning_effort ? { effort: body.reasoning_effort } : undefined,
     user: body.user,
+    webSearch: body.web_search_options ? readWebSearchOptions(body.web_search_options) : undefined,
   };
+}
+
+/** Chat's `web_search_options` (OpenAI's search models) as a canonical search: the provider's own where it has one. */
+function readWebSearchOptions(o: unknown): WebSearch {
+  const approx = (o as { user_location?: { approximate?: Record<string, unknown> } } | null)?.user_location?.approximate;
+  if (!approx) return {};
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const loc = compact({ city: str(approx.city), region: str(approx.region), country: str(approx.country), timezone: str(approx.timezone) });
+  return Object.keys(loc).length ? { userLocation: loc } : {};
 }
 
 function compactTool(t: ChatTool) {
@@ -72,7 +83,8 @@ function assistantParts(m: Extract<ChatMessage, { role: 'assistant' }>): Part[] 
   const parts: Part[] = [];
   if (m.thinking_blocks?.length) {
     for (const b of m.thinking_blocks) {
-      parts.push(b.type === 'thinking' ? { type: 'thinking', text: b.thinking, signature: b.signature } : { type: 'redacted_thinking', data: b.data });
+      // thinking_blocks is LiteLLM's convention for Claude's reasoning: unmarked signatures are Anthropic's.
+      parts.push(b.type === 'thinking' ? clientThinking(b.thinking, b.signature, 'anthropic') : { type: 'redacted_thinking', data: b.data });
     }
   } else if (m.reasoning_content) {
     parts.push({ type: 'thinking', text: m.reasoning_content });
@@ -80,7 +92,7 @@ function assistantParts(m: Extract<ChatMessage, { role: 'assistant' }>): Part[] 
   parts.push(...contentParts(m.content));
   for (const call of m.tool_calls ?? []) {
     const sig = call.extra_content?.google?.thought_signature;
-    if (sig) parts.push({ type: 'thinking', text: '', signature: sig });
+    if (sig) parts.push(clientThinking('', sig, 'gemini'));
     parts.push({ type: 'tool_call', id: call.id, name: call.function.name, arguments: call.function.arguments });
   }
   return parts;

@@ -5,6 +5,8 @@ import type { ChatResponse, ChatThinkingBlock, ChatUsage } from '../../formats/o
 import { makeUsage, type Usage } from '../../usage.ts';
 import { fromChatFinish, toChatFinish } from '../finish.ts';
 import { compact } from '../shared.ts';
+import { clientThinking, markSignature } from '../signatures.ts';
+import { joinText, urlCitation } from '../text-runs.ts';
 
 export function chatUsageToUsage(u: ChatUsage): Usage {
   return makeUsage({
@@ -28,7 +30,7 @@ export function readChatResponse(body: ChatResponse): Response {
   const msg = choice?.message;
   const parts: Part[] = [];
   if (msg?.thinking_blocks?.length) {
-    for (const b of msg.thinking_blocks) parts.push(b.type === 'thinking' ? { type: 'thinking', text: b.thinking, signature: b.signature } : { type: 'redacted_thinking', data: b.data });
+    for (const b of msg.thinking_blocks) parts.push(b.type === 'thinking' ? clientThinking(b.thinking, b.signature, 'anthropic') : { type: 'redacted_thinking', data: b.data });
   } else if (msg?.reasoning_content) {
     parts.push({ type: 'thinking', text: msg.reasoning_content });
   }
@@ -36,7 +38,7 @@ export function readChatResponse(body: ChatResponse): Response {
   else if (msg?.refusal) parts.push({ type: 'text', text: msg.refusal });
   for (const c of msg?.tool_calls ?? []) {
     const sig = c.extra_content?.google?.thought_signature;
-    if (sig) parts.push({ type: 'thinking', text: '', signature: sig });
+    if (sig) parts.push(clientThinking('', sig, 'gemini'));
     parts.push({ type: 'tool_call', id: c.id, name: c.function.name, arguments: c.function.arguments });
   }
   return compact({
@@ -49,7 +51,7 @@ export function readChatResponse(body: ChatResponse): Response {
 }
 
 export function writeChatResponse(res: Response, ctx: TranslationContext): ChatResponse {
-  const text = res.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+  const { text, citations } = joinText(res.parts);
   const calls = res.parts.filter((p) => p.type === 'tool_call');
   const thinking = res.parts.filter((p) => p.type === 'thinking' || p.type === 'redacted_thinking');
   const reasoning = thinking.map((p) => (p.type === 'thinking' ? p.text : '')).join('');
@@ -57,10 +59,14 @@ export function writeChatResponse(res: Response, ctx: TranslationContext): ChatR
   if (calls.length) {
     message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
   }
+  if (citations.length) message.annotations = citations.map((c) => ({ type: 'url_citation' as const, url_citation: urlCitation(text, c) }));
   if (reasoning) message.reasoning_content = reasoning;
   // Signed reasoning must come back on the next turn; thinking_blocks carry it (LiteLLM's convention).
   if (thinking.some((p) => p.type === 'redacted_thinking' || p.signature)) {
-    message.thinking_blocks = thinking.map((p): ChatThinkingBlock => (p.type === 'thinking' ? compact({ type: 'thinking' as const, thinking: p.text, signature: p.signature }) : { type: 'redacted_thinking', data: p.data }));
+    // Chat has no vendor of its own: every signature carries its family's mark.
+    message.thinking_blocks = thinking.map((p): ChatThinkingBlock => (p.type === 'thinking'
+      ? compact({ type: 'thinking' as const, thinking: p.text, signature: p.signature === undefined ? undefined : markSignature(p.signature, p.family, undefined) })
+      : { type: 'redacted_thinking', data: p.data }));
   }
   const out: ChatResponse = {
     id: res.id.startsWith('chatcmpl') ? res.id : `chatcmpl-${res.id}`,

@@ -3,6 +3,7 @@ import type { ImageSource, Part, Request } from '../../canonical.ts';
 import type { ConverseContentBlock, ConverseImageFormat, ConverseMessage, ConverseRequest, ConverseToolResultContent } from '../../formats/bedrock.ts';
 import { TranslationError } from '../../errors.ts';
 import { compact, effortToBudget, parseArguments } from '../shared.ts';
+import { replayableSignature } from '../signatures.ts';
 import type { ToolNameMap } from '../tool-names.ts';
 
 const CACHE_POINT = { cachePoint: { type: 'default' as const } };
@@ -65,9 +66,14 @@ function writeBlock(p: Part, names: ToolNameMap): ConverseContentBlock[] {
       content: p.content.length ? p.content.map((c): ConverseToolResultContent => (c.type === 'text' ? { text: c.text } : { image: writeImage(c.source) })) : [{ text: '' }],
       status: p.isError ? 'error' as const : undefined,
     }) }];
-    // Only signed reasoning can be replayed; unsigned text from another provider is dropped.
-    case 'thinking': return p.signature && p.text ? [{ reasoningContent: { reasoningText: { text: p.text, signature: p.signature } } }] : [];
+    // Only reasoning signed by Claude (on Bedrock or Anthropic: one family) can be replayed; unsigned
+    // text and other vendors' signatures are dropped.
+    case 'thinking': {
+      const signature = replayableSignature(p, 'anthropic');
+      return signature && p.text ? [{ reasoningContent: { reasoningText: { text: p.text, signature } } }] : [];
+    }
     case 'redacted_thinking': return [{ reasoningContent: { redactedContent: p.data } }];
+    case 'web_search': return [];
   }
 }
 

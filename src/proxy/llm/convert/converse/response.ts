@@ -20,7 +20,8 @@ function readBlock(b: ConverseContentBlock, names: ToolNameMap): Part | undefine
   if ('reasoningContent' in b) {
     const r = b.reasoningContent;
     if ('redactedContent' in r) return { type: 'redacted_thinking', data: r.redactedContent };
-    return compact({ type: 'thinking' as const, text: r.reasoningText.text, signature: r.reasoningText.signature });
+    // Only Claude signs reasoning on Bedrock, and its signatures are Anthropic's (valid on either API).
+    return compact({ type: 'thinking' as const, text: r.reasoningText.text, signature: r.reasoningText.signature, family: r.reasoningText.signature ? 'anthropic' as const : undefined });
   }
   return undefined;
 }

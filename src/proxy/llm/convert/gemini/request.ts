@@ -2,6 +2,10 @@
 import type { ImageSource, Part, Request } from '../../canonical.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from '../../formats/gemini.ts';
 import { compact, effortToBudget, parseArguments, toolResultText } from '../shared.ts';
+import { replayableSignature } from '../signatures.ts';
+
+/** Gemini's documented placeholder signature for function calls that did not come from a Gemini model. */
+export const FOREIGN_CALL_SIGNATURE = 'skip_thought_signature_validator';
 
 export function writeGeminiRequest(req: Request): GeminiRequest {
   // functionResponse names the function, not the call id: remember which call had which name.
@@ -41,13 +45,19 @@ function writeParts(parts: readonly Part[], callNames: Map<string, string>): Gem
   const out: GeminiPart[] = [];
   // A thoughtSignature belongs to the part that follows the reasoning it seals.
   let pendingSignature: string | undefined;
+  // Reasoning another vendor signed was dropped: Gemini 3 still wants a signature on the function call it preceded.
+  let foreignSignature = false;
   for (const p of parts) {
-    let part: GeminiPart | undefined;
+    let part: GeminiPart;
     switch (p.type) {
-      case 'thinking':
-        if (p.signature) pendingSignature = p.signature;
+      case 'thinking': {
+        const signature = replayableSignature(p, 'gemini');
+        if (signature) pendingSignature = signature;
+        else if (p.signature) foreignSignature = true;
         continue;
+      }
       case 'redacted_thinking':
+      case 'web_search':
         continue;
       case 'text':
         part = { text: p.text };
@@ -65,6 +75,11 @@ function writeParts(parts: readonly Part[], callNames: Map<string, string>): Gem
     if (pendingSignature) {
       part.thoughtSignature = pendingSignature;
       pendingSignature = undefined;
+      foreignSignature = false;
+    } else if (foreignSignature && part.functionCall) {
+      // Google's documented stand-in for calls that no Gemini model produced (a conversation moved from another model).
+      part.thoughtSignature = FOREIGN_CALL_SIGNATURE;
+      foreignSignature = false;
     }
     out.push(part);
   }

@@ -1,9 +1,10 @@
 /** Anthropic Messages request ⇄ canonical request. */
-import type { ImageSource, Part, Request, ToolChoice } from '../../canonical.ts';
-import type { MessagesContentBlock, MessagesImageSource, MessagesRequest, MessagesToolChoice } from '../../formats/anthropic.ts';
+import type { ImageSource, Part, Request, Tool, ToolChoice, WebSearch } from '../../canonical.ts';
+import type { MessagesContentBlock, MessagesImageSource, MessagesRequest, MessagesTool, MessagesToolChoice } from '../../formats/anthropic.ts';
 import { TranslationError } from '../../errors.ts';
 import { MessageList } from '../messages-builder.ts';
 import { compact, effortToBudget, parseArguments, requireObject, stringifyArguments } from '../shared.ts';
+import { clientThinking, replayableSignature } from '../signatures.ts';
 import type { ToolNameMap } from '../tool-names.ts';
 
 /** Anthropic requires max_tokens; chat and responses clients may omit it. */
@@ -15,18 +16,34 @@ export function readMessagesRequest(raw: unknown): Request {
   const list = new MessageList();
   for (const m of body.messages) {
     if (m.role !== 'user' && m.role !== 'assistant') throw new TranslationError(`unsupported message role ${JSON.stringify(m.role)}`, 400, 'messages');
-    const blocks = typeof m.content === 'string' ? [{ type: 'text' as const, text: m.content }] : m.content;
-    list.push(m.role, blocks.map((b) => readBlock(b)));
+    if (typeof m.content === 'string') {
+      list.push(m.role, [{ type: 'text', text: m.content }]);
+      continue;
+    }
+    const parts: Part[] = [];
+    for (const b of m.content) {
+      // Searches Anthropic already ran in earlier turns (their findings are in the text): nothing to replay elsewhere.
+      if (b.type === 'server_tool_use' || b.type === 'web_search_tool_result') continue;
+      parts.push(readBlock(b));
+    }
+    list.push(m.role, parts);
   }
   const system = body.system === undefined ? [] : typeof body.system === 'string'
     ? [{ text: body.system }]
     : body.system.map((b) => compact({ text: b.text, cache: b.cache_control ? true : undefined }));
   const tc = body.tool_choice;
+  let webSearch: WebSearch | undefined;
+  const tools: Tool[] = [];
+  for (const t of body.tools ?? []) {
+    if (typeof t.type === 'string' && t.type.startsWith('web_search_')) webSearch = readWebSearchTool(t);
+    else tools.push(compact({ name: t.name, description: t.description, parameters: t.input_schema ?? { type: 'object', properties: {} } }));
+  }
   return {
     model: String(body.model ?? ''),
     system,
     messages: list.messages,
-    tools: body.tools?.map((t) => compact({ name: t.name, description: t.description, parameters: t.input_schema ?? { type: 'object', properties: {} } })),
+    tools: body.tools && (tools.length > 0 || !webSearch) ? tools : undefined,
+    webSearch,
     toolChoice: tc ? readToolChoice(tc) : undefined,
     parallelToolCalls: tc && 'disable_parallel_tool_use' in tc && tc.disable_parallel_tool_use ? false : undefined,
     maxTokens: body.max_tokens,
@@ -38,6 +55,19 @@ export function readMessagesRequest(raw: unknown): Request {
     reasoning: body.thinking?.type === 'enabled' ? { budgetTokens: body.thinking.budget_tokens } : body.thinking?.type === 'disabled' ? { disabled: true } : undefined,
     user: body.metadata?.user_id,
   };
+}
+
+/** Anthropic's web search server tool as a canonical search (for providers with their own: Gemini's Google Search). */
+function readWebSearchTool(t: MessagesTool): WebSearch {
+  const raw = t as unknown as { allowed_domains?: string[]; blocked_domains?: string[]; user_location?: Record<string, unknown> };
+  if (raw.blocked_domains?.length) throw new TranslationError('web search `blocked_domains` cannot be honoured by this provider', 400, 'tools');
+  const loc = raw.user_location;
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const userLocation = loc ? compact({ city: str(loc.city), region: str(loc.region), country: str(loc.country), timezone: str(loc.timezone) }) : undefined;
+  return compact({
+    allowedDomains: raw.allowed_domains?.length ? raw.allowed_domains.map(String) : undefined,
+    userLocation: userLocation && Object.keys(userLocation).length ? userLocation : undefined,
+  });
 }
 
 function readImage(s: MessagesImageSource): ImageSource {
@@ -55,7 +85,7 @@ export function readBlock(b: MessagesContentBlock, names?: ToolNameMap): Part {
         : b.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : { type: 'image' as const, source: readImage(c.source) }));
       return compact({ type: 'tool_result' as const, toolCallId: b.tool_use_id, content, isError: b.is_error });
     }
-    case 'thinking': return { type: 'thinking', text: b.thinking, signature: b.signature };
+    case 'thinking': return clientThinking(b.thinking, b.signature, 'anthropic');
     case 'redacted_thinking': return { type: 'redacted_thinking', data: b.data };
     default:
       throw new TranslationError(`content block type ${JSON.stringify((b as { type: unknown }).type)} cannot be translated for this provider`, 400, 'messages');
@@ -83,9 +113,15 @@ export function writeBlock(p: Part, names?: ToolNameMap): MessagesContentBlock |
       content: p.content.length ? p.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : { type: 'image' as const, source: writeImage(c.source) })) : undefined,
       is_error: p.isError,
     });
-    // Anthropic rejects thinking without a valid signature; unsigned reasoning (from a chat client) is dropped.
-    case 'thinking': return p.signature && p.text ? { type: 'thinking', thinking: p.text, signature: p.signature } : undefined;
+    // Anthropic rejects thinking without a valid signature: unsigned reasoning (from a chat client)
+    // and reasoning signed by another vendor (Gemini, OpenAI) are dropped.
+    case 'thinking': {
+      const signature = replayableSignature(p, 'anthropic');
+      return signature && p.text ? { type: 'thinking', thinking: p.text, signature } : undefined;
+    }
     case 'redacted_thinking': return { type: 'redacted_thinking', data: p.data };
+    // A search that already ran (its findings are in the text): nothing to replay.
+    case 'web_search': return undefined;
   }
 }
 

@@ -6,6 +6,7 @@ import { MessageList } from '../messages-builder.ts';
 import { compact, imageFromUrl, requireObject } from '../shared.ts';
 import { readHostedTool } from './hosted-tools.ts';
 import { REDACTED_PREFIX } from './response.ts';
+import { clientThinking } from '../signatures.ts';
 
 export function readResponsesRequest(raw: unknown): Request {
   const body = requireObject(raw) as ResponsesRequest;
@@ -69,7 +70,7 @@ function readItem(item: ResponsesInputItem, system: { text: string }[], list: Me
     const enc = item.encrypted_content ?? undefined;
     list.push('assistant', [enc?.startsWith(REDACTED_PREFIX)
       ? { type: 'redacted_thinking', data: enc.slice(REDACTED_PREFIX.length) }
-      : compact({ type: 'thinking' as const, text, signature: enc })]);
+      : clientThinking(text, enc, 'openai')]);
   } else {
     throw new TranslationError(`input item type ${JSON.stringify(type)} cannot be translated for this provider`, 400, 'input');
   }

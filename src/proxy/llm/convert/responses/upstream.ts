@@ -7,6 +7,7 @@ import type { ResponsesInputContent, ResponsesInputItem, ResponsesRequest, Respo
 import { makeUsage, type Usage } from '../../usage.ts';
 import { compact, imageToUrl, toolResultText } from '../shared.ts';
 import { REDACTED_PREFIX } from './response.ts';
+import { clientThinking } from '../signatures.ts';
 
 export function writeResponsesRequest(req: Request): ResponsesRequest {
   const input: ResponsesInputItem[] = [];
@@ -60,7 +61,7 @@ export function readResponsesResponse(body: ResponsesResponse): Response {
       const enc = item.encrypted_content ?? undefined;
       parts.push(enc?.startsWith(REDACTED_PREFIX)
         ? { type: 'redacted_thinking', data: enc.slice(REDACTED_PREFIX.length) }
-        : compact({ type: 'thinking' as const, text: item.summary.map((s) => s.text).join('\n'), signature: enc }));
+        : clientThinking(item.summary.map((s) => s.text).join('\n'), enc, 'openai'));
     }
   }
   const reason = body.incomplete_details?.reason;

@@ -3,6 +3,7 @@ import type { StreamEvent } from '../../canonical.ts';
 import type { ChatChunk } from '../../formats/openai-chat.ts';
 import { chatUsageToUsage } from '../../convert/chat/response.ts';
 import { fromChatFinish } from '../../convert/finish.ts';
+import { readSignature } from '../../convert/signatures.ts';
 import { SSEDecoder } from './decoder.ts';
 
 export class ChatStreamDecoder extends SSEDecoder {
@@ -27,13 +28,13 @@ export class ChatStreamDecoder extends SSEDecoder {
       const d = choice.delta ?? {};
       if (d.reasoning_content) out.push({ type: 'thinking', text: d.reasoning_content });
       for (const b of d.thinking_blocks ?? []) {
-        if (b.type === 'thinking' && b.signature) out.push({ type: 'thinking_signature', signature: b.signature });
+        if (b.type === 'thinking' && b.signature) out.push({ type: 'thinking_signature', ...readSignature(b.signature, 'anthropic') });
         if (b.type === 'redacted_thinking') out.push({ type: 'redacted_thinking', data: b.data });
       }
       if (d.content) out.push({ type: 'text', text: d.content });
       for (const tc of d.tool_calls ?? []) {
         const sig = tc.extra_content?.google?.thought_signature;
-        if (sig) out.push({ type: 'thinking_signature', signature: sig });
+        if (sig) out.push({ type: 'thinking_signature', ...readSignature(sig, 'gemini') });
         if (tc.id) out.push({ type: 'tool_call_start', key: tc.index, id: tc.id, name: tc.function?.name ?? '' });
         if (tc.function?.arguments) out.push({ type: 'tool_call_args', key: tc.index, delta: tc.function.arguments });
       }

@@ -72,7 +72,7 @@ export class ConverseStreamDecoder implements UpstreamDecoder {
         if (d.text) out.push({ type: 'text', text: d.text });
         if (d.toolUse?.input) out.push({ type: 'tool_call_args', key: e.contentBlockIndex, delta: d.toolUse.input });
         if (d.reasoningContent?.text) out.push({ type: 'thinking', text: d.reasoningContent.text });
-        if (d.reasoningContent?.signature) out.push({ type: 'thinking_signature', signature: d.reasoningContent.signature });
+        if (d.reasoningContent?.signature) out.push({ type: 'thinking_signature', signature: d.reasoningContent.signature, family: 'anthropic' });
         if (d.reasoningContent?.redactedContent) out.push({ type: 'redacted_thinking', data: d.reasoningContent.redactedContent });
         return out;
       }

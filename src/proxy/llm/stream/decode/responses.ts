@@ -40,7 +40,7 @@ export class ResponsesStreamDecoder extends SSEDecoder {
       case 'response.function_call_arguments.delta':
         return e.delta ? [{ type: 'tool_call_args', key: e.output_index ?? 0, delta: e.delta }] : [];
       case 'response.output_item.done':
-        return e.item?.type === 'reasoning' && e.item.encrypted_content ? [{ type: 'thinking_signature', signature: e.item.encrypted_content }] : [];
+        return e.item?.type === 'reasoning' && e.item.encrypted_content ? [{ type: 'thinking_signature', signature: e.item.encrypted_content, family: 'openai' }] : [];
       case 'response.completed':
       case 'response.incomplete': {
         this.complete = true;

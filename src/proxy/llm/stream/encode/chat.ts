@@ -5,6 +5,8 @@ import type { ChatChunk } from '../../formats/openai-chat.ts';
 import type { Usage } from '../../usage.ts';
 import { usageToChatUsage } from '../../convert/chat/response.ts';
 import { toChatFinish } from '../../convert/finish.ts';
+import { markSignature } from '../../convert/signatures.ts';
+import { separatorFor, urlCitation } from '../../convert/text-runs.ts';
 import { errorBody } from '../../errors.ts';
 import { formatSSE } from '../sse.ts';
 import type { ClientEncoder, EncoderRequestInfo } from './encoder.ts';
@@ -20,6 +22,12 @@ export class ChatStreamEncoder implements ClientEncoder {
   private finishReason: FinishReason | undefined;
   /** Upstream tool-call keys → the chunk's `index` (dense, in order of appearance). */
   private readonly toolIndex = new Map<number, number>();
+  /** Last UTF-16 unit of the content sent so far (-1: none), and whether non-text content came since. */
+  private lastCode = -1;
+  private broken = false;
+  /** Content sent so far (citations count characters into it) and where the current run starts in it. */
+  private content = '';
+  private runStart = 0;
 
   constructor(info: EncoderRequestInfo, ctx: TranslationContext) {
     this.info = info;
@@ -40,11 +48,26 @@ export class ChatStreamEncoder implements ClientEncoder {
       out.push(this.chunk({ role: 'assistant', content: '' }));
     }
     switch (ev.type) {
-      case 'text': out.push(this.chunk({ content: ev.text })); break;
-      case 'thinking': out.push(this.chunk({ reasoning_content: ev.text })); break;
-      case 'thinking_signature': out.push(this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: ev.signature }] })); break;
-      case 'redacted_thinking': out.push(this.chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: ev.data }] })); break;
+      case 'text': out.push(this.chunk({ content: this.text(ev.text) })); break;
+      case 'thinking':
+        if (ev.text) this.broken = true;
+        out.push(this.chunk({ reasoning_content: ev.text }));
+        break;
+      // Chat has no vendor of its own: every signature carries its family's mark.
+      case 'thinking_signature': out.push(this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: markSignature(ev.signature, ev.family, undefined) }] })); break;
+      case 'redacted_thinking':
+        this.broken = true;
+        out.push(this.chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: ev.data }] }));
+        break;
+      case 'web_search': this.broken = true; break;
+      case 'citation': {
+        const c = ev.citation;
+        const at = { ...c, start: this.runStart + c.start, end: this.runStart + c.end };
+        out.push(this.chunk({ annotations: [{ type: 'url_citation', url_citation: urlCitation(this.content, at) }] }));
+        break;
+      }
       case 'tool_call_start': {
+        this.broken = true;
         const index = this.toolIndex.size;
         this.toolIndex.set(ev.key, index);
         out.push(this.chunk({ tool_calls: [{ index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] }));
@@ -71,6 +94,20 @@ export class ChatStreamEncoder implements ClientEncoder {
     }
     out.push(formatSSE('[DONE]'));
     return out;
+  }
+
+  /** A text delta as sent: a new run after non-text content gets a separator first. */
+  private text(text: string): string {
+    if (text === '') return text;
+    if (this.broken) {
+      this.broken = false;
+      const sep = separatorFor(this.lastCode, text);
+      this.runStart = this.content.length + sep.length;
+      text = sep + text;
+    }
+    this.lastCode = text.charCodeAt(text.length - 1);
+    this.content += text;
+    return text;
   }
 
   private chunk(delta: Delta, finish: ChatChunk['choices'][number]['finish_reason'] = null): string {

@@ -5,6 +5,7 @@ import type { MessagesContentBlock, MessagesDelta, MessagesStreamEvent } from '.
 import { mergeUsage, type Usage } from '../../usage.ts';
 import { usageToMessagesUsage } from '../../convert/messages/response.ts';
 import { toMessagesStop } from '../../convert/finish.ts';
+import { markSignature } from '../../convert/signatures.ts';
 import { errorBody } from '../../errors.ts';
 import { formatSSE } from '../sse.ts';
 import type { ClientEncoder, EncoderRequestInfo } from './encoder.ts';
@@ -44,7 +45,7 @@ export class MessagesStreamEncoder implements ClientEncoder {
       case 'thinking_signature':
         // A signature seals the open thinking block; Gemini sends a bare one, which gets its own block.
         if (this.open?.kind !== 'thinking') out.push(...this.openBlock({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' }));
-        out.push(this.delta({ type: 'signature_delta', signature: ev.signature }));
+        out.push(this.delta({ type: 'signature_delta', signature: markSignature(ev.signature, ev.family, 'anthropic') }));
         out.push(...this.closeBlock());
         break;
       case 'redacted_thinking':
@@ -62,7 +63,10 @@ export class MessagesStreamEncoder implements ClientEncoder {
         this.finishReason = ev.reason;
         this.stopSequence = ev.stopSequence;
         break;
+      // Another provider's search and its sources: plain text for Anthropic clients (see writeMessagesResponse).
       case 'start':
+      case 'web_search':
+      case 'citation':
         break;
     }
     return out;

@@ -1,16 +1,18 @@
 /** Canonical events → OpenAI Responses streaming events (created … output items … completed). */
 import type { FinishReason, Request, StreamEvent } from '../../canonical.ts';
 import type { TranslationContext } from '../../context.ts';
-import type { ResponsesOutputItem, ResponsesOutputMessage, ResponsesReasoningItem, ResponsesResponse } from '../../formats/openai-responses.ts';
+import type { ResponsesOutputItem, ResponsesOutputMessage, ResponsesReasoningItem, ResponsesResponse, ResponsesUrlCitation } from '../../formats/openai-responses.ts';
 import type { Usage } from '../../usage.ts';
-import { REDACTED_PREFIX, responseShell, usageToResponsesUsage } from '../../convert/responses/response.ts';
+import { REDACTED_PREFIX, responseShell, responsesAnnotation, usageToResponsesUsage, webSearchCall } from '../../convert/responses/response.ts';
+import { markSignature } from '../../convert/signatures.ts';
 import { openAIErrorType } from '../../errors.ts';
 import { formatSSE } from '../sse.ts';
 import type { ClientEncoder } from './encoder.ts';
 
 type FunctionCallItem = Extract<ResponsesOutputItem, { type: 'function_call' }>;
 type OpenItem =
-  | { kind: 'message'; item: ResponsesOutputMessage; text: string }
+  /** `runOffset`: UTF-16 offset of this message's text in the current run (citations count from the run). */
+  | { kind: 'message'; item: ResponsesOutputMessage; text: string; runOffset: number; annotations: ResponsesUrlCitation[] }
   | { kind: 'reasoning'; item: ResponsesReasoningItem; text: string }
   | { kind: 'tool'; item: FunctionCallItem; key: number };
 
@@ -21,6 +23,9 @@ export class ResponsesStreamEncoder implements ClientEncoder {
   private started = false;
   private open: OpenItem | undefined;
   private finishReason: FinishReason | undefined;
+  /** UTF-16 length of the current text run, and whether non-text content ended it. */
+  private runLen = 0;
+  private broken = false;
 
   constructor(req: Request, ctx: TranslationContext) {
     this.ctx = ctx;
@@ -35,12 +40,18 @@ export class ResponsesStreamEncoder implements ClientEncoder {
     if (!this.started) out.push(...this.start(ev));
     switch (ev.type) {
       case 'text': {
+        if (this.broken && ev.text) {
+          this.broken = false;
+          this.runLen = 0;
+        }
         const m = this.open?.kind === 'message' ? this.open : this.openMessage(out);
         m.text += ev.text;
+        this.runLen += ev.text.length;
         out.push(this.event('response.output_text.delta', { ...this.where(m.item.id), content_index: 0, delta: ev.text, logprobs: [] }));
         break;
       }
       case 'thinking': {
+        if (ev.text) this.broken = true;
         const r = this.open?.kind === 'reasoning' ? this.open : this.openReasoning(out);
         if (r.text === '') {
           out.push(this.event('response.reasoning_summary_part.added', { ...this.where(r.item.id), summary_index: 0, part: { type: 'summary_text', text: '' } }));
@@ -51,17 +62,32 @@ export class ResponsesStreamEncoder implements ClientEncoder {
       }
       case 'thinking_signature': {
         const r = this.open?.kind === 'reasoning' ? this.open : this.openReasoning(out);
-        r.item.encrypted_content = ev.signature;
+        r.item.encrypted_content = markSignature(ev.signature, ev.family, 'openai');
         out.push(...this.close());
         break;
       }
       case 'redacted_thinking': {
+        this.broken = true;
         const r = this.openReasoning(out);
         r.item.encrypted_content = REDACTED_PREFIX + ev.data;
         out.push(...this.close());
         break;
       }
+      case 'web_search':
+        this.broken = true;
+        out.push(...this.close(), ...this.webSearch(ev));
+        break;
+      case 'citation': {
+        const m = this.open;
+        if (m?.kind !== 'message') break;
+        const c = ev.citation;
+        const annotation = responsesAnnotation(m.text, { ...c, start: Math.max(0, c.start - m.runOffset), end: Math.max(0, c.end - m.runOffset) });
+        out.push(this.event('response.output_text.annotation.added', { ...this.where(m.item.id), content_index: 0, annotation_index: m.annotations.length, annotation }));
+        m.annotations.push(annotation);
+        break;
+      }
       case 'tool_call_start': {
+        this.broken = true;
         out.push(...this.close());
         const item: FunctionCallItem = { type: 'function_call', id: this.ctx.newId('fc_'), call_id: ev.id, name: ev.name, arguments: '', status: 'in_progress' };
         this.open = { kind: 'tool', item, key: ev.key };
@@ -107,7 +133,7 @@ export class ResponsesStreamEncoder implements ClientEncoder {
   private openMessage(out: string[]): Extract<OpenItem, { kind: 'message' }> {
     out.push(...this.close());
     const item: ResponsesOutputMessage = { type: 'message', id: this.ctx.newId('msg_'), status: 'in_progress', role: 'assistant', content: [] };
-    const open = { kind: 'message' as const, item, text: '' };
+    const open = { kind: 'message' as const, item, text: '', runOffset: this.broken ? 0 : this.runLen, annotations: [] };
     this.open = open;
     out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: structuredClone(item) }));
     out.push(this.event('response.content_part.added', { ...this.where(item.id), content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
@@ -131,7 +157,7 @@ export class ResponsesStreamEncoder implements ClientEncoder {
     const out: string[] = [];
     const where = this.where(o.item.id);
     if (o.kind === 'message') {
-      const part = { type: 'output_text' as const, text: o.text, annotations: [] };
+      const part = { type: 'output_text' as const, text: o.text, annotations: o.annotations };
       out.push(this.event('response.output_text.done', { ...where, content_index: 0, text: o.text, logprobs: [] }));
       out.push(this.event('response.content_part.done', { ...where, content_index: 0, part }));
       o.item.content = [part];
@@ -149,6 +175,20 @@ export class ResponsesStreamEncoder implements ClientEncoder {
     }
     out.push(this.event('response.output_item.done', { output_index: where.output_index, item: structuredClone(o.item) }));
     this.response.output.push(o.item);
+    return out;
+  }
+
+  /** A search that already ran, as the whole web_search_call item lifecycle. */
+  private webSearch(ev: Extract<StreamEvent, { type: 'web_search' }>): string[] {
+    const item = webSearchCall(ev.id.startsWith('ws_') ? ev.id : this.ctx.newId('ws_'), ev.queries, ev.failed);
+    const where = this.where(item.id);
+    const out = [
+      this.event('response.output_item.added', { output_index: where.output_index, item: { type: item.type, id: item.id, status: 'in_progress' } }),
+      this.event('response.web_search_call.in_progress', where),
+    ];
+    if (!ev.failed) out.push(this.event('response.web_search_call.searching', where), this.event('response.web_search_call.completed', where));
+    out.push(this.event('response.output_item.done', { output_index: where.output_index, item: structuredClone(item) }));
+    this.response.output.push(item);
     return out;
   }
 
