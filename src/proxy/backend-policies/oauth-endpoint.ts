@@ -28,6 +28,8 @@ const DEFAULT_MAX_ENTRIES = 8192;
 const DEFAULT_TTL_MS = 300_000;
 const ENDPOINT_TIMEOUT_MS = 10_000;
 const ASSERTION_TTL_S = 60;
+/** A cached token is not used during the last tenth of its lifetime, at most this long. */
+const EXPIRY_MARGIN_MS = 30_000;
 
 /** The request cannot be given a token (no subject token, may_act not satisfied): answered with `status`. */
 export class TokenExchangeRejection extends Error {
@@ -130,7 +132,7 @@ export async function requestToken(endpoint: TokenEndpoint, form: URLSearchParam
 }
 
 /**
- * OAuthTokenCache: tokens per key until they expire (`maxEntries` 0 disables caching), and one
+ * OAuthTokenCache: tokens per key until shortly before they expire (`maxEntries` 0 disables caching), and one
  * fetch at a time per key — concurrent requests for the same subject share it.
  */
 export class OAuthTokenCache {
@@ -156,8 +158,11 @@ export class OAuthTokenCache {
     if (cached !== undefined) return Promise.resolve(cached);
     let inFlight = this.#pending.get(key);
     if (!inFlight) {
+      const requestedAt = Date.now();
       inFlight = fetch().then(({ token, ttlMs }) => {
-        this.#entries.set(key, token, Date.now() + ttlMs);
+        // Counted from the request (the issuer started the lifetime before we had the answer), and
+        // dropped a little early so a token never expires on its way to the backend.
+        this.#entries.set(key, token, requestedAt + ttlMs - Math.min(EXPIRY_MARGIN_MS, ttlMs / 10));
         return token;
       }).finally(() => this.#pending.delete(key));
       this.#pending.set(key, inFlight);
