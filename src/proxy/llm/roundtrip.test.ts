@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deterministicContext } from './context.ts';
+import { FOREIGN_CALL_SIGNATURE } from './convert/gemini/request.ts';
 import { planRequest } from './plan.ts';
 import { CLIENT_ROUTES, clientRequest, type ClientRoute } from './testing/client-requests.ts';
 import { loadFixtures, loadProviders, type UpstreamFixture } from './testing/fixtures.ts';
@@ -66,6 +67,65 @@ describe('reasoning signatures round-trip through every client format', () => {
         const upstreamBody = JSON.parse(Buffer.from(second.upstream.body).toString()) as Json;
         assert.equal(spec.find(upstreamBody), spec.signature);
       });
+    }
+  }
+});
+
+/**
+ * Cross-vendor replay: the answer of one provider, sent back as history to another. A signature
+ * reaches the second provider only when both belong to one family (Anthropic and Bedrock Claude
+ * do); otherwise the signed reasoning is left out, which that provider accepts, where the foreign
+ * signature would have failed the whole request. Gemini then gets its documented placeholder on
+ * the function call the dropped reasoning preceded.
+ */
+const PRODUCERS: Record<string, { fixture: string; signature: string; family: string }> = {
+  anthropic: { fixture: 'anthropic-thinking-tool', signature: 'EuYBCkQYAiJAsig==', family: 'anthropic' },
+  bedrock: { fixture: 'bedrock-reasoning-tool', signature: 'sigBedrock==', family: 'anthropic' },
+  gemini: { fixture: 'gemini-thought-signature', signature: 'CiQB0e2Kb7sig==', family: 'gemini' },
+  'custom-responses': { fixture: 'responses-upstream-tool', signature: 'gAAAAencrypted', family: 'openai' },
+};
+const TARGETS: Record<string, { family: string; find: (body: Json) => unknown }> = {
+  anthropic: { family: 'anthropic', find: SIGNATURE_AT.anthropic.find },
+  'vertex-claude': { family: 'anthropic', find: SIGNATURE_AT.anthropic.find },
+  bedrock: { family: 'anthropic', find: SIGNATURE_AT.bedrock.find },
+  gemini: { family: 'gemini', find: SIGNATURE_AT.gemini.find },
+  'vertex-gemini': { family: 'gemini', find: SIGNATURE_AT.gemini.find },
+};
+
+describe('reasoning signatures across vendors: replayed to their own family only', () => {
+  for (const [producer, p] of Object.entries(PRODUCERS)) {
+    for (const [target, t] of Object.entries(TARGETS)) {
+      for (const route of CLIENT_ROUTES) {
+        const native = route === 'Messages' && (target === 'anthropic' || target === 'vertex-claude');
+        const outcome = native ? 'native route: history forwarded as the client sent it'
+          : p.family === t.family ? 'signature unwrapped and forwarded' : 'foreign signature dropped';
+        it(`${producer} → ${route} client → ${target}: ${outcome}`, () => {
+          const ctx = deterministicContext();
+          const first = planRequest({ routeType: route, provider: providers[producer], body: Buffer.from(JSON.stringify(clientRequest(route, false))), context: ctx });
+          assert.equal(first.kind, 'forward');
+          const up = fixtures.get(p.fixture)!.upstream;
+          const answer = JSON.parse(Buffer.from(first.translateResponse(200, {}, Buffer.from(JSON.stringify(up.body))).body).toString()) as Json;
+          const turn = nextTurn(route, answer);
+          const second = planRequest({ routeType: route, provider: providers[target], body: Buffer.from(JSON.stringify(turn)), context: ctx });
+          assert.equal(second.kind, 'forward');
+          const body = JSON.parse(Buffer.from(second.upstream.body).toString()) as Json;
+          if (native) {
+            // Untranslated routes are not rewritten; an Anthropic-family signature stays unmarked for exactly this case.
+            assert.deepEqual((body.messages as unknown[]).length, (turn.messages as unknown[]).length);
+            if (p.family === 'anthropic') assert.equal(t.find(body), p.signature);
+            return;
+          }
+          if (p.family === t.family) {
+            assert.equal(t.find(body), p.signature);
+          } else if (t.family === 'gemini') {
+            assert.equal(t.find(body), FOREIGN_CALL_SIGNATURE);
+          } else {
+            assert.equal(t.find(body), undefined);
+          }
+          // No trace of the foreign signature, marked or not, anywhere in what the target receives.
+          if (p.family !== t.family) assert.ok(!JSON.stringify(body).includes(p.signature), 'foreign signature leaked upstream');
+        });
+      }
     }
   }
 });
