@@ -2,6 +2,7 @@
  * The request-level facade the proxy runtime calls once per LLM request. It never touches a
  * socket: it says where to send what, and hands back the translators for whatever comes back.
  */
+import { hasMarkedSignature, nativeMessagesSignatures, nativeResponsesSignatures } from './convert/native-signatures.ts';
 import type { Request } from './canonical.ts';
 import { codecsFor, countTokensBody, readCountTokensResponse } from './plan-formats.ts';
 import { clientEncoder, readClientRequest, readUpstreamResponse, upstreamDecoder, writeClientResponse, writeUpstreamRequest, type ClientFormat } from './codecs.ts';
@@ -174,6 +175,13 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
     let edited: Record<string, unknown> = { ...body };
     if (model !== requested) edited.model = model;
     if (endpoint.modelInPath) delete edited.model;
+    // Signatures a translated route marked (convert/signatures.ts) cannot go to the vendor as they are.
+    if (hasMarkedSignature(input.body)) {
+      const messages = endpoint.format === 'messages' ? nativeMessagesSignatures(body.messages) : undefined;
+      if (messages) edited.messages = messages;
+      const items = endpoint.format === 'responses' ? nativeResponsesSignatures(body.input) : undefined;
+      if (items) edited.input = items;
+    }
     if (endpoint.format === 'chat' && stream && (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage !== true) {
       edited.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
     }
