@@ -17,9 +17,13 @@
  * printed as markdown. Not part of npm test:
  *
  *   node bench/llm.ts [--duration 5] [--rounds 3] [--connections 16] [--ttft-requests 200]
+ *                     [--settle SECONDS] [--gateway-node-flags=FLAGS]
  *
  * To see where one phase spends its CPU: `--cpu-prof DIR --profile-phase translated` loads only
- * that phase (after the warm-up) under `node --cpu-prof` and leaves the profile in DIR.
+ * that phase (after the warm-up) under `node --cpu-prof` and leaves the profile in DIR; without
+ * `--profile-phase` the whole run is profiled and bench/profile-windows.ts cuts it into phases.
+ * `--settle S` idles S seconds before each load and prints the gateway's CPU meanwhile (work one
+ * phase leaves for the next); `--gateway-node-flags=...` passes V8/Node flags to the gateway.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,12 +47,16 @@ const { values } = parseArgs({
     'ttft-requests': { type: 'string', default: '200' },
     'cpu-prof': { type: 'string' },
     'profile-phase': { type: 'string' },
+    settle: { type: 'string', default: '0' },
+    'gateway-node-flags': { type: 'string', default: '' },
   },
 });
 const durationS = boundedInt(values.duration, 1, 60, 'duration');
 const rounds = boundedInt(values.rounds, 1, 20, 'rounds');
 const connections = boundedInt(values.connections, 1, 256, 'connections');
 const ttftRequests = boundedInt(values['ttft-requests'], 10, 5000, 'ttft-requests');
+/** Idle seconds before each load; the gateway's CPU during them is reported (work one phase leaves for the next). */
+const settleS = boundedInt(values.settle, 0, 30, 'settle');
 
 /** Stream lengths in text deltas; every stream also carries 5 framing events (start, block start/stop, delta, stop). */
 const SHORT = 10;
@@ -169,6 +177,7 @@ spec:
   const profiling = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])];
   const child = spawn(process.execPath, [
     ...profiling,
+    ...values['gateway-node-flags'].split(' ').filter(Boolean),
     'src/cli/main.ts', 'run', '-f', dir, '--workers', '1', '--log-level', 'warn',
     '--admin-address', `127.0.0.1:${adminPort}`, '--metrics-address', `127.0.0.1:${metricsPort}`,
   ], { cwd: REPO_ROOT, stdio: ['ignore', openSync(logPath, 'w'), openSync(logPath, 'a')] });
@@ -329,6 +338,11 @@ async function measureAll(gw: Gateway): Promise<void> {
     for (const [i] of PHASES.entries()) {
       const phase = PHASES[(i + round) % PHASES.length];
       process.stderr.write(`round ${round + 1}/${rounds}: ${phase.name}\n`);
+      if (settleS > 0) {
+        const before = treeCpuMicros(gw.pid);
+        await new Promise((ok) => setTimeout(ok, settleS * 1000));
+        process.stderr.write(`  idle CPU before ${phase.name}: ${((treeCpuMicros(gw.pid) - before) / 1000).toFixed(1)} ms in ${settleS}s\n`);
+      }
       const r = await load(gw, phase, scriptDir);
       cpu.get(phase.name)?.push(r.cpuMicros);
       rps.get(phase.name)?.push(r.rps);
