@@ -113,7 +113,7 @@ describe('cloudA assumeRole against a fake STS', () => {
   for (const c of rejected) {
     it(`rejects the request, STS not called: ${c.name}`, async () => {
       const before = sts.calls.length;
-      const err = await new LlmCredentials({ env: env() }).apply(bedrockRequest(), c.auth, c.identity ?? {}, c.cel).then(() => undefined, (e: unknown) => e);
+      const err = await (async () => new LlmCredentials({ env: env() }).apply(bedrockRequest(), c.auth, c.identity ?? {}, c.cel))().then(() => undefined, (e: unknown) => e);
       assert.ok(err instanceof CredentialRequestError, String(err));
       assert.equal(err.status, 403);
       assert.match(err.message, c.message);
@@ -122,7 +122,7 @@ describe('cloudA assumeRole against a fake STS', () => {
   }
 
   it('an uncompilable expression is a credential (configuration) error, not a client error', async () => {
-    await assert.rejects(new LlmCredentials({ env: env() }).apply(bedrockRequest(), cloudA({ sessionNameExpression: '"a" +' }), {}), (e) => e instanceof CredentialError && /invalid CEL/.test(e.message));
+    await assert.rejects(async () => new LlmCredentials({ env: env() }).apply(bedrockRequest(), cloudA({ sessionNameExpression: '"a" +' }), {}), (e) => e instanceof CredentialError && /invalid CEL/.test(e.message));
   });
 
   const refused: { name: string; setup: (s: FakeSts) => void; auth?: BackendAuthPolicy; message: RegExp }[] = [
@@ -134,7 +134,7 @@ describe('cloudA assumeRole against a fake STS', () => {
     it(`CredentialError when ${c.name}`, async () => {
       c.setup(sts);
       try {
-        await assert.rejects(new LlmCredentials({ env: env() }).apply(bedrockRequest(), c.auth ?? cloudA({ sessionName: 'gw-refused' }), {}), (e) => e instanceof CredentialError && c.message.test(e.message));
+        await assert.rejects(async () => new LlmCredentials({ env: env() }).apply(bedrockRequest(), c.auth ?? cloudA({ sessionName: 'gw-refused' }), {}), (e) => e instanceof CredentialError && c.message.test(e.message));
       } finally {
         sts.failWith = undefined;
         sts.rawAnswer = undefined;
@@ -144,7 +144,7 @@ describe('cloudA assumeRole against a fake STS', () => {
 
   it('no base credentials at all: CredentialError before any STS call', async () => {
     const before = sts.calls.length;
-    await assert.rejects(new LlmCredentials({ env: env() }).apply(bedrockRequest(), cloudA({}, null), {}), CredentialError);
+    await assert.rejects(async () => new LlmCredentials({ env: env() }).apply(bedrockRequest(), cloudA({}, null), {}), CredentialError);
     assert.equal(sts.calls.length, before);
   });
 

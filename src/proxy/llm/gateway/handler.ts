@@ -155,7 +155,9 @@ export class LlmBackendHandler {
     const baseHeaders: Record<string, string> = plan.upstreamFormat === 'passthrough' ? passthroughHeaders(a.request.headers) : { ...up.headers };
     if (plan.upstreamFormat === 'messages') for (const name of FORWARDED_TO_MESSAGES) if (typeof a.req.headers[name] === 'string') baseHeaders[name] = a.req.headers[name];
     const identity: RequestIdentity = a.request.policy?.identity ?? {};
-    const signed = await this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);
+    const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);
+    // Keys and fixed-key signing are synchronous: no promise hop for them.
+    const signed = signing instanceof Promise ? await signing : signing;
     const timeoutMs = policy?.http?.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const dispatcher = this.#pools.acquire(up, policy);
     const options = {

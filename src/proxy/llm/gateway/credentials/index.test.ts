@@ -101,17 +101,17 @@ describe('LlmCredentials: SigV4', () => {
   });
 
   it('no credentials anywhere: CredentialError', async () => {
-    await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEDROCK), undefined, {}), CredentialError);
+    await assert.rejects(async () => new LlmCredentials({ env: {} }).apply(request(BEDROCK), undefined, {}), CredentialError);
   });
 
   for (const mechanism of ['oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const) {
     it(`${mechanism} configured so it cannot work is a CredentialError, never forwarded without a credential`, async () => {
-      await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEARER), { [mechanism]: {} }, {}), /backend auth cannot be applied/);
+      await assert.rejects(async () => new LlmCredentials({ env: {} }).apply(request(BEARER), { [mechanism]: {} }, {}), /backend auth cannot be applied/);
     });
   }
 
   it('cloudA on a header provider without a region: CredentialError', async () => {
-    await assert.rejects(new LlmCredentials({ env: {} }).apply(request(BEARER), { cloudA: { secret: AWS, serviceName: 's' } }, {}), CredentialError);
+    await assert.rejects(async () => new LlmCredentials({ env: {} }).apply(request(BEARER), { cloudA: { secret: AWS, serviceName: 's' } }, {}), CredentialError);
   });
 
   const sources: { name: string; secret?: Record<string, string>; env: Record<string, string>; expect?: { accessKeyId: string; sessionToken?: string } }[] = [
@@ -175,13 +175,13 @@ describe('LlmCredentials: cloud-B and cloud-C tokens', () => {
   ];
   for (const c of failures) {
     it(`CredentialError: ${c.name}`, async () => {
-      await assert.rejects(new LlmCredentials({ env: c.env ?? {} }).apply(request(BEARER), c.auth, {}), CredentialError);
+      await assert.rejects(async () => new LlmCredentials({ env: c.env ?? {} }).apply(request(BEARER), c.auth, {}), CredentialError);
     });
   }
 
   it('CredentialError when the token endpoint fails', async () => {
     const creds = new LlmCredentials({ env: { AZURE_AUTHORITY_HOST: 'http://127.0.0.1:1' } });
-    await assert.rejects(creds.apply(request(AZURE_KEY), { cloudB }, {}), CredentialError);
+    await assert.rejects(async () => creds.apply(request(AZURE_KEY), { cloudB }, {}), CredentialError);
   });
 });
 

@@ -78,6 +78,11 @@ function requestSource(cel: (() => CelInput) | undefined, identity: Readonly<Req
   };
 }
 
+export interface SignedRequest {
+  readonly headers: Record<string, string>;
+  readonly path: string;
+}
+
 export interface SignableRequest {
   /** The Host header the request is sent with. */
   readonly host: string;
@@ -110,18 +115,40 @@ export class LlmCredentials {
    * produce a credential, CredentialRequestError when this request cannot have one (assumed-role
    * session name or tag from CEL invalid). `cel` gives the request's CEL input for those
    * expressions; without it they see only the identity (jwt, apiKey, basicAuth, extauthz, extproc).
+   *
+   * Synchronous unless a token must be obtained (a token mechanism, cloud-B/cloud-C, an assumed
+   * role): keys and SigV4 with fixed keys are most requests, and a promise per request showed in
+   * the translated route's profile.
    */
-  async apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>, cel?: () => CelInput): Promise<{ headers: Record<string, string>; path: string }> {
-    const hint = req.credential;
-    let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
+  apply(req: SignableRequest, auth: BackendAuthPolicy | undefined, identity: Readonly<RequestIdentity>, cel?: () => CelInput): SignedRequest | Promise<SignedRequest> {
     const mechanism = auth ? mechanismOf(auth) : undefined;
-    if (auth && mechanism) {
-      const token = await mechanismToken(mechanism, requestSource(cel, identity));
+    const role = dict(dict(auth?.cloudA)?.assumeRole);
+    if (mechanism === undefined && role === undefined && auth?.cloudB === undefined && auth?.cloudC === undefined) {
+      return this.#write(req, auth, undefined, undefined, identity, undefined);
+    }
+    return this.#applyWithTokens(req, auth, mechanism, role, identity, cel);
+  }
+
+  async #applyWithTokens(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined, role: Dict | undefined, identity: Readonly<RequestIdentity>, cel: (() => CelInput) | undefined): Promise<SignedRequest> {
+    let token: string | undefined;
+    if (mechanism) token = await mechanismToken(mechanism, requestSource(cel, identity));
+    else if (auth) token = await this.#oauthToken(auth, req.host);
+    const signing = role ? this.#signing(req, auth, mechanism) : undefined;
+    const session = role && signing ? await this.#assumedRole(role, signing.credentials, signing.region, identity, cel) : undefined;
+    return this.#write(req, auth, mechanism, token, identity, session);
+  }
+
+  /**
+   * Writes the credentials once every token is at hand: `token` is the mechanism's or the cloud
+   * bearer token; `session` replaces the fixed cloud-A keys when a role was assumed.
+   */
+  #write(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined, token: string | undefined, identity: Readonly<RequestIdentity>, session: AwsCredentials | undefined): SignedRequest {
+    let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
+    if (auth && mechanism && token !== undefined) {
       const extras = applyBackendCredentials(written.headers, written.path, auth, identity);
       written = writeCredential(extras.headers, extras.path, mechanism.location, token);
     } else if (auth) {
-      const bearer = await this.#oauthToken(auth, req.host);
-      const primary: BackendAuthPolicy = bearer !== undefined ? { ...auth, key: bearer, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation(hint) };
+      const primary: BackendAuthPolicy = token !== undefined ? { ...auth, key: token, location: { header: { name: 'authorization', prefix: 'Bearer ' } } } : { ...auth, location: auth.location ?? defaultLocation(req.credential) };
       written = applyBackendCredentials(written.headers, written.path, primary, identity);
     }
     const headers: Record<string, string> = {};
@@ -129,18 +156,24 @@ export class LlmCredentials {
       const value = written.headers[name];
       headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
+    const signing = this.#signing(req, auth, mechanism);
+    if (!signing) return { headers, path: written.path };
+    return { headers: signSigV4({ ...req, headers, path: written.path, service: signing.service, region: signing.region }, session ?? signing.credentials), path: written.path };
+  }
+
+  /** SigV4 parameters when the request must be signed: the provider needs it or cloudA is configured, and no key or token mechanism was chosen instead. */
+  #signing(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined): { credentials: AwsCredentials; service: string; region: string } | undefined {
+    const hint = req.credential;
     const signingWanted = hint.kind === 'sigv4' || auth?.cloudA !== undefined;
     // A key or a token mechanism is the credential the operator chose: no signing on top of it.
-    if (!signingWanted || ((auth?.key !== undefined || mechanism !== undefined) && auth?.cloudA === undefined)) return { headers, path: written.path };
+    if (!signingWanted || ((auth?.key !== undefined || mechanism !== undefined) && auth?.cloudA === undefined)) return undefined;
     const cloudA = dict(auth?.cloudA);
-    const base = awsCredentials(dict(cloudA?.secret), this.#env);
-    if (!base) throw new CredentialError('no cloud-A credentials: set auth.cloudA.secretRef or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY');
+    const credentials = awsCredentials(dict(cloudA?.secret), this.#env);
+    if (!credentials) throw new CredentialError('no cloud-A credentials: set auth.cloudA.secretRef or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY');
     const service = (typeof cloudA?.serviceName === 'string' ? cloudA.serviceName : undefined) ?? (hint.kind === 'sigv4' ? hint.service : undefined);
     const region = (typeof cloudA?.region === 'string' ? cloudA.region : undefined) ?? (hint.kind === 'sigv4' ? hint.region : undefined) ?? this.#env.AWS_REGION;
     if (!service || !region) throw new CredentialError('cloud-A signing needs a service name and region');
-    const role = dict(cloudA?.assumeRole);
-    const credentials = role ? await this.#assumedRole(role, base, region, identity, cel) : base;
-    return { headers: signSigV4({ ...req, headers, path: written.path, service, region }, credentials), path: written.path };
+    return { credentials, service, region };
   }
 
   /**

@@ -103,7 +103,7 @@ describe('LlmCredentials: jwtSign, oauthTokenExchange and crossAppAccess', () =>
     it(c.name, async () => {
       c.setup?.();
       const cel = c.cel ?? celWith({ authorization: `Bearer ${await idp.idToken('failing', 'gateway')}` });
-      const err = await new LlmCredentials({ env: {} }).apply(request(BEARER), c.auth(), {}, c.noCel ? undefined : cel).then(() => undefined, (e: unknown) => e);
+      const err = await (async () => new LlmCredentials({ env: {} }).apply(request(BEARER), c.auth(), {}, c.noCel ? undefined : cel))().then(() => undefined, (e: unknown) => e);
       assert.ok(err instanceof c.error, String(err));
       if (c.status !== undefined) assert.equal((err as CredentialRequestError).status, c.status);
     });
