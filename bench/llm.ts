@@ -17,13 +17,15 @@
  * printed as markdown. Not part of npm test:
  *
  *   node bench/llm.ts [--duration 5] [--rounds 3] [--connections 16] [--ttft-requests 200]
- *                     [--settle SECONDS] [--gateway-node-flags=FLAGS]
+ *                     [--settle SECONDS] [--gateway-node-flags=FLAGS] [--threads]
  *
  * To see where one phase spends its CPU: `--cpu-prof DIR --profile-phase translated` loads only
  * that phase (after the warm-up) under `node --cpu-prof` and leaves the profile in DIR; without
  * `--profile-phase` the whole run is profiled and bench/profile-windows.ts cuts it into phases.
  * `--settle S` idles S seconds before each load and prints the gateway's CPU meanwhile (work one
- * phase leaves for the next); `--gateway-node-flags=...` passes V8/Node flags to the gateway.
+ * phase leaves for the next); `--gateway-node-flags=...` passes V8/Node flags to the gateway;
+ * `--threads` prints each load's CPU per request by gateway thread (main thread vs V8's GC and
+ * compiler workers, which a CPU profile does not sample).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,7 +36,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { gateway, gatewayClass, service } from '../test/support/manifests.ts';
-import { treeCpuMicros } from './proc-cpu.ts';
+import { threadCpuMicros, treeCpuMicros } from './proc-cpu.ts';
 import { median } from './report.ts';
 import { freePort } from './targets.ts';
 import { parseWrk } from './wrk.ts';
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     'profile-phase': { type: 'string' },
     settle: { type: 'string', default: '0' },
     'gateway-node-flags': { type: 'string', default: '' },
+    threads: { type: 'boolean', default: false },
   },
 });
 const durationS = boundedInt(values.duration, 1, 60, 'duration');
@@ -230,11 +233,17 @@ async function load(gw: Gateway, phase: Phase, scriptDir: string, seconds = dura
   const script = join(scriptDir, `${phase.name.replace(/\W+/g, '-')}.lua`);
   writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(phase.body)}\nwrk.headers["content-type"] = "application/json"\n`);
   const startUs = monotonicMicros();
+  const threadsBefore = values.threads ? threadCpuMicros(gw.pid) : undefined;
   const before = treeCpuMicros(gw.pid);
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${gw.url}${phase.path}`], { timeout: (seconds + 30) * 1000 });
   const cpu = treeCpuMicros(gw.pid) - before;
   const r = parseWrk(stdout);
   windows.push({ phase: phase.name, startUs, endUs: monotonicMicros(), requests: r.requests });
+  if (threadsBefore) {
+    const after = threadCpuMicros(gw.pid);
+    const perThread = [...after].map(([name, us]) => `${name} ${((us - (threadsBefore.get(name) ?? 0)) / Math.max(r.requests, 1)).toFixed(1)}`);
+    process.stderr.write(`  ${phase.name}: ${(cpu / Math.max(r.requests, 1)).toFixed(1)} CPU-µs/req; by thread: ${perThread.join(', ')}\n`);
+  }
   return { cpuMicros: cpu / Math.max(r.requests, 1), rps: r.requestsPerSecond, errors: r.errors };
 }
 

@@ -53,3 +53,31 @@ export function treeCpuMicros(rootPid: number): number {
   }
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
 }
+
+/**
+ * CPU microseconds used so far by each kind of thread of one process, keyed by thread name
+ * (`node` is the main thread; V8's GC and compiler helpers are `V8 DefaultWorke…`; libuv's pool
+ * `libuv-worker`): work off the main thread never shows in a CPU profile.
+ */
+export function threadCpuMicros(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const micros = ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+    out.set(name, (out.get(name) ?? 0) + micros);
+  }
+  return out;
+}
