@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
+import { keyedAiBackend, keysSecret, llmGatewayYaml } from './gateway-yaml.ts';
 import { responseFixture, startMockProvider, streamFixture, type Answer, type MockProvider, type RecordedRequest } from './mock-provider.ts';
 
 const GEMINI_SIGNATURE = 'CiQBsigGem=='; // issued by streams/gemini-thought-tools
@@ -57,32 +57,11 @@ describe('signed reasoning across vendors through the gateway (Anthropic SDK)', 
     [gemini, anthropicUp] = await Promise.all([startMockProvider(), startMockProvider()]);
     gemini.answer('/v1beta/models/', (req) => geminiVerdict(req, req.path.includes('stream') ? streamFixture('gemini-thought-tools') : responseFixture('gemini-google-search')));
     anthropicUp.answer('/v1/messages', (req) => anthropicVerdict(req, streamFixture('anthropic-thinking-tool')));
-    gw = await startGateway(llmGatewayYaml([{ name: 'gemini', prefix: '/gemini' }, { name: 'anthropic', prefix: '/anthropic' }], `
-apiVersion: v1
-kind: Secret
-metadata: { name: keys }
-stringData: { gemini: gm-key, anthropic: sk-ant }
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: gemini }
-spec:
-  ai:
-    provider: { providerE: { model: gemini-2.5-flash }, host: ${gemini.host}, port: ${gemini.port} }
-  policies:
-    auth: { secretRef: { name: keys, key: gemini } }
-    ai: { routes: ${ROUTES} }
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: anthropic }
-spec:
-  ai:
-    provider: { providerD: {}, host: ${anthropicUp.host}, port: ${anthropicUp.port} }
-  policies:
-    auth: { secretRef: { name: keys, key: anthropic } }
-    ai: { routes: ${ROUTES} }
-`));
+    gw = await startGateway(llmGatewayYaml([{ name: 'gemini', prefix: '/gemini' }, { name: 'anthropic', prefix: '/anthropic' }], [
+      keysSecret({ gemini: 'gm-key', anthropic: 'sk-ant' }),
+      keyedAiBackend('gemini', 'providerE: { model: gemini-2.5-flash }', gemini),
+      keyedAiBackend('anthropic', 'providerD: {}', anthropicUp),
+    ].join('---\n')));;
     assert.deepEqual(gw.applyErrors, []);
   });
 

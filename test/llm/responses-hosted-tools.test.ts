@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
+import { keyedAiBackend, keysSecret, llmGatewayYaml } from './gateway-yaml.ts';
 import { responseFixture, startMockProvider, streamFixture, type MockProvider } from './mock-provider.ts';
 
 describe('Responses hosted tools and stored state on translated routes, with the openai SDK', () => {
@@ -21,32 +21,11 @@ describe('Responses hosted tools and stored state on translated routes, with the
     [anthropicUp, geminiUp] = await Promise.all([startMockProvider(), startMockProvider()]);
     anthropicUp.answer('/v1/messages', (req) => (req.json().stream === true ? streamFixture('anthropic-web-search') : responseFixture('anthropic-web-search')));
     geminiUp.answer('/v1beta/models/', responseFixture('gemini-google-search'));
-    gw = await startGateway(llmGatewayYaml([{ name: 'claude', prefix: '/claude' }, { name: 'gemini', prefix: '/gemini' }], `
-apiVersion: v1
-kind: Secret
-metadata: { name: keys }
-stringData: { anthropic: sk-ant, gemini: gm-key }
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: claude }
-spec:
-  ai:
-    provider: { providerD: { model: claude-sonnet-4-5 }, host: ${anthropicUp.host}, port: ${anthropicUp.port} }
-  policies:
-    auth: { secretRef: { name: keys, key: anthropic } }
-    ai: { routes: ${ROUTES} }
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: gemini }
-spec:
-  ai:
-    provider: { providerE: { model: gemini-2.5-flash }, host: ${geminiUp.host}, port: ${geminiUp.port} }
-  policies:
-    auth: { secretRef: { name: keys, key: gemini } }
-    ai: { routes: ${ROUTES} }
-`));
+    gw = await startGateway(llmGatewayYaml([{ name: 'claude', prefix: '/claude' }, { name: 'gemini', prefix: '/gemini' }], [
+      keysSecret({ anthropic: 'sk-ant', gemini: 'gm-key' }),
+      keyedAiBackend('claude', 'providerD: { model: claude-sonnet-4-5 }', anthropicUp, 'anthropic'),
+      keyedAiBackend('gemini', 'providerE: { model: gemini-2.5-flash }', geminiUp),
+    ].join('---\n')));;
     assert.deepEqual(gw.applyErrors, []);
   });
 
