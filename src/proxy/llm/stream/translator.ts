@@ -6,6 +6,7 @@ import type { StreamEvent } from '../canonical.ts';
 import { mergeUsage, type Usage } from '../usage.ts';
 import type { UpstreamDecoder } from './decode/decoder.ts';
 import type { ClientEncoder } from './encode/encoder.ts';
+import { ToolCallSequencer } from './encode/tool-sequence.ts';
 
 export interface StreamTranslator {
   /** Feed one upstream chunk (any boundary); returns the bytes to write to the client now. */
@@ -26,6 +27,7 @@ function bytes(strings: string[]): Uint8Array[] {
 export class TranslatingStream implements StreamTranslator {
   private readonly decoder: UpstreamDecoder;
   private readonly encoder: ClientEncoder;
+  private readonly sequencer: ToolCallSequencer | undefined;
   private seenUsage: Usage | undefined;
   private closed = false;
   failed = false;
@@ -33,6 +35,7 @@ export class TranslatingStream implements StreamTranslator {
   constructor(decoder: UpstreamDecoder, encoder: ClientEncoder) {
     this.decoder = decoder;
     this.encoder = encoder;
+    this.sequencer = encoder.sequentialToolCalls ? new ToolCallSequencer() : undefined;
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
@@ -43,6 +46,7 @@ export class TranslatingStream implements StreamTranslator {
   end(): Uint8Array[] {
     if (this.closed) return [];
     const out = this.emit(this.decoder.end());
+    if (!this.closed && this.sequencer) for (const ev of this.sequencer.release()) out.push(...this.encoder.push(ev));
     if (!this.closed) out.push(...this.encoder.finish(this.seenUsage));
     this.closed = true;
     return bytes(out);
@@ -61,7 +65,11 @@ export class TranslatingStream implements StreamTranslator {
         continue;
       }
       if (ev.type === 'start' && ev.usage) this.seenUsage = mergeUsage(this.seenUsage, ev.usage);
-      out.push(...this.encoder.push(ev));
+      if (this.sequencer) {
+        for (const e of this.sequencer.push(ev)) out.push(...this.encoder.push(e));
+      } else {
+        out.push(...this.encoder.push(ev));
+      }
       if (ev.type === 'error') {
         this.failed = true;
         this.closed = true;

@@ -7,6 +7,8 @@ export interface ClientEncoder {
   push(ev: Exclude<StreamEvent, { type: 'usage' }>): string[];
   /** Upstream completed: close open blocks and send the terminal events with the final usage. */
   finish(usage: Usage | undefined): string[];
+  /** Its blocks cannot interleave: concurrent tool calls must reach it one after another (tool-sequence.ts). */
+  readonly sequentialToolCalls?: boolean;
 }
 
 /** What a stream encoder needs to know about the original client request. */

@@ -13,6 +13,7 @@ import type { ClientEncoder, EncoderRequestInfo } from './encoder.ts';
 type Open = { kind: 'text' | 'thinking' } | { kind: 'tool'; key: number };
 
 export class MessagesStreamEncoder implements ClientEncoder {
+  readonly sequentialToolCalls = true;
   private readonly ctx: TranslationContext;
   private model: string;
   private started = false;
@@ -56,7 +57,7 @@ export class MessagesStreamEncoder implements ClientEncoder {
         out.push(...this.openBlock({ kind: 'tool', key: ev.key }, { type: 'tool_use', id: ev.id, name: ev.name, input: {} }));
         break;
       case 'tool_call_args':
-        // Anthropic blocks cannot interleave; OpenAI-style upstreams stream calls one after another.
+        // Calls arrive one after another (ToolCallSequencer holds concurrent ones); a late delta for a closed block has nowhere to go.
         if (this.open?.kind === 'tool' && this.open.key === ev.key) out.push(this.delta({ type: 'input_json_delta', partial_json: ev.delta }));
         break;
       case 'finish':

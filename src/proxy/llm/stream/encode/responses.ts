@@ -17,6 +17,7 @@ type OpenItem =
   | { kind: 'tool'; item: FunctionCallItem; key: number };
 
 export class ResponsesStreamEncoder implements ClientEncoder {
+  readonly sequentialToolCalls = true;
   private readonly ctx: TranslationContext;
   private readonly response: ResponsesResponse;
   private seq = 0;
