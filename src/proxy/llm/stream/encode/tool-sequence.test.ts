@@ -42,7 +42,7 @@ describe('ToolCallSequencer', () => {
       want: [start(0), start(1), args(1, '{}'), { type: 'text', text: 'done' }],
     },
     { name: 'the stream ends without a finish: held calls still come out', in: [start(0), start(1), args(1, '{}')], want: [start(0), start(1), args(1, '{}')] },
-    { name: 'an error drops what was held', in: [start(0), start(1), args(1, '{'), { type: 'error', status: 500, message: 'cut' }], want: [start(0), { type: 'error', status: 500, message: 'cut' }] },
+    { name: 'an error drops what was held', in: [start(0), start(1), args(1, '{'), { type: 'error', status: 500, errorType: 'api_error', message: 'cut' }], want: [start(0), { type: 'error', status: 500, errorType: 'api_error', message: 'cut' }] },
   ];
   for (const row of rows) it(row.name, () => assert.deepEqual(run(row.in), row.want));
 });
