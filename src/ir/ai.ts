@@ -5,6 +5,7 @@
  * What the proxy's LLM handler (src/proxy/llm) serves. Plain, JSON-serialisable, readonly data.
  */
 import type { BackendPolicy, Json } from './policy.ts';
+import type { Endpoint } from './types.ts';
 
 /**
  * SPEC.md's RouteType values, plus `Rerank`, which `routes` cannot name (SPEC.md's enum lacks it):
@@ -94,6 +95,11 @@ export interface AiProviderIR {
   /** The NamedLLMProvider's name; `default` for a backend with a single `provider`. */
   readonly name: string;
   readonly provider: LLMProvider;
+  /**
+   * A custom provider's Service replicas (ready endpoints of the referenced port): the proxy
+   * connects to them in turn. Absent: it connects to the provider's host and port.
+   */
+  readonly endpoints?: readonly Endpoint[];
   /** The provider's inline `policies` lowered like backend policies (they beat every other source). */
   readonly policies?: BackendPolicy;
 }

@@ -1,12 +1,13 @@
 import { SWITCHBOARD_GROUP, type ServicePort } from '../../api/gateway/index.ts';
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
-import type { Backend } from '../../ir/types.ts';
+import type { Backend, Endpoint } from '../../ir/types.ts';
 import { LLM_PROVIDERS } from '../../api/v1alpha1/backend/providers.ts';
 import { validateProxyObject } from '../../api/v1alpha1/validate.ts';
 import { compile } from '../../cel/index.ts';
 import type { AiBackendIR, AiPolicy, AiProviderIR, LLMProvider } from '../../ir/ai.ts';
 import type { BackendMember, BackendPolicy } from '../../ir/policy.ts';
 import { BackendResolver } from './backend.ts';
+import { readyEndpoints } from './endpoints.ts';
 import { lowerBackend } from './policy/members.ts';
 import { isDict, isPort, listOf, type Dict } from './read.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
@@ -19,8 +20,10 @@ import { conditionFrom, type Problem } from './status/conditions.ts';
  * somewhere the user did not ask); a provider whose Service or inline policy does not resolve is
  * left out and the others are still served.
  *
- * A custom provider's `backendRef` (same-namespace Service) is reached by the Service's cluster
- * DNS name and port, written into the provider's `host`/`port`.
+ * A custom provider's `backendRef` (same-namespace Service) is reached at the Service port's
+ * ready endpoints (EndpointSlices, as route backends), in turn; the Service's cluster DNS name
+ * and port are written into the provider's `host`/`port` (the Host header, and where the proxy
+ * connects when no endpoint is known).
  */
 export interface AiTranslation {
   readonly ir?: AiBackendIR;
@@ -96,7 +99,8 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
   if (!token) return undefined;
   const provider: Record<string, unknown> = { [token]: written[token] };
   for (const member of COMMON_MEMBERS) if (written[member] !== undefined) provider[member] = written[member];
-  if (token === 'custom' && !resolveCustomTarget(provider, `${path}.custom.backendRef`, ctx)) return undefined;
+  const endpoints = token === 'custom' ? resolveCustomTarget(provider, `${path}.custom.backendRef`, ctx) : [];
+  if (endpoints === undefined) return undefined;
 
   let policies: BackendPolicy | undefined;
   if (isDict(written.policies)) {
@@ -118,34 +122,39 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
     const sources = Object.fromEntries(Object.keys(members).map((m) => [m, [source]])) as BackendPolicy['sources'];
     policies = { ...(members as Partial<Record<BackendMember, unknown>>), sources } as BackendPolicy;
   }
-  return { name, provider: provider as unknown as LLMProvider, ...(policies ? { policies } : {}) };
+  return { name, provider: provider as unknown as LLMProvider, ...(endpoints.length > 0 ? { endpoints } : {}), ...(policies ? { policies } : {}) };
 }
 
-/** Sets host/port of a custom provider from its same-namespace Service; false (with a problem) when it does not resolve. */
-function resolveCustomTarget(provider: Record<string, unknown>, path: string, ctx: ProviderContext): boolean {
+/**
+ * Sets host/port of a custom provider from its same-namespace Service (its cluster DNS name) and
+ * returns the Service port's ready endpoints, which the proxy connects to in turn; undefined
+ * (with a problem) when the reference does not resolve.
+ */
+function resolveCustomTarget(provider: Record<string, unknown>, path: string, ctx: ProviderContext): Endpoint[] | undefined {
   const custom = provider.custom as Dict;
   const ref = isDict(custom.backendRef) ? custom.backendRef : undefined;
-  if (!ref) return true;
+  if (!ref) return [];
   const kind = typeof ref.kind === 'string' ? ref.kind : 'Service';
   const group = typeof ref.group === 'string' ? ref.group : '';
   if (group !== '' || kind !== 'Service') {
     ctx.problems.push({ reason: 'InvalidKind', message: `${path}: ${group ? `${group}/` : ''}${kind} is not supported; only a same-namespace Service is` });
-    return false;
+    return undefined;
   }
   const id = `${ctx.namespace}/${String(ref.name)}`;
   const service = ctx.snapshot.services.get(id);
   if (!service) {
     ctx.problems.push({ reason: 'BackendNotFound', message: `${path}: Service ${id} not found` });
-    return false;
+    return undefined;
   }
   const ports = listOf<ServicePort>(isDict(service.spec) ? service.spec.ports : undefined);
-  if (!isPort(ref.port) || !ports.some((p) => p.port === ref.port)) {
+  const servicePort = ports.find((p) => p.port === ref.port);
+  if (!isPort(ref.port) || !servicePort) {
     ctx.problems.push({ reason: 'BackendNotFound', message: `${path}: Service ${id} has no port ${String(ref.port)}` });
-    return false;
+    return undefined;
   }
   provider.host = `${String(ref.name)}.${ctx.namespace}.svc.${ctx.domain}`;
   provider.port = ref.port;
-  return true;
+  return readyEndpoints(service, servicePort, ctx.snapshot);
 }
 
 /** Compiles the AI policy's CEL so a bad expression is reported here, not per request. */

@@ -2,7 +2,7 @@ import type { EndpointSliceEndpoint, EndpointSlicePort, ServicePort } from '../.
 import type { KubeObject } from '../../api/gateway/object.ts';
 import type { Endpoint } from '../../ir/types.ts';
 import { isDict, isPort, listOf } from './read.ts';
-import { compareStrings } from './snapshot.ts';
+import { compareStrings, namespaceOf, type Snapshot } from './snapshot.ts';
 
 export interface ServiceEndpoints {
   readonly endpoints: readonly Endpoint[];
@@ -50,4 +50,15 @@ function matchingPort(ports: readonly EndpointSlicePort[], servicePort: ServiceP
 
 function withAppProtocol(endpoints: Endpoint[], appProtocol: string | undefined): ServiceEndpoints {
   return typeof appProtocol === 'string' && appProtocol ? { endpoints, appProtocol } : { endpoints };
+}
+
+/**
+ * The ready endpoints of a Service port, as route backends resolve them, for a backend the proxy
+ * reaches itself (MCP targets, custom LLM providers). An ExternalName Service has no replicas:
+ * its DNS name is kept (no endpoints).
+ */
+export function readyEndpoints(service: KubeObject, port: ServicePort, snapshot: Snapshot): Endpoint[] {
+  if (isDict(service.spec) && service.spec.type === 'ExternalName') return [];
+  const slices = snapshot.endpointSlices.get(`${namespaceOf(service)}/${service.metadata.name}`) ?? [];
+  return [...serviceEndpoints(service, port, slices).endpoints];
 }

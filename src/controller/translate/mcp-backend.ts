@@ -5,7 +5,7 @@ import type { McpAuthorizationRule, McpBackendIR, McpGuardrailIR, McpGuardrailPh
 import type { BackendMember, BackendPolicy } from '../../ir/policy.ts';
 import type { Endpoint } from '../../ir/types.ts';
 import { BackendResolver } from './backend.ts';
-import { serviceEndpoints } from './endpoints.ts';
+import { readyEndpoints } from './endpoints.ts';
 import { lowerBackend, lowerMcpAuthentication } from './policy/members.ts';
 import { isDict, isPort, listOf, stringRecord, type Dict } from './read.ts';
 import { selectorMatches } from './selector.ts';
@@ -193,16 +193,6 @@ function targetPolicies(written: Dict, path: string, name: string, ctx: TargetCo
   const source = `${ctx.source}#${name}`;
   const sources = Object.fromEntries(Object.keys(members).map((m) => [m, [source]])) as BackendPolicy['sources'];
   return { ...(members as Partial<Record<BackendMember, unknown>>), sources } as BackendPolicy;
-}
-
-/**
- * The ready endpoints of a Service port, as route backends resolve them. An ExternalName
- * Service has no replicas to pin to: its DNS name is kept (no endpoints).
- */
-function readyEndpoints(service: KubeObject, port: ServicePort, snapshot: Snapshot): Endpoint[] {
-  if (isDict(service.spec) && service.spec.type === 'ExternalName') return [];
-  const slices = snapshot.endpointSlices.get(`${namespaceOf(service)}/${service.metadata.name}`) ?? [];
-  return [...serviceEndpoints(service, port, slices).endpoints];
 }
 
 function selectedTargets(name: string, selector: Dict, namespace: string, snapshot: Snapshot, domain: string): McpTargetIR[] {

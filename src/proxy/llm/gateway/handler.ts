@@ -23,7 +23,7 @@ import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
 import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
-import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools } from './upstream.ts';
+import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -43,6 +43,7 @@ export class LlmBackendHandler {
   readonly #logger: Logger;
   readonly #picker: ProviderPicker;
   readonly #pools = new ProviderPools();
+  readonly #replicas = new ReplicaTurns();
   readonly #credentials: LlmCredentials;
   #realtime: RealtimeRelay | undefined;
 
@@ -159,7 +160,7 @@ export class LlmBackendHandler {
     // Keys and fixed-key signing are synchronous: no promise hop for them.
     const signed = signing instanceof Promise ? await signing : signing;
     const timeoutMs = policy?.http?.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const dispatcher = this.#pools.acquire(up, policy);
+    const dispatcher = this.#pools.acquire(this.#replicas.target(a.provider, up), policy);
     const options = {
       method: up.method as 'POST', path: signed.path, headers: { ...signed.headers, host }, body: upstreamBody.length > 0 ? upstreamBody : null,
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Pool } from 'undici';
 import type { BackendPolicy } from '../../../ir/policy.ts';
-import { bufferedRequest, ClientGoneError, ProviderPools, type AbortSource } from './upstream.ts';
+import type { AiProviderIR } from '../../../ir/ai.ts';
+import { bufferedRequest, ClientGoneError, ProviderPools, ReplicaTurns, type AbortSource } from './upstream.ts';
 
 function abortSource(): AbortSource & { abort(): void; listeners(): number } {
   const listeners = new Set<() => void>();
@@ -122,5 +123,23 @@ describe('ProviderPools.acquire', () => {
     await pools.close();
     assert.notEqual(pools.acquire(target('127.0.0.1', 1001), undefined), a, 'closing forgets the pools, the last one included');
     await pools.close();
+  });
+});
+
+describe('ReplicaTurns', () => {
+  const own = { host: 'vllm.default.svc.cluster.local', port: 8000, tls: false };
+  const provider = (endpoints?: { host: string; port: number }[]) => ({ name: 'p', provider: { custom: { formats: [] } }, ...(endpoints ? { endpoints } : {}) }) as unknown as AiProviderIR;
+
+  it('takes the replicas in turn, keeping the provider name for TLS', () => {
+    const turns = new ReplicaTurns();
+    const p = provider([{ host: '10.0.0.8', port: 8000 }, { host: '10.0.0.9', port: 8001 }]);
+    const picked = [1, 2, 3].map(() => turns.target(p, own));
+    assert.deepEqual(picked.map((t) => `${t.host}:${t.port}`), ['10.0.0.8:8000', '10.0.0.9:8001', '10.0.0.8:8000']);
+    assert.ok(picked.every((t) => t.serverName === own.host && t.tls === false));
+  });
+
+  it('leaves a provider without replicas at its own address', () => {
+    assert.equal(new ReplicaTurns().target(provider(), own), own);
+    assert.equal(new ReplicaTurns().target(provider([]), own), own);
   });
 });

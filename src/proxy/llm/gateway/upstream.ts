@@ -4,6 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import type { AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import { connectionSettings, connectorFor, serverNameFor } from '../../backend-policies/connection.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
@@ -21,13 +22,13 @@ function cachedSettings(policy: BackendPolicy): ReturnType<typeof connectionSett
 export class ProviderPools {
   readonly #pools = new Map<string, Dispatcher>();
   /** The last answer: most handlers have one provider, so the key need not be rebuilt per request. */
-  #last: { host: string; port: number; tls: boolean; policy: BackendPolicy | undefined; pool: Dispatcher } | undefined;
+  #last: { host: string; port: number; tls: boolean; serverName: string | undefined; policy: BackendPolicy | undefined; pool: Dispatcher } | undefined;
 
   acquire(target: UpstreamTarget, policy: BackendPolicy | undefined): Dispatcher {
     const last = this.#last;
-    if (last && last.policy === policy && last.host === target.host && last.port === target.port && last.tls === target.tls) return last.pool;
+    if (last && last.policy === policy && last.host === target.host && last.port === target.port && last.tls === target.tls && last.serverName === target.serverName) return last.pool;
     const pool = this.#pool(target, policy);
-    this.#last = { host: target.host, port: target.port, tls: target.tls, policy, pool };
+    this.#last = { host: target.host, port: target.port, tls: target.tls, serverName: target.serverName, policy, pool };
     return pool;
   }
 
@@ -36,14 +37,14 @@ export class ProviderPools {
     const tls = target.tls || settings?.tls !== undefined;
     const host = target.host.includes(':') ? `[${target.host}]` : target.host;
     const origin = `${tls ? 'https' : 'http'}://${host}:${target.port}`;
-    const key = `${settings?.fingerprint ?? '-'} ${origin}`;
+    const key = `${settings?.fingerprint ?? '-'} ${origin} ${target.serverName ?? ''}`;
     let pool = this.#pools.get(key);
     if (pool) return pool;
     if (!settings) {
       pool = new Pool(origin, { pipelining: 1 });
     } else {
-      const base = new Pool(origin, { pipelining: 1, connect: connectorFor(settings, target.host), allowH2: settings.version === 'h2' });
-      const servername = settings.tls ? serverNameFor(settings.tls, target.host) : undefined;
+      const base = new Pool(origin, { pipelining: 1, connect: connectorFor(settings, target.serverName ?? target.host), allowH2: settings.version === 'h2' });
+      const servername = settings.tls ? serverNameFor(settings.tls, target.serverName ?? target.host) : undefined;
       // undici derives SNI from each request's Host and reconnects when it changes: pin it.
       pool = servername === undefined ? base : base.compose((dispatch) => (opts, handler) => dispatch({ ...opts, servername } as Dispatcher.DispatchOptions, handler));
     }
@@ -56,6 +57,23 @@ export class ProviderPools {
     this.#pools.clear();
     this.#last = undefined;
     await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
+  }
+}
+
+/**
+ * Where requests to a provider connect: a custom provider's Service replicas (its ready
+ * endpoints) in turn, with TLS checking the Service's name; any other provider at its own
+ * address.
+ */
+export class ReplicaTurns {
+  readonly #next = new WeakMap<AiProviderIR, number>();
+
+  target(provider: AiProviderIR, own: UpstreamTarget): UpstreamTarget {
+    const replicas = provider.endpoints;
+    if (replicas === undefined || replicas.length === 0) return own;
+    const i = (this.#next.get(provider) ?? 0) % replicas.length;
+    this.#next.set(provider, i + 1);
+    return { host: replicas[i].host, port: replicas[i].port, tls: own.tls, serverName: own.host };
   }
 }
 

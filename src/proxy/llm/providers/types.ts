@@ -17,6 +17,8 @@ export interface UpstreamTarget {
   readonly host: string;
   readonly port: number;
   readonly tls: boolean;
+  /** The name TLS checks when `host` is a replica's address (a Service's DNS name); default `host`. */
+  readonly serverName?: string;
 }
 
 export interface ProviderEndpoint {
