@@ -102,9 +102,12 @@ export class LlmBackendHandler {
 
     const attempts = this.#picker.order();
     let last: Retryable | undefined;
+    /** Further replicas of the current provider to try after a refused connection. */
+    let replicasLeft = -1;
     for (let i = 0; i < attempts.length; i++) {
       if (sink.closed) break;
       const provider = attempts[i];
+      if (replicasLeft < 0) replicasLeft = (provider.endpoints?.length ?? 1) - 1;
       const isLast = i === attempts.length - 1;
       try {
         const outcome = await this.#attempt({ req, request, sink, route, body, provider, format });
@@ -120,12 +123,19 @@ export class LlmBackendHandler {
           last = { kind: 'retryable', status: 502, answer: async () => void fail(502, 'the gateway could not authenticate to the provider') };
         } else if (sink.started) {
           throw err;
+        } else if (replicasLeft > 0 && isConnectFailure(err)) {
+          // Nothing was sent: another replica of the same Service gets the request (ReplicaTurns moves on).
+          this.#logger.warn({ backend: this.#ir.key, provider: provider.name, err: String(err) }, 'LLM provider replica unreachable; trying the next replica');
+          replicasLeft--;
+          i--;
+          continue;
         } else {
           const timeout = isTimeout(err);
           this.#logger.warn({ backend: this.#ir.key, provider: provider.name, err: String(err) }, 'LLM provider unreachable');
           last = { kind: 'retryable', status: timeout ? 504 : 502, answer: async () => void fail(timeout ? 504 : 502, timeout ? 'the provider did not answer in time' : 'could not reach the provider') };
         }
       }
+      replicasLeft = -1;
     }
     if (sink.closed) return { status: 499, bytes: sink.bytes };
     if (!last) return fail(503, 'no provider is available');
@@ -330,6 +340,12 @@ function pickHeaders(h: Record<string, string | string[] | undefined>, names: re
     if (v !== undefined) out[n] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
+}
+
+/** The connection itself failed (nothing reached the provider): safe to send the request elsewhere. */
+function isConnectFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'UND_ERR_CONNECT_TIMEOUT';
 }
 
 function isTimeout(err: unknown): boolean {
