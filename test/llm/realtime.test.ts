@@ -16,7 +16,7 @@ import { tlsSecret } from '../support/manifests.ts';
 import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from './mock-realtime.ts';
 
 const ROUTES = '{ /v1/realtime: Realtime, /v1/chat/completions: Completions }';
-const BACKENDS = ['openai', 'azure', 'anthropic', 'badkey', 'down'] as const;
+const BACKENDS = ['openai', 'azure', 'anthropic', 'badkey', 'down', 'local'] as const;
 
 function yaml(mock: MockRealtime, downPort: number): string {
   const backend = (name: string, provider: string, auth: string) => `---
@@ -64,6 +64,28 @@ ${backend('azure', 'providerB: { endpoint: "https://acme.openai.azure.com/", api
 ${backend('anthropic', 'providerD: {}', '{ key: sk-ant }')}
 ${backend('badkey', 'providerA: {}', '{ key: sk-wrong }')}
 ${backend('down', 'providerA: {}', '{ key: sk-gateway }')}
+---
+apiVersion: v1
+kind: Service
+metadata: { name: rt }
+spec: { ports: [{ name: http, port: 8000 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: rt-a, labels: { kubernetes.io/service-name: rt } }
+addressType: IPv4
+ports: [{ name: http, port: ${mock.port} }]
+endpoints: [{ addresses: [${mock.host}] }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: local }
+spec:
+  ai:
+    provider: { custom: { backendRef: { name: rt, port: 8000 }, formats: [{ type: Realtime }] } }
+  policies:
+    auth: { key: sk-gateway }
+    ai: { routes: ${ROUTES} }
 `;
 }
 
@@ -170,6 +192,19 @@ describe('LLM Realtime WebSockets through the gateway', () => {
       assert.deepEqual([...echoed.data], [0, 1, 2, 255]);
     } finally {
       ws.close();
+    }
+  });
+
+  it('a custom provider behind a Service is dialled at its replica, with the Service name as Host', async () => {
+    const opened = await open(`ws://127.0.0.1:${gw.portOf(80)}/local/v1/realtime?model=local-rt`);
+    assert.ok('ws' in opened, `the handshake was refused: ${'status' in opened ? `${opened.status} ${opened.body}` : ''}`);
+    try {
+      const hs = mock.handshakes.at(-1)!;
+      assert.equal(hs.url, '/v1/realtime?model=local-rt');
+      assert.equal(hs.headers.host, 'rt.default.svc.cluster.local:8000');
+      assert.equal(hs.headers.authorization, 'Bearer sk-gateway');
+    } finally {
+      opened.ws.close();
     }
   });
 

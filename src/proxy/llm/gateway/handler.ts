@@ -71,7 +71,7 @@ export class LlmBackendHandler {
       return Promise.resolve();
     }
     this.#realtime ??= new RealtimeRelay({
-      backendKey: this.#ir.key, logger: this.#logger, credentials: this.#credentials,
+      backendKey: this.#ir.key, logger: this.#logger, credentials: this.#credentials, replicas: this.#replicas,
       account: (provider, model, usage, policy) => this.#log(provider, 'Realtime', model, true, usage, policy),
     });
     const attempts = this.#picker.order().map((provider) => {

@@ -21,7 +21,7 @@ import { planRequest } from '../plan.ts';
 import { makeUsage, type Usage } from '../usage.ts';
 import { CredentialError, type LlmCredentials } from './credentials/index.ts';
 import { AiPolicyError } from './body-policy.ts';
-import { hostHeader } from './upstream.ts';
+import { hostHeader, type ReplicaTurns } from './upstream.ts';
 
 /** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
 const FORWARDED = ['openai-beta', 'openai-organization', 'openai-project', 'user-agent'] as const;
@@ -43,6 +43,8 @@ export interface RealtimeDeps {
   readonly backendKey: string;
   readonly logger: Logger;
   readonly credentials: LlmCredentials;
+  /** Where to connect: a custom provider's Service replicas in turn (shared with the HTTP routes). */
+  readonly replicas: ReplicaTurns;
   /** Usage of one response in the session (`response.done`). */
   account(provider: string, model: string, usage: Usage, policy: PolicyContext | undefined): void;
 }
@@ -125,7 +127,10 @@ export class RealtimeRelay {
     const tls = up.tls || settings?.tls !== undefined;
     const tlsOptions = settings?.tls ? { ...settings.tls.options, servername: serverNameFor(settings.tls, up.host), checkServerIdentity: identityCheck(settings.tls, up.host) } : {};
     const timeoutMs = Math.min(a.policy?.http?.requestTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS);
-    const url = `${tls ? 'wss' : 'ws'}://${host}${signed.path}`;
+    // A custom provider's Service replica is dialled by address; Host and TLS keep the Service's name.
+    const at = this.#deps.replicas.target(a.provider, up);
+    const url = `${tls ? 'wss' : 'ws'}://${at === up ? host : hostHeader(at)}${signed.path}`;
+    if (at !== up) headers.host = host;
 
     return new Promise((resolve) => {
       const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...tlsOptions });
