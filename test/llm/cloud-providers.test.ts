@@ -5,66 +5,34 @@
  * signed service-account JWT; Gemini native with its API key header.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import aws4 from 'aws4';
-import { jwtVerify, importSPKI } from 'jose';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+import { awsKeysSecret, signedWithTestKeys, startFakeServiceAccount, type FakeServiceAccount } from './fake-cloud.ts';
 import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
-import { startMockProvider, streamFixture, type MockProvider, type RecordedRequest } from './mock-provider.ts';
+import { startMockProvider, streamFixture, type MockProvider } from './mock-provider.ts';
 
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
 /** Recomputes the request's SigV4 signature over the headers it says it signed. */
-function sigV4Valid(req: RecordedRequest): boolean {
-  const auth = String(req.headers.authorization ?? '');
-  const signed = /SignedHeaders=([^,]+)/.exec(auth)?.[1].split(';') ?? [];
-  if (signed.length === 0) return false;
-  const headers = Object.fromEntries(signed.map((h) => [h, String(req.headers[h])]));
-  const again = { host: String(req.headers.host), method: req.method, path: req.path, service: 'bedrock', region: 'us-west-2', headers, body: req.body };
-  aws4.sign(again, AWS);
-  return (again.headers as Record<string, string>).Authorization === auth;
-}
-
 describe('LLM gateway with cloud providers', () => {
   let bedrock: MockProvider;
   let vertex: MockProvider;
   let gemini: MockProvider;
-  let tokens: MockProvider;
+  let account: FakeServiceAccount;
   let gw: GatewayHarness;
-  /** Checks a JWT grant against the service account's public key, issuer and token endpoint. */
-  let verifyGrant: (assertion: string) => Promise<unknown>;
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
   before(async () => {
-    [bedrock, vertex, gemini, tokens] = await Promise.all([startMockProvider(), startMockProvider(), startMockProvider(), startMockProvider()]);
-    const verifyKey = await importSPKI(publicKey.export({ type: 'spki', format: 'pem' }).toString(), 'RS256');
-    const tokenUri = `http://${tokens.host}:${tokens.port}/token`;
-    tokens.answer('/token', (req) => {
-      const assertion = new URLSearchParams(req.body.toString()).get('assertion') ?? '';
-      return { status: 200, body: { access_token: 'ya29.from-fake-endpoint', expires_in: 3600, token_type: 'Bearer', _assertion: assertion } };
-    });
-    bedrock.answer('/model/', (req) => (sigV4Valid(req) ? streamFixture('bedrock-reasoning-tool') : { status: 403, body: { message: 'The request signature we calculated does not match the signature you provided.' } }));
+    [bedrock, vertex, gemini, account] = await Promise.all([startMockProvider(), startMockProvider(), startMockProvider(), startFakeServiceAccount('ya29.from-fake-endpoint')]);
+    bedrock.answer('/model/', (req) => (signedWithTestKeys(req, 'bedrock', 'us-west-2').ok ? streamFixture('bedrock-reasoning-tool') : { status: 403, body: { message: 'The request signature we calculated does not match the signature you provided.' } }));
     vertex.answer('/v1/projects/', (req) => (req.headers.authorization === 'Bearer ya29.from-fake-endpoint' ? streamFixture('gemini-thought-tools') : { status: 401, body: { error: { code: 401, message: 'bad token', status: 'UNAUTHENTICATED' } } }));
     gemini.answer('/v1beta/models/', streamFixture('gemini-thought-tools'));
-    const account = JSON.stringify({ type: 'service_account', client_email: 'gw@proj-1.iam.gserviceaccount.com', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), token_uri: tokenUri });
     gw = await startGateway(llmGatewayYaml([
       { name: 'bedrock', prefix: '/bedrock' },
       { name: 'vertex', prefix: '/vertex' },
       { name: 'gemini', prefix: '/gemini' },
     ], `
-apiVersion: v1
-kind: Secret
-metadata: { name: aws }
-stringData: { accessKey: ${AWS.accessKeyId}, secretKey: ${AWS.secretAccessKey} }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: gcp }
-stringData:
-  credentials.json: '${account.replace(/\n/g, '\\n')}'
----
+${awsKeysSecret()}---
+${account.secret()}---
 apiVersion: v1
 kind: Secret
 metadata: { name: gemini }
@@ -101,12 +69,11 @@ spec:
     ai: { routes: ${ROUTES} }
 `));
     assert.deepEqual(gw.applyErrors, []);
-    verifyGrant = (a) => jwtVerify(a, verifyKey, { issuer: 'gw@proj-1.iam.gserviceaccount.com', audience: tokenUri });
   });
 
   after(async () => {
     await gw?.close();
-    await Promise.all([bedrock, vertex, gemini, tokens].map((m) => m?.stop()));
+    await Promise.all([bedrock, vertex, gemini, account?.tokens].map((m) => m?.stop()));
   });
 
   const client = (prefix: string) => new OpenAI({ apiKey: 'client-key', baseURL: gw.url(80, `${prefix}/v1`), maxRetries: 0 });
@@ -128,7 +95,7 @@ spec:
     const seen = await collect(await client('/bedrock').chat.completions.create({ model: 'ignored', ...ask }));
     const up = bedrock.requests.at(-1)!;
     assert.equal(up.path, '/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse-stream');
-    assert.ok(sigV4Valid(up), 'the mock recomputes the same signature');
+    assert.ok(signedWithTestKeys(up, 'bedrock', 'us-west-2').ok, 'the signature verifies against the test keys');
     assert.deepEqual(seen.tools, ['get_weather']);
     assert.equal(seen.usage?.total_tokens, 853, 'input includes the 800 cached tokens');
   });
@@ -136,17 +103,17 @@ spec:
   it('Bedrock: a request signed with other credentials is refused by the mock (the check can fail)', () => {
     const up = bedrock.requests.at(-1)!;
     const tampered = { ...up, body: Buffer.concat([up.body, Buffer.from(' ')]) };
-    assert.equal(sigV4Valid(tampered), false);
+    assert.equal(signedWithTestKeys(tampered, 'bedrock', 'us-west-2').ok, false);
   });
 
   it('Vertex: access token from the service-account JWT grant, cached across requests', async () => {
     const first = await collect(await client('/vertex').chat.completions.create({ model: 'ignored', ...ask }));
     await collect(await client('/vertex').chat.completions.create({ model: 'ignored', ...ask }));
     assert.equal(vertex.requests.at(-1)!.path, '/v1/projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
-    assert.equal(tokens.requests.length, 1, 'one token fetch for two requests');
-    const grant = new URLSearchParams(tokens.requests[0].body.toString());
+    assert.equal(account.tokens.requests.length, 1, 'one token fetch for two requests');
+    const grant = new URLSearchParams(account.tokens.requests[0].body.toString());
     assert.equal(grant.get('grant_type'), 'urn:ietf:params:oauth:grant-type:jwt-bearer');
-    await verifyGrant(grant.get('assertion') ?? '');
+    await account.verifyGrant(grant.get('assertion') ?? '');
     assert.deepEqual(first.tools, ['get.weather']);
     assert.equal(first.text, 'Let me look that up.');
   });

@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { verifySigV4 } from './fake-sts.ts';
+import { awsKeysSecret, signedWithTestKeys } from './fake-cloud.ts';
 import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
 import { startMockProvider, type Answer, type MockProvider } from './mock-provider.ts';
 
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 /** Exactly representable in float32, so base64 round trips compare equal. */
 const VEC = { hello: [0.5, -0.25, 0.125, 1], world: [-1, 0.75, 0, 0.0625] } as const;
 
@@ -25,7 +24,7 @@ describe('LLM embeddings on Bedrock through the gateway (openai SDK)', () => {
   before(async () => {
     [bedrock, anthropic] = await Promise.all([startMockProvider(), startMockProvider()]);
     bedrock.answer('/model/', (req): Answer => {
-      const verdict = verifySigV4(req, { service: 'bedrock', region: 'us-west-2' }, (id) => (id === AWS.accessKeyId ? AWS.secretAccessKey : undefined));
+      const verdict = signedWithTestKeys(req, 'bedrock', 'us-west-2');
       if (!verdict.ok) return { status: 403, headers: { 'x-amzn-errortype': 'InvalidSignatureException' }, body: { message: verdict.reason } };
       const body = req.json();
       if (req.path === '/model/amazon.titan-embed-text-v2%3A0/invoke') {
@@ -45,11 +44,7 @@ describe('LLM embeddings on Bedrock through the gateway (openai SDK)', () => {
       { name: 'bedrock', prefix: '/bedrock' },
       { name: 'anthropic', prefix: '/anthropic' },
     ], `
-apiVersion: v1
-kind: Secret
-metadata: { name: aws }
-stringData: { accessKey: ${AWS.accessKeyId}, secretKey: ${AWS.secretAccessKey} }
----
+${awsKeysSecret()}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
 metadata: { name: bedrock }

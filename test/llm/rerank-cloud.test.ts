@@ -7,22 +7,19 @@
  * signed service-account JWT. Upstream errors come back in OpenAI's error format, status kept.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { importSPKI, jwtVerify } from 'jose';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { verifySigV4 } from './fake-sts.ts';
+import { awsKeysSecret, signedWithTestKeys, startFakeServiceAccount, type FakeServiceAccount } from './fake-cloud.ts';
 import { llmGatewayYaml } from './gateway-yaml.ts';
 import { startMockProvider, type Answer, type MockProvider, type RecordedRequest } from './mock-provider.ts';
 
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const TOKEN = 'ya29.rank-token';
 const DOCS = ['Berlin is the capital of Germany.', 'Paris is the capital of France.', 'France exports wine.'];
 
 /** Bedrock Agent Runtime: 403 on a bad signature (as the service answers), else the ranking the test chose. */
 function bedrockRerank(answer: (req: RecordedRequest) => Answer): (req: RecordedRequest) => Answer {
   return (req) => {
-    const verdict = verifySigV4(req, { service: 'bedrock', region: 'eu-west-1' }, (id) => (id === AWS.accessKeyId ? AWS.secretAccessKey : undefined));
+    const verdict = signedWithTestKeys(req, 'bedrock', 'eu-west-1');
     if (!verdict.ok) return { status: 403, headers: { 'x-amzn-errortype': 'InvalidSignatureException' }, body: { message: `The request signature we calculated does not match the signature you provided. (${verdict.reason})` } };
     return answer(req);
   };
@@ -31,17 +28,11 @@ function bedrockRerank(answer: (req: RecordedRequest) => Answer): (req: Recorded
 describe('LLM Rerank to Bedrock and Vertex through the gateway', () => {
   let bedrock: MockProvider;
   let vertex: MockProvider;
-  let tokens: MockProvider;
+  let account: FakeServiceAccount;
   let gw: GatewayHarness;
-  let verifyGrant: (assertion: string) => Promise<unknown>;
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
   before(async () => {
-    [bedrock, vertex, tokens] = await Promise.all([startMockProvider(), startMockProvider(), startMockProvider()]);
-    const tokenUri = `http://${tokens.host}:${tokens.port}/token`;
-    const verifyKey = await importSPKI(publicKey.export({ type: 'spki', format: 'pem' }).toString(), 'RS256');
-    verifyGrant = (a) => jwtVerify(a, verifyKey, { issuer: 'gw@proj-1.iam.gserviceaccount.com', audience: tokenUri });
-    tokens.answer('/token', { status: 200, body: { access_token: TOKEN, expires_in: 3600, token_type: 'Bearer' } });
+    [bedrock, vertex, account] = await Promise.all([startMockProvider(), startMockProvider(), startFakeServiceAccount(TOKEN)]);
 
     bedrock.answer('/rerank', bedrockRerank((req) => {
       const config = (req.json() as { rerankingConfiguration: { bedrockRerankingConfiguration: { numberOfResults: number; modelConfiguration: { modelArn: string } } } }).rerankingConfiguration.bedrockRerankingConfiguration;
@@ -61,28 +52,18 @@ describe('LLM Rerank to Bedrock and Vertex through the gateway', () => {
       return { status: 200, body: { records: [{ id: '1', score: 0.96 }, { id: '2', score: 0.31 }, { id: '0', score: 0.02 }] } };
     });
 
-    const account = JSON.stringify({ type: 'service_account', client_email: 'gw@proj-1.iam.gserviceaccount.com', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), token_uri: tokenUri });
     gw = await startGateway(llmGatewayYaml([
       { name: 'bedrock', prefix: '/bedrock' },
       { name: 'bedrock-unsigned', prefix: '/unsigned' },
       { name: 'vertex', prefix: '/vertex' },
     ], `
-apiVersion: v1
-kind: Secret
-metadata: { name: aws }
-stringData: { accessKey: ${AWS.accessKeyId}, secretKey: ${AWS.secretAccessKey} }
----
+${awsKeysSecret()}---
 apiVersion: v1
 kind: Secret
 metadata: { name: aws-other }
 stringData: { accessKey: AKIDOTHER, secretKey: not-the-right-secret }
 ---
-apiVersion: v1
-kind: Secret
-metadata: { name: gcp }
-stringData:
-  credentials.json: '${account.replace(/\n/g, '\\n')}'
----
+${account.secret()}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
 metadata: { name: bedrock }
@@ -116,7 +97,7 @@ spec:
 
   after(async () => {
     await gw?.close();
-    await Promise.all([bedrock, vertex, tokens].map((m) => m?.stop()));
+    await Promise.all([bedrock, vertex, account?.tokens].map((m) => m?.stop()));
   });
 
   /** A plain rerank client: what Cohere's and Jina's HTTP APIs take. */
@@ -174,8 +155,8 @@ spec:
       records: DOCS.map((content, id) => ({ id: String(id), content })), topN: 2, ignoreRecordDetailsInResponse: true,
     });
     assert.deepEqual(res.json.results, [{ index: 1, relevance_score: 0.96 }, { index: 2, relevance_score: 0.31 }]);
-    const grant = new URLSearchParams(tokens.requests.at(-1)!.body.toString());
-    await verifyGrant(grant.get('assertion') ?? '');
+    const grant = new URLSearchParams(account.tokens.requests.at(-1)!.body.toString());
+    await account.verifyGrant(grant.get('assertion') ?? '');
   });
 
   it('Vertex: a Google INVALID_ARGUMENT comes back as an OpenAI error with the status kept', async () => {
