@@ -78,6 +78,13 @@ function requestSource(cel: (() => CelInput) | undefined, identity: Readonly<Req
   };
 }
 
+/** How a request is SigV4-signed: with which keys, for which service and region. */
+interface Signing {
+  readonly credentials: AwsCredentials;
+  readonly service: string;
+  readonly region: string;
+}
+
 export interface SignedRequest {
   readonly headers: Record<string, string>;
   readonly path: string;
@@ -124,7 +131,7 @@ export class LlmCredentials {
     const mechanism = auth ? mechanismOf(auth) : undefined;
     const role = dict(dict(auth?.cloudA)?.assumeRole);
     if (mechanism === undefined && role === undefined && auth?.cloudB === undefined && auth?.cloudC === undefined) {
-      return this.#write(req, auth, undefined, undefined, identity, undefined);
+      return this.#write(req, auth, undefined, undefined, identity, this.#signing(req, auth, undefined));
     }
     return this.#applyWithTokens(req, auth, mechanism, role, identity, cel);
   }
@@ -133,16 +140,16 @@ export class LlmCredentials {
     let token: string | undefined;
     if (mechanism) token = await mechanismToken(mechanism, requestSource(cel, identity));
     else if (auth) token = await this.#oauthToken(auth, req.host);
-    const signing = role ? this.#signing(req, auth, mechanism) : undefined;
+    const signing = this.#signing(req, auth, mechanism);
     const session = role && signing ? await this.#assumedRole(role, signing.credentials, signing.region, identity, cel) : undefined;
-    return this.#write(req, auth, mechanism, token, identity, session);
+    return this.#write(req, auth, mechanism, token, identity, signing && session ? { ...signing, credentials: session } : signing);
   }
 
   /**
    * Writes the credentials once every token is at hand: `token` is the mechanism's or the cloud
-   * bearer token; `session` replaces the fixed cloud-A keys when a role was assumed.
+   * bearer token; `signing` (with the assumed role's session keys, if any) signs last.
    */
-  #write(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined, token: string | undefined, identity: Readonly<RequestIdentity>, session: AwsCredentials | undefined): SignedRequest {
+  #write(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined, token: string | undefined, identity: Readonly<RequestIdentity>, signing: Signing | undefined): SignedRequest {
     let written: { headers: Record<string, string | string[]>; path: string } = { headers: { ...req.headers }, path: req.path };
     if (auth && mechanism && token !== undefined) {
       const extras = applyBackendCredentials(written.headers, written.path, auth, identity);
@@ -156,13 +163,12 @@ export class LlmCredentials {
       const value = written.headers[name];
       headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    const signing = this.#signing(req, auth, mechanism);
     if (!signing) return { headers, path: written.path };
-    return { headers: signSigV4({ ...req, headers, path: written.path, service: signing.service, region: signing.region }, session ?? signing.credentials), path: written.path };
+    return { headers: signSigV4({ ...req, headers, path: written.path, service: signing.service, region: signing.region }, signing.credentials), path: written.path };
   }
 
   /** SigV4 parameters when the request must be signed: the provider needs it or cloudA is configured, and no key or token mechanism was chosen instead. */
-  #signing(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined): { credentials: AwsCredentials; service: string; region: string } | undefined {
+  #signing(req: SignableRequest, auth: BackendAuthPolicy | undefined, mechanism: TokenMechanism | undefined): Signing | undefined {
     const hint = req.credential;
     const signingWanted = hint.kind === 'sigv4' || auth?.cloudA !== undefined;
     // A key or a token mechanism is the credential the operator chose: no signing on top of it.
