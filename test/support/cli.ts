@@ -8,6 +8,8 @@ import { closedPort } from './fleet.ts';
 import { sendRequest, type TestResponse } from './client.ts';
 
 export interface CliProcess {
+  /** The gateway process (the primary when it runs workers). */
+  readonly pid: number;
   readonly adminPort: number;
   readonly metricsPort: number;
   /** An admin GET (`/healthz/ready`, `/status`, `/config_dump`). */
@@ -38,6 +40,7 @@ export async function startCli(configDir: string, opts: { workers?: number } = {
   const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
 
   const cli: CliProcess = {
+    pid: child.pid ?? 0,
     adminPort,
     metricsPort,
     admin: (path) => sendRequest(adminPort, { path }),
