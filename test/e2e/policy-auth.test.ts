@@ -1,10 +1,10 @@
 /**
  * Client authentication and authorization policies through YAML → translate → runtime, with real
  * credentials: JWTs minted by jose (RS256 from a JWKS HTTP server, ES256 inline), password files
- * written by Debian's htpasswd, API keys from a Secret and hashed keys from a ConfigMap.
+ * written once by Debian's htpasswd (committed fixtures), API keys from a Secret and hashed keys
+ * from a ConfigMap.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,15 +14,11 @@ import { stringify } from 'yaml';
 import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/jwt-authentication/test-keys.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+import { htpasswdLine, htpasswdLines } from '../support/htpasswd.ts';
 import { gateway, gatewayClass, service } from '../support/manifests.ts';
 
 const REMOTE_ISSUER = 'https://idp.example.com';
 const INLINE_ISSUER = 'https://inline.example.com';
-
-/** Debian's htpasswd: -B bcrypt, -m apr1 MD5, -s {SHA}, -d crypt. */
-function htpasswd(flag: '-B' | '-m' | '-s' | '-d', user: string, password: string): string {
-  return execFileSync('/usr/bin/htpasswd', ['-nb', flag, user, password], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-}
 
 const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -71,12 +67,8 @@ describe('authentication and authorization policies', () => {
       { issuer: REMOTE_ISSUER, audiences: ['api'], jwks: { remote: { url: jwksUrl, jwksPath: '/.well-known/jwks.json', ...(cacheDuration ? { cacheDuration } : {}) } } },
       { issuer: INLINE_ISSUER, jwks: { inline: jwks(inlineKey) } },
     ];
-    const passwords = [
-      htpasswd('-B', 'bcrypt-user', 'pw-bcrypt'),
-      htpasswd('-m', 'md5-user', 'pw-md5'),
-      htpasswd('-s', 'sha-user', 'pw-sha'),
-      htpasswd('-d', 'crypt-user', 'pw-crypt'),
-    ];
+    // htpasswd -B bcrypt-user, -m md5-user, -s sha-user, -d crypt-user; each password is pw-<format>.
+    const passwords = htpasswdLines('gateway-users.htpasswd');
     const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
     gw = await startGateway(gatewayClass() + service('echo', echo) + gateway('gw', [{ name: 'http', port: 80 }]) + `
@@ -136,7 +128,7 @@ ${passwords.map((l) => `    ${l}`).join('\n')}
       }) +
       route('basic', '/basic') + policy('basic', 'basic', { basicAuthentication: { secretRef: { name: 'htpasswd' }, realm: 'Team' } }) +
       route('basic-optional', '/basic-optional') + policy('basic-optional', 'basic-optional', {
-        basicAuthentication: { mode: 'Optional', users: [htpasswd('-s', 'inline-user', 'pw-inline')] },
+        basicAuthentication: { mode: 'Optional', users: [htpasswdLine('inline-user.htpasswd')] },
       }) +
       route('missing-secret', '/missing-secret') + policy('missing-secret', 'missing-secret', { apiKeyAuthentication: { secretRef: { name: 'nowhere' } } }),
     );

@@ -4,10 +4,11 @@ import { describe, it } from 'node:test';
 import { silentLogger } from '../../../common/logger.ts';
 import type { BasicAuthenticationPolicy } from '../../../ir/policy.ts';
 import { testContext } from '../credentials/test-context.ts';
+import { htpasswdLines } from '../../../../test/support/htpasswd.ts';
 import { compileBasicAuthentication } from './basic-authentication.ts';
 
-// Debian htpasswd output: -s (SHA) for alice / 'open:sesame', -B (bcrypt, cost 5) for bob / 'hunter2'.
-const USERS = ['alice:{SHA}k5A+xr53n4Lxr/w+OtkhllTIZrk=', 'bob:$2y$05$La/hgE14VLjVdymAUnrzyOha4MlW4S7fSXI7s0ZcAe22yQHbyA0Oa'];
+// Written once by Debian's htpasswd: -s (SHA) for alice, -B (bcrypt, cost 5) for bob, both 'open:sesame'.
+const USERS = htpasswdLines('alice-bob.htpasswd');
 
 function step(mode: BasicAuthenticationPolicy['mode'], realm = 'Restricted') {
   const member: BasicAuthenticationPolicy = { mode, realm, location: { header: { name: 'Authorization', prefix: 'Basic ' } }, users: USERS };

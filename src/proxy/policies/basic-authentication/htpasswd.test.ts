@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { htpasswdLine } from '../../../../test/support/htpasswd.ts';
 import { parsePasswordFile, verifyPassword, type HashFormat } from './htpasswd.ts';
 
-// Written by Debian's htpasswd (apache2-utils): `htpasswd -nb -B|-m|-s|-d alice 'open:sesame'`.
-const DEBIAN: Record<HashFormat, string> = {
-  bcrypt: 'alice:$2y$05$La/hgE14VLjVdymAUnrzyOha4MlW4S7fSXI7s0ZcAe22yQHbyA0Oa',
-  apr1: 'alice:$apr1$tGpFGJL2$4PQbWADoBTdMPkv5mxmqq.',
-  sha1: 'alice:{SHA}k5A+xr53n4Lxr/w+OtkhllTIZrk=',
-  crypt: 'alice:eUiwx0ICxgmXA',
-};
+// Written once by Debian's htpasswd (apache2-utils) for alice / 'open:sesame': test/fixtures/htpasswd/README.md.
+const FORMATS: readonly HashFormat[] = ['bcrypt', 'apr1', 'sha1', 'crypt'];
+const DEBIAN = Object.fromEntries(FORMATS.map((f) => [f, htpasswdLine(`alice-open-sesame/${f}.htpasswd`)])) as Record<HashFormat, string>;
 
 describe('htpasswd', () => {
   for (const [format, line] of Object.entries(DEBIAN) as [HashFormat, string][]) {
