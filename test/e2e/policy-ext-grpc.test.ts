@@ -1,20 +1,18 @@
 /**
  * Traffic policies backed by gRPC services, through YAML → translate → a listening gateway:
  * extAuth against a real Envoy ext_authz server (connect-node over h2c) and a global rateLimit
- * against a real rate-limit service (connect-node) counting in a real redis-server. Each limit
- * window starts at its descriptor's first hit (Redis EXPIRE NX), so no case depends on the clock.
+ * against a rate-limit service speaking Envoy's RLS gRPC API (connect-node, counting in memory:
+ * test/ext/rate-limit-service.ts). Each limit window starts at its descriptor's first hit, so no
+ * case depends on the clock.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { HeaderValueOption_HeaderAppendAction } from '../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
 import { Authorization, CheckResponseSchema, type CheckRequest } from '../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
-import {
-  RateLimitResponse_Code, RateLimitResponseSchema, RateLimitService, type RateLimitResponse_RateLimit_Unit,
-} from '../../src/proxy/ext/gen/envoy/service/ratelimit/v3/rls_pb.js';
 import { RateLimitUnit } from '../../src/proxy/ext/gen/envoy/type/v3/ratelimit_unit_pb.js';
 import { StatusCode } from '../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
-import { startRedis, type RunningRedis } from '../ext/redis.ts';
+import { startRateLimitService, type RunningRateLimitService } from '../ext/rate-limit-service.ts';
 import { closedPort, startGrpcServer, type RunningServer } from '../ext/servers.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
@@ -50,41 +48,17 @@ function startAuthz(seen: CheckRequest[]): Promise<RunningServer> {
   }));
 }
 
-/** An Envoy RLS counting hits per (domain, descriptor) in Redis: a fixed window opened by the first hit. */
-function startRateLimitService(redis: RunningRedis): Promise<RunningServer> {
-  return startGrpcServer((router) => router.service(RateLimitService, {
-    async shouldRateLimit(req) {
-      const statuses = [];
-      for (const d of req.descriptors) {
-        const key = `${req.domain}|${d.entries.map((e) => `${e.key}=${e.value}`).join('|')}`;
-        const replies = await redis.redis.multi().incrby(key, req.hitsAddend || 1).expire(key, 60, 'NX').ttl(key).exec();
-        const [[, count], , [, ttl]] = replies as [unknown, number][];
-        statuses.push({
-          code: count > USER_LIMIT ? RateLimitResponse_Code.OVER_LIMIT : RateLimitResponse_Code.OK,
-          currentLimit: { requestsPerUnit: USER_LIMIT, unit: RateLimitUnit.MINUTE as number as RateLimitResponse_RateLimit_Unit },
-          limitRemaining: Math.max(0, USER_LIMIT - count),
-          durationUntilReset: { seconds: BigInt(ttl) },
-        });
-      }
-      const over = statuses.some((s) => s.code === RateLimitResponse_Code.OVER_LIMIT);
-      return create(RateLimitResponseSchema, { overallCode: over ? RateLimitResponse_Code.OVER_LIMIT : RateLimitResponse_Code.OK, statuses });
-    },
-  }));
-}
-
 describe('gRPC-backed traffic policies end to end (extAuth, global rateLimit)', () => {
   let echo: EchoServer;
   let authz: RunningServer;
-  let redis: RunningRedis;
-  let rls: RunningServer;
+  let rls: RunningRateLimitService;
   let gw: GatewayHarness;
   const checks: CheckRequest[] = [];
 
   before(async () => {
     echo = await startEchoServer('echo');
     authz = await startAuthz(checks);
-    redis = await startRedis();
-    rls = await startRateLimitService(redis);
+    rls = await startRateLimitService({ rules: () => ({ requestsPerUnit: USER_LIMIT, unit: RateLimitUnit.MINUTE }) });
     const dead = await closedPort();
     gw = await startGateway(
       gatewayClass() + service('echo', echo) + gateway('gw', [{ name: 'http', port: 80 }]) +
@@ -103,7 +77,6 @@ describe('gRPC-backed traffic policies end to end (extAuth, global rateLimit)', 
   after(async () => {
     await gw?.close();
     await rls?.close();
-    await redis?.stop();
     await authz?.close();
     await echo?.close();
   });
@@ -137,7 +110,7 @@ describe('gRPC-backed traffic policies end to end (extAuth, global rateLimit)', 
     assert.equal(echo.seen.length, seen);
   });
 
-  it('global rateLimit: Redis-backed counts per descriptor, 429 with retry-after past the limit', async () => {
+  it('global rateLimit: the service counts per descriptor, 429 with retry-after past the limit', async () => {
     const alice = { 'x-user': 'alice' };
     const first = await gw.request(80, { path: '/limited', headers: alice });
     assert.equal(first.status, 200);
@@ -152,7 +125,7 @@ describe('gRPC-backed traffic policies end to end (extAuth, global rateLimit)', 
     assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${String(limited.headers['retry-after'])}`);
     assert.equal(JSON.parse(limited.text).error.code, 'rate_limited');
     assert.equal(echo.seen.length, seen, 'a limited request never reaches the upstream');
-    assert.equal(await redis.redis.get('e2e|user=alice'), String(USER_LIMIT + 1), 'the gateway counted every request in Redis');
+    assert.equal(rls.count('e2e', [['user', 'alice']]), USER_LIMIT + 1, 'the gateway had the service count every request');
 
     assert.equal((await gw.request(80, { path: '/limited', headers: { 'x-user': 'bob' } })).status, 200, 'another descriptor value has its own budget');
   });

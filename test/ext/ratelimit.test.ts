@@ -1,57 +1,27 @@
 /**
- * Global rate limits against a real rate-limit service: an RLS (connect-node, gRPC) counting in a
- * real Redis. Each descriptor's window starts at its first hit and lasts one unit (Redis EXPIRE),
- * so the test never depends on wall-clock boundaries.
+ * Global rate limits against a rate-limit service over the real Envoy RLS gRPC API: an in-process
+ * double (rate-limit-service.ts) counting in memory. Each descriptor's window starts at its first
+ * hit and lasts one unit, so the test never depends on wall-clock boundaries.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { create } from '@bufbuild/protobuf';
 import { createActivation } from '../../src/cel/index.ts';
 import { GlobalRateLimitClient, type GlobalRateLimitConfig, type RateLimitDecision } from '../../src/proxy/ext/ratelimit/index.ts';
-import type { RateLimitResponse_RateLimit_Unit} from '../../src/proxy/ext/gen/envoy/service/ratelimit/v3/rls_pb.js';
-import {
-  RateLimitResponse_Code, RateLimitResponseSchema, RateLimitService, type RateLimitRequest,
-} from '../../src/proxy/ext/gen/envoy/service/ratelimit/v3/rls_pb.js';
 import { RateLimitUnit } from '../../src/proxy/ext/gen/envoy/type/v3/ratelimit_unit_pb.js';
-import { startRedis, type RunningRedis } from './redis.ts';
-import { closedPort, startGrpcServer, type RunningServer } from './servers.ts';
+import { startRateLimitService, type RunningRateLimitService } from './rate-limit-service.ts';
+import { closedPort } from './servers.ts';
 
 /** Limits per minute by the first entry's name, unless the descriptor overrides it. */
 const LIMITS: Record<string, number> = { user: 3, tokens_user: 100 };
-const UNIT_SECONDS: Partial<Record<RateLimitUnit, number>> = { [RateLimitUnit.SECOND]: 1, [RateLimitUnit.MINUTE]: 60, [RateLimitUnit.HOUR]: 3600 };
 
-describe('global rate limit (RLS over gRPC, Redis-backed)', () => {
-  let redis: RunningRedis;
-  let rls: RunningServer;
-  const seen: RateLimitRequest[] = [];
+describe('global rate limit (RLS over gRPC)', () => {
+  let rls: RunningRateLimitService;
 
   before(async () => {
-    redis = await startRedis();
-    rls = await startGrpcServer((router) => router.service(RateLimitService, {
-      async shouldRateLimit(req) {
-        seen.push(req);
-        const hits = req.hitsAddend || 1;
-        const statuses = [];
-        for (const d of req.descriptors) {
-          const unit = d.limit?.unit ?? RateLimitUnit.MINUTE;
-          const limit = d.limit?.requestsPerUnit ?? LIMITS[d.entries[0]?.key ?? ''] ?? 1000;
-          const key = `${req.domain}|${d.entries.map((e) => `${e.key}=${e.value}`).join('|')}`;
-          const [[, count], , [, ttl]] = (await redis.redis.multi().incrby(key, hits).expire(key, UNIT_SECONDS[unit] ?? 60, 'NX').ttl(key).exec()) as [unknown, number][];
-          statuses.push({
-            code: count > limit ? RateLimitResponse_Code.OVER_LIMIT : RateLimitResponse_Code.OK,
-            currentLimit: { requestsPerUnit: limit, unit: unit as number as RateLimitResponse_RateLimit_Unit },
-            limitRemaining: Math.max(0, limit - count),
-            durationUntilReset: { seconds: BigInt(ttl) },
-          });
-        }
-        const over = statuses.some((s) => s.code === RateLimitResponse_Code.OVER_LIMIT);
-        return create(RateLimitResponseSchema, { overallCode: over ? RateLimitResponse_Code.OVER_LIMIT : RateLimitResponse_Code.OK, statuses });
-      },
-    }));
+    rls = await startRateLimitService({ rules: (_domain, entries) => ({ requestsPerUnit: LIMITS[entries[0]?.key ?? ''] ?? 1000, unit: RateLimitUnit.MINUTE }) });
   });
   after(async () => {
     await rls?.close();
-    await redis?.stop();
   });
 
   const activation = (user: string, usage?: { inputTokens: number; outputTokens: number }) =>
@@ -73,8 +43,8 @@ describe('global rate limit (RLS over gRPC, Redis-backed)', () => {
       assert.ok(reset >= 1 && reset <= 60, `reset ${reset}`);
       assert.equal(header(denied, 'retry-after'), String(reset));
       assert.equal((await client.shouldRateLimit(activation('bob'))).allowed, true, 'another descriptor value has its own budget');
-      assert.deepEqual(seen.at(-1)?.descriptors.map((d) => d.entries.map((e) => [e.key, e.value])), [[['user', 'bob']]]);
-      assert.equal(seen.at(-1)?.domain, 'gw');
+      assert.deepEqual(rls.requests.at(-1)?.descriptors.map((d) => d.entries.map((e) => [e.key, e.value])), [[['user', 'bob']]]);
+      assert.equal(rls.requests.at(-1)?.domain, 'gw');
     } finally {
       client.close();
     }
@@ -89,9 +59,9 @@ describe('global rate limit (RLS over gRPC, Redis-backed)', () => {
     });
     try {
       const d1 = await client.shouldRateLimit(activation('carol'));
-      assert.equal(seen.at(-1)?.hitsAddend, 2);
-      assert.equal(seen.at(-1)?.descriptors.length, 1, 'the failing descriptor is not sent');
-      assert.equal(seen.at(-1)?.descriptors[0].limit?.unit, RateLimitUnit.HOUR);
+      assert.equal(rls.requests.at(-1)?.hitsAddend, 2);
+      assert.equal(rls.requests.at(-1)?.descriptors.length, 1, 'the failing descriptor is not sent');
+      assert.equal(rls.requests.at(-1)?.descriptors[0].limit?.unit, RateLimitUnit.HOUR);
       assert.equal(header(d1, 'x-ratelimit-remaining'), '3');
       assert.equal((await client.shouldRateLimit(activation('carol'))).allowed, true);
       assert.equal((await client.shouldRateLimit(activation('carol'))).allowed, false, '6 > 5');
@@ -107,7 +77,7 @@ describe('global rate limit (RLS over gRPC, Redis-backed)', () => {
       assert.equal(client.countsTokens, true);
       assert.equal((await client.shouldRateLimit(activation('dave'))).allowed, true);
       assert.equal(await client.recordUsage(activation('dave', { inputTokens: 60, outputTokens: 50 })), true);
-      assert.equal(seen.at(-1)?.hitsAddend, 110, 'default cost is the total token count');
+      assert.equal(rls.requests.at(-1)?.hitsAddend, 110, 'default cost is the total token count');
       const after = await client.shouldRateLimit(activation('dave'));
       assert.equal(after.allowed, false, '1 + 110 + 1 > 100');
       assert.equal(await client.recordUsage(activation('dave')), true, 'no usage known: nothing is charged');
