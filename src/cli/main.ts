@@ -15,7 +15,7 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       case 'validate': {
         const options = parseValidateArgs(rest);
-        return options === 'help' ? print(VALIDATE_HELP) : (await import('./commands/validate.ts')).validate(options);
+        return options === 'help' ? print(VALIDATE_HELP) : await (await import('./commands/validate.ts')).validate(options);
       }
       case 'crds':
         return parseCrdsArgs(rest) === 'help' ? print(CRDS_HELP) : print((await import('./crds.ts')).renderCrds());

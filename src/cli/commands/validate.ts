@@ -5,8 +5,8 @@ import { formatProblem } from '../validate/format.ts';
 import { withDefaultsYaml } from '../validate/show-defaults.ts';
 
 /** Prints every finding and returns the exit code: 1 when any is an error. */
-export function validate(options: ValidateOptions, out: NodeJS.WriteStream = process.stdout): number {
-  const { problems, files, objects, sourced } = collectFindings(options.files, { proxyModelsEnabled: options.proxyModels });
+export async function validate(options: ValidateOptions, out: NodeJS.WriteStream = process.stdout): Promise<number> {
+  const { problems, files, objects, sourced } = await collectFindings(options.files, { proxyModelsEnabled: options.proxyModels });
   if (options.showDefaults) out.write(withDefaultsYaml(sourced));
   for (const problem of problems) out.write(`${formatProblem(problem, out)}\n`);
   const errors = problems.filter((p) => p.severity === 'error').length;

@@ -21,10 +21,12 @@ const CHECKED_CONDITIONS = new Set(['Accepted', 'ResolvedRefs']);
  * Everything `validate` can find without a running gateway: YAML and envelope errors, duplicates,
  * schema violations, and the conditions the translator would set. A reference to an object that
  * is not in the given files is only a note: it may well exist in the cluster the files go to.
+ * Files are read with the same limits as `run` (file size, documents, aliases, nodes, depth, all
+ * files together); a file over one is an error like a YAML syntax error.
  */
-export function collectFindings(paths: readonly string[], opts: { proxyModelsEnabled?: boolean } = {}): Findings {
+export async function collectFindings(paths: readonly string[], opts: { proxyModelsEnabled?: boolean } = {}): Promise<Findings> {
   const missing: ConfigProblem[] = missingPaths(paths).map((file) => ({ severity: 'error', file, message: 'path not found' }));
-  const scan = new FileSet(paths).scan();
+  const scan = await new FileSet(paths).scan();
   const store = new ObjectStore();
   store.replace(scan.snapshot);
   const { statuses } = translate(store.objects());

@@ -1,14 +1,20 @@
-import fs from 'node:fs';
 import type { SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem, SourceSnapshot } from '../types.ts';
 import { discoverYamlFiles } from './discover.ts';
-import { parseYamlFile } from './parse.ts';
+import { DEFAULT_CONFIG_LIMITS, formatBytes, type ConfigLimits } from './limits.ts';
+import type { ParsedFile } from './parse.ts';
+import { readConfigFile, type FileRead } from './read.ts';
+
+/** Reads one file unless its content hash is `previousHash` (in this thread, or in the parser thread). */
+export type FileReader = (file: string, previousHash: string | undefined) => FileRead | Promise<FileRead>;
 
 interface FileEntry {
-  readonly text: string;
-  /** What the file contributes now: its own objects, or those of its last good version while broken. */
-  readonly objects: readonly SourcedObject[];
-  readonly problems: readonly ConfigProblem[];
+  readonly hash: string;
+  readonly bytes: number;
+  /** What the file's current version parsed to. */
+  readonly parsed: ParsedFile;
+  /** The objects of the last version that was taken: served while the file is broken or over a limit. */
+  readonly lastGood: readonly SourcedObject[];
 }
 
 export interface ScanResult {
@@ -25,63 +31,77 @@ export interface ScanResult {
 
 /**
  * The YAML files under a set of paths and what each contributes, re-read on demand. A file whose
- * YAML breaks keeps contributing the objects of its last good version, so a typo never empties
- * the gateway; a file that disappears takes its objects with it.
+ * YAML breaks, or that goes over a limit, keeps contributing the objects of its last good
+ * version, so a typo (or a hostile file) never empties the gateway; a file that disappears takes
+ * its objects with it.
  */
 export class FileSet {
   readonly #paths: readonly string[];
+  readonly #limits: ConfigLimits;
   readonly #entries = new Map<string, FileEntry>();
+  /** Files refused last scan because the files before them already used up `maxTotalBytes`. */
+  #overTotal = new Set<string>();
 
-  constructor(paths: readonly string[]) {
+  constructor(paths: readonly string[], limits: ConfigLimits = DEFAULT_CONFIG_LIMITS) {
     this.#paths = paths;
+    this.#limits = limits;
   }
 
-  scan(): ScanResult {
+  /** Re-reads what changed; `read` defaults to reading and parsing in this thread. */
+  async scan(read: FileReader = (file, previousHash) => readConfigFile(file, previousHash, this.#limits)): Promise<ScanResult> {
     const files = discoverYamlFiles(this.#paths);
     let changed = false;
-    const newProblems: ConfigProblem[] = [];
-    const ignoredKinds = new Set<string>();
-    const keptFromBrokenFiles = new Map<string, number>();
-    const seen = new Set<string>();
+    const readNow = new Set<string>();
+    const seen: string[] = [];
 
     for (const file of files) {
-      const text = readOrUndefined(file);
-      if (text === undefined) continue; // deleted between listing and reading: same as gone
-      seen.add(file);
       const previous = this.#entries.get(file);
-      if (previous?.text === text) continue;
+      const result = await read(file, previous?.hash);
+      if (result.kind === 'gone') continue;
+      seen.push(file);
+      if (result.kind === 'unchanged') continue;
       changed = true;
-      const parsed = parseYamlFile(text, file);
-      for (const kind of parsed.ignoredKinds) ignoredKinds.add(kind);
-      const entry = parsed.syntaxOk
-        ? { text, objects: parsed.objects, problems: parsed.problems }
-        : { text, objects: previous?.objects ?? [], problems: parsed.problems };
-      if (!parsed.syntaxOk) keptFromBrokenFiles.set(file, entry.objects.length);
-      newProblems.push(...entry.problems);
-      this.#entries.set(file, entry);
+      readNow.add(file);
+      this.#entries.set(file, { hash: result.hash, bytes: result.bytes, parsed: result.parsed, lastGood: previous?.lastGood ?? [] });
     }
+    const seenSet = new Set(seen);
     for (const file of [...this.#entries.keys()]) {
-      if (seen.has(file)) continue;
+      if (seenSet.has(file)) continue;
       this.#entries.delete(file);
       changed = true;
     }
 
-    // Map iteration follows insertion order; rebuild in discovery order so snapshots are stable.
-    const ordered = files.filter((f) => seen.has(f)).map((f) => this.#entries.get(f) as FileEntry);
-    return {
-      changed,
-      snapshot: { objects: ordered.flatMap((e) => e.objects), problems: ordered.flatMap((e) => e.problems) },
-      newProblems,
-      ignoredKinds,
-      keptFromBrokenFiles,
-    };
-  }
-}
+    // Files are taken in discovery order until together they pass the limit; the rest are refused.
+    const overTotal = new Set<string>();
+    let total = 0;
+    for (const file of seen) {
+      total += (this.#entries.get(file) as FileEntry).bytes;
+      if (total > this.#limits.maxTotalBytes) overTotal.add(file);
+    }
+    const totalProblem = (file: string): ConfigProblem => ({ severity: 'error', file, message: `over a configuration limit: the configuration files together hold more than ${formatBytes(this.#limits.maxTotalBytes)}; this file and the ones after it are not read` });
+    const newlyOver = [...overTotal].filter((f) => !this.#overTotal.has(f) || readNow.has(f));
+    if (newlyOver.length > 0 || [...this.#overTotal].some((f) => !overTotal.has(f))) changed = true;
+    this.#overTotal = overTotal;
 
-function readOrUndefined(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
+    const newProblems: ConfigProblem[] = [];
+    const ignoredKinds = new Set<string>();
+    const keptFromBrokenFiles = new Map<string, number>();
+    const objects: SourcedObject[] = [];
+    const problems: ConfigProblem[] = [];
+    for (const file of seen) {
+      const entry = this.#entries.get(file) as FileEntry;
+      const taken = entry.parsed.syntaxOk && !overTotal.has(file);
+      const fileProblems = overTotal.has(file) ? [totalProblem(file)] : entry.parsed.problems;
+      if (taken && entry.lastGood !== entry.parsed.objects) this.#entries.set(file, { ...entry, lastGood: entry.parsed.objects });
+      const contributes = taken ? entry.parsed.objects : entry.lastGood;
+      objects.push(...contributes);
+      problems.push(...fileProblems);
+      if (readNow.has(file) || newlyOver.includes(file)) {
+        newProblems.push(...fileProblems);
+        for (const kind of entry.parsed.ignoredKinds) ignoredKinds.add(kind);
+        if (!taken) keptFromBrokenFiles.set(file, contributes.length);
+      }
+    }
+    return { changed, snapshot: { objects, problems }, newProblems, ignoredKinds, keptFromBrokenFiles };
   }
 }

@@ -3,6 +3,8 @@ import type { Logger } from '../../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../types.ts';
 import { foldersToWatch, missingPaths } from './discover.ts';
 import { FileSet, type ScanResult } from './file-set.ts';
+import { DEFAULT_CONFIG_LIMITS, type ConfigLimits } from './limits.ts';
+import { ParserThread } from './parser-thread.ts';
 
 export interface FileSourceOptions {
   /** Files and folders (searched recursively) of multi-document YAML. */
@@ -12,6 +14,10 @@ export interface FileSourceOptions {
   readonly debounceMs?: number;
   /** Upper bound on how long a stream of events can postpone a re-read. */
   readonly maxWaitMs?: number;
+  /** Bounds on file size, documents, aliases, nodes, depth and all files together. */
+  readonly limits?: ConfigLimits;
+  /** A file whose parse takes longer is reported as broken (see ParserThread). */
+  readonly parseTimeoutMs?: number;
 }
 
 const DEFAULT_DEBOUNCE_MS = 100;
@@ -19,11 +25,16 @@ const DEFAULT_MAX_WAIT_MS = 1000;
 
 /**
  * Objects from YAML files, watched for changes. Every change is debounced, the files are re-read
- * and, when anything changed, the complete snapshot is handed to the subscriber.
+ * and, when anything changed, the complete snapshot is handed to the subscriber. Reading and
+ * parsing happen in a worker thread (ParserThread), never on this thread's event loop; scans run
+ * one at a time.
  */
 export class FileSource implements ObjectSource {
   readonly #options: FileSourceOptions;
   readonly #files: FileSet;
+  readonly #parser: ParserThread;
+  /** The scan under way; a change seen meanwhile schedules another one after it. */
+  #scanning: Promise<void> | undefined;
   /** By folder. */
   readonly #watchers = new Map<string, fs.FSWatcher>();
   #interest = new Map<string, Set<string> | 'all'>();
@@ -36,7 +47,9 @@ export class FileSource implements ObjectSource {
 
   constructor(options: FileSourceOptions) {
     this.#options = options;
-    this.#files = new FileSet(options.paths);
+    const limits = options.limits ?? DEFAULT_CONFIG_LIMITS;
+    this.#files = new FileSet(options.paths, limits);
+    this.#parser = new ParserThread({ limits, logger: options.logger, timeoutMs: options.parseTimeoutMs });
   }
 
   async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
@@ -45,7 +58,9 @@ export class FileSource implements ObjectSource {
     this.#onSnapshot = onSnapshot;
     // Watch before the first read so an edit made while reading is not lost.
     this.#syncWatchers();
-    const result = this.#files.scan();
+    const first = this.#scan();
+    this.#scanning = first.then(() => {}, () => {}).finally(() => { this.#scanning = undefined; });
+    const result = await first;
     this.#report(result);
     onSnapshot(result.snapshot);
   }
@@ -55,6 +70,8 @@ export class FileSource implements ObjectSource {
     clearTimeout(this.#timer);
     for (const watcher of this.#watchers.values()) watcher.close();
     this.#watchers.clear();
+    await this.#parser.close();
+    await this.#scanning;
   }
 
   /** Watches every folder that matters now; called after each scan since folders come and go. */
@@ -100,16 +117,30 @@ export class FileSource implements ObjectSource {
   #rescan(): void {
     this.#timer = undefined;
     if (this.#stopped) return;
+    if (this.#scanning) {
+      // A slow parse is under way: look again once it is done (the files may have changed since it began).
+      void this.#scanning.then(() => this.#schedule());
+      return;
+    }
+    this.#scanning = this.#rescanNow().finally(() => { this.#scanning = undefined; });
+  }
+
+  async #rescanNow(): Promise<void> {
     let result: ScanResult;
     try {
-      result = this.#files.scan();
+      result = await this.#scan();
     } catch (err) {
       this.#options.logger.error({ err: (err as Error).message }, 'reading configuration files failed; keeping the current configuration');
       return;
     }
+    if (this.#stopped) return;
     this.#report(result);
     this.#syncWatchers();
     if (result.changed) this.#onSnapshot?.(result.snapshot);
+  }
+
+  #scan(): Promise<ScanResult> {
+    return this.#files.scan((file, previousHash) => this.#parser.read(file, previousHash));
   }
 
   #report(result: ScanResult): void {

@@ -1,7 +1,9 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { Composer, LineCounter, Parser, type Document } from 'yaml';
 import type { KubeObject, SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem } from '../types.ts';
 import { apiGroupOf, isKnownKind } from '../known-kinds.ts';
+import { DEFAULT_CONFIG_LIMITS, type ConfigLimits } from './limits.ts';
+import { checkDocumentBounds, type FileTally } from './yaml-bounds.ts';
 
 const OWN_GROUP = 'switchboard.dev';
 
@@ -9,61 +11,112 @@ export interface ParsedFile {
   /** The objects of known kinds, each with its origin. */
   readonly objects: readonly SourcedObject[];
   readonly problems: readonly ConfigProblem[];
-  /** false when the YAML itself is broken: the caller keeps what the file contributed before. */
+  /**
+   * false when the file as a whole is unusable (broken YAML, or over a limit): the caller keeps
+   * what the file contributed before.
+   */
   readonly syntaxOk: boolean;
   /** `group/Kind` of objects skipped because the gateway does not read that kind. */
   readonly ignoredKinds: ReadonlySet<string>;
 }
 
+/** A file that contributes nothing now: broken YAML, over a limit, unreadable. */
+export function brokenFile(problems: readonly ConfigProblem[]): ParsedFile {
+  return { objects: [], problems, syntaxOk: false, ignoredKinds: new Set() };
+}
+
 /**
  * Parses one multi-document YAML file into objects. A syntax error anywhere makes the whole file
  * unusable (a half-read file would silently drop objects); a document that parses but is not an
- * object is reported and skipped while its siblings are kept.
+ * object is reported and skipped while its siblings are kept. The work is bounded by `limits`
+ * (documents, nodes, aliases and their expansion, depth); a file over one is unusable the same
+ * way, and nothing the text holds makes this function throw.
  */
-export function parseYamlFile(text: string, file: string): ParsedFile {
+export function parseYamlFile(text: string, file: string, limits: ConfigLimits = DEFAULT_CONFIG_LIMITS): ParsedFile {
+  try {
+    return parseBounded(text, file, limits);
+  } catch (err) {
+    // yaml reports its own stack overflows as errors; anything still thrown is a parser defect we
+    // must not let take the gateway (or `validate`) down with it.
+    return brokenFile([{ severity: 'error', file, message: `cannot parse the file: ${firstLine((err as Error).message ?? String(err))}` }]);
+  }
+}
+
+function parseBounded(text: string, file: string, limits: ConfigLimits): ParsedFile {
   const lineCounter = new LineCounter();
-  const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false });
-  // An empty file or one holding only comments parses as an empty stream.
-  if (!Array.isArray(documents)) return { objects: [], problems: [], syntaxOk: true, ignoredKinds: new Set() };
+  const lineOf = (offset: number): { line: number; col: number } => lineCounter.linePos(offset);
+  const documents = composeDocuments(text, lineCounter, limits.maxDocuments);
+  if (documents === 'too many') {
+    return brokenFile([{ severity: 'error', file, document: limits.maxDocuments, message: `more than ${limits.maxDocuments} YAML documents in the file` }]);
+  }
 
   const syntaxProblems: ConfigProblem[] = [];
-  documents.forEach((doc, index) => {
+  const tally: FileTally = { nodes: 0, aliases: 0 };
+  for (const [index, doc] of documents.entries()) {
     for (const err of doc.errors) {
-      const pos = err.linePos?.[0] ?? lineCounter.linePos(err.pos[0]);
+      const pos = err.linePos?.[0] ?? lineOf(err.pos[0]);
       syntaxProblems.push({
         severity: 'error', file, document: index, line: pos.line, column: pos.col,
         message: `YAML syntax error: ${firstLine(err.message)}`,
       });
     }
-  });
-  if (syntaxProblems.length > 0) return { objects: [], problems: syntaxProblems, syntaxOk: false, ignoredKinds: new Set() };
+    if (syntaxProblems.length > 0) continue;
+    const violation = checkDocumentBounds(doc, limits, tally);
+    if (violation) {
+      const pos = violation.offset === undefined ? undefined : lineOf(violation.offset);
+      return brokenFile([{ severity: 'error', file, document: index, line: pos?.line, column: pos?.col, message: violation.message }]);
+    }
+  }
+  if (syntaxProblems.length > 0) return brokenFile(syntaxProblems);
 
   const objects: SourcedObject[] = [];
   const problems: ConfigProblem[] = [];
   const ignoredKinds = new Set<string>();
-  documents.forEach((doc, index) => {
-    if (doc.contents === null) return; // `---` with nothing after it
+  for (const [index, doc] of documents.entries()) {
+    if (doc.contents === null) continue; // `---` with nothing after it
     const start = doc.contents.range?.[0] ?? doc.range[0];
-    const origin = { file, document: index, line: lineCounter.linePos(start).line };
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    const origin = { file, document: index, line: lineOf(start).line };
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: limits.maxAliasExpansion });
+    } catch (err) {
+      // yaml's alias-expansion guard ("Excessive alias count…") or an unresolved alias.
+      return brokenFile([{ severity: 'error', file, document: index, line: origin.line, message: `over a configuration limit: ${firstLine((err as Error).message)} (aliases may expand at most ${limits.maxAliasExpansion} times)` }]);
+    }
     const envelopeError = envelopeProblem(value);
     if (envelopeError) {
       problems.push({ severity: 'error', file, document: index, line: origin.line, path: envelopeError.path, message: envelopeError.message });
-      return;
+      continue;
     }
     const object = value as KubeObject;
     if (!isKnownKind(object.apiVersion, object.kind)) {
       // In our own group an unknown kind is a typo, not someone else's object.
       if (apiGroupOf(object.apiVersion) === OWN_GROUP) {
         problems.push({ severity: 'error', file, document: index, line: origin.line, path: 'kind', object: { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, message: `unknown kind ${object.kind} in ${OWN_GROUP}` });
-        return;
+        continue;
       }
       ignoredKinds.add(`${apiGroupOf(object.apiVersion) || 'core'}/${object.kind}`);
-      return;
+      continue;
     }
     objects.push({ object, origin });
-  });
+  }
   return { objects, problems, syntaxOk: true, ignoredKinds };
+}
+
+/**
+ * The file's documents, composed one at a time so a file of millions of tiny documents is
+ * refused after `maxDocuments` instead of being held whole. Keys are not checked for duplicates
+ * here (see checkDocumentBounds).
+ */
+function composeDocuments(text: string, lineCounter: LineCounter, maxDocuments: number): Document.Parsed[] | 'too many' {
+  const parser = new Parser(lineCounter.addNewLine);
+  const composer = new Composer({ prettyErrors: false, uniqueKeys: false });
+  const documents: Document.Parsed[] = [];
+  for (const doc of composer.compose(parser.parse(text))) {
+    if (documents.length >= maxDocuments) return 'too many';
+    documents.push(doc);
+  }
+  return documents;
 }
 
 /** The checks every Kubernetes-style object must pass before its kind even matters. */

@@ -1,0 +1,124 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../../../common/logger.ts';
+import { formatBytes, type ConfigLimits } from './limits.ts';
+import { brokenFile } from './parse.ts';
+import type { FileRead } from './read.ts';
+
+export interface ParserRequest {
+  readonly id: number;
+  readonly file: string;
+  readonly previousHash: string | undefined;
+}
+
+export type ParserReply =
+  | { readonly id: number; readonly type: 'hashed'; readonly hash: string; readonly bytes: number }
+  | { readonly id: number; readonly type: 'done'; readonly result: FileRead };
+
+export interface ParserThreadOptions {
+  readonly limits: ConfigLimits;
+  readonly logger: Logger;
+  /** A file whose parse takes longer is given up on (the thread is restarted) and reported. */
+  readonly timeoutMs?: number;
+  /** The thread's V8 heap; a parse that needs more ends the thread, not the gateway. */
+  readonly maxHeapMiB?: number;
+}
+
+export const DEFAULT_PARSE_TIMEOUT_MS = 30_000;
+export const DEFAULT_PARSER_HEAP_MIB = 1024;
+
+interface Pending {
+  readonly file: string;
+  readonly resolve: (read: FileRead) => void;
+  hashed?: { hash: string; bytes: number };
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Reads and parses configuration files in a worker thread, so a large or hostile file costs the
+ * thread time and memory but never blocks the event loop that serves requests (with `--workers 1`
+ * the proxy shares the control plane's process). A parse that runs past `timeoutMs` or out of the
+ * thread's heap is reported as that file's error; the thread is restarted for the next file.
+ */
+export class ParserThread {
+  readonly #options: ParserThreadOptions;
+  #worker: Worker | undefined;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 0;
+  #closed = false;
+
+  constructor(options: ParserThreadOptions) {
+    this.#options = options;
+  }
+
+  read(file: string, previousHash: string | undefined): Promise<FileRead> {
+    if (this.#closed) return Promise.resolve({ kind: 'read', bytes: 0, hash: 'closed', parsed: brokenFile([{ severity: 'error', file, message: 'the parser thread was stopped' }]) });
+    const worker = this.#ensureWorker();
+    const id = this.#nextId++;
+    const timeoutMs = this.#options.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.#giveUp(worker, `over a configuration limit: parsing took longer than ${timeoutMs / 1000} s`), timeoutMs);
+      this.#pending.set(id, { file, resolve, timer });
+      worker.postMessage({ id, file, previousHash } satisfies ParserRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#failAll('the parser thread was stopped');
+    await worker?.terminate();
+  }
+
+  #ensureWorker(): Worker {
+    if (this.#worker) return this.#worker;
+    const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_PARSER_HEAP_MIB;
+    const worker = new Worker(new URL('./parser-thread-worker.ts', import.meta.url), {
+      workerData: { limits: this.#options.limits },
+      resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB },
+    });
+    // The thread must never keep the process alive on its own.
+    worker.unref();
+    worker.on('message', (reply: ParserReply) => this.#onReply(reply));
+    worker.on('error', (err: Error & { code?: string }) => {
+      const reason = err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? `over a configuration limit: parsing needed more than the parser thread's ${formatBytes(maxHeapMiB * 1024 * 1024)} of memory`
+        : `the parser thread failed: ${err.message}`;
+      this.#options.logger.error({ err: err.message }, 'configuration parser thread failed; restarting it');
+      this.#giveUp(worker, reason);
+    });
+    worker.on('exit', () => this.#giveUp(worker, 'the parser thread exited'));
+    this.#worker = worker;
+    return worker;
+  }
+
+  #onReply(reply: ParserReply): void {
+    const pending = this.#pending.get(reply.id);
+    if (!pending) return;
+    if (reply.type === 'hashed') {
+      pending.hashed = { hash: reply.hash, bytes: reply.bytes };
+      return;
+    }
+    clearTimeout(pending.timer);
+    this.#pending.delete(reply.id);
+    pending.resolve(reply.result);
+  }
+
+  /** Ends `worker` (if still the current one) and answers everything it owed with `reason`. */
+  #giveUp(worker: Worker, reason: string): void {
+    if (this.#worker !== worker) return;
+    this.#worker = undefined;
+    void worker.terminate();
+    this.#failAll(reason);
+  }
+
+  #failAll(reason: string): void {
+    for (const [id, pending] of this.#pending) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(id);
+      // Keyed by the content's hash when known, so the same content is not parsed again until it changes.
+      const hash = pending.hashed?.hash ?? `failed:${Date.now()}:${id}`;
+      pending.resolve({ kind: 'read', bytes: pending.hashed?.bytes ?? 0, hash, parsed: brokenFile([{ severity: 'error', file: pending.file, message: reason }]) });
+    }
+  }
+}
