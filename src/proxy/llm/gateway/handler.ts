@@ -217,6 +217,8 @@ export class LlmBackendHandler {
     try {
       for await (const chunk of response.body) {
         for (const out of translator.push(chunk as Buffer)) await a.sink.write(out);
+        // The stream failed (an error event was written): stop reading, which closes the upstream.
+        if (translator.done === true) break;
       }
     } catch (err) {
       // The upstream stream broke (reset, idle timeout): `end` renders the cut as an error event.

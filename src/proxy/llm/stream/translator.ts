@@ -4,7 +4,7 @@
  */
 import type { StreamEvent } from '../canonical.ts';
 import { mergeUsage, type Usage } from '../usage.ts';
-import type { UpstreamDecoder } from './decode/decoder.ts';
+import { EVENT_TOO_LARGE, type UpstreamDecoder } from './decode/decoder.ts';
 import type { ClientEncoder } from './encode/encoder.ts';
 import { ToolCallSequencer } from './encode/tool-sequence.ts';
 
@@ -17,6 +17,8 @@ export interface StreamTranslator {
   usage(): Usage | undefined;
   /** An error event was sent to the client (upstream error or truncation). */
   readonly failed: boolean;
+  /** Nothing more will be written to the client: the caller should stop reading the upstream. */
+  readonly done?: boolean;
 }
 
 function bytes(strings: string[]): Uint8Array[] {
@@ -56,6 +58,10 @@ export class TranslatingStream implements StreamTranslator {
     return this.seenUsage;
   }
 
+  get done(): boolean {
+    return this.closed;
+  }
+
   private emit(events: StreamEvent[]): string[] {
     const out: string[] = [];
     for (const ev of events) {
@@ -88,6 +94,7 @@ export class PassthroughStream implements StreamTranslator {
   private readonly errorEncoder: ClientEncoder;
   private seenUsage: Usage | undefined;
   failed = false;
+  done = false;
 
   constructor(sniffer: UpstreamDecoder, errorEncoder: ClientEncoder) {
     this.sniffer = sniffer;
@@ -95,12 +102,22 @@ export class PassthroughStream implements StreamTranslator {
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
+    if (this.done) return [];
+    const err = this.observe(this.sniffer.push(chunk));
+    if (err === EVENT_TOO_LARGE) {
+      // The gateway gave up on an event past its size limit: what was forwarded of it is cut off
+      // by a blank line (the client drops or fails on it), then the error in the client's format.
+      this.failed = true;
+      this.done = true;
+      return bytes(['\n\n', ...this.errorEncoder.push(err)]);
+    }
     // Errors seen here were sent by the upstream itself and reach the client verbatim.
-    if (this.observe(this.sniffer.push(chunk))) this.failed = true;
+    if (err) this.failed = true;
     return [chunk];
   }
 
   end(): Uint8Array[] {
+    if (this.done) return [];
     const err = this.observe(this.sniffer.end());
     if (!err || this.failed) return [];
     // The upstream stopped mid-answer: tell the client in its own format.

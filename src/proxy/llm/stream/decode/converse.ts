@@ -4,8 +4,8 @@ import type { ConverseStreamEvents } from '../../formats/bedrock.ts';
 import type { ToolNameMap } from '../../convert/tool-names.ts';
 import { converseUsageToUsage } from '../../convert/converse/response.ts';
 import { fromConverseStop } from '../../convert/finish.ts';
-import { EventStreamParser, type EventStreamMessage } from '../eventstream.ts';
-import { TRUNCATED, type UpstreamDecoder } from './decoder.ts';
+import { EventStreamFrameTooLargeError, EventStreamParser, type EventStreamMessage } from '../eventstream.ts';
+import { EVENT_TOO_LARGE, TRUNCATED, type UpstreamDecoder } from './decoder.ts';
 
 const EXCEPTION_STATUS: Record<string, number> = {
   throttlingException: 429, validationException: 400, accessDeniedException: 403, resourceNotFoundException: 404,
@@ -28,8 +28,9 @@ export class ConverseStreamDecoder implements UpstreamDecoder {
     let messages: EventStreamMessage[];
     try {
       messages = this.parser.push(chunk);
-    } catch {
+    } catch (err) {
       this.failed = true;
+      if (err instanceof EventStreamFrameTooLargeError) return [EVENT_TOO_LARGE];
       return [{ type: 'error', status: 502, errorType: 'api_error', message: 'upstream sent a corrupt event-stream frame' }];
     }
     const out: StreamEvent[] = [];

@@ -1,5 +1,5 @@
 import type { StreamEvent } from '../../canonical.ts';
-import { SSEParser, type SSEEvent } from '../sse.ts';
+import { SSEEventTooLargeError, SSEParser, type SSEEvent } from '../sse.ts';
 
 /** Upstream stream bytes → canonical events. */
 export interface UpstreamDecoder {
@@ -10,6 +10,13 @@ export interface UpstreamDecoder {
 
 export const TRUNCATED: StreamEvent = { type: 'error', status: 502, errorType: 'api_error', message: 'upstream stream ended before the response was complete' };
 
+/**
+ * An upstream stream event (SSE event or event-stream frame) passed the gateway's size limit
+ * (DEFAULT_MAX_SSE_EVENT_CHARS, MAX_EVENTSTREAM_FRAME_BYTES). The gateway gave up on the stream:
+ * the client gets this as an error event in its format, and the upstream is no longer read.
+ */
+export const EVENT_TOO_LARGE: StreamEvent = { type: 'error', status: 502, errorType: 'api_error', message: 'upstream sent a stream event larger than the gateway accepts' };
+
 /** Shared SSE plumbing: subclasses handle one parsed event at a time. */
 export abstract class SSEDecoder implements UpstreamDecoder {
   private readonly parser = new SSEParser();
@@ -17,11 +24,11 @@ export abstract class SSEDecoder implements UpstreamDecoder {
   protected failed = false;
 
   push(chunk: Uint8Array): StreamEvent[] {
-    return this.handleAll(this.parser.push(chunk));
+    return this.parse(() => this.parser.push(chunk));
   }
 
   end(): StreamEvent[] {
-    const out = this.handleAll(this.parser.end());
+    const out = this.parse(() => this.parser.end());
     out.push(...this.finishStream());
     if (!this.complete && !this.failed) out.push(TRUNCATED);
     return out;
@@ -30,6 +37,18 @@ export abstract class SSEDecoder implements UpstreamDecoder {
   /** Called at upstream EOF before the truncation check; streams without a terminal marker decide here. */
   protected finishStream(): StreamEvent[] {
     return [];
+  }
+
+  /** Parsed events handled in order; an oversized event fails the stream (once). */
+  private parse(read: () => SSEEvent[]): StreamEvent[] {
+    if (this.failed) return [];
+    try {
+      return this.handleAll(read());
+    } catch (err) {
+      if (!(err instanceof SSEEventTooLargeError)) throw err;
+      this.failed = true;
+      return [EVENT_TOO_LARGE];
+    }
   }
 
   private handleAll(events: SSEEvent[]): StreamEvent[] {
