@@ -72,3 +72,42 @@ export function children(node: ASTNode): ASTNode[] {
       return node.args as ASTNode[];
   }
 }
+
+/**
+ * A node as the library holds it after type checking, for the cost meter (instrument.ts): a
+ * macro call (`all`, `exists`, `map` …) keeps its parsed form and carries the expanded
+ * comprehension as `meta.alternate`; operators and calls carry the `handle` their evaluation
+ * calls with the evaluated operands.
+ */
+export interface RawNode {
+  readonly op: string;
+  readonly args: unknown;
+  readonly meta: { alternate?: RawNode; macro?: unknown };
+  handle?: (...args: unknown[]) => unknown;
+  evaluate: (evaluator: unknown, node: RawNode, ctx: unknown) => unknown;
+}
+
+/** The parts of a comprehension node (the expansion of a macro such as `all` or `map`). */
+export interface ComprehensionArgs {
+  iterable: ASTNode;
+  init: ASTNode;
+  step: ASTNode;
+  kind?: string;
+}
+
+export function raw(node: ASTNode): RawNode {
+  return node as unknown as RawNode;
+}
+
+/** The children of a node, with a macro call's expansion in place of its parsed arguments. */
+export function expandedChildren(node: ASTNode): ASTNode[] {
+  const alternate = raw(node).meta.alternate;
+  if (alternate !== undefined) return [alternate as unknown as ASTNode];
+  if ((node.op as string) === 'comprehension') {
+    const c = node.args as unknown as ComprehensionArgs;
+    return [c.iterable, c.init, c.step];
+  }
+  if ((node.op as string) === 'accuPush') return [node.args as unknown as ASTNode];
+  if ((node.op as string) === 'accuValue' || (node.op as string) === 'accuInc') return [];
+  return children(node);
+}

@@ -2,6 +2,10 @@ import { environment } from './environment.ts';
 import type { Activation } from './activation.ts';
 import { routeMatchesToRe2 } from './functions/regex.ts';
 import { collectReferences, referencesPath } from './references.ts';
+import { estimateCost } from './cost-estimate.ts';
+import { RUNTIME_COST_BUDGET, STATIC_COST_BUDGET } from './cost-limits.ts';
+import { instrument } from './instrument.ts';
+import { charge, metered, sizeCost } from './runtime-budget.ts';
 import type { CelValue } from './values.ts';
 
 /**
@@ -24,6 +28,8 @@ export interface SourcePosition {
 export interface CelCompileError {
   message: string;
   position?: SourcePosition;
+  /** Set when the expression is valid but its estimated worst-case cost is over budget (docs/cel.md "Cost limits"). */
+  cost?: { estimate: number; budget: number };
 }
 
 export interface CelEvalError {
@@ -63,10 +69,17 @@ export class Program {
     Object.freeze(this);
   }
 
-  /** Evaluates against an activation; never throws. */
+  /**
+   * Evaluates against an activation with a fresh runtime budget (RUNTIME_COST_BUDGET); never
+   * throws. The result's size is paid for too, since callers go on to serialise it.
+   */
   evaluate(activation: Activation): EvalResult {
     try {
-      const value = this.#run(activation);
+      const value = metered(() => {
+        const out = this.#run(activation);
+        charge(sizeCost(out));
+        return out;
+      });
       if (value === undefined) return { ok: false, error: { code: 'no_value', message: 'expression produced no value' } };
       return { ok: true, value };
     } catch (err) {
@@ -136,6 +149,30 @@ function typeAllowed(actual: string, expected: readonly string[]): boolean {
   return actual === 'dyn' || expected.some((e) => actual === e || actual.startsWith(`${e}<`));
 }
 
+/**
+ * An expression whose loops all run over literals always costs about its estimate, so it must fit
+ * the per-evaluation budget; one that loops over request data is refused only when even the
+ * largest request could not make it fit the static budget (the runtime budget bounds the rest).
+ */
+function costFailure(expression: string, ast: Parameters<typeof estimateCost>[0]): CompileResult | undefined {
+  const estimate = estimateCost(ast);
+  const budget = estimate.dataDependent ? STATIC_COST_BUDGET : RUNTIME_COST_BUDGET;
+  if (estimate.cost <= budget) return undefined;
+  const basis = estimate.dataDependent ? 'for the largest request the gateway accepts' : 'on every request';
+  return {
+    ok: false,
+    error: {
+      message: `estimated cost ${formatCost(estimate.cost)} exceeds the budget of ${formatCost(budget)} ${basis} (docs/cel.md "Cost limits")`,
+      position: positionOf(expression, { start: 0, end: expression.length }),
+      cost: { estimate: estimate.cost, budget },
+    },
+  };
+}
+
+function formatCost(n: number): string {
+  return n >= 1e15 ? n.toExponential(2) : Math.round(n).toLocaleString('en-US');
+}
+
 function compileUncached(expression: string, options: CompileOptions): CompileResult {
   if (expression.length === 0 || expression.length > MAX_EXPRESSION_LENGTH) {
     return failure(expression, `expression length must be 1..${MAX_EXPRESSION_LENGTH} characters, got ${expression.length}`);
@@ -154,5 +191,8 @@ function compileUncached(expression: string, options: CompileOptions): CompileRe
   if (options.expect !== undefined && !typeAllowed(resultType, options.expect)) {
     return failure(expression, `expression must produce ${options.expect.join(' or ')}, but produces ${resultType}`, { start: 0, end: expression.length });
   }
+  const overBudget = costFailure(expression, parsed.ast);
+  if (overBudget !== undefined) return overBudget;
+  instrument(parsed.ast);
   return { ok: true, program: new Program(expression, resultType, collectReferences(parsed.ast), parsed) };
 }

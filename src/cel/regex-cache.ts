@@ -54,7 +54,19 @@ export function regexFindAll(input: string, pattern: string, limit = -1): string
   return out;
 }
 
-/** Replace every match; `$1`, `${name}` in the replacement refer to capture groups (RE2 style). */
-export function regexReplaceAll(input: string, pattern: string, replacement: string): string {
-  return mustCompile(pattern).matcher(input).replaceAll(replacement);
+/**
+ * Replace every match; `$1`, `${name}` in the replacement refer to capture groups (RE2 style).
+ * `beforeOutput` is told the most characters the result can have before it is built: the matches
+ * are counted first, and each group reference expands to at most the whole input.
+ */
+export function regexReplaceAll(input: string, pattern: string, replacement: string, beforeOutput?: (maxChars: number) => void): string {
+  const re = mustCompile(pattern);
+  if (beforeOutput !== undefined) {
+    let matches = 0;
+    const m = re.matcher(input);
+    while (m.find()) matches++;
+    const references = replacement.split('$').length - 1;
+    beforeOutput(input.length + matches * replacement.length + references * input.length);
+  }
+  return re.matcher(input).replaceAll(replacement);
 }

@@ -2,6 +2,7 @@ import type { ASTNode, Environment } from '@marcbachmann/cel-js';
 import { celError, overrideCall, walk } from '../cel-internals.ts';
 import type { CelType, EvaluatorLike, MacroHooks, TypeCheckerLike } from '../cel-internals.ts';
 import { compileRegex, RegexError, regexFind, regexFindAll, regexReplaceAll, regexTest } from '../regex-cache.ts';
+import { chargeChars } from '../runtime-budget.ts';
 
 /**
  * Regular expressions in CEL, all on re2js (linear time, RE2 syntax).
@@ -42,11 +43,11 @@ export function registerRegexFunctions(env: Environment): void {
     description: 'At most n matches of the RE2 pattern (n < 0: all).',
   });
   env.registerFunction('regexReplace(string, string, string): string', (s: string, p: string, r: string) =>
-    guard(() => regexReplaceAll(s, p, r)), {
+    guard(() => regexReplaceAll(s, p, r, chargeChars)), {
     description: 'Replaces every match of the RE2 pattern; $1 or ${name} in the replacement insert groups.',
   });
   env.registerFunction('string.regexReplace(string, string): string', (s: string, p: string, r: string) =>
-    guard(() => regexReplaceAll(s, p, r)), {
+    guard(() => regexReplaceAll(s, p, r, chargeChars)), {
     description: 'Method form of regexReplace.',
   });
 }
@@ -72,6 +73,8 @@ function matchesHooks(receiver: ASTNode, pattern: ASTNode, call: ASTNode): Macro
       if (typeof s !== 'string' || typeof p !== 'string') {
         throw celError('no_matching_overload', "found no matching overload for 'matches' with non-string arguments");
       }
+      // This call bypasses the metered call path (instrument.ts), so it pays for its scan here.
+      chargeChars(s.length + p.length);
       return guard(() => regexTest(s, p));
     },
   };

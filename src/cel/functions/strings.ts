@@ -1,5 +1,6 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { celError } from '../cel-internals.ts';
+import { chargeChars } from '../runtime-budget.ts';
 
 /**
  * String helpers from cel-go's strings extension that the library lacks and header or path
@@ -10,7 +11,18 @@ function count(n: bigint): number {
   return n < 0n ? Infinity : Number(n);
 }
 
+/** How many replacements `replace` will make: its output size is known before it is built. */
+function occurrences(s: string, from: string, limit: number): number {
+  if (from === '') return Math.min(limit, [...s].length + 1);
+  let n = 0;
+  for (let at = s.indexOf(from); at >= 0 && n < limit; at = s.indexOf(from, at + from.length)) n++;
+  return n;
+}
+
 function replace(s: string, from: string, to: string, limit: number): string {
+  // `"a".replace("", big)` or a short `from` with a long `to` can make the output far larger than
+  // the inputs: pay for it before building it (runtime-budget.ts).
+  chargeChars(s.length + occurrences(s, from, limit) * to.length);
   if (from === '') {
     // Like Go's strings.Replace: an empty search string matches before every code point and at the end.
     const chars = [...s];
