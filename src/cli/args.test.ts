@@ -12,13 +12,14 @@ describe('CLI arguments', () => {
       logLevel: 'info',
       logFormat: 'text',
       workers: os.availableParallelism(),
+      workerStallTimeoutMs: 10_000,
     });
   });
 
   it('reads every run flag', () => {
-    const options = parseRunArgs(['-f', 'x', '--admin-address', '[::1]:0', '--metrics-address', ':9100', '--log-level', 'debug', '--log-format', 'json', '--workers', '3']);
+    const options = parseRunArgs(['-f', 'x', '--admin-address', '[::1]:0', '--metrics-address', ':9100', '--log-level', 'debug', '--log-format', 'json', '--workers', '3', '--worker-stall-timeout', '2.5']);
     assert.notEqual(options, 'help');
-    assert.deepEqual(options, { files: ['x'], adminAddress: { host: '::1', port: 0 }, metricsAddress: { host: '0.0.0.0', port: 9100 }, logLevel: 'debug', logFormat: 'json', workers: 3 });
+    assert.deepEqual(options, { files: ['x'], adminAddress: { host: '::1', port: 0 }, metricsAddress: { host: '0.0.0.0', port: 9100 }, logLevel: 'debug', logFormat: 'json', workers: 3, workerStallTimeoutMs: 2500 });
   });
 
   it('answers --help on every command', () => {
@@ -35,6 +36,7 @@ describe('CLI arguments', () => {
     { name: 'a positional path', parse: () => parseValidateArgs(['a.yaml']), message: /unexpected argument "a.yaml".*-f PATH/ },
     { name: 'a flag without its value', parse: () => parseRunArgs(['-f']), message: /^-f, --file needs a value$/ },
     { name: 'zero workers', parse: () => parseRunArgs(['-f', 'x', '--workers', '0']), message: /--workers must be a whole number/ },
+    { name: 'non-numeric stall timeout', parse: () => parseRunArgs(['-f', 'x', '--worker-stall-timeout', '10s']), message: /--worker-stall-timeout must be a number of seconds/ },
     { name: 'fractional workers', parse: () => parseRunArgs(['-f', 'x', '--workers', '1.5']), message: /--workers must be a whole number/ },
     { name: 'a bad log level', parse: () => parseRunArgs(['-f', 'x', '--log-level', 'loud']), message: /--log-level must be one of/ },
     { name: 'a bad log format', parse: () => parseRunArgs(['-f', 'x', '--log-format', 'xml']), message: /--log-format must be json or text/ },

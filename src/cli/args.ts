@@ -22,6 +22,8 @@ export interface RunOptions {
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
   readonly workers: number;
+  /** The cluster watchdog's stall timeout in ms (0: off); only used with more than one worker. */
+  readonly workerStallTimeoutMs: number;
 }
 
 export interface ValidateOptions {
@@ -46,6 +48,7 @@ const RUN_OPTIONS = {
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'text' },
   workers: { type: 'string' },
+  'worker-stall-timeout': { type: 'string', default: '10' },
 } as const satisfies ParseArgsOptionsConfig;
 
 const PROXY_MODELS = { 'enable-proxy-models': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
@@ -66,6 +69,7 @@ export function parseRunArgs(argv: readonly string[]): RunOptions | 'help' {
     logLevel: logLevel as LogLevel,
     logFormat,
     workers: values.workers === undefined ? os.availableParallelism() : workerCount(values.workers),
+    workerStallTimeoutMs: stallTimeoutMs(values['worker-stall-timeout']),
   };
 }
 
@@ -116,6 +120,12 @@ function address(command: string, text: string, flag: string): ListenAddress {
   } catch (err) {
     throw new UsageError(command, (err as Error).message);
   }
+}
+
+function stallTimeoutMs(text: string): number {
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || seconds > 3600) throw new UsageError('run', `--worker-stall-timeout must be a number of seconds from 0 (off) to 3600, got "${text}"`);
+  return Math.round(seconds * 1000);
 }
 
 function workerCount(text: string): number {

@@ -24,6 +24,9 @@ Flags:
       --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info)
       --log-format FORMAT    text or json (default text)
       --workers N            proxy processes sharing the ports (default: one per CPU)
+      --worker-stall-timeout S
+                             with 2 or more workers, restart a worker whose event loop is stuck
+                             this many seconds (default 10; 0 turns the watchdog off)
   -h, --help                 show this help
 
 ADDR is HOST:PORT, [IPv6]:PORT or :PORT. SIGINT or SIGTERM drains in-flight requests and exits 0.

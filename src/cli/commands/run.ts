@@ -39,7 +39,7 @@ export async function run(options: RunOptions): Promise<number> {
 
   let draining = false;
   // Not ready while draining, so a load balancer stops sending before the listeners close.
-  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretValues: () => gateway.secretValues() });
+  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths() });
   const metrics = createMetricsServer(distributor, logger);
   const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics)]);
 
@@ -80,5 +80,6 @@ function createDistributor(options: RunOptions, logger: Logger, registry: Regist
     settings: { logLevel: options.logLevel, logFormat: options.logFormat },
     logger,
     registry,
+    stallTimeoutMs: options.workerStallTimeoutMs,
   });
 }

@@ -4,6 +4,8 @@ import type { ProxyConfig } from '../../ir/types.ts';
 export interface WorkerSettings {
   readonly logLevel: string;
   readonly logFormat: 'json' | 'text';
+  /** How often the worker's event loop reports it is alive (see the watchdog in primary.ts). */
+  readonly heartbeatMs?: number;
 }
 
 export const WORKER_SETTINGS_ENV = 'SWITCHBOARD_WORKER_SETTINGS';
@@ -18,6 +20,8 @@ export type ToWorker =
 export type FromWorker =
   /** Sent once the worker can take a config; the primary answers with the current one. */
   | { readonly type: 'switchboard:hello' }
+  /** Sent every `heartbeatMs` from a timer on the worker's event loop: a loop that is stuck sends none. */
+  | { readonly type: 'switchboard:heartbeat' }
   | { readonly type: 'switchboard:applied'; readonly version: string; readonly errors: readonly string[]; readonly listening: boolean }
   | { readonly type: 'switchboard:metrics-response'; readonly requestId: number; readonly metrics: readonly object[] };
 

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, type Registry } from 'prom-client';
 import type { Logger } from '../../common/logger.ts';
 import type { ProxyConfig } from '../../ir/types.ts';
 import type { ApplyResult, Distributor } from '../types.ts';
@@ -18,12 +18,23 @@ export interface ClusterDistributorOptions {
   /** First restart delay of a crashed worker; doubles per crash in a row, up to `maxRestartDelayMs`. */
   readonly restartDelayMs?: number;
   readonly maxRestartDelayMs?: number;
+  /**
+   * The watchdog: a worker whose event loop sends no heartbeat for this long is killed and
+   * restarted like a crashed one. 0 turns the watchdog off.
+   */
+  readonly stallTimeoutMs?: number;
 }
+
+export const DEFAULT_STALL_TIMEOUT_MS = 10_000;
 
 interface WorkerState {
   readonly worker: Worker;
   readonly slot: number;
   listening: boolean;
+  /** When the worker's event loop was last heard from (its hello or a heartbeat); 0 before hello. */
+  lastHeartbeatAt: number;
+  /** Killed by the watchdog: its exit is counted as a stall, not a crash. */
+  stalled: boolean;
   /** Publishes waiting for this worker's answer, by version. */
   readonly pendingApplies: Map<string, (result: { errors: readonly string[] }) => void>;
 }
@@ -47,15 +58,27 @@ export class ClusterDistributor implements Distributor {
   #current: ProxyConfig | undefined;
   #closing = false;
   readonly #restartTimers = new Set<NodeJS.Timeout>();
+  readonly #restarts: Counter<'reason'>;
+  #watchdog: NodeJS.Timeout | undefined;
+  #lastWatchdogCheckAt = 0;
 
   constructor(options: ClusterDistributorOptions) {
     this.#options = options;
     this.#crashesInARow = new Array<number>(options.workers).fill(0);
+    this.#restarts = new Counter({ name: 'switchboard_worker_restarts_total', help: 'Proxy workers restarted by the primary, by reason: crashed (the process exited) or stalled (its event loop sent no heartbeat within the stall timeout).', labelNames: ['reason'], registers: [options.registry] });
+    this.#restarts.inc({ reason: 'crashed' }, 0);
+    this.#restarts.inc({ reason: 'stalled' }, 0);
   }
 
   async start(): Promise<void> {
     cluster.setupPrimary({ exec: this.#options.workerModule, args: [] });
     for (let slot = 0; slot < this.#options.workers; slot++) this.#fork(slot);
+    const stallTimeoutMs = this.#stallTimeoutMs();
+    if (stallTimeoutMs > 0) {
+      this.#lastWatchdogCheckAt = Date.now();
+      this.#watchdog = setInterval(() => this.#checkHeartbeats(stallTimeoutMs), heartbeatInterval(stallTimeoutMs));
+      this.#watchdog.unref();
+    }
   }
 
   async publish(config: ProxyConfig): Promise<ApplyResult> {
@@ -82,6 +105,7 @@ export class ClusterDistributor implements Distributor {
 
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#watchdog);
     for (const timer of this.#restartTimers) clearTimeout(timer);
     const exits = [...this.#states.values()].map(({ worker }) => new Promise<void>((resolve) => {
       if (worker.isDead()) return resolve();
@@ -94,9 +118,11 @@ export class ClusterDistributor implements Distributor {
   }
 
   #fork(slot: number): void {
-    const env = { [WORKER_SETTINGS_ENV]: JSON.stringify(this.#options.settings) };
+    const stallTimeoutMs = this.#stallTimeoutMs();
+    const settings = { ...this.#options.settings, heartbeatMs: stallTimeoutMs > 0 ? heartbeatInterval(stallTimeoutMs) : undefined };
+    const env = { [WORKER_SETTINGS_ENV]: JSON.stringify(settings) };
     const worker = cluster.fork(env);
-    const state: WorkerState = { worker, slot, listening: false, pendingApplies: new Map() };
+    const state: WorkerState = { worker, slot, listening: false, lastHeartbeatAt: 0, stalled: false, pendingApplies: new Map() };
     const startedAt = Date.now();
     this.#states.set(worker.id, state);
     worker.on('message', (message: unknown) => { if (isFromWorker(message)) this.#onMessage(state, message); });
@@ -105,10 +131,11 @@ export class ClusterDistributor implements Distributor {
       this.#states.delete(worker.id);
       for (const answer of state.pendingApplies.values()) answer({ errors: [`worker ${slot} exited before applying the config`] });
       if (this.#closing) return;
+      this.#restarts.inc({ reason: state.stalled ? 'stalled' : 'crashed' });
       this.#crashesInARow[slot] = Date.now() - startedAt >= HEALTHY_UPTIME_MS ? 1 : this.#crashesInARow[slot] + 1;
       const base = this.#options.restartDelayMs ?? 100;
       const delay = Math.min(base * 2 ** (this.#crashesInARow[slot] - 1), this.#options.maxRestartDelayMs ?? 10_000);
-      this.#options.logger.error({ worker: slot, pid: worker.process.pid, code, signal, restartInMs: delay }, 'proxy worker died; restarting it');
+      if (!state.stalled) this.#options.logger.error({ worker: slot, pid: worker.process.pid, code, signal, restartInMs: delay }, 'proxy worker died; restarting it');
       const timer = setTimeout(() => { this.#restartTimers.delete(timer); if (!this.#closing) this.#fork(slot); }, delay);
       this.#restartTimers.add(timer);
     });
@@ -116,7 +143,11 @@ export class ClusterDistributor implements Distributor {
 
   #onMessage(state: WorkerState, message: FromWorker): void {
     switch (message.type) {
+      case 'switchboard:heartbeat':
+        state.lastHeartbeatAt = Date.now();
+        return;
       case 'switchboard:hello':
+        state.lastHeartbeatAt = Date.now();
         this.#options.logger.debug({ worker: state.slot, pid: state.worker.process.pid }, 'proxy worker started');
         if (this.#current) void this.#send(state, this.#current);
         return;
@@ -132,6 +163,34 @@ export class ClusterDistributor implements Distributor {
         this.#metricsRequests.delete(message.requestId);
         answer?.(message.metrics);
       }
+    }
+  }
+
+  #stallTimeoutMs(): number {
+    return this.#options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  }
+
+  /**
+   * Kills every worker whose event loop has been silent past the timeout; its exit then takes the
+   * ordinary restart path. A worker still starting (no hello yet) is not judged: loading the proxy
+   * can take seconds on a busy machine, and a worker that never starts is a crash, not a stall.
+   */
+  #checkHeartbeats(stallTimeoutMs: number): void {
+    const now = Date.now();
+    const primaryWasBusy = now - this.#lastWatchdogCheckAt > stallTimeoutMs / 2;
+    this.#lastWatchdogCheckAt = now;
+    if (primaryWasBusy) {
+      // This thread did not read its IPC either: the heartbeats are waiting unread, and judging
+      // the workers now would kill every healthy one. Start their clocks over instead.
+      for (const state of this.#states.values()) if (state.lastHeartbeatAt !== 0) state.lastHeartbeatAt = now;
+      return;
+    }
+    for (const state of this.#states.values()) {
+      if (state.stalled || state.lastHeartbeatAt === 0 || now - state.lastHeartbeatAt <= stallTimeoutMs) continue;
+      state.stalled = true;
+      this.#options.logger.error({ worker: state.slot, pid: state.worker.process.pid, silentForMs: now - state.lastHeartbeatAt, stallTimeoutMs }, 'proxy worker event loop stalled; killing and restarting it');
+      // SIGKILL: a stuck event loop cannot run a SIGTERM handler, and a stopped process ignores anything else.
+      state.worker.process.kill('SIGKILL');
     }
   }
 
@@ -175,4 +234,9 @@ export class ClusterDistributor implements Distributor {
     worker.send(message);
     return true;
   }
+}
+
+/** Several heartbeats per timeout, so one late timer (a GC pause, a busy machine) is not a stall. */
+function heartbeatInterval(stallTimeoutMs: number): number {
+  return Math.max(20, Math.min(1_000, Math.floor(stallTimeoutMs / 4)));
 }

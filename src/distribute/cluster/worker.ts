@@ -4,6 +4,8 @@ import type { ProxyConfig } from '../../ir/types.ts';
 import type { ConfigRuntime } from '../types.ts';
 import { isToWorker, WORKER_SETTINGS_ENV, type FromWorker, type WorkerSettings } from './messages.ts';
 
+const DEFAULT_HEARTBEAT_MS = 1_000;
+
 export type WorkerRuntimeFactory = (deps: { logger: Logger; registry: Registry }) => ConfigRuntime;
 
 /**
@@ -75,6 +77,8 @@ export function runWorker(createRuntime: WorkerRuntimeFactory): void {
   // Without a primary there is no one to take configs from or to drain for.
   process.on('disconnect', () => void shutdown(0));
   send({ type: 'switchboard:hello' });
+  // A timer, not a thread: it fires only while the event loop turns, which is what the watchdog checks.
+  setInterval(() => send({ type: 'switchboard:heartbeat' }), settings.heartbeatMs ?? DEFAULT_HEARTBEAT_MS).unref();
 }
 
 function send(message: FromWorker): void {

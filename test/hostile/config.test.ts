@@ -1,0 +1,81 @@
+/**
+ * Hostile configuration files written into the watched folder of a running gateway (issue 11,
+ * item 7). Before the fix a 50,000-alias file stalled every request for a minute (yaml's
+ * duplicate-key check is quadratic, and the parse ran on the event loop that serves requests)
+ * and a 100 MB file took gigabytes and tens of seconds. Now files are parsed in a worker thread
+ * under limits: ordinary requests stay prompt, the file's error is logged with its path, and the
+ * objects it held before keep serving.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
+import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
+import { PROMPT_MS, probeWhile, startHostileGateway, type HostileGateway } from './harness.ts';
+
+/**
+ * `count` mapping keys, each anchoring a list that aliases the one before (20,000: 0.5 MB). Over the alias
+ * limit, and the shape that made yaml's pairwise duplicate-key check run for a minute at 50,000.
+ */
+export function aliasChainYaml(count: number): string {
+  const lines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb, namespace: default}', 'data:', '  k0: &a0 "x"'];
+  for (let i = 1; i < count; i++) lines.push(`  k${i}: &a${i} [*a${i - 1}]`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A well-formed file of `mib` MiB (one ConfigMap per ~100 bytes), over the 16 MiB file limit. */
+function largeYaml(mib: number): string {
+  const doc = (i: number): string => `---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-${i}, namespace: default}\ndata: {k: v}\n`;
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < mib * 1024 * 1024; i++) {
+    const d = doc(i);
+    parts.push(d);
+    size += d.length;
+  }
+  return parts.join('');
+}
+
+for (const workers of [1, 2]) {
+  describe(`hostile config files (--workers ${workers})`, () => {
+    let echo: EchoServer;
+    let gw: HostileGateway;
+    before(async () => {
+      echo = await startEchoServer('echo');
+      const yaml = gatewayClass() + gateway('gw', [{ name: 'http', port: 65000 }]).replace('port: 65000', 'port: {{listener.port}}') + service('echo', echo);
+      // The route lives in its own file, which the test then breaks: its last good version must keep serving.
+      gw = await startHostileGateway(yaml, { workers, files: { 'route.yaml': prefixRoute('r', '/', 'echo') } });
+      await gw.waitFor('the route to serve', async () => (await gw.request({ path: '/x' })).status === 200);
+    });
+    after(async () => { await gw?.close(); await echo?.close(); });
+
+    const probe = async (): Promise<void> => {
+      const res = await gw.request({ path: '/x' });
+      assert.equal(res.status, 200);
+    };
+
+    const writeAndWaitForError = (name: string, text: string, error: RegExp) => async (): Promise<void> => {
+      writeFileSync(join(gw.configDir, name), text);
+      await gw.waitFor(`the error of ${name} in the log`, async () => new RegExp(`${name}[^\\n]*\\n?[^\\n]*${error.source}|${error.source}[^\\n]*${name}`).test(gw.output()), 20_000);
+    };
+
+    it('a 20,000-alias file is refused with its path while requests stay prompt', async () => {
+      const report = await probeWhile(writeAndWaitForError('bomb.yaml', aliasChainYaml(20_000), /more than 1000 aliases/), probe, { maxMs: 25_000 });
+      assert.equal(report.hostile.status, 'fulfilled', String((report.hostile as PromiseRejectedResult).reason));
+      assert.ok(report.worstProbeMs < PROMPT_MS, `worst probe ${report.worstProbeMs.toFixed(0)} ms`);
+    });
+
+    it('a 24 MiB file is refused without being parsed while requests stay prompt', async () => {
+      const report = await probeWhile(writeAndWaitForError('large.yaml', largeYaml(24), /more than the 16 MiB a file may hold/), probe, { maxMs: 25_000 });
+      assert.equal(report.hostile.status, 'fulfilled', String((report.hostile as PromiseRejectedResult).reason));
+      assert.ok(report.worstProbeMs < PROMPT_MS, `worst probe ${report.worstProbeMs.toFixed(0)} ms`);
+    });
+
+    it('a route file overwritten with the alias bomb keeps serving its last good route', async () => {
+      writeFileSync(join(gw.configDir, 'route.yaml'), aliasChainYaml(5_000));
+      await gw.waitFor('the error of route.yaml', async () => /route\.yaml[\s\S]{0,400}(more than 1000 aliases|last good version)/.test(gw.output()), 20_000);
+      await probe();
+    });
+  });
+}
