@@ -71,7 +71,10 @@ export function lower(schema: unknown, value: unknown, path: string, ctx: LowerC
 
 function checkCel(expression: string, path: string, ctx: LowerContext): string {
   const result = compile(expression, BOOL_FIELDS.test(path) ? { expect: ['bool'] } : {});
-  if (!result.ok) {
+  if (!result.ok && result.error.cost !== undefined) {
+    // Valid, but too expensive to run per request: refused like a compile error (docs/cel.md "Cost limits").
+    ctx.problems.push(`${path}: CEL expression over its cost budget: ${result.error.message}`);
+  } else if (!result.ok) {
     const at = result.error.position ? ` (line ${result.error.position.line}, column ${result.error.position.column})` : '';
     ctx.problems.push(`${path}: invalid CEL expression${at}: ${result.error.message}`);
   }
