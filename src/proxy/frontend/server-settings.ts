@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'node:http';
-import type { Http2SecureServer, Http2Server, Http2Session } from 'node:http2';
+import type { Http2SecureServer, Http2Server, Http2Session, Http2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { DownstreamResponse } from '../pipeline/downstream.ts';
@@ -46,6 +46,32 @@ export function watchSession(session: Http2Session, frontend: CompiledFrontend |
     timers.push(ending);
   }
   session.once('close', () => timers.forEach((t) => clearTimeout(t)));
+}
+
+/**
+ * The idle timeout of HTTP/2 sessions, h2 and h2c: SPEC.md has no HTTP/2-specific field, so the
+ * listener's `http1IdleTimeout` (default 10 minutes) applies. A session with no open stream for
+ * that long gets GOAWAY and is closed; PINGs do not count as activity, an open stream (a quiet SSE
+ * stream too) keeps the session. 0 disables it, as it does for HTTP/1.
+ */
+export function closeIdleSession(session: Http2Session, frontend: CompiledFrontend | undefined): void {
+  const idleMs = frontend?.http.http1IdleTimeoutMs ?? DEFAULT_HTTP1_IDLE_MS;
+  if (idleMs <= 0) return;
+  let open = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => session.close(), idleMs);
+    timer.unref();
+  };
+  arm();
+  session.on('stream', (stream: Http2Stream) => {
+    open++;
+    clearTimeout(timer);
+    stream.once('close', () => {
+      if (--open === 0 && !session.closed && !session.destroyed) arm();
+    });
+  });
+  session.once('close', () => clearTimeout(timer));
 }
 
 const expired = new WeakSet<Socket>();

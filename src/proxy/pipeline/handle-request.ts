@@ -13,6 +13,7 @@ import type { HeaderMap } from '../http/headers.ts';
 import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
 import { writeAccessLog } from '../frontend/access-log.ts';
 import { mcpOAuthAnswer } from '../mcp/oauth/well-known.ts';
+import { admitRequest } from './admit.ts';
 
 /** The per-bind state a request reads once, at its start. */
 export interface BindContext {
@@ -55,6 +56,12 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
     }, req, ctx.scheme);
   };
   try {
+    // Host rules and the canonical path, before anything reads the request (admit.ts).
+    const refused = admitRequest(req);
+    if (refused) {
+      done(sendError(res, refused), 0);
+      return;
+    }
     // MCP OAuth discovery lives outside the MCP route's paths, so it is answered before routing.
     const oauth = mcpOAuthAnswer(bind, req, ctx.scheme);
     if (oauth) {

@@ -6,10 +6,11 @@ import type { HeaderMap } from '../http/headers.ts';
 import { accessLog, pathOnly } from '../telemetry/access-log.ts';
 import type { BindContext } from './handle-request.ts';
 import { viewOf } from './handle-request.ts';
-import { resolveRequest } from './resolve.ts';
+import { resolveRequest, type Resolution } from './resolve.ts';
 import type { Forward } from './exchange.ts';
 import type { UpstreamTarget } from '../backends/backend.ts';
 import { applyUpgradePolicies } from './upgrade-policies.ts';
+import { admitRequest } from './admit.ts';
 import type { PolicyContext } from '../policies/context.ts';
 
 /** Bound on connecting to the upstream of an Upgrade request when the rule sets no timeout. */
@@ -22,7 +23,11 @@ const UPGRADE_CONNECT_TIMEOUT_MS = 10_000;
  */
 export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Duplex, head: Buffer): void {
   const started = performance.now();
-  const resolution = resolveRequest(ctx.compiled, viewOf(req, ctx.scheme));
+  // The same entry checks as any request (admit.ts): Host rules, canonical path.
+  const refused = admitRequest(req);
+  const resolution: Resolution = refused
+    ? { kind: 'error', error: refused, labels: { gateway: '', listener: '', route: '', backend: '' } }
+    : resolveRequest(ctx.compiled, viewOf(req, ctx.scheme));
   const labels = resolution.labels;
   let bytes = 0;
   let logged = false;

@@ -10,7 +10,7 @@ import { normalizeHost } from '../routing/host.ts';
 import { sniffProtocol } from './h2c-sniff.ts';
 import type { CertificatePair } from './tls-contexts.ts';
 import { acceptConnection, inheritClientAddress } from '../frontend/accept.ts';
-import { applyServerSettings, limitHttp1Connection, refuseConnectSocket, refuseConnectStream, trackHttp1Request, watchSession } from '../frontend/server-settings.ts';
+import { applyServerSettings, closeIdleSession, limitHttp1Connection, refuseConnectSocket, refuseConnectStream, trackHttp1Request, watchSession } from '../frontend/server-settings.ts';
 
 export interface ListenOptions {
   readonly host: string;
@@ -105,6 +105,7 @@ export class BindServer {
     applyServerSettings(this.#http1, this.#h2, frontend);
     this.#h2.on('session', (session: Http2Session) => {
       watchSession(session, this.ctx.compiled.frontend);
+      closeIdleSession(session, this.ctx.compiled.frontend);
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
     });
