@@ -1,25 +1,23 @@
 import http from 'node:http';
 import type { ObjectStatus } from '../api/gateway/object.ts';
 import type { ProxyConfig } from '../ir/types.ts';
+import { redactAt } from './redact.ts';
 
 /** What the admin endpoints show; the embedded gateway provides it. */
 export interface AdminView {
   config(): ProxyConfig | undefined;
   statuses(): readonly ObjectStatus[];
   isReady(): boolean;
-  /** Values held in Secrets: /config_dump shows them as "[redacted]" wherever they were resolved into the config. */
-  secretValues?(): readonly string[];
+  /**
+   * Where the config holds data read from Secrets or derived from them (JSON Pointers, from the
+   * translator's provenance ledger): /config_dump shows each as "[redacted]".
+   */
+  secretPaths(): readonly string[];
 }
 
-/** Shorter Secret values (flags, user names) are too likely to collide with ordinary config strings. */
-const MIN_REDACTED_LENGTH = 6;
-const REDACTED = '[redacted]';
-
-/** The config as JSON with every string that contains a Secret value replaced. */
-export function redactedJson(value: unknown, secrets: readonly string[]): string {
-  const needles = secrets.filter((s) => s.length >= MIN_REDACTED_LENGTH);
-  if (needles.length === 0) return JSON.stringify(value, null, 2);
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' && needles.some((n) => v.includes(n)) ? REDACTED : v), 2);
+/** The config as JSON with every location that holds Secret data replaced by "[redacted]". */
+export function redactedJson(value: unknown, secretPaths: readonly string[]): string {
+  return JSON.stringify(redactAt(value, secretPaths), null, 2);
 }
 
 /**
@@ -34,7 +32,7 @@ export function createAdminServer(view: AdminView): http.Server {
       case '/config_dump': {
         const config = view.config();
         if (!config) return send(res, 503, { error: 'no config has been applied yet' });
-        return sendRaw(res, 200, redactedJson(config, view.secretValues?.() ?? []));
+        return sendRaw(res, 200, redactedJson(config, view.secretPaths()));
       }
       case '/status':
         return send(res, 200, { items: view.statuses().map(({ apiVersion, kind, metadata, status }) => ({ apiVersion, kind, metadata: { name: metadata.name, namespace: metadata.namespace }, status })) });

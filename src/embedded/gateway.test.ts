@@ -113,39 +113,26 @@ describe('EmbeddedGateway', () => {
     assert.match(warnings[0].msg, /not served by this gateway; object ignored/);
   });
 
-  it('/config_dump redacts values resolved from Secrets (plain, base64 data, JSON leaves) and leaves certificates visible', async () => {
-    const privateKey = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n';
-    const secret = (name: string, body: Record<string, unknown>): SourcedObject => ({ object: { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, ...body } });
-    const source = new ManualSource({
-      objects: [
-        ...objects(8080),
-        secret('plain', { stringData: { key: 'sk-live-0123456789', short: 'eng' } }),
-        secret('encoded', { data: { token: Buffer.from('tok-abcdef-987654').toString('base64') } }),
-        secret('sa', { stringData: { 'credentials.json': JSON.stringify({ type: 'service_account', private_key: privateKey }) } }),
-        secret('tls', { type: 'kubernetes.io/tls', stringData: { 'tls.crt': '-----BEGIN CERTIFICATE-----\nPUBLICPART\n-----END CERTIFICATE-----\n', 'tls.key': 'not-shown-anywhere' } }),
-      ],
-      problems: [],
-    });
-    // A translator double whose config carries the resolved values the way real members do.
+  it('/config_dump redacts the locations the translator reports as Secret data, and only those', async () => {
+    const source = new ManualSource({ objects: objects(8080), problems: [] });
+    // A translator double: the real one's provenance is tested in src/controller/translate/secret-provenance.test.ts.
     const config = {
       version: 'v1', binds: [], routes: {}, backends: {},
-      resolved: { apiKey: 'Bearer sk-live-0123456789', token: 'tok-abcdef-987654', pem: privateKey, group: 'eng', cert: '-----BEGIN CERTIFICATE-----\nPUBLICPART\n-----END CERTIFICATE-----\n' },
+      resolved: { apiKey: 'sk-live-0123456789', nested: { pem: 'PRIVATE', cert: 'PUBLIC' }, list: ['a', 'b'], 'a/b': 'slash-key', sameAsKey: 'sk-live-0123456789 elsewhere' },
     } as unknown as ProxyConfig;
-    const gateway = new EmbeddedGateway({ source, translate: () => ({ config, statuses: [] }), distributor: new RecordingDistributor(), statusWriter: new StatusWriter(silentLogger), metrics: new ControlPlaneMetrics(new Registry()), logger: silentLogger });
+    const secretPaths = ['/resolved/apiKey', '/resolved/nested/pem', '/resolved/list/1', '/resolved/a~1b'];
+    const gateway = new EmbeddedGateway({ source, translate: () => ({ config, statuses: [], secretPaths }), distributor: new RecordingDistributor(), statusWriter: new StatusWriter(silentLogger), metrics: new ControlPlaneMetrics(new Registry()), logger: silentLogger });
     await gateway.start();
     const admin = createAdminServer(gateway);
     const { port } = await listen(admin, { host: '127.0.0.1', port: 0 });
     try {
       const dump = await getJson(port, '/config_dump');
       assert.equal(dump.status, 200);
-      const resolved = (dump.body as { resolved: Record<string, string> }).resolved;
-      assert.deepEqual(resolved, {
-        apiKey: '[redacted]',
-        token: '[redacted]',
-        pem: '[redacted]',
-        group: 'eng',
-        cert: '-----BEGIN CERTIFICATE-----\nPUBLICPART\n-----END CERTIFICATE-----\n',
+      assert.deepEqual((dump.body as { resolved: unknown }).resolved, {
+        apiKey: '[redacted]', nested: { pem: '[redacted]', cert: 'PUBLIC' }, list: ['a', '[redacted]'], 'a/b': '[redacted]', sameAsKey: 'sk-live-0123456789 elsewhere',
       });
+      // The config served is untouched: only the dump is redacted.
+      assert.equal((gateway.config() as unknown as { resolved: { apiKey: string } }).resolved.apiKey, 'sk-live-0123456789');
     } finally {
       await closeServer(admin);
       await gateway.stop(10);

@@ -8,7 +8,7 @@ import type { ControlPlaneMetrics } from './control-plane-metrics.ts';
 import type { StatusWriter } from './status-writer.ts';
 
 /** The translator's signature (src/controller/translate/index.ts), injected so tests can use a double. */
-export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => { config: ProxyConfig; statuses: ObjectStatus[] };
+export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => { config: ProxyConfig; statuses: ObjectStatus[]; secretPaths?: readonly string[] };
 
 export interface EmbeddedGatewayOptions {
   readonly source: ObjectSource;
@@ -29,6 +29,7 @@ export class EmbeddedGateway {
   readonly #options: EmbeddedGatewayOptions;
   readonly #store = new ObjectStore();
   #current: ProxyConfig | undefined;
+  #currentSecretPaths: readonly string[] = [];
   #waiting: SourceSnapshot | undefined;
   #loop: Promise<void> | undefined;
   #reportedDuplicates = new Set<string>();
@@ -62,23 +63,9 @@ export class EmbeddedGateway {
     return this.#current !== undefined && this.#options.distributor.isReady();
   }
 
-  /**
-   * Every value held in a Secret (and the string fields of JSON values, such as a service-account
-   * key's private_key), for redaction in /config_dump. Certificates are public and left visible.
-   */
-  secretValues(): readonly string[] {
-    const values: string[] = [];
-    for (const object of this.#store.objects()) {
-      if (object.kind !== 'Secret') continue;
-      const data = { ...decodedData(object.data), ...stringRecord(object.stringData) };
-      for (const [key, value] of Object.entries(data)) {
-        if (key === 'tls.crt' || key === 'ca.crt') continue;
-        values.push(value);
-        // Only long leaves: short ones ("type": "service_account") are not secret and too common.
-        for (const leaf of jsonStrings(value)) if (leaf.length >= 16) values.push(leaf);
-      }
-    }
-    return values;
+  /** Where the config being served holds Secret data (JSON Pointers, from the translator): /config_dump redacts them. */
+  secretPaths(): readonly string[] {
+    return this.#currentSecretPaths;
   }
 
   /** Stops watching, then drains the proxies for up to `graceMs`. */
@@ -130,13 +117,14 @@ export class EmbeddedGateway {
     metrics.sourceErrors(sourceErrors);
 
     // translate() never throws for a user's mistake; a throw is a bug, and the caller keeps the old config.
-    const { config, statuses } = this.#options.translate(this.#store.objects(), this.#controllerNameOption());
+    const { config, statuses, secretPaths = [] } = this.#options.translate(this.#store.objects(), this.#controllerNameOption());
     this.#options.statusWriter.update(statuses);
 
     let applyErrors = 0;
     if (config.version !== this.#current?.version) {
       const result = await distributor.publish(config);
       this.#current = config;
+      this.#currentSecretPaths = secretPaths;
       metrics.servingVersion(config.version);
       applyErrors = result.errors.length;
       for (const error of result.errors) logger.error({ version: config.version, error }, 'part of the config could not be applied');
@@ -157,30 +145,5 @@ export class EmbeddedGateway {
       this.#options.logger.error({ file: duplicate.file, document: duplicate.document, line: duplicate.line }, duplicate.message);
     }
     this.#reportedDuplicates = now;
-  }
-}
-
-function stringRecord(value: unknown): Record<string, string> {
-  if (typeof value !== 'object' || value === null) return {};
-  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
-}
-
-function decodedData(value: unknown): Record<string, string> {
-  return Object.fromEntries(Object.entries(stringRecord(value)).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-}
-
-/** String leaves of a JSON object value; none when the value is not JSON. */
-function jsonStrings(text: string): string[] {
-  if (!text.trimStart().startsWith('{')) return [];
-  try {
-    const out: string[] = [];
-    const walk = (v: unknown): void => {
-      if (typeof v === 'string') out.push(v);
-      else if (v !== null && typeof v === 'object') for (const child of Object.values(v)) walk(child);
-    };
-    walk(JSON.parse(text));
-    return out;
-  } catch {
-    return [];
   }
 }

@@ -108,7 +108,7 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
     const lowerCtx = {
       namespace: ctx.namespace,
       // ConfigMaps are not part of the translator's snapshot: provider TLS CAs come from Secrets.
-      sources: { secrets: ctx.snapshot.secrets, configMaps: new Map<string, KubeObject>() },
+      sources: { secrets: ctx.snapshot.secrets, configMaps: new Map<string, KubeObject>(), ledger: ctx.snapshot.secretLedger },
       resolver: new BackendResolver(ctx.snapshot, ctx.namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' }),
       problems: found,
     };

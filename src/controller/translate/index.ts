@@ -19,6 +19,12 @@ export interface TranslateOptions {
 export interface TranslateResult {
   config: ProxyConfig;
   statuses: ObjectStatus[];
+  /**
+   * JSON Pointers (RFC 6901) of every location in `config` that holds data read from a Secret or
+   * derived from one (the key with its Bearer prefix stripped, a password-file line, a key's hash
+   * …). /config_dump shows them as "[redacted]". Certificates are public and not listed.
+   */
+  secretPaths: string[];
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
@@ -68,7 +74,10 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
     ...policies.statuses,
     ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
   ].sort(byObject);
-  return { config: { version: contentHash(body), ...body }, statuses };
+  const config = { version: contentHash(body), ...body };
+  const ledger = snapshot.secretLedger;
+  // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
+  return { config, statuses: ledger.scrubStatuses(statuses), secretPaths: ledger.locate(config) };
 }
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {

@@ -2,8 +2,9 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { CORE_GROUP, TLS_SECRET_TYPE, type GatewayTLSConfig, type SecretObjectReference } from '../../api/gateway/index.ts';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import type { ListenerTLS } from '../../ir/types.ts';
-import { isDict, listOf, stringRecord } from './read.ts';
+import { isDict, listOf } from './read.ts';
 import { referencePermitted, type RefFrom } from './refs.ts';
+import type { SecretLedger } from './secret-ledger.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Problem } from './status/conditions.ts';
 
@@ -51,14 +52,13 @@ function resolveCertificate(ref: SecretObjectReference, path: string, from: RefF
   }
   const secret = snapshot.secrets.get(id);
   if (!secret) return { reason: 'InvalidCertificateRef', message: `${path}: Secret ${id} not found` };
-  return certificateFromSecret(secret, path, id);
+  return certificateFromSecret(secret, path, id, snapshot.secretLedger);
 }
 
-function certificateFromSecret(secret: KubeObject, path: string, id: string): Certificate | Problem {
+function certificateFromSecret(secret: KubeObject, path: string, id: string, ledger: SecretLedger): Certificate | Problem {
   if (secret.type !== TLS_SECRET_TYPE) return { reason: 'InvalidCertificateRef', message: `${path}: Secret ${id} has type ${String(secret.type ?? 'Opaque')}; ${TLS_SECRET_TYPE} is required` };
-  // stringData wins over data, as it does when the API server stores the Secret.
-  const fromData = Object.fromEntries(Object.entries(stringRecord(secret.data)).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-  const values = { ...fromData, ...stringRecord(secret.stringData) };
+  // Read through the ledger: the key (and anything else in the Secret) is redacted in /config_dump.
+  const values = ledger.entries(secret);
   const certPem = values['tls.crt'];
   const keyPem = values['tls.key'];
   if (!certPem || !keyPem) return { reason: 'InvalidCertificateRef', message: `${path}: Secret ${id} must hold both tls.crt and tls.key` };

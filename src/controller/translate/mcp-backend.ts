@@ -58,7 +58,7 @@ function authenticationProblems(auth: unknown, namespace: string, snapshot: Snap
   if (!isDict(auth)) return [{ reason: 'InvalidPolicy', message: 'spec.policies.mcp.authentication must be an object' }];
   const found: string[] = [];
   const resolver = new BackendResolver(snapshot, namespace, { group: 'switchboard.dev', kind: 'ProxyBackend' });
-  lowerMcpAuthentication(auth, 'spec.policies.mcp.authentication', { namespace, sources: { secrets: snapshot.secrets, configMaps: new Map() }, resolver, problems: found });
+  lowerMcpAuthentication(auth, 'spec.policies.mcp.authentication', { namespace, sources: { secrets: snapshot.secrets, configMaps: new Map(), ledger: snapshot.secretLedger }, resolver, problems: found });
   return found.map((message) => ({ reason: 'InvalidPolicy', message: `${message} (routes using this backend fail closed)` }));
 }
 
@@ -182,7 +182,7 @@ function targetPolicies(written: Dict, path: string, name: string, ctx: TargetCo
   const members = lowerBackend(written, path, {
     namespace,
     // ConfigMaps are not part of the translator's snapshot: target TLS CAs come from Secrets.
-    sources: { secrets: snapshot.secrets, configMaps: new Map<string, KubeObject>() },
+    sources: { secrets: snapshot.secrets, configMaps: new Map<string, KubeObject>(), ledger: snapshot.secretLedger },
     resolver: new BackendResolver(snapshot, namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' }),
     problems: found,
   }, true);

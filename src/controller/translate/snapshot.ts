@@ -1,6 +1,7 @@
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { GATEWAY_EXPERIMENTAL_GROUP, GATEWAY_GROUP, NAMESPACE_NAME_LABEL, SERVICE_NAME_LABEL, SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
 import { groupOf, isDict, stringRecord } from './read.ts';
+import { SecretLedger } from './secret-ledger.ts';
 
 export const DEFAULT_NAMESPACE = 'default';
 
@@ -55,6 +56,8 @@ export interface Snapshot {
   /** EndpointSlices by `<namespace>/<service name>`. */
   readonly endpointSlices: ReadonlyMap<string, readonly KubeObject[]>;
   readonly secrets: ReadonlyMap<string, KubeObject>;
+  /** Where this translation records what it read from Secrets (src/controller/translate/secret-ledger.ts). */
+  readonly secretLedger: SecretLedger;
   readonly proxyBackends: ReadonlyMap<string, KubeObject>;
   /** Labels per namespace, including the implicit `kubernetes.io/metadata.name`. */
   namespaceLabels(namespace: string): Readonly<Record<string, string>>;
@@ -100,6 +103,7 @@ export function indexObjects(objects: readonly KubeObject[]): Snapshot {
       return service ? `${namespaceOf(o)}/${service}` : undefined;
     }),
     secrets: byName(KINDS.secret),
+    secretLedger: new SecretLedger(),
     proxyBackends: byName(KINDS.proxyBackend),
     namespaceLabels: (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace }),
   };

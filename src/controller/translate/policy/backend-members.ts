@@ -54,7 +54,7 @@ export function resolveBackendAuth(schema: unknown, spec: Record<string, unknown
   const out: Record<string, unknown> = { ...rest };
   if (typeof secret === 'string') {
     const usesDefaultKey = !isDict(spec.secretRef) || spec.secretRef.key === undefined || spec.secretRef.key === DEFAULT_AUTH_KEY;
-    out.key = usesDefaultKey ? secret.replace(/^Bearer\s+/i, '') : secret;
+    out.key = ctx.sources.ledger.record(usesDefaultKey ? secret.replace(/^Bearer\s+/i, '') : secret);
   }
   if (Array.isArray(credentials)) {
     out.credentials = listOf<Record<string, unknown>>(credentials).flatMap((c) => (typeof c.secret === 'string' ? [{ location: c.location, value: c.secret }] : []));

@@ -5,6 +5,7 @@ import { isDict, stringRecord } from '../read.ts';
 import { selectorMatches } from '../selector.ts';
 import { compareStrings, namespaceOf } from '../snapshot.ts';
 import type { LowerContext } from './lower.ts';
+import type { SecretLedger } from '../secret-ledger.ts';
 import { configMapEntries, lookupSecret, lookupSecretKey, secretEntries } from './secrets.ts';
 
 const BEARER: CredentialLocation = { header: { name: 'Authorization', prefix: 'Bearer ' } };
@@ -22,18 +23,18 @@ export function resolveApiKeyAuthentication(spec: Record<string, unknown>, path:
   const keys: ApiKeyEntry[] = [];
   if (isDict(spec.secretRef)) {
     const found = lookupSecret(ctx.sources, ctx.namespace, spec.secretRef, `${path}.secretRef`);
-    if (found.ok) keys.push(...entriesToKeys(String(spec.secretRef.name), found.value, false, `${path}.secretRef`, ctx.problems));
+    if (found.ok) keys.push(...entriesToKeys(String(spec.secretRef.name), found.value, false, `${path}.secretRef`, ctx.problems, ctx.sources.ledger));
     else ctx.problems.push(found.message);
   } else if (isDict(spec.secretSelector)) {
     const labels = stringRecord(spec.secretSelector.matchLabels);
     const selected = selectable.secrets.filter((s) => namespaceOf(s) === ctx.namespace && selectorMatches({ matchLabels: labels }, stringRecord(s.metadata.labels)));
     if (selected.length === 0) ctx.problems.push(`${path}.secretSelector matches no Secret in namespace ${ctx.namespace}`);
-    for (const s of selected) keys.push(...entriesToKeys(s.metadata.name, secretEntries(s), false, `${path}.secretSelector (Secret ${s.metadata.name})`, ctx.problems));
+    for (const s of selected) keys.push(...entriesToKeys(s.metadata.name, secretEntries(s, ctx.sources.ledger), false, `${path}.secretSelector (Secret ${s.metadata.name})`, ctx.problems, ctx.sources.ledger));
   } else if (isDict(spec.configMapSelector)) {
     const labels = stringRecord(spec.configMapSelector.matchLabels);
     const selected = selectable.configMaps.filter((c) => namespaceOf(c) === ctx.namespace && selectorMatches({ matchLabels: labels }, stringRecord(c.metadata.labels)));
     if (selected.length === 0) ctx.problems.push(`${path}.configMapSelector matches no ConfigMap in namespace ${ctx.namespace}`);
-    for (const c of selected) keys.push(...entriesToKeys(c.metadata.name, configMapEntries(c), true, `${path}.configMapSelector (ConfigMap ${c.metadata.name})`, ctx.problems));
+    for (const c of selected) keys.push(...entriesToKeys(c.metadata.name, configMapEntries(c), true, `${path}.configMapSelector (ConfigMap ${c.metadata.name})`, ctx.problems, undefined));
   }
   keys.sort((a, b) => compareStrings(a.id, b.id));
   return { mode: (spec.mode as Mode | undefined) ?? 'Strict', location: (spec.location as CredentialLocation | undefined) ?? BEARER, keys };
@@ -45,8 +46,12 @@ export interface SelectableConfig {
   readonly configMaps: readonly KubeObject[];
 }
 
-/** One data entry per key: a plain key, or JSON `{key | keyHash, metadata}`. */
-function entriesToKeys(objectName: string, entries: Record<string, string>, hashOnly: boolean, path: string, problems: string[]): ApiKeyEntry[] {
+/**
+ * One data entry per key: a plain key, or JSON `{key | keyHash, metadata}`. With a ledger (the
+ * entries came from a Secret) every derived value is recorded: the hash (a weak key could be
+ * found from it) and the metadata.
+ */
+function entriesToKeys(objectName: string, entries: Record<string, string>, hashOnly: boolean, path: string, problems: string[], ledger: SecretLedger | undefined): ApiKeyEntry[] {
   const out: ApiKeyEntry[] = [];
   for (const [name, raw] of Object.entries(entries).sort(([a], [b]) => compareStrings(a, b))) {
     const id = `${objectName}/${name}`;
@@ -60,6 +65,11 @@ function entriesToKeys(objectName: string, entries: Record<string, string>, hash
       continue;
     }
     const keyHash = parsed.keyHash ?? sha256Hex(parsed.key ?? '');
+    if (ledger) {
+      if (parsed.key !== undefined) ledger.record(parsed.key);
+      ledger.record(keyHash);
+      if (parsed.metadata !== undefined) ledger.recordTree(parsed.metadata);
+    }
     out.push({ id, keyHash, ...(parsed.metadata !== undefined ? { metadata: parsed.metadata } : {}) });
   }
   return out;
@@ -94,7 +104,7 @@ export function resolveBasicAuthentication(spec: Record<string, unknown>, path: 
   else if (isDict(spec.secretRef)) {
     const key = typeof spec.secretRef.key === 'string' ? spec.secretRef.key : '.htaccess';
     const found = lookupSecretKey(ctx.sources, ctx.namespace, spec.secretRef, key, `${path}.secretRef`);
-    if (found.ok) users = passwordFileLines(found.value);
+    if (found.ok) users = passwordFileLines(found.value).map((line) => ctx.sources.ledger.record(line));
     else ctx.problems.push(found.message);
   }
   users.forEach((line, i) => {

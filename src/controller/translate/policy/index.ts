@@ -47,7 +47,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const configMaps = ofKind(world.objects, '', 'ConfigMap').sort(byAgeThenName);
   const inputs: PolicyInputs = {
     snapshot,
-    sources: { secrets: snapshot.secrets, configMaps: new Map(configMaps.map((c) => [namespacedName(c), c])) },
+    sources: { secrets: snapshot.secrets, configMaps: new Map(configMaps.map((c) => [namespacedName(c), c])), ledger: snapshot.secretLedger },
     selectable: { secrets: [...snapshot.secrets.values()], configMaps },
   };
   const policyObjects = ofKind(world.objects, PROXY_POLICY.group, PROXY_POLICY.kind).sort(byAgeThenName);

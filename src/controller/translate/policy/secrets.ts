@@ -1,16 +1,18 @@
 import type { KubeObject } from '../../../api/gateway/object.ts';
 import { stringRecord } from '../read.ts';
+import type { SecretLedger } from '../secret-ledger.ts';
 
 /** Secrets and ConfigMaps by `<namespace>/<name>`, as the policy resolver reads them. */
 export interface ConfigSources {
   readonly secrets: ReadonlyMap<string, KubeObject>;
   readonly configMaps: ReadonlyMap<string, KubeObject>;
+  /** Every Secret read is recorded here, and every value derived from one (/config_dump redacts them). */
+  readonly ledger: SecretLedger;
 }
 
-/** A Secret's entries decoded: `data` is base64, `stringData` wins over it (as the API server merges them). */
-export function secretEntries(secret: KubeObject): Record<string, string> {
-  const fromData = Object.fromEntries(Object.entries(stringRecord(secret.data)).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-  return { ...fromData, ...stringRecord(secret.stringData) };
+/** A Secret's entries decoded: `data` is base64, `stringData` wins over it (as the API server merges them). Recorded in the ledger. */
+export function secretEntries(secret: KubeObject, ledger: SecretLedger): Record<string, string> {
+  return ledger.entries(secret);
 }
 
 /** A ConfigMap's text entries (`binaryData` holds no keys we read). */
@@ -28,7 +30,7 @@ export function lookupSecret(sources: ConfigSources, namespace: string, ref: { n
   const id = `${namespace}/${String(ref.name)}`;
   const secret = sources.secrets.get(id);
   if (!secret) return { ok: false, message: `${path}: Secret ${id} not found` };
-  return { ok: true, value: secretEntries(secret) };
+  return { ok: true, value: secretEntries(secret, sources.ledger) };
 }
 
 /** One entry of a Secret; `key` names it. */
