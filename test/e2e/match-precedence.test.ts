@@ -1,7 +1,8 @@
 /**
- * The Gateway API's precedence when several matches fit one request: Exact path, then longest
- * prefix, then method, then most headers, then most query params; across routes the oldest
- * creationTimestamp, then `namespace/name` alphabetically; within a route the first rule.
+ * The Gateway API's precedence when several matches fit one request: Exact path, then
+ * RegularExpression (Envoy Gateway's place for it), then longest prefix, then method, then most
+ * headers, then most query params; across routes the oldest creationTimestamp, then
+ * `namespace/name` alphabetically; within a route the first rule (docs/paths.md).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -32,7 +33,7 @@ describe('match precedence', () => {
 
   before(async () => {
     fleet = await startEchoFleet([
-      'two-headers', 'one-header', 'method', 'header', 'query-two', 'first-rule', 'second-rule', 'older', 'newer', 'alpha-a', 'alpha-b',
+      'two-headers', 'one-header', 'method', 'header', 'query-two', 'first-rule', 'second-rule', 'older', 'newer', 'alpha-a', 'alpha-b', 'catch-all', 'regex',
     ]);
     gw = await startGateway(gatewayClass() + fleet.yaml + gateway('gw', [{ name: 'http', port: 80 }]) +
       route('precedence', '2023-01-01T00:00:00Z',
@@ -47,6 +48,9 @@ describe('match precedence', () => {
         rule('{ path: { type: Exact, value: /rule-order } }', 'second-rule')) +
       route('newer', '2024-06-01T00:00:00Z', rule('{ path: { type: Exact, value: /age } }', 'newer')) +
       route('older', '2020-06-01T00:00:00Z', rule('{ path: { type: Exact, value: /age } }', 'older')) +
+      // The catch-all is the older route and listed first: only the path type can pick the regex.
+      route('catch-all', '2019-01-01T00:00:00Z', rule('{ path: { type: PathPrefix, value: / } }', 'catch-all')) +
+      route('regex', '2024-01-01T00:00:00Z', rule('{ path: { type: RegularExpression, value: "/items/[0-9]+" } }', 'regex')) +
       route('bbb', '2022-01-01T00:00:00Z', rule('{ path: { type: Exact, value: /alpha } }', 'alpha-b')) +
       route('aaa', '2022-01-01T00:00:00Z', rule('{ path: { type: Exact, value: /alpha } }', 'alpha-a')));
   });
@@ -63,6 +67,8 @@ describe('match precedence', () => {
     { name: 'first rule wins a full tie within a route', path: '/rule-order', server: 'first-rule' },
     { name: 'the oldest route wins a tie across routes', path: '/age', server: 'older' },
     { name: 'alphabetical namespace/name breaks a timestamp tie', path: '/alpha', server: 'alpha-a' },
+    { name: 'a RegularExpression match beats the catch-all PathPrefix /', path: '/items/42', server: 'regex' },
+    { name: 'the catch-all still serves what the regex does not match', path: '/items/x', server: 'catch-all' },
   ];
   for (const c of cases) {
     it(`${c.name} → ${c.server}`, async () => {

@@ -1,11 +1,15 @@
 import type { CompiledMatch } from './matchers.ts';
 
 /**
- * The Gateway API's HTTPRoute match precedence, for entries that already share a hostname bucket
- * (hostname specificity is decided by the bucket order): Exact path > longest PathPrefix >
- * RegularExpression (longer pattern first, our choice); then a method match; then most header
- * matches; then most query-param matches; then the oldest route; then `namespace/name`
- * alphabetically; then rule order and match order.
+ * Match precedence, for entries that already share a hostname bucket (hostname specificity is
+ * decided by the bucket order; see docs/paths.md for the whole order):
+ *
+ * 1. path type: Exact, then RegularExpression, then PathPrefix — Envoy Gateway's order (the Gateway
+ *    API leaves RegularExpression's place to implementations), so a catch-all `/` prefix never
+ *    shadows a regex route;
+ * 2. the longer path value (prefix or pattern) first;
+ * 3. a method match; 4. more header matches; 5. more query-param matches (Gateway API);
+ * 6. the oldest route; 7. `namespace/name` alphabetically; 8. rule order, then match order.
  */
 export interface RankedMatch {
   readonly match: CompiledMatch;
@@ -16,7 +20,7 @@ export interface RankedMatch {
   readonly matchIndex: number;
 }
 
-const PATH_RANK = { Exact: 0, PathPrefix: 1, RegularExpression: 2 } as const;
+const PATH_RANK = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
 
 export function comparePrecedence(a: RankedMatch, b: RankedMatch): number {
   const pa = a.match.path;

@@ -79,10 +79,34 @@ describe('RouteTable precedence', () => {
       want: 'ns/a/rule/1',
     },
     {
-      name: 'PathPrefix beats RegularExpression',
-      routes: [{ key: 'ns/a', rules: [[{ path: { type: 'RegularExpression', value: '/foo.*' } }], [{ path: { type: 'PathPrefix', value: '/' } }]] }],
+      name: 'RegularExpression beats a catch-all PathPrefix /',
+      routes: [{ key: 'ns/a', rules: [[{ path: { type: 'PathPrefix', value: '/' } }], [{ path: { type: 'RegularExpression', value: '/foo.*' } }]] }],
       request: req('/foo'),
       want: 'ns/a/rule/1',
+    },
+    {
+      name: 'RegularExpression beats a longer PathPrefix',
+      routes: [{ key: 'ns/a', rules: [[{ path: { type: 'PathPrefix', value: '/v1/chat/completions' } }], [{ path: { type: 'RegularExpression', value: '/v[0-9]/.*' } }]] }],
+      request: req('/v1/chat/completions'),
+      want: 'ns/a/rule/1',
+    },
+    {
+      name: 'Exact beats RegularExpression',
+      routes: [{ key: 'ns/a', rules: [[{ path: { type: 'RegularExpression', value: '/foo.*' } }], [{ path: { type: 'Exact', value: '/foo' } }]] }],
+      request: req('/foo'),
+      want: 'ns/a/rule/1',
+    },
+    {
+      name: 'the longer pattern wins among regular expressions',
+      routes: [{ key: 'ns/a', rules: [[{ path: { type: 'RegularExpression', value: '/.*' } }], [{ path: { type: 'RegularExpression', value: '/api/.*' } }]] }],
+      request: req('/api/x'),
+      want: 'ns/a/rule/1',
+    },
+    {
+      name: 'a PathPrefix still serves what no regex matches',
+      routes: [{ key: 'ns/a', rules: [[{ path: { type: 'PathPrefix', value: '/' } }], [{ path: { type: 'RegularExpression', value: '/foo.*' } }]] }],
+      request: req('/bar'),
+      want: 'ns/a/rule/0',
     },
     {
       name: 'a method match beats none',
