@@ -7,9 +7,10 @@
  * objects it held before keep serving.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { eventually, freePort, request, startGatewayProcess, tempDir, type GatewayProcess } from '../cli/harness.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
 import { PROMPT_MS, probeWhile, startHostileGateway, type HostileGateway } from './harness.ts';
@@ -79,3 +80,46 @@ for (const workers of [1, 2]) {
     });
   });
 }
+
+/** The children of `pid` (the cluster's workers, plus nothing else: the CLI forks no other process). */
+function childPids(pid: number): number[] {
+  const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+  return text === '' ? [] : text.split(/\s+/).map(Number);
+}
+
+describe('cluster watchdog', () => {
+  let dir: string;
+  let echo: EchoServer;
+  let gw: GatewayProcess;
+  let port: number;
+  before(async () => {
+    echo = await startEchoServer('echo');
+    port = await freePort();
+    dir = tempDir('watchdog');
+    writeFileSync(join(dir, 'gateway.yaml'), gatewayClass() + gateway('gw', [{ name: 'http', port }]) + service('echo', echo) + prefixRoute('r', '/', 'echo'));
+    // Later flags win: two workers and a short stall timeout so the test stays short.
+    gw = await startGatewayProcess(dir, ['--workers', '2', '--worker-stall-timeout', '1']);
+    await gw.waitReady();
+  });
+  after(async () => { await gw?.stop(); await echo?.close(); rmSync(dir, { recursive: true, force: true }); });
+
+  it('kills and restarts a worker whose event loop stops, and counts it as stalled', async () => {
+    const primary = gw.child.pid ?? assert.fail('no pid');
+    await eventually(async () => (childPids(primary).length === 2 ? true : undefined), 'two workers');
+    const [stuck] = childPids(primary);
+    // A stopped process runs no event loop: the same silence as a worker stuck in a loop.
+    process.kill(stuck, 'SIGSTOP');
+    const metrics = await eventually(async () => {
+      const res = await request({ port: gw.metricsPort, path: '/metrics' });
+      return /switchboard_worker_restarts_total\{reason="stalled"\} 1\b/.test(res.body) ? res.body : undefined;
+    }, 'the stalled restart in /metrics', 15_000);
+    assert.match(metrics, /switchboard_worker_restarts_total\{reason="crashed"\} 0\b/);
+    await eventually(async () => {
+      const now = childPids(primary);
+      return now.length === 2 && !now.includes(stuck) ? true : undefined;
+    }, 'a replacement worker', 15_000);
+    await gw.waitForLog((line) => line.msg === 'proxy worker event loop stalled; killing and restarting it' && line.pid === stuck);
+    // Both workers serve again.
+    for (let i = 0; i < 6; i++) assert.equal((await request({ port, path: '/x' })).status, 200);
+  });
+});
