@@ -67,9 +67,16 @@ export function grpcChannel(target: ResolvedEndpoint, shared?: ConnectionSource)
   return shared ? shared.grpc(target) : privateGrpcChannel(target);
 }
 
+/**
+ * Largest message accepted from an external gRPC service (ext_proc, ext_authz, rate limit): room
+ * for a processor's replacement of a buffered body (ext_proc buffers 2 MiB by default). Larger
+ * fails the call (RESOURCE_EXHAUSTED), which the member answers per its failure mode.
+ */
+export const MAX_GRPC_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 export function privateGrpcChannel(target: ResolvedEndpoint): GrpcChannel {
   const url = baseUrl({ ...target, pathPrefix: undefined });
   const sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 30_000 }, typeof target.tls === 'object' ? target.tls : {});
-  const transport = createGrpcTransport({ baseUrl: url, sessionManager: sessions });
+  const transport = createGrpcTransport({ baseUrl: url, sessionManager: sessions, readMaxBytes: MAX_GRPC_MESSAGE_BYTES });
   return { transport, close: () => sessions.abort() };
 }

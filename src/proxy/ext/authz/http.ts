@@ -7,6 +7,7 @@ import { Agent, request as httpRequest } from 'undici';
 import { createActivation, evalBody, evalString } from '../../../cel/index.ts';
 import type { Activation, Program } from '../../../cel/index.ts';
 import type { JsonObject } from '../../../ir/policy.ts';
+import { readTextBounded } from '../../http/body.ts';
 import { baseUrl, withUrlFallback, type ResolvedEndpoint } from '../endpoint.ts';
 import { compileExpression, compileMap, evalStrings, evalValues } from '../expressions.ts';
 import { headerPairs, type HeaderPair } from '../headers.ts';
@@ -17,7 +18,10 @@ import {
 
 /** Headers of a denial passed back to the client (the rest describe the service's own connection). */
 const DENIAL_HEADERS = new Set(['content-type', 'www-authenticate', 'set-cookie', 'location', 'cache-control']);
-/** The service's answer is read up to this size; auth denials are small. */
+/**
+ * The service's answer is read up to this size; auth denials are small. A larger answer counts as
+ * the service failing: FailClosed denies (403), FailOpen lets the request through.
+ */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export class HttpExtAuthzClient implements ExtAuthzClient {
@@ -83,7 +87,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
         body,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
-      const text = await readLimited(response.body);
+      const text = await readTextBounded(response.body, MAX_RESPONSE_BYTES, { what: 'authorization response' });
       const responseHeaders = headerPairs(response.headers as Record<string, string | string[] | undefined>);
       if (response.statusCode === 200) return this.#allow(responseHeaders, text, activation);
       return this.#deny(response.statusCode, text, responseHeaders, activation);
@@ -127,15 +131,4 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
   close(): void {
     this.#closeAgent();
   }
-}
-
-async function readLimited(body: AsyncIterable<Uint8Array>): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) throw new Error('authorization response too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { formatSSE } from '../../llm/stream/sse.ts';
-import { asMessage, ErrorCode, errorOf, type JsonRpcMessage } from '../jsonrpc.ts';
+import { BodyTooLargeError, readBodyBounded } from '../../http/body.ts';
+import { formatSSE } from '../../http/sse.ts';
+import { errorOf, type JsonRpcMessage } from '../jsonrpc.ts';
+import { MAX_MESSAGE_BYTES, parseMessages, TOO_LARGE, type ParsedBody } from './parse.ts';
 
 /** What the handler needs of an HTTP/1.1 or HTTP/2 request (IncomingMessage, Http2ServerRequest). */
 export interface DownstreamRequest extends AsyncIterable<Buffer | string> {
@@ -19,38 +21,19 @@ export interface DownstreamResponse {
   once(event: 'close', listener: () => void): unknown;
 }
 
-/** Bounds a client's POST body (a JSON-RPC message or batch). */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+export { MAX_MESSAGE_BYTES, type ParsedBody } from './parse.ts';
 
-export type ParsedBody =
-  | { readonly ok: true; readonly messages: readonly JsonRpcMessage[]; readonly batch: boolean }
-  | { readonly ok: false; readonly status: number; readonly code: number; readonly message: string };
-
+/** The client's body, read under MAX_MESSAGE_BYTES, as JSON-RPC messages (see parse.ts for the bounds). */
 export async function readMessages(req: DownstreamRequest): Promise<ParsedBody> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    size += buffer.length;
-    if (size > MAX_MESSAGE_BYTES) return { ok: false, status: 413, code: ErrorCode.InvalidRequest, message: 'Message too large' };
-    chunks.push(buffer);
-  }
-  let parsed: unknown;
+  let body: Buffer;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return { ok: false, status: 400, code: ErrorCode.ParseError, message: 'Parse error' };
+    // Not destroyed past the cap: the client is about to read its 413.
+    body = await readBodyBounded(req, MAX_MESSAGE_BYTES, { what: 'MCP message', destroy: false });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return TOO_LARGE;
+    throw error;
   }
-  const batch = Array.isArray(parsed);
-  const list: unknown[] = Array.isArray(parsed) ? (parsed as unknown[]) : [parsed];
-  if (list.length === 0) return { ok: false, status: 400, code: ErrorCode.InvalidRequest, message: 'Empty batch' };
-  const messages: JsonRpcMessage[] = [];
-  for (const item of list) {
-    const message = asMessage(item);
-    if (!message) return { ok: false, status: 400, code: ErrorCode.InvalidRequest, message: 'Invalid JSON-RPC message' };
-    messages.push(message);
-  }
-  return { ok: true, messages, batch };
+  return parseMessages(body);
 }
 
 export function sendJson(res: DownstreamResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

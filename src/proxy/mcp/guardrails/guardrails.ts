@@ -16,6 +16,11 @@ import { McpGuardrail, Phase, type CheckResponse } from './gen/guardrail_pb.js';
 
 /** A processor that does not answer within this fails (then FailClosed rejects, FailOpen passes). */
 const CHECK_TIMEOUT_MS = 5_000;
+/**
+ * Largest answer accepted from a processor (a replaced params/result object). Larger fails the
+ * check (RESOURCE_EXHAUSTED): FailClosed rejects the message, FailOpen passes it unchanged.
+ */
+const MAX_GUARDRAIL_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export interface GuardedMessage {
   readonly request: JsonRpcRequest;
@@ -51,7 +56,7 @@ class Processor {
     // An endpoint the translator could not resolve (url '') gets a transport that never connects.
     const url = ir.url === '' ? 'http://invalid.' : ir.url;
     this.#sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 30_000 });
-    this.#client = createClient(McpGuardrail, createGrpcTransport({ baseUrl: url, sessionManager: this.#sessions }));
+    this.#client = createClient(McpGuardrail, createGrpcTransport({ baseUrl: url, sessionManager: this.#sessions, readMaxBytes: MAX_GUARDRAIL_ANSWER_BYTES }));
   }
 
   phaseOf(method: string): McpGuardrailPhase {

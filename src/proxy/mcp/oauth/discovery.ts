@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { readTextBounded } from '../../http/body.ts';
 import type { Logger } from '../../../common/logger.ts';
 import type { ProviderQuirks } from './providers.ts';
 
@@ -50,18 +51,9 @@ export class DiscoveryCache {
 
 async function fetchJson(url: string): Promise<Metadata> {
   const res = await request(url, { headers: { accept: 'application/json' }, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_DOCUMENT_BYTES) {
-      res.body.destroy();
-      throw new Error(`document larger than ${MAX_DOCUMENT_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
+  const text = await readTextBounded(res.body, MAX_DOCUMENT_BYTES, { what: 'document' });
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
-  const doc: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  const doc: unknown = JSON.parse(text);
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('not a JSON object');
   return doc as Metadata;
 }

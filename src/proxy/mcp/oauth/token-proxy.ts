@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { BodyTooLargeError, readBodyBounded, readTextBounded } from '../../http/body.ts';
 import type { DirectResponse } from '../../policies/result.ts';
 import type { McpOAuthResource } from './resource.ts';
 
@@ -30,14 +31,12 @@ function basicCredentials(clientId: string, secret: string): string {
 }
 
 async function readForm(req: AsyncIterable<Buffer>): Promise<URLSearchParams | DirectResponse> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > MAX_REQUEST_BYTES) return oauthError(413, 'invalid_request', `token request larger than ${MAX_REQUEST_BYTES} bytes`);
-    chunks.push(chunk);
+  try {
+    return new URLSearchParams(await readTextBounded(req, MAX_REQUEST_BYTES, { destroy: false }));
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return oauthError(413, 'invalid_request', `token request larger than ${MAX_REQUEST_BYTES} bytes`);
+    throw error;
   }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
 /** Answers one token request; `contentType` is the request's header, `body` its stream. */
@@ -68,17 +67,7 @@ export async function proxyTokenRequest(resource: McpOAuthResource, contentType:
 
   try {
     const res = await request(endpoint.url, { method: 'POST', headers, body: form.toString(), headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_RESPONSE_BYTES) {
-        res.body.destroy();
-        throw new Error(`token response larger than ${MAX_RESPONSE_BYTES} bytes`);
-      }
-      chunks.push(chunk);
-    }
-    const answer = Buffer.concat(chunks);
+    const answer = await readBodyBounded(res.body, MAX_RESPONSE_BYTES, { what: 'token response' });
     if (res.statusCode >= 400) logger.info({ status: res.statusCode, error: errorCodeOf(answer), grant }, 'MCP OAuth: the identity provider refused a proxied token request');
     const type = res.headers['content-type'];
     return { status: res.statusCode, headers: { ...HEADERS, 'content-type': typeof type === 'string' ? type : 'application/json' }, body: answer };

@@ -1,4 +1,5 @@
 import type { CompiledBind } from '../../compile/config.ts';
+import { BodyTooLargeError, readTextBounded } from '../../http/body.ts';
 import type { DirectResponse } from '../../policies/result.ts';
 import type { TrafficStep } from '../../policies/step.ts';
 import type { DownstreamRequest } from '../../pipeline/downstream.ts';
@@ -78,16 +79,16 @@ async function answer(resource: McpOAuthResource, document: OAuthDocument, a: Re
 }
 
 async function registration(resource: McpOAuthResource, req: DownstreamRequest): Promise<DirectResponse> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REGISTRATION_BYTES) return oauthError(413, 'invalid_client_metadata', `registration body larger than ${MAX_REGISTRATION_BYTES} bytes`);
-    chunks.push(chunk);
+  let text: string;
+  try {
+    text = await readTextBounded(req, MAX_REGISTRATION_BYTES, { destroy: false });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return oauthError(413, 'invalid_client_metadata', `registration body larger than ${MAX_REGISTRATION_BYTES} bytes`);
+    throw error;
   }
   let metadata: unknown;
   try {
-    metadata = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    metadata = JSON.parse(text);
   } catch {
     return oauthError(400, 'invalid_client_metadata', 'the body is not JSON');
   }

@@ -1,5 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { PolicyContext } from '../../policies/context.ts';
+import { BodyTooLargeError } from '../../http/body.ts';
+import { SSEEventTooLargeError } from '../../http/sse.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';
 import type { Prepared, TargetAccess, UpstreamHeaders } from './policy.ts';
 
@@ -67,6 +69,8 @@ export class UpstreamError extends Error {
 
 export function asUpstreamError(target: string, error: unknown): UpstreamError {
   if (error instanceof UpstreamError) return error;
+  // A target whose answer or stream event passes the gateway's size limits is misbehaving, not down.
+  if (error instanceof BodyTooLargeError || error instanceof SSEEventTooLargeError) return new UpstreamError(target, 'protocol', error.message);
   const message = error instanceof Error ? error.message : String(error);
   return new UpstreamError(target, 'unavailable', message);
 }

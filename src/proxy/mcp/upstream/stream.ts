@@ -1,4 +1,4 @@
-import { SSEParser } from '../../llm/stream/sse.ts';
+import { SSEParser } from '../../http/sse.ts';
 import { asMessage, type JsonRpcMessage } from '../jsonrpc.ts';
 
 export interface StreamEvent {
@@ -6,7 +6,11 @@ export interface StreamEvent {
   readonly data: string;
 }
 
-/** SSE events of a response body as they arrive, with any chunking. */
+/**
+ * SSE events of a response body as they arrive, with any chunking. An event past the parser's
+ * limit (DEFAULT_MAX_SSE_EVENT_CHARS, 8 MiB) throws SSEEventTooLargeError, and leaving the loop
+ * closes the body: the caller's request fails as a protocol error of the target.
+ */
 export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
   const parser = new SSEParser();
   for await (const chunk of body) yield* parser.push(chunk);

@@ -1,13 +1,16 @@
 import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
+import { readBodyPrefix, readTextBounded } from '../../http/body.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
-/** Bounds a JSON (non-streamed) answer; streamed answers are bounded per event by the parser's caller. */
+/** Bounds a JSON (non-streamed) answer (past it: a protocol error); streamed answers are bounded per event by the SSE parser. */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** How much of an error answer is read, to quote its start in the error. */
+const MAX_ERROR_DETAIL_BYTES = 4 * 1024;
 
 type ResponseData = Dispatcher.ResponseData;
 
@@ -36,8 +39,12 @@ export class StreamableHttpClient implements UpstreamClient {
     const type = String(response.headers['content-type'] ?? '');
     if (type.startsWith('text/event-stream')) return this.#fromStream(response, message.id, onMessage);
     if (type.startsWith('application/json')) {
-      const text = await response.body.text();
-      if (text.length > MAX_JSON_BYTES) throw this.#error('protocol', 'response body too large');
+      let text: string;
+      try {
+        text = await readTextBounded(response.body, MAX_JSON_BYTES, { what: 'JSON answer' });
+      } catch (error) {
+        throw asUpstreamError(this.#target.name, error);
+      }
       const found = this.#pick(messagesOf(parseJson(text)), message.id, onMessage);
       if (found) return found;
       throw this.#error('protocol', `no response to request ${String(message.id)} in the JSON body`);
@@ -60,7 +67,7 @@ export class StreamableHttpClient implements UpstreamClient {
       throw asUpstreamError(this.#target.name, error);
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      const detail = (await response.body.text()).slice(0, 200);
+      const detail = (await readBodyPrefix(response.body, MAX_ERROR_DETAIL_BYTES)).slice(0, 200);
       if (this.#sessionRejected(response.statusCode, detail)) throw this.#error('session_expired', 'the target no longer knows the session');
       if (response.statusCode === 405) return false;
       throw this.#error('unavailable', `GET stream answered ${response.statusCode}`);
@@ -93,7 +100,7 @@ export class StreamableHttpClient implements UpstreamClient {
       throw asUpstreamError(this.#target.name, error);
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      const detail = (await response.body.text()).slice(0, 200);
+      const detail = (await readBodyPrefix(response.body, MAX_ERROR_DETAIL_BYTES)).slice(0, 200);
       if (this.#sessionRejected(response.statusCode, detail)) throw this.#error('session_expired', 'the target no longer knows the session');
       throw this.#error('unavailable', `answered HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}`);
     }

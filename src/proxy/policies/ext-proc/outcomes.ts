@@ -3,6 +3,8 @@
  * answers, failures as short JSON errors, header blocks replacing the headers in place.
  */
 import { ExtProcError, ExtProcImmediateResponse, type ImmediateAnswer } from '../../ext/extproc/index.ts';
+import { MAX_GRPC_MESSAGE_BYTES } from '../../ext/endpoint.ts';
+import { BodyTooLargeError, readBodyBounded } from '../../http/body.ts';
 import type { HeaderMap } from '../../http/headers.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../result.ts';
 
@@ -40,8 +42,18 @@ export async function* oneChunk(body: Uint8Array): AsyncIterable<Uint8Array> {
   yield body;
 }
 
+/**
+ * The processor's version of a buffered request body. It replaces a body already within the
+ * request buffer limit; a processor answering more than MAX_PROCESSED_BODY_BYTES fails the
+ * request (413 payload_too_large, as an over-limit body the processor sent back).
+ */
+export const MAX_PROCESSED_BODY_BYTES = MAX_GRPC_MESSAGE_BYTES;
+
 export async function collectBody(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of body) chunks.push(chunk);
-  return Buffer.concat(chunks);
+  try {
+    return await readBodyBounded(body, MAX_PROCESSED_BODY_BYTES, { what: 'processed request body' });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new ExtProcError(error.message, 413);
+    throw error;
+  }
 }

@@ -1,3 +1,4 @@
+import { readTextBounded } from '../../http/body.ts';
 import { Agent, request, type Dispatcher } from 'undici';
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from '../../../common/logger.ts';
@@ -113,17 +114,8 @@ export class RemoteJwks {
       await res.body.dump();
       throw new Error(`GET ${url} answered ${res.statusCode}`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_JWKS_BYTES) {
-        res.body.destroy();
-        throw new Error(`GET ${url}: the JWKS exceeds ${MAX_JWKS_BYTES} bytes`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    const jwks = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JSONWebKeySet;
+    // Over the cap the fetch fails like an unreachable JWKS: the keys already known stay in use.
+    const jwks = JSON.parse(await readTextBounded(res.body, MAX_JWKS_BYTES, { what: `GET ${url}: the JWKS` })) as JSONWebKeySet;
     // Validate now, so a bad document counts as a failed fetch and the known keys stay.
     createLocalJWKSet(jwks);
     return jwks;

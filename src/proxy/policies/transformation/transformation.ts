@@ -6,6 +6,7 @@
  * without one the response streams untouched. Response header values see `response.code` and
  * `response.headers`; only the body expression sees `response.body`.
  */
+import { BodyTooLargeError, readBodyBounded } from '../../http/body.ts';
 import { createActivation, evalBody, referencesBody, type Program } from '../../../cel/index.ts';
 import type { Conditional, HeaderTransform, TransformationPolicy } from '../../../ir/policy.ts';
 import { activationOf, program } from '../cel.ts';
@@ -45,16 +46,14 @@ async function transformRequestBody(body: Program, ctx: PolicyContext): Promise<
   return CONTINUE;
 }
 
-/** Collects a response body up to `limit` bytes. */
+/** Collects a response body up to `limit` bytes (SPEC.md `http.maxBufferSize`); more is a 502. */
 export async function collect(body: AsyncIterable<Uint8Array>, limit: number): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) throw new ResponseBodyTooLargeError(limit);
-    chunks.push(chunk);
+  try {
+    return await readBodyBounded(body, limit, { what: 'response body' });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new ResponseBodyTooLargeError(limit);
+    throw error;
   }
-  return Buffer.concat(chunks, size);
 }
 
 function responseActivation(ctx: PolicyContext, status: number, headers: FilteredResponse['headers'], body?: Uint8Array) {
