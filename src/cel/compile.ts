@@ -73,13 +73,13 @@ export class Program {
    * Evaluates against an activation with a fresh runtime budget (RUNTIME_COST_BUDGET); never
    * throws. The result's size is paid for too, since callers go on to serialise it.
    */
-  evaluate(activation: Activation): EvalResult {
+  evaluate(activation: Activation, budget: number = RUNTIME_COST_BUDGET): EvalResult {
     try {
       const value = metered(() => {
         const out = this.#run(activation);
         charge(sizeCost(out));
         return out;
-      });
+      }, budget);
       if (value === undefined) return { ok: false, error: { code: 'no_value', message: 'expression produced no value' } };
       return { ok: true, value };
     } catch (err) {

@@ -12,6 +12,7 @@ let remaining = Infinity;
 /** Once the budget is gone every further charge throws this same error: cheap, as quantifiers
  * (`exists`, `all`) catch an iteration's error and go on to the next element. */
 let stopped: Error | undefined;
+let lastSpent = 0;
 
 /** The error an over-budget evaluation stops with: an ordinary CEL evaluation error. */
 export const COST_LIMIT_CODE = 'cost_limit_exceeded';
@@ -44,14 +45,15 @@ export function metered<T>(run: () => T, budget: number = RUNTIME_COST_BUDGET): 
     if (stopped !== undefined) throw stopped;
     return value;
   } finally {
+    lastSpent = budget - remaining;
     remaining = outer;
     stopped = outerStopped;
   }
 }
 
-/** Units left in the current evaluation (Infinity outside one); for tests. */
-export function remainingBudget(): number {
-  return remaining;
+/** The units the last finished `metered` run spent (Infinity when it ran out); for tests and docs. */
+export function lastEvaluationCost(): number {
+  return lastSpent;
 }
 
 /**
@@ -90,3 +92,4 @@ function isPlainMap(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === null || proto === Object.prototype;
 }
+
