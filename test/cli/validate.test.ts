@@ -38,6 +38,26 @@ describe('switchboard validate / version / usage', () => {
     assert.match(result.stdout, /✗ \d+ errors, \d+ notes? \(/);
   });
 
+  it('reports an alias bomb and an oversize file like any other error: exit 1, file named, no stack trace', async () => {
+    const hostile = path.join(dir, 'hostile');
+    fs.mkdirSync(hostile);
+    fs.writeFileSync(path.join(hostile, 'a-gateway.yaml'), gatewayYaml(8080));
+    const chain = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb}', 'data:', '  k0: &a0 "x"'];
+    for (let i = 1; i < 50_000; i++) chain.push(`  k${i}: &a${i} [*a${i - 1}]`);
+    fs.writeFileSync(path.join(hostile, 'b-bomb.yaml'), `${chain.join('\n')}\n`);
+    // Sparse: 17 MiB on disk in no time; refused by its size before anything is read.
+    fs.writeFileSync(path.join(hostile, 'c-large.yaml'), '');
+    fs.truncateSync(path.join(hostile, 'c-large.yaml'), 17 * 1024 * 1024);
+
+    const result = await runCli(['validate', '-f', hostile], 30_000);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.equal(result.stderr, '');
+    assert.doesNotMatch(result.stdout, /\n\s+at /);
+    assert.match(result.stdout, /^error .*b-bomb\.yaml:\d+:\d+ \(document 0\): over a configuration limit: more than 1000 aliases in the file/m);
+    assert.match(result.stdout, /^error .*c-large\.yaml: over a configuration limit: the file is 17 MiB, more than the 16 MiB a file may hold/m);
+    assert.match(result.stdout, /✗ 2 errors/);
+  });
+
   it('prints the version', async () => {
     const result = await runCli(['version']);
     const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };

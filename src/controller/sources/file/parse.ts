@@ -6,6 +6,7 @@ import { DEFAULT_CONFIG_LIMITS, type ConfigLimits } from './limits.ts';
 import { checkDocumentBounds, type FileTally } from './yaml-bounds.ts';
 
 const OWN_GROUP = 'switchboard.dev';
+const MAX_REPORTED_SYNTAX_ERRORS = 20;
 
 export interface ParsedFile {
   /** The objects of known kinds, each with its origin. */
@@ -66,6 +67,11 @@ function parseBounded(text: string, file: string, limits: ConfigLimits): ParsedF
       const pos = violation.offset === undefined ? undefined : lineOf(violation.offset);
       return brokenFile([{ severity: 'error', file, document: index, line: pos?.line, column: pos?.col, message: violation.message }]);
     }
+  }
+  if (syntaxProblems.length > MAX_REPORTED_SYNTAX_ERRORS) {
+    // One broken line can make every line after it an error: the log and /status need the first few.
+    const more = syntaxProblems.length - MAX_REPORTED_SYNTAX_ERRORS;
+    return brokenFile([...syntaxProblems.slice(0, MAX_REPORTED_SYNTAX_ERRORS), { severity: 'error', file, message: `and ${more} more YAML syntax errors in this file` }]);
   }
   if (syntaxProblems.length > 0) return brokenFile(syntaxProblems);
 
