@@ -7,9 +7,9 @@
  * line terminators CR, LF and CRLF are recognised anywhere — including a CR ending one chunk and
  * its LF starting the next. Chunks may also split a UTF-8 sequence.
  *
- * Bounded: an event (its data lines, event name and the line being assembled) may hold at most
+ * Bounded: an event (its data lines, event name) plus the line being read may hold at most
  * `maxEventChars` characters; past it `push` throws {@link SSEEventTooLargeError} and the parser
- * ignores everything after. Without the bound a peer that never ends an event makes the gateway
+ * ignores everything after. Whether a stream passes does not depend on its chunking. Without the bound a peer that never ends an event makes the gateway
  * hold the whole stream in memory.
  *
  * Two leniencies differ from the browser algorithm, on purpose: `end()` dispatches a final event
@@ -32,6 +32,8 @@ export interface SSEParserOptions {
 /** An event grew past the parser's limit. The stream cannot be trusted after it: stop reading. */
 export class SSEEventTooLargeError extends Error {
   readonly limit: number;
+  /** Events completed earlier in the same chunk: a caller delivers them before failing. */
+  events: readonly SSEEvent[] = [];
 
   constructor(limit: number) {
     super(`stream event larger than ${limit} characters`);
@@ -71,7 +73,11 @@ export class SSEParser {
   push(chunk: Uint8Array): SSEEvent[] {
     if (this.failed) return [];
     const out: SSEEvent[] = [];
-    this.scan(this.decoder.decode(chunk, { stream: true }), out);
+    try {
+      this.scan(this.decoder.decode(chunk, { stream: true }), out);
+    } catch (err) {
+      throw withEvents(err, out);
+    }
     return out;
   }
 
@@ -79,8 +85,12 @@ export class SSEParser {
   end(): SSEEvent[] {
     if (this.failed) return [];
     const out: SSEEvent[] = [];
-    this.scan(this.decoder.decode(), out);
-    if (this.partial.length > 0) this.line(this.takePartial(''), out);
+    try {
+      this.scan(this.decoder.decode(), out);
+      if (this.partial.length > 0) this.line(this.takePartial(''), out);
+    } catch (err) {
+      throw withEvents(err, out);
+    }
     this.dispatch(out);
     return out;
   }
@@ -133,6 +143,9 @@ export class SSEParser {
 
   private line(line: string, out: SSEEvent[]): void {
     if (line.length === 0) return this.dispatch(out);
+    // Every line counts, kept or not, so the outcome cannot depend on where chunks split a line
+    // (a partial line is checked at chunk ends, and it is a prefix of this one).
+    if (this.eventChars + line.length > this.maxEventChars) this.fail();
     const first = line.charCodeAt(0);
     if (first === COLON) return;
     const colon = line.indexOf(':');
@@ -179,6 +192,11 @@ export class SSEParser {
     this.moreData = undefined;
     this.eventChars = 0;
   }
+}
+
+function withEvents(err: unknown, events: SSEEvent[]): unknown {
+  if (err instanceof SSEEventTooLargeError) err.events = events;
+  return err;
 }
 
 /** A field's value: after the colon, minus one leading space; '' for a line without a colon. */

@@ -1,4 +1,4 @@
-import { SSEParser } from '../../http/sse.ts';
+import { SSEEventTooLargeError, SSEParser } from '../../http/sse.ts';
 import { asMessage, type JsonRpcMessage } from '../jsonrpc.ts';
 
 export interface StreamEvent {
@@ -13,8 +13,14 @@ export interface StreamEvent {
  */
 export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
   const parser = new SSEParser();
-  for await (const chunk of body) yield* parser.push(chunk);
-  yield* parser.end();
+  try {
+    for await (const chunk of body) yield* parser.push(chunk);
+    yield* parser.end();
+  } catch (err) {
+    // The events completed before an oversized one still count (the awaited response may be among them).
+    if (err instanceof SSEEventTooLargeError) yield* err.events;
+    throw err;
+  }
 }
 
 /** JSON-RPC messages of an SSE `data` (or JSON body) payload: one message or a batch; malformed entries are dropped. */

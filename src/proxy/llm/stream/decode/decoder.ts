@@ -46,8 +46,12 @@ export abstract class SSEDecoder implements UpstreamDecoder {
       return this.handleAll(read());
     } catch (err) {
       if (!(err instanceof SSEEventTooLargeError)) throw err;
+      // The events before the oversized one are delivered (unless one of them ends the stream).
+      const out = this.handleAll([...err.events]);
+      if (this.complete || this.failed) return out;
       this.failed = true;
-      return [EVENT_TOO_LARGE];
+      out.push(EVENT_TOO_LARGE);
+      return out;
     }
   }
 
