@@ -1,10 +1,11 @@
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
-import type { Logger } from '../common/logger.ts';
+import { setLoggedSecrets, type Logger } from '../common/logger.ts';
 import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../controller/sources/types.ts';
 import { ObjectStore } from '../controller/store/store.ts';
 import type { Distributor } from '../distribute/types.ts';
 import type { ProxyConfig } from '../ir/types.ts';
 import type { ControlPlaneMetrics } from './control-plane-metrics.ts';
+import { secretStrings } from './redact.ts';
 import type { StatusWriter } from './status-writer.ts';
 
 /** The translator's signature (src/controller/translate/index.ts), injected so tests can use a double. */
@@ -122,9 +123,14 @@ export class EmbeddedGateway {
 
     let applyErrors = 0;
     if (config.version !== this.#current?.version) {
+      // Log lines are scrubbed of the new config's secrets before the proxies compile it (their
+      // errors may quote a key), and of the old one's until it stops serving.
+      const secrets = secretStrings(config, secretPaths);
+      setLoggedSecrets([...secrets, ...secretStrings(this.#current, this.#currentSecretPaths)]);
       const result = await distributor.publish(config);
       this.#current = config;
       this.#currentSecretPaths = secretPaths;
+      setLoggedSecrets(secrets);
       metrics.servingVersion(config.version);
       applyErrors = result.errors.length;
       for (const error of result.errors) logger.error({ version: config.version, error }, 'part of the config could not be applied');

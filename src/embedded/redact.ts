@@ -43,3 +43,44 @@ function copyRedacted(value: unknown, tree: PointerTree): unknown {
 function unescapeToken(token: string): string {
   return token.replaceAll('~1', '/').replaceAll('~0', '~');
 }
+
+/**
+ * The strings at `pointers` (every string leaf of a subtree), plus the fields of the ones that
+ * are JSON (a service-account key's private_key): what a log line must never show.
+ */
+export function secretStrings(value: unknown, pointers: readonly string[]): string[] {
+  const out = new Set<string>();
+  const collect = (v: unknown): void => {
+    if (typeof v === 'string') {
+      out.add(v);
+      for (const leaf of jsonLeaves(v)) out.add(leaf);
+    } else if (v !== null && typeof v === 'object') Object.values(v).forEach(collect);
+  };
+  for (const pointer of pointers) collect(valueAt(value, pointer));
+  return [...out];
+}
+
+function valueAt(value: unknown, pointer: string): unknown {
+  let at = value;
+  for (const token of pointer.split('/').slice(1).map(unescapeToken)) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<string, unknown>)[token];
+  }
+  return at;
+}
+
+function jsonLeaves(text: string): string[] {
+  if (!text.trimStart().startsWith('{')) return [];
+  try {
+    const out: string[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') out.push(v);
+      else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
+    };
+    walk(JSON.parse(text));
+    // Short fields ("type": "service_account") are not secret.
+    return out.filter((s) => s.length >= 16);
+  } catch {
+    return [];
+  }
+}

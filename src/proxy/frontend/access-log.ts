@@ -1,5 +1,6 @@
 import { attributeValue, conditionHolds, createActivation } from '../../cel/index.ts';
-import type { Logger } from '../../common/logger.ts';
+import { CREDENTIAL_HEADERS, type Logger } from '../../common/logger.ts';
+import { REDACTED } from '../../common/secret-matcher.ts';
 import type { DownstreamRequest } from '../pipeline/downstream.ts';
 import { accessLog, type AccessLogRecord } from '../telemetry/access-log.ts';
 import type { AccessLogSettings } from './compile.ts';
@@ -28,7 +29,20 @@ export function writeAccessLog(logger: Logger, settings: AccessLogSettings | und
   for (const [name, value] of Object.entries(record)) if (!settings.remove.has(name)) fields[name] = value;
   for (const { name, program } of settings.add) {
     const value = attributeValue(program, activation);
-    if (value !== undefined) fields[name] = value;
+    if (value !== undefined) fields[name] = withoutCredentialHeaders(value);
   }
   logger.info(fields, 'request');
+}
+
+const CREDENTIAL = new Set(CREDENTIAL_HEADERS);
+
+/**
+ * An attribute that yields a whole header map (`request.headers`) logs every header but the
+ * credentials: those show as "[redacted]". A single header asked for by name is logged as asked.
+ */
+function withoutCredentialHeaders(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const entries = Object.entries(value);
+  if (!entries.some(([k]) => CREDENTIAL.has(k.toLowerCase()))) return value;
+  return Object.fromEntries(entries.map(([k, v]) => [k, CREDENTIAL.has(k.toLowerCase()) ? REDACTED : v]));
 }
