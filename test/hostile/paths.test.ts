@@ -118,6 +118,55 @@ async function h2c(port: number, path: string, headers: Record<string, string> =
   }
 }
 
+/**
+ * One HTTP/2 request written frame by frame, because node's client refuses to send a `host` field
+ * twice: HPACK literals without indexing, then the status of the answer (HPACK static entries
+ * 8 = 200, 12 = 400; another status is 'other'), or 'reset' when the stream is reset.
+ */
+function rawH2(port: number, fields: readonly (readonly [string, string])[]): Promise<200 | 400 | 'other' | 'reset' | 'closed'> {
+  const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
+    const head = Buffer.alloc(9);
+    head.writeUIntBE(payload.length, 0, 3);
+    head[3] = type;
+    head[4] = flags;
+    head.writeUInt32BE(stream, 5);
+    return Buffer.concat([head, payload]);
+  };
+  const block = Buffer.concat(fields.map(([name, value]) => Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)])));
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let buffered = Buffer.alloc(0);
+    socket.setTimeout(5_000, () => {
+      socket.destroy();
+      reject(new Error('no HTTP/2 answer within 5 s'));
+    });
+    socket.on('data', (c: Buffer) => {
+      buffered = Buffer.concat([buffered, c]);
+      while (buffered.length >= 9) {
+        const length = buffered.readUIntBE(0, 3);
+        if (buffered.length < 9 + length) return;
+        const type = buffered[3];
+        const stream = buffered.readUInt32BE(5) & 0x7fffffff;
+        const payload = buffered.subarray(9, 9 + length);
+        buffered = buffered.subarray(9 + length);
+        if (type === 0x1 && stream === 1) {
+          socket.destroy();
+          resolve(payload[0] === 0x88 ? 200 : payload[0] === 0x8c ? 400 : 'other');
+          return;
+        }
+        if (type === 0x3 && stream === 1) {
+          socket.destroy();
+          resolve('reset');
+          return;
+        }
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve('closed'));
+    socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), frame(0x4, 0, 0, Buffer.alloc(0)), frame(0x1, 0x5, 1, block)]));
+  });
+}
+
 /** A WebSocket upgrade on a raw socket: the status line, and the upstream's greeting (its path) on 101. */
 function upgrade(port: number, target: string): Promise<{ status: number; path?: string }> {
   return new Promise((resolve, reject) => {
@@ -306,6 +355,12 @@ describe('hostile paths, Host and idle sessions', () => {
     });
     it('answers 400 to h2 with a host header that differs from :authority', async () => {
       assert.equal(await h2c(gw.port, '/x', { host: 'other.example' }), 400);
+    });
+    it('resets an h2 stream with two host headers (malformed, RFC 9113 §8.1.1)', async () => {
+      const base = [[':method', 'GET'], [':scheme', 'http'], [':path', '/x'], [':authority', 'app.example']] as const;
+      assert.equal(await rawH2(gw.port, [...base, ['host', 'app.example']]), 200);
+      assert.equal(await rawH2(gw.port, [...base, ['host', 'app.example'], ['host', 'other.example']]), 'reset');
+      assert.equal(await rawH2(gw.port, [...base, ['host', 'other.example']]), 400);
     });
     it('serves h2 with a host header equal to :authority', async () => {
       assert.equal(await h2c(gw.port, '/x', { host: 'APP.example' }), 200);

@@ -12,7 +12,7 @@ import type { DownstreamRequest } from './downstream.ts';
  * Returns the error to answer (400) or undefined when the request may go on.
  */
 export function admitRequest(req: DownstreamRequest): ProxyError | undefined {
-  const hostError = 'stream' in req ? checkHttp2Authority(req) : checkHttp1Host(req as DownstreamRequest & { rawHeaders: string[] });
+  const hostError = 'stream' in req ? checkHttp2Authority(req) : checkHttp1Host(req);
   if (hostError !== undefined) return hostError;
   const url = req.url ?? '/';
   const normalized = normalizeTarget(url);
@@ -31,13 +31,8 @@ const AUTHORITY_MISMATCH: ProxyError = { code: 'BAD_REQUEST', reason: 'the host 
  * raw headers). §3.2.2: with an absolute-form target the target's authority is the host — the
  * Host header is replaced by it and the target reduced to origin-form.
  */
-function checkHttp1Host(req: DownstreamRequest & { rawHeaders: string[] }): ProxyError | undefined {
-  const raw = req.rawHeaders;
-  let hosts = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
-  }
+function checkHttp1Host(req: DownstreamRequest): ProxyError | undefined {
+  const hosts = countHosts(req.rawHeaders);
   if (hosts > 1) return TWO_HOSTS;
   const url = req.url ?? '/';
   if (url.charCodeAt(0) !== 0x2f /* / */ && /^https?:\/\//i.test(url)) {
@@ -63,8 +58,19 @@ function checkHttp1Host(req: DownstreamRequest & { rawHeaders: string[] }): Prox
 function checkHttp2Authority(req: DownstreamRequest): ProxyError | undefined {
   const host = req.headers.host;
   if (host === undefined) return undefined;
+  // Two `host` fields never get here: nghttp2 resets such a stream (PROTOCOL_ERROR) itself.
   if (typeof host !== 'string') return TWO_HOSTS;
   const authority = req.headers[':authority'];
   if (typeof authority === 'string' && authority.toLowerCase() !== host.toLowerCase()) return AUTHORITY_MISMATCH;
   return undefined;
+}
+
+/** Host fields among the raw headers (name, value, name, value, …). */
+function countHosts(raw: readonly string[]): number {
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
+  return hosts;
 }
