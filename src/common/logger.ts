@@ -24,7 +24,7 @@ const REDACT_PATHS = HEADER_HOLDERS.flatMap((holder) => CREDENTIAL_HEADERS.flatM
  */
 let loggedSecrets = new SecretMatcher([]);
 
-/** Sets the values every log line of this process is scrubbed of (src/embedded/redact.ts `secretStrings`). */
+/** Sets the values every log line of this process is scrubbed of (the translator's secretValues). */
 export function setLoggedSecrets(values: Iterable<string>): void {
   const forms: string[] = [];
   // Lines are JSON: a value with quotes, backslashes or newlines appears escaped.

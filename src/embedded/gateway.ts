@@ -5,11 +5,10 @@ import { ObjectStore } from '../controller/store/store.ts';
 import type { Distributor } from '../distribute/types.ts';
 import type { ProxyConfig } from '../ir/types.ts';
 import type { ControlPlaneMetrics } from './control-plane-metrics.ts';
-import { secretStrings } from './redact.ts';
 import type { StatusWriter } from './status-writer.ts';
 
 /** The translator's signature (src/controller/translate/index.ts), injected so tests can use a double. */
-export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => { config: ProxyConfig; statuses: ObjectStatus[]; secretPaths?: readonly string[] };
+export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => { config: ProxyConfig; statuses: ObjectStatus[]; secretPaths?: readonly string[]; secretValues?: readonly string[] };
 
 export interface EmbeddedGatewayOptions {
   readonly source: ObjectSource;
@@ -31,6 +30,7 @@ export class EmbeddedGateway {
   readonly #store = new ObjectStore();
   #current: ProxyConfig | undefined;
   #currentSecretPaths: readonly string[] = [];
+  #currentSecretValues: readonly string[] = [];
   #waiting: SourceSnapshot | undefined;
   #loop: Promise<void> | undefined;
   #reportedDuplicates = new Set<string>();
@@ -118,19 +118,19 @@ export class EmbeddedGateway {
     metrics.sourceErrors(sourceErrors);
 
     // translate() never throws for a user's mistake; a throw is a bug, and the caller keeps the old config.
-    const { config, statuses, secretPaths = [] } = this.#options.translate(this.#store.objects(), this.#controllerNameOption());
+    const { config, statuses, secretPaths = [], secretValues = [] } = this.#options.translate(this.#store.objects(), this.#controllerNameOption());
     this.#options.statusWriter.update(statuses);
 
     let applyErrors = 0;
     if (config.version !== this.#current?.version) {
       // Log lines are scrubbed of the new config's secrets before the proxies compile it (their
       // errors may quote a key), and of the old one's until it stops serving.
-      const secrets = secretStrings(config, secretPaths);
-      setLoggedSecrets([...secrets, ...secretStrings(this.#current, this.#currentSecretPaths)]);
+      setLoggedSecrets([...secretValues, ...this.#currentSecretValues]);
       const result = await distributor.publish(config);
       this.#current = config;
       this.#currentSecretPaths = secretPaths;
-      setLoggedSecrets(secrets);
+      this.#currentSecretValues = secretValues;
+      setLoggedSecrets(secretValues);
       metrics.servingVersion(config.version);
       applyErrors = result.errors.length;
       for (const error of result.errors) logger.error({ version: config.version, error }, 'part of the config could not be applied');

@@ -25,6 +25,12 @@ export interface TranslateResult {
    * …). /config_dump shows them as "[redacted]". Certificates are public and not listed.
    */
   secretPaths: string[];
+  /**
+   * Every value read from a Secret or derived from one, including those that never reach the IR
+   * (a client API key the IR holds only as a hash): log lines are scrubbed of them. Kept in the
+   * process that translated; never part of the config sent to proxies.
+   */
+  secretValues: string[];
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
@@ -77,7 +83,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
   const config = { version: contentHash(body), ...body };
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
-  return { config, statuses: ledger.scrubStatuses(statuses), secretPaths: ledger.locate(config) };
+  return { config, statuses: ledger.scrubStatuses(statuses), secretPaths: ledger.locate(config), secretValues: ledger.values() };
 }
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {

@@ -70,7 +70,7 @@ interface Row {
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-const cert = createCertificate(['secret-provenance.test']);
+const cert = await createCertificate(['secret-provenance.test']);
 const SA_JSON = JSON.stringify({ type: 'service_account', project_id: 'p', private_key: FAKE_PEM('cloudC'), client_email: 'sa@p.iam.example.com' });
 
 const ROWS: readonly Row[] = [

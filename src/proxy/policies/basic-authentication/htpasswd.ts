@@ -30,7 +30,8 @@ export function parsePasswordFile(lines: readonly string[]): Map<string, Passwor
     const user = line.slice(0, colon);
     const hash = line.slice(colon + 1).trim();
     const format = formatOf(hash);
-    if (format === undefined) throw new Error(`password-file line ${i + 1} (user ${user}): the hash is not bcrypt, $apr1$ MD5, {SHA} or crypt`);
+    if (format === undefined) throw new Error(`password-file line ${i + 1}: the hash is not bcrypt, $apr1$ MD5, {SHA} or crypt`);
+    // (The message names the line, not the user: the file comes from a Secret and is never quoted.)
     // Apache uses the first line of a user; later duplicates are ignored the same way.
     if (!users.has(user)) users.set(user, { user, format, hash });
   });
