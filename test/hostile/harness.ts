@@ -26,12 +26,12 @@ export interface HostileGateway extends CliProcess {
  * Writes `yaml` (with `{{listener.port}}` replaced by a free loopback port) to a temporary folder
  * and runs `switchboard run -f` on it, waiting until `/healthz/ready` answers 200.
  */
-export async function startHostileGateway(yaml: string, opts: { workers?: number; files?: Readonly<Record<string, string>> } = {}): Promise<HostileGateway> {
+export async function startHostileGateway(yaml: string, opts: { workers?: number; files?: Readonly<Record<string, string>>; logLevel?: string } = {}): Promise<HostileGateway> {
   const port = await closedPort();
   const configDir = mkdtempSync(join(tmpdir(), 'switchboard-hostile-'));
   writeFileSync(join(configDir, 'gateway.yaml'), yaml.replaceAll('{{listener.port}}', String(port)));
   for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(configDir, name), text);
-  const cli = await startCli(configDir, { workers: opts.workers ?? 1 });
+  const cli = await startCli(configDir, { workers: opts.workers ?? 1, ...(opts.logLevel ? { logLevel: opts.logLevel } : {}) });
   try {
     await cli.waitFor('the gateway to be ready', async () => (await cli.admin('/healthz/ready')).status === 200);
   } catch (err) {

@@ -24,7 +24,7 @@ export interface CliProcess {
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 const POLL_INTERVAL_MS = 100;
 
-export async function startCli(configDir: string, opts: { workers?: number } = {}): Promise<CliProcess> {
+export async function startCli(configDir: string, opts: { workers?: number; logLevel?: string } = {}): Promise<CliProcess> {
   const adminPort = await closedPort();
   const metricsPort = await closedPort();
   const child: ChildProcess = spawn(process.execPath, [
@@ -32,7 +32,7 @@ export async function startCli(configDir: string, opts: { workers?: number } = {
     '--admin-address', `127.0.0.1:${adminPort}`,
     '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', String(opts.workers ?? 1),
-    '--log-level', 'warn',
+    '--log-level', opts.logLevel ?? 'warn',
   ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (c: Buffer) => { output += c.toString(); });
