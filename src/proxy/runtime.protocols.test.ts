@@ -21,8 +21,8 @@ describe('ProxyRuntime protocols: TLS + SNI, h2, h2c, WebSocket', () => {
   before(async () => {
     h1Echo = await startEchoServer({ name: 'h1' });
     h2cEcho = await startEchoServer({ name: 'h2c', h2c: true });
-    certA = selfSignedCertificate(['a.example.com']);
-    certB = selfSignedCertificate(['x.b.example.com', '*.b.example.com']);
+    certA = await selfSignedCertificate(['a.example.com']);
+    certB = await selfSignedCertificate(['x.b.example.com', '*.b.example.com']);
     const routes = [
       route('default/a', [rule('default/a/rule/0', { backends: [{ backendKey: 'svc-h1', weight: 1, filters: [] }] })]),
       route('default/b', [rule('default/b/rule/0', { backends: [{ backendKey: 'svc-h2c', weight: 1, filters: [] }] })]),
@@ -143,7 +143,7 @@ describe('ProxyRuntime protocols: TLS + SNI, h2, h2c, WebSocket', () => {
 
   it('rotates certificates on apply without reopening the port', async () => {
     const port = tlsPort();
-    const rotated = selfSignedCertificate(['a.example.com', 'rotated.example.com']);
+    const rotated = await selfSignedCertificate(['a.example.com', 'rotated.example.com']);
     const current = runtime.current();
     assert.ok(current);
     const binds = current.binds.map((b) => b.port !== 443 ? b : {

@@ -16,7 +16,7 @@ describe('HTTP/2', () => {
   before(async () => {
     echo = await startEchoServer('echo');
     gw = await startGateway(gatewayClass() + service('echo', echo) + service('echo-h2c', echo, { appProtocol: 'kubernetes.io/h2c' }) +
-      tlsSecret('h2-cert', createCertificate(['h2.example.com'])) +
+      tlsSecret('h2-cert', await createCertificate(['h2.example.com'])) +
       gateway('gw', [
         { name: 'https', port: 443, protocol: 'HTTPS', hostname: 'h2.example.com', certificates: ['h2-cert'] },
         { name: 'http', port: 80 },

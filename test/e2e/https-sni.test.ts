@@ -13,8 +13,8 @@ describe('HTTPS with certificates selected by SNI', () => {
   before(async () => {
     echo = await startEchoServer('echo');
     gw = await startGateway(gatewayClass() + service('echo', echo) +
-      tlsSecret('a-cert', createCertificate(['a.example.com'])) +
-      tlsSecret('b-cert', createCertificate(['b.example.com', '*.b.example.com'])) +
+      tlsSecret('a-cert', await createCertificate(['a.example.com'])) +
+      tlsSecret('b-cert', await createCertificate(['b.example.com', '*.b.example.com'])) +
       gateway('gw', [
         { name: 'https-a', port: 443, protocol: 'HTTPS', hostname: 'a.example.com', certificates: ['a-cert'] },
         { name: 'https-b', port: 443, protocol: 'HTTPS', hostname: '*.b.example.com', certificates: ['b-cert'] },

@@ -15,7 +15,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, service } from '../support/manifests.ts';
 
-const cert = createCertificate(['tunneled.test']);
+const cert = await createCertificate(['tunneled.test']);
 
 const doc = (o: unknown) => `---\n${stringify(o)}`;
 

@@ -13,8 +13,8 @@ import { createCertificate } from '../support/certs.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, service, tlsSecret } from '../support/manifests.ts';
 
-const serverCert = createCertificate(['upstream.test']);
-const clientCert = createCertificate(['gateway-client.test']);
+const serverCert = await createCertificate(['upstream.test']);
+const clientCert = await createCertificate(['gateway-client.test']);
 
 interface TlsEcho { servername: string | false; alpn: string | false | null; httpVersion: string; clientCN: string | undefined }
 

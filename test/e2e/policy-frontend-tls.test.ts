@@ -14,7 +14,7 @@ import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, service, tlsSecret } from '../support/manifests.ts';
 
 const doc = (o: unknown) => `---\n${stringify(o)}`;
-const cert = createCertificate(['secure.test']);
+const cert = await createCertificate(['secure.test']);
 
 function proxyV2Header(address: string): Buffer {
   const signature = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);

@@ -17,6 +17,7 @@ import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from './mock-rea
 
 const ROUTES = '{ /v1/realtime: Realtime, /v1/chat/completions: Completions }';
 const BACKENDS = ['openai', 'azure', 'anthropic', 'badkey', 'down', 'local'] as const;
+const CERT = await createCertificate(['localhost']);
 
 function yaml(mock: MockRealtime, downPort: number): string {
   const backend = (name: string, provider: string, auth: string) => `---
@@ -58,7 +59,7 @@ apiVersion: v1
 kind: Secret
 metadata: { name: openai }
 stringData: { Authorization: "Bearer sk-gateway" }
-${tlsSecret('rt-cert', createCertificate(['localhost']))}
+${tlsSecret('rt-cert', CERT)}
 ${backend('openai', 'providerA: { model: gpt-realtime-pinned }', '{ secretRef: { name: openai } }')}
 ${backend('azure', 'providerB: { endpoint: "https://acme.openai.azure.com/", apiVersion: 2025-04-01-preview, deploymentName: rt-dep }', '{ key: az-key }')}
 ${backend('anthropic', 'providerD: {}', '{ key: sk-ant }')}
@@ -127,7 +128,6 @@ function open(url: string, protocols: string[] = [], headers: Record<string, str
 describe('LLM Realtime WebSockets through the gateway', () => {
   let mock: MockRealtime;
   let gw: GatewayHarness;
-  const cert = createCertificate(['localhost']);
 
   before(async () => {
     mock = await startMockRealtime((h) => h.authorization === 'Bearer sk-gateway' || h['api-key'] === 'az-key');
@@ -144,7 +144,7 @@ describe('LLM Realtime WebSockets through the gateway', () => {
   it('the openai SDK (OpenAIRealtimeWS over wss) gets a session; the provider sees the backend key and the pinned model', async () => {
     const client = new OpenAI({ apiKey: 'sk-client-should-not-travel', baseURL: `https://127.0.0.1:${gw.portOf(443)}/openai/v1` });
     // Trust the test certificate and check it against its name (the socket goes to 127.0.0.1); ws passes both to tls.connect.
-    const tls = { ca: cert.certPem, servername: 'localhost' };
+    const tls = { ca: CERT.certPem, servername: 'localhost' };
     const rt = new OpenAIRealtimeWS({ model: 'gpt-4o-realtime-preview', options: tls }, client);
     const errors: unknown[] = [];
     rt.on('error', (e) => errors.push(e));

@@ -97,7 +97,7 @@ describe('MCP target backend policies through a listening gateway', () => {
   const url = (path: string) => gw.url(80, `/${path}`);
 
   before(async () => {
-    const cert = createCertificate([SECURE_NAME]);
+    const cert = await createCertificate([SECURE_NAME]);
     [keyed, open, secure] = await Promise.all([
       startKeyedFixture('keyed', { require: { header: 'authorization', value: `Bearer ${KEY}` } }),
       startKeyedFixture('open'),

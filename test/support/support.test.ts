@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect, createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import WebSocket from 'ws';
 import { createCertificate } from './certs.ts';
 import { sendHttp2Request, sendRequest } from './client.ts';
@@ -82,13 +84,65 @@ describe('websocket echo', () => {
 });
 
 describe('certificates', () => {
-  it('carries the CN and every SAN asked for', () => {
-    const cert = createCertificate(['a.example.com', '*.a.example.com']);
+  it('carries the CN and every SAN asked for', async () => {
+    const cert = await createCertificate(['a.example.com', '*.a.example.com']);
     const x509 = new X509Certificate(cert.certPem);
     assert.match(x509.subject, /CN=a\.example\.com/);
     assert.equal(x509.subjectAltName, 'DNS:a.example.com, DNS:*.a.example.com');
+    assert.equal(cert.commonName, 'a.example.com');
+    assert.deepEqual(cert.hostnames, ['a.example.com', '*.a.example.com']);
     assert.ok(x509.checkPrivateKey(createPrivateKey(cert.keyPem)));
-    assert.equal(createCertificate(['a.example.com', '*.a.example.com']), cert, 'cached per hostname list');
+    assert.equal(await createCertificate(['a.example.com', '*.a.example.com']), cert, 'cached per hostname list');
+    assert.notEqual(await createCertificate(['b.example.com']), cert, 'another hostname list, another certificate');
+  });
+
+  it('is a self-signed CA, valid now, with a P-256 key as PKCS#8 PEM', async () => {
+    const cert = await createCertificate(['ca.example.com']);
+    const x509 = new X509Certificate(cert.certPem);
+    assert.ok(x509.verify(x509.publicKey), 'signed by its own key');
+    assert.equal(x509.ca, true, 'usable as its own trust anchor');
+    const now = Date.now();
+    assert.ok(Date.parse(x509.validFrom) <= now && now < Date.parse(x509.validTo), `${x509.validFrom} .. ${x509.validTo}`);
+    assert.match(cert.keyPem, /^-----BEGIN PRIVATE KEY-----\n[\s\S]+\n-----END PRIVATE KEY-----\n$/);
+    const key = createPrivateKey(cert.keyPem);
+    assert.equal(key.asymmetricKeyType, 'ec');
+    assert.equal(key.asymmetricKeyDetails?.namedCurve, 'prime256v1');
+  });
+
+  it('refuses an empty hostname list', async () => {
+    await assert.rejects(createCertificate([]), /at least one hostname/);
+  });
+
+  describe('node:tls accepts them as server and mTLS client certificates', async () => {
+    const serverCert = await createCertificate(['tls.example.com', '*.tls.example.com']);
+    const clientCert = await createCertificate(['client.example.com']);
+    let server: TlsServer;
+    before(async () => {
+      server = createTlsServer({ cert: serverCert.certPem, key: serverCert.keyPem, ca: clientCert.certPem, requestCert: true, rejectUnauthorized: true },
+        (socket) => socket.end(String((socket.getPeerCertificate().subject as { CN?: string } | undefined)?.CN)));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    const handshake = (servername: string) => new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, servername, ca: serverCert.certPem, cert: clientCert.certPem, key: clientCert.keyPem });
+      let body = '';
+      socket.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      socket.on('end', () => resolve(body));
+      socket.on('error', reject);
+    });
+    const cases = [
+      { name: 'the CN', servername: 'tls.example.com' },
+      { name: 'a wildcard SAN', servername: 'x.tls.example.com' },
+    ];
+    for (const { name, servername } of cases) {
+      it(`verifies by ${name}; the server sees the client certificate's CN`, async () => {
+        assert.equal(await handshake(servername), 'client.example.com');
+      });
+    }
+    it('fails a name outside the SAN', async () => {
+      await assert.rejects(handshake('other.example.com'), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+    });
   });
 });
 
