@@ -16,6 +16,7 @@ import { conversionPlan } from './providers/conversions.ts';
 import type { CredentialHint, ProviderEndpoint, UpstreamFormat } from './providers/types.ts';
 import { PassthroughStream, TranslatingStream, type StreamTranslator } from './stream/translator.ts';
 import { estimateInputTokens } from './tokencount.ts';
+import { jsonTooDeep, MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from './json-depth.ts';
 import { identityUsage } from './plan-formats.ts';
 import type { Usage } from './usage.ts';
 
@@ -141,6 +142,8 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   if (input.routeType === 'Realtime') return realtimePlan(input, target, (model) => mod.endpoint(input.provider, cfg, { route: 'Realtime', model, stream: true }), pinnedModel);
 
   let body: Record<string, unknown>;
+  // Before any parse: JSON.stringify and the translators recurse, a deep body would overflow the stack.
+  if (jsonTooDeep(input.body)) throw new TranslationError(TOO_DEEP_MESSAGE);
   try {
     const parsed: unknown = JSON.parse(utf8(input.body));
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
@@ -241,6 +244,7 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
     streamHeaders: SSE_HEADERS,
     translateResponse: (status, headers, resBody) => {
       if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
+      if (jsonTooDeep(resBody)) return renderError({ status: 502, message: `upstream returned a body nested deeper than ${MAX_JSON_DEPTH} levels` }, errorFormat);
       let res;
       try {
         res = readUpstreamResponse(endpoint.format, JSON.parse(utf8(resBody)), canonical, names, ctx);

@@ -24,6 +24,9 @@ import { ProviderPicker } from './picker.ts';
 import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
 import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
+import { MAX_PROVIDER_RESPONSE_BYTES, readCapped, ResponseTooLargeError } from './bounded-body.ts';
+import { maskSecrets, sentSecrets } from './credential-mask.ts';
+import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../json-depth.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -33,9 +36,14 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'tra
 export interface LlmHandlerDeps {
   readonly logger: Logger;
   readonly credentials?: LlmCredentials;
+  /** Cap on a buffered provider answer; default MAX_PROVIDER_RESPONSE_BYTES. */
+  readonly maxResponseBytes?: number;
 }
 
-interface Retryable { readonly kind: 'retryable'; readonly status: number; readonly answer: () => Promise<void> }
+/** A failed attempt kept for the last one; `answer` sends it and resolves with the status the client got. */
+interface Retryable { readonly kind: 'retryable'; readonly status: number; readonly answer: () => Promise<number> }
+/** Routes whose body is not JSON for the gateway: forwarded or ignored as they are. */
+const OPAQUE_BODY_ROUTES = new Set<RouteType>(['Passthrough', 'Realtime', 'Models']);
 type Outcome = { readonly kind: 'answered'; readonly status: number } | Retryable;
 
 export class LlmBackendHandler {
@@ -45,6 +53,7 @@ export class LlmBackendHandler {
   readonly #pools = new ProviderPools();
   readonly #replicas = new ReplicaTurns();
   readonly #credentials: LlmCredentials;
+  readonly #maxResponseBytes: number;
   #realtime: RealtimeRelay | undefined;
 
   constructor(ir: AiBackendIR, deps: LlmHandlerDeps) {
@@ -52,6 +61,7 @@ export class LlmBackendHandler {
     this.#logger = deps.logger;
     this.#picker = new ProviderPicker(ir.groups);
     this.#credentials = deps.credentials ?? new LlmCredentials();
+    this.#maxResponseBytes = deps.maxResponseBytes ?? MAX_PROVIDER_RESPONSE_BYTES;
   }
 
   async close(): Promise<void> {
@@ -99,6 +109,8 @@ export class LlmBackendHandler {
       if (err instanceof BodyTooLargeError) return fail(413, err.message);
       throw err;
     }
+    // JSON.stringify and the translators recurse: a deep body is a client error, not a stack overflow.
+    if (!OPAQUE_BODY_ROUTES.has(route) && jsonTooDeep(body)) return fail(400, TOO_DEEP_MESSAGE);
 
     const attempts = this.#picker.order();
     let last: Retryable | undefined;
@@ -120,7 +132,11 @@ export class LlmBackendHandler {
         if (err instanceof AiPolicyError) return fail(err.status, err.status === 500 ? 'the backend AI policy is invalid' : err.message);
         if (err instanceof CredentialError) {
           this.#logger.error({ backend: this.#ir.key, provider: provider.name, err: err.message }, 'LLM provider credentials unavailable');
-          last = { kind: 'retryable', status: 502, answer: async () => void fail(502, 'the gateway could not authenticate to the provider') };
+          last = { kind: 'retryable', status: 502, answer: async () => fail(502, 'the gateway could not authenticate to the provider').status };
+        } else if (err instanceof ResponseTooLargeError) {
+          this.#logger.warn({ backend: this.#ir.key, provider: provider.name, limit: err.limit }, 'LLM provider answer over the buffer limit; aborted');
+          const message = err.message;
+          last = { kind: 'retryable', status: 502, answer: async () => fail(502, message).status };
         } else if (sink.started) {
           throw err;
         } else if (replicasLeft > 0 && isConnectFailure(err)) {
@@ -132,15 +148,15 @@ export class LlmBackendHandler {
         } else {
           const timeout = isTimeout(err);
           this.#logger.warn({ backend: this.#ir.key, provider: provider.name, err: String(err) }, 'LLM provider unreachable');
-          last = { kind: 'retryable', status: timeout ? 504 : 502, answer: async () => void fail(timeout ? 504 : 502, timeout ? 'the provider did not answer in time' : 'could not reach the provider') };
+          last = { kind: 'retryable', status: timeout ? 504 : 502, answer: async () => fail(timeout ? 504 : 502, timeout ? 'the provider did not answer in time' : 'could not reach the provider').status };
         }
       }
       replicasLeft = -1;
     }
     if (sink.closed) return { status: 499, bytes: sink.bytes };
     if (!last) return fail(503, 'no provider is available');
-    await last.answer();
-    return { status: last.status, bytes: sink.bytes };
+    const sent = await last.answer();
+    return { status: sent, bytes: sink.bytes };
   }
 
   async #attempt(a: Attempt): Promise<Outcome> {
@@ -169,6 +185,8 @@ export class LlmBackendHandler {
     const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);
     // Keys and fixed-key signing are synchronous: no promise hop for them.
     const signed = signing instanceof Promise ? await signing : signing;
+    // What the provider answers in an error may echo these; the client must not see them.
+    const secrets = sentSecrets({ headers: baseHeaders, path: up.path }, signed);
     const timeoutMs = policy?.http?.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const dispatcher = this.#pools.acquire(this.#replicas.target(a.provider, up), policy);
     const options = {
@@ -176,31 +194,30 @@ export class LlmBackendHandler {
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
     };
     if (!plan.stream && plan.upstreamFormat !== 'passthrough') {
-      const answer = await bufferedRequest(dispatcher, options, a.sink);
+      const answer = await bufferedRequest(dispatcher, options, a.sink, this.#maxResponseBytes);
       const status = answer.statusCode;
       const headers = answer.headers as Record<string, string | string[] | undefined>;
       // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
-      if (status === 429 || status >= 500) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body) };
-      this.#sendBuffered(a, plan, status, headers, answer.body);
-      return { kind: 'answered', status };
+      if (status === 429 || status >= 500) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
+      return { kind: 'answered', status: this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
     }
     // Streams and passthrough go through undici's stream API, which takes an AbortSignal.
     const abort = new AbortController();
     const stopListening = a.sink.onAbort(() => abort.abort());
     try {
-      return await this.#stream(a, plan, dispatcher, { ...options, signal: abort.signal });
+      return await this.#stream(a, plan, dispatcher, { ...options, signal: abort.signal }, secrets);
     } finally {
       stopListening();
     }
   }
 
-  async #stream(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions): Promise<Outcome> {
+  async #stream(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions, secrets: readonly string[]): Promise<Outcome> {
     const response = await dispatcher.request(options);
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
     if (status === 429 || status >= 500) {
-      const raw = await response.body.bytes();
-      return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw) };
+      const raw = await readCapped(response.body, this.#maxResponseBytes);
+      return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw, secrets) };
     }
     if (plan.upstreamFormat === 'passthrough') {
       a.sink.head(status, pickHeaders(headers, ['content-type', 'cache-control']));
@@ -209,14 +226,15 @@ export class LlmBackendHandler {
       return { kind: 'answered', status };
     }
     if (!plan.stream || status >= 300) {
-      this.#sendBuffered(a, plan, status, headers, await response.body.bytes());
-      return { kind: 'answered', status };
+      const sent = this.#sendBuffered(a, plan, status, headers, await readCapped(response.body, this.#maxResponseBytes), secrets);
+      return { kind: 'answered', status: sent };
     }
     const translator = plan.createStreamTranslator();
     a.sink.head(status, plan.streamHeaders);
     try {
       for await (const chunk of response.body) {
-        for (const out of translator.push(chunk as Buffer)) await a.sink.write(out);
+        // An error event mid-stream may echo the key too (a key split across chunks is not caught).
+        for (const out of translator.push(chunk as Buffer)) await a.sink.write(maskSecrets(out, secrets));
         // The stream failed (an error event was written): stop reading, which closes the upstream.
         if (translator.done === true) break;
       }
@@ -224,16 +242,18 @@ export class LlmBackendHandler {
       // The upstream stream broke (reset, idle timeout): `end` renders the cut as an error event.
       this.#logger.warn({ backend: this.#ir.key, provider: a.provider.name, err: String(err) }, 'LLM upstream stream failed');
     }
-    for (const out of translator.end()) await a.sink.write(out);
+    for (const out of translator.end()) await a.sink.write(maskSecrets(out, secrets));
     a.sink.end();
     this.#account(a, translator.usage(), plan);
     return { kind: 'answered', status };
   }
 
-  #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array): void {
+  /** Translates and sends a buffered answer; returns the status the client got (a translation failure turns a 200 into a 502). */
+  #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: readonly string[]): number {
     const r: ClientResponse = plan.translateResponse(status, headers, raw);
-    a.sink.send(r.status, r.headers, r.body);
+    a.sink.send(r.status, r.headers, r.status >= 400 ? maskSecrets(r.body, secrets) : r.body);
     this.#account(a, r.usage, plan);
+    return r.status;
   }
 
   #account(a: Attempt, usage: Usage | undefined, plan: ForwardPlan | undefined): void {
@@ -308,6 +328,7 @@ function errorFormatOf(route: RouteType, anthropicVersion: unknown): ErrorFormat
 /** Applies `edit` to a JSON object body; a body that is not a JSON object is left for the planner to reject. */
 function rewriteJson(bytes: Uint8Array, edit: (body: Record<string, unknown>) => Record<string, unknown>): Uint8Array {
   let parsed: unknown;
+  if (jsonTooDeep(bytes)) return bytes;
   try {
     parsed = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch {

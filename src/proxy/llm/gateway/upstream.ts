@@ -8,6 +8,7 @@ import type { AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import { connectionSettings, connectorFor, serverNameFor } from '../../backend-policies/connection.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
+import { MAX_PROVIDER_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-body.ts';
 
 /** Connection settings per (merged, per-config) policy object: derived once, not per request. */
 const settingsOf = new WeakMap<BackendPolicy, ReturnType<typeof connectionSettings>>();
@@ -104,9 +105,10 @@ export interface AbortSource {
  * One request whose whole answer is wanted in memory (non-streaming LLM calls). Dispatched with
  * a handler that collects the chunks: undici's promise API would build a Readable, an async
  * iterator and an abort listener per request, which the bench showed as a large share of the
- * translated route's CPU. `abort` ends the exchange (the client went away).
+ * translated route's CPU. `abort` ends the exchange (the client went away). An answer past
+ * `maxBytes` aborts the exchange and rejects with ResponseTooLargeError (bounded-body.ts).
  */
-export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, abort: AbortSource): Promise<BufferedUpstreamResponse> {
+export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, abort: AbortSource, maxBytes = MAX_PROVIDER_RESPONSE_BYTES): Promise<BufferedUpstreamResponse> {
   return new Promise((resolve, reject) => {
     if (abort.aborted) {
       reject(new ClientGoneError());
@@ -129,9 +131,18 @@ export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.Disp
         statusCode = status;
         headers = responseHeaders;
       },
-      onResponseData(_c, chunk: Buffer) {
-        chunks.push(chunk);
+      onResponseData(c, chunk: Buffer) {
         size += chunk.length;
+        if (size > maxBytes) {
+          // Drop what was kept and stop reading: memory stays at the cap, not the answer's size.
+          chunks.length = 0;
+          const err = new ResponseTooLargeError(maxBytes);
+          settle();
+          reject(err);
+          c.abort(err);
+          return;
+        }
+        chunks.push(chunk);
       },
       onResponseEnd() {
         settle();

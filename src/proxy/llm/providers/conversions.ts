@@ -6,6 +6,7 @@
  */
 import type { TranslationContext } from '../context.ts';
 import { parseUpstreamError, renderError, type ErrorFormat } from '../errors.ts';
+import { jsonTooDeep } from '../json-depth.ts';
 import type { ForwardPlan, UpstreamRequest } from '../plan.ts';
 import type { UpstreamFormat } from './types.ts';
 import {
@@ -96,6 +97,8 @@ export function conversionPlan(
       if (status >= 300) return renderError(parseUpstreamError(status, resBody, headers), errorFormat);
       let out;
       try {
+        // The reader and JSON.stringify below recurse: a deep answer is refused before them.
+        if (jsonTooDeep(resBody)) throw new Error('too deep');
         out = prepared.read(JSON.parse(Buffer.from(resBody).toString('utf8')), headers);
       } catch {
         return renderError({ status: 502, message: `upstream returned a body that is not a valid ${format} response` }, errorFormat);

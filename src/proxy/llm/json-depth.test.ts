@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.ts';
+
+const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+
+describe('jsonTooDeep', () => {
+  const rows: [string, string, boolean][] = [
+    ['a flat object', '{"a":1,"b":[1,2,3]}', false],
+    ['exactly the limit', deep(MAX_JSON_DEPTH), false],
+    ['one past the limit', deep(MAX_JSON_DEPTH + 1), true],
+    ['objects past the limit', '{"a":'.repeat(MAX_JSON_DEPTH + 1) + '1' + '}'.repeat(MAX_JSON_DEPTH + 1), true],
+    ['brackets inside strings do not count', JSON.stringify({ text: '['.repeat(10_000) }), false],
+    ['escaped quotes keep the string open', JSON.stringify({ text: '\\"' + '['.repeat(10_000) }), false],
+    ['100k deep', deep(100_000), true],
+    ['closers first do not go negative', ']'.repeat(1000) + deep(MAX_JSON_DEPTH), false],
+  ];
+  for (const [name, text, expected] of rows) it(name, () => assert.equal(jsonTooDeep(Buffer.from(text)), expected));
+});
