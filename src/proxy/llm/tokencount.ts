@@ -49,8 +49,9 @@ export class TokenTally {
     this.#budget = budget;
   }
 
-  add(text: string): void {
-    if (text.length === 0) return;
+  /** Adds one text; anything else (a field the client sent with another type) counts nothing. */
+  add(text: unknown): void {
+    if (typeof text !== 'string' || text.length === 0) return;
     if (this.#cost >= this.#budget) {
       this.#estimatedChars += text.length;
       return;
