@@ -5,7 +5,7 @@ import { collectReferences, referencesPath } from './references.ts';
 import { estimateCost } from './cost-estimate.ts';
 import { RUNTIME_COST_BUDGET, STATIC_COST_BUDGET } from './cost-limits.ts';
 import { instrument } from './instrument.ts';
-import { charge, metered, sizeCost } from './runtime-budget.ts';
+import { charge, enter, finish, leave, sizeCost } from './runtime-budget.ts';
 import type { CelValue } from './values.ts';
 
 /**
@@ -74,16 +74,18 @@ export class Program {
    * throws. The result's size is paid for too, since callers go on to serialise it.
    */
   evaluate(activation: Activation, budget: number = RUNTIME_COST_BUDGET): EvalResult {
+    // enter/leave rather than metered(): no closure per evaluation on the request path.
+    const outer = enter(budget);
     try {
-      const value = metered(() => {
-        const out = this.#run(activation);
-        charge(sizeCost(out));
-        return out;
-      }, budget);
+      const value = this.#run(activation);
+      charge(sizeCost(value));
+      finish();
       if (value === undefined) return { ok: false, error: { code: 'no_value', message: 'expression produced no value' } };
       return { ok: true, value };
     } catch (err) {
       return { ok: false, error: toEvalError(err) };
+    } finally {
+      leave(outer, budget);
     }
   }
 

@@ -32,22 +32,42 @@ export function chargeChars(chars: number): void {
   charge(chars / SIZE_UNIT);
 }
 
-/** Runs `run` with a fresh budget of `budget` units. */
-export function metered<T>(run: () => T, budget: number = RUNTIME_COST_BUDGET): T {
+/**
+ * Starts counting for one evaluation with `budget` units and returns what the outer evaluation (if
+ * any) had left, for `leave` in a finally. Numbers only: nothing is allocated per evaluation.
+ */
+export function enter(budget: number): number {
   const outer = remaining;
-  const outerStopped = stopped;
   remaining = budget;
   stopped = undefined;
+  return outer;
+}
+
+/**
+ * Ends the evaluation `enter` started. Throws the cost error when the budget ran out even if the
+ * expression produced a value: `true || <over budget>` would absorb the error as CEL's logic
+ * says, but the work was cut short all the same, so the evaluation fails.
+ */
+export function finish(): void {
+  if (stopped !== undefined) throw stopped;
+}
+
+/** Restores the outer evaluation's budget (an evaluation inside another does not happen today). */
+export function leave(outer: number, budget: number): void {
+  lastSpent = budget - remaining;
+  remaining = outer;
+  stopped = outer < 0 ? stopped : undefined;
+}
+
+/** Runs `run` with a fresh budget of `budget` units. */
+export function metered<T>(run: () => T, budget: number = RUNTIME_COST_BUDGET): T {
+  const outer = enter(budget);
   try {
     const value = run();
-    // `true || <over budget>` would absorb the error as CEL's logic says; the work was cut short
-    // all the same, so the evaluation fails.
-    if (stopped !== undefined) throw stopped;
+    finish();
     return value;
   } finally {
-    lastSpent = budget - remaining;
-    remaining = outer;
-    stopped = outerStopped;
+    leave(outer, budget);
   }
 }
 
