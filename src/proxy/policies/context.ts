@@ -137,13 +137,7 @@ export interface PolicyContext {
   onUsage(listener: (usage: TokenUsage) => void): void;
 }
 
-export class BodyTooLargeError extends Error {
-  readonly limit: number;
-  constructor(limit: number) {
-    super(`request body exceeds the buffer limit of ${limit} bytes`);
-    this.limit = limit;
-  }
-}
+export { BodyTooLargeError } from '../http/body.ts';
 
 export interface BodySource {
   /** The downstream stream, or null when the request has no body. */

@@ -136,12 +136,12 @@ export class RequestPolicyContext implements PolicyContext {
       return this.#body;
     }
     const declared = Number(this.downstreamHeaders['content-length']);
-    if (!processed && Number.isFinite(declared) && declared > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes);
+    if (!processed && Number.isFinite(declared) && declared > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes, 'request body');
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of stream) {
       size += (chunk as Buffer).length;
-      if (size > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes);
+      if (size > this.#maxBufferBytes) throw new BodyTooLargeError(this.#maxBufferBytes, 'request body');
       chunks.push(chunk as Buffer);
     }
     const body = Buffer.concat(chunks, size);

@@ -1,3 +1,5 @@
+import { BodyTooLargeError, readBodyBounded } from '../../http/body.ts';
+
 /**
  * Reading a provider's whole answer under a size cap. Without one, a provider (or anything
  * impersonating it) answering a non-streamed call with 1 GiB took the process to 4.3 GB RSS.
@@ -23,27 +25,12 @@ export class ResponseTooLargeError extends Error {
   }
 }
 
-interface DestroyableBody extends AsyncIterable<Uint8Array> {
-  destroy(err?: Error): unknown;
-}
-
-/** Reads `body` whole, or destroys it and throws ResponseTooLargeError once it passes `maxBytes`. */
-export async function readCapped(body: DestroyableBody, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      const err = new ResponseTooLargeError(maxBytes);
-      body.destroy(err);
-      throw err;
-    }
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+/** Reads a provider's answer whole, or throws ResponseTooLargeError once it passes `maxBytes` (the read is stopped and the body destroyed). */
+export async function readProviderAnswer(body: Parameters<typeof readBodyBounded>[0], maxBytes: number): Promise<Buffer> {
+  try {
+    return await readBodyBounded(body, maxBytes);
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) throw new ResponseTooLargeError(maxBytes);
+    throw err;
   }
-  return Buffer.concat(chunks, size);
-}
-
-/** `readCapped` as UTF-8 text. */
-export async function readCappedText(body: DestroyableBody, maxBytes: number): Promise<string> {
-  return (await readCapped(body, maxBytes)).toString('utf8');
 }

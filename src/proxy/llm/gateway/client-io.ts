@@ -15,7 +15,7 @@ export async function readRequestBody(req: DownstreamRequest, policy: PolicyCont
   const stream = requestBody(req);
   if (!stream) return Buffer.alloc(0);
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) throw new BodyTooLargeError(maxBytes);
+  if (Number.isFinite(declared) && declared > maxBytes) throw new BodyTooLargeError(maxBytes, 'request body');
   return collectBody(stream, maxBytes);
 }
 
@@ -32,7 +32,7 @@ function collectBody(stream: NonNullable<ReturnType<typeof requestBody>>, maxByt
       if (size > maxBytes) {
         cleanup();
         stream.resume(); // drain the rest so the connection stays usable for the error answer
-        reject(new BodyTooLargeError(maxBytes));
+        reject(new BodyTooLargeError(maxBytes, 'request body'));
         return;
       }
       chunks.push(chunk);

@@ -24,7 +24,7 @@ import { ProviderPicker } from './picker.ts';
 import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
 import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
-import { MAX_PROVIDER_RESPONSE_BYTES, readCapped, ResponseTooLargeError } from './bounded-body.ts';
+import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
 import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../json-depth.ts';
 
@@ -216,7 +216,7 @@ export class LlmBackendHandler {
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
     if (status === 429 || status >= 500) {
-      const raw = await readCapped(response.body, this.#maxResponseBytes);
+      const raw = await readProviderAnswer(response.body, this.#maxResponseBytes);
       return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw, secrets) };
     }
     if (plan.upstreamFormat === 'passthrough') {
@@ -226,7 +226,7 @@ export class LlmBackendHandler {
       return { kind: 'answered', status };
     }
     if (!plan.stream || status >= 300) {
-      const sent = this.#sendBuffered(a, plan, status, headers, await readCapped(response.body, this.#maxResponseBytes), secrets);
+      const sent = this.#sendBuffered(a, plan, status, headers, await readProviderAnswer(response.body, this.#maxResponseBytes), secrets);
       return { kind: 'answered', status: sent };
     }
     const translator = plan.createStreamTranslator();

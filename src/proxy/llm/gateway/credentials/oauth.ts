@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { decodeJwt, importPKCS8, SignJWT } from 'jose';
 import { request } from 'undici';
 import type { FetchedToken } from './token-cache.ts';
-import { MAX_TOKEN_RESPONSE_BYTES, readCappedText } from '../bounded-body.ts';
+import { readTextBounded } from '../../../http/body.ts';
+import { MAX_TOKEN_RESPONSE_BYTES } from '../bounded-body.ts';
 
 export const GCP_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 export const GCP_TOKEN_URI = 'https://oauth2.googleapis.com/token';
@@ -176,14 +177,14 @@ async function post(url: string, form: Record<string, string>): Promise<Record<s
     headersTimeout: 10_000,
     bodyTimeout: 10_000,
   });
-  const text = await readCappedText(res.body, MAX_TOKEN_RESPONSE_BYTES);
+  const text = await readTextBounded(res.body, MAX_TOKEN_RESPONSE_BYTES, { what: 'token endpoint answer' });
   if (res.statusCode >= 300) throw new Error(`token endpoint answered ${res.statusCode}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 
 async function get(url: URL, headers: Record<string, string>): Promise<string> {
   const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
-  const text = await readCappedText(res.body, MAX_TOKEN_RESPONSE_BYTES);
+  const text = await readTextBounded(res.body, MAX_TOKEN_RESPONSE_BYTES, { what: 'token endpoint answer' });
   if (res.statusCode >= 300) throw new Error(`${url.origin}${url.pathname} answered ${res.statusCode}`);
   return text;
 }

@@ -9,7 +9,8 @@
 import { request } from 'undici';
 import { signSigV4, type AwsCredentials } from './sigv4.ts';
 import type { FetchedToken } from './token-cache.ts';
-import { MAX_TOKEN_RESPONSE_BYTES, readCappedText } from '../bounded-body.ts';
+import { readTextBounded } from '../../../http/body.ts';
+import { MAX_TOKEN_RESPONSE_BYTES } from '../bounded-body.ts';
 
 export const STS_VERSION = '2011-06-15';
 /** An hour: every role allows at least that, and role chaining (ambient role → role) allows no more. */
@@ -59,7 +60,7 @@ export async function assumeRole(call: AssumeRoleCall, base: AwsCredentials, now
     headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', accept: 'text/xml' },
   }, base);
   const res = await request(new URL(path, url.origin), { method: 'POST', headers, body, headersTimeout: 10_000, bodyTimeout: 10_000 });
-  const text = await readCappedText(res.body, MAX_TOKEN_RESPONSE_BYTES);
+  const text = await readTextBounded(res.body, MAX_TOKEN_RESPONSE_BYTES, { what: 'token endpoint answer' });
   if (res.statusCode >= 300) {
     const code = xmlText(text, 'Code') ?? 'unknown error';
     const message = xmlText(text, 'Message');
