@@ -19,3 +19,5 @@ export type { AuthorizationAction, AuthorizationDecision, AuthorizationRule } fr
 export { VARIABLE_NAMES, VARIABLES } from './environment.ts';
 export type { VariableName } from './environment.ts';
 export type { CelValue, JsonValue } from './values.ts';
+export { DATA_SIZE_BOUNDS, RUNTIME_COST_BUDGET, SIZE_UNIT, STATIC_COST_BUDGET } from './cost-limits.ts';
+export { COST_LIMIT_CODE } from './runtime-budget.ts';
