@@ -13,7 +13,7 @@
  */
 import { webcrypto } from 'node:crypto';
 // Before @peculiar/x509: its tsyringe dependency needs the Reflect metadata API when it loads.
-import './reflect-metadata.ts';
+import 'reflect-metadata';
 import {
   AuthorityKeyIdentifierExtension,
   BasicConstraintsExtension,
