@@ -4,19 +4,13 @@
  * parsers slow or large — anchors and aliases (chains and fans), deep nesting, many documents,
  * many and repeated keys. Every call returns objects or a reported error, and returns fast.
  */
-import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { assertPrompt } from './fuzz-bound.ts';
 import { check, fuzz } from '../../fuzz/yaml-config.fuzz.ts';
 
-/** Far above what inputs of these sizes take (a few ms); a super-linear path would show. */
-const CALL_MS = 250;
-
 function timed(run: () => void, size: number): void {
-  const t0 = performance.now();
-  run();
-  const ms = performance.now() - t0;
-  assert.ok(ms < CALL_MS, `${ms.toFixed(1)} ms for ${size} characters`);
+  assertPrompt(run, () => `${size} characters`);
 }
 
 const envelope = (name: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
