@@ -11,6 +11,7 @@ import type { ListenerRef } from './policy/apply.ts';
 import { compareStrings, indexObjects } from './snapshot.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
 import { proxyBackendStatus } from './status/proxybackend.ts';
+import { unservedObjectStatuses } from './status/unapplied-objects.ts';
 
 export interface TranslateOptions {
   controllerName: string;
@@ -79,6 +80,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
     ...routeStatuses,
     ...policies.statuses,
     ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
+    ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName),
   ].sort(byObject);
   const config = { version: contentHash(body), ...body };
   const ledger = snapshot.secretLedger;

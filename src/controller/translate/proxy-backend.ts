@@ -6,6 +6,7 @@ import { translateMcpBackend } from './mcp-backend.ts';
 import { isDict, isPort, type Dict } from './read.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 import { condition } from './status/conditions.ts';
+import { unservedBackendType } from './status/unapplied-objects.ts';
 
 /**
  * A ProxyBackend as the IR serves it, or why it cannot serve, plus its `Accepted` condition.
@@ -45,7 +46,10 @@ export function translateProxyBackend(object: KubeObject, snapshot: Snapshot): P
     return invalid(message, base);
   }
   const translator = TYPES[types[0]];
-  if (!translator) return invalid(`spec.${types[0]} is not supported yet by this gateway`, base);
+  if (!translator) {
+    const unserved = unservedBackendType(types[0]) ?? { reason: 'Invalid', message: `spec.${types[0]} is not supported yet by this gateway` };
+    return { problem: unserved.message, conditions: [condition('Accepted', false, unserved.reason, unserved.message, base.generation)] };
+  }
   return translator(object, spec, snapshot, base);
 }
 

@@ -8,6 +8,7 @@ import { applyToBinds, applyToRoute, type InlineBackendPolicy, type ListenerRef 
 import { OutcomeTracker } from './merge.ts';
 import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs } from './model.ts';
 import { AttachmentIndex } from './places.ts';
+import { reachedKinds, withNotApplied } from './not-applied-status.ts';
 import { policyStatus } from './status.ts';
 import { resolveTargets, subBackendNames } from './targets.ts';
 
@@ -80,7 +81,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const extraBackends = new Map<string, Backend>();
   for (const resolver of resolvers.values()) for (const [key, backend] of resolver.backends) if (!world.backends.has(key)) extraBackends.set(key, backend);
   if (index.isEmpty && inline.size === 0) {
-    return { routes: { ...world.routes }, binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world.controllerName) };
+    return { routes: { ...world.routes }, binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
   }
 
   const tracker = new OutcomeTracker();
@@ -88,12 +89,14 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const routes: Record<string, Route> = {};
   for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
   const binds = applyToBinds(world.binds, places);
-  return { routes, binds, backends: extraBackends, statuses: statusesOf(resolved, tracker, world.controllerName) };
+  return { routes, binds, backends: extraBackends, statuses: statusesOf(resolved, tracker, world) };
 }
 
-function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, controllerName: string): ObjectStatus[] {
+function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, world: PolicyWorld): ObjectStatus[] {
+  // Fields the data plane ignores on the kinds of backend each target reaches (status/not-applied.ts).
+  const reach = reachedKinds(world.routes, world.routeListeners, world.backends);
   return resolved.flatMap(({ policy, targets }) => {
-    const status = policyStatus(policy, targets, tracker, controllerName);
-    return status ? [status] : [];
+    const status = policyStatus(policy, targets, tracker, world.controllerName);
+    return status ? [withNotApplied(status, policy, targets, reach, world.snapshot.proxyBackends)] : [];
   });
 }

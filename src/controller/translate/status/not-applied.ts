@@ -1,0 +1,200 @@
+/**
+ * What the data plane does not apply (yet), in one table: every field of SPEC.md's kinds that is
+ * accepted by the schema but ignored by src/proxy — everywhere, or on one kind of backend. The
+ * translator consults it where each object's status is written (policy/not-applied-status.ts for
+ * ProxyPolicy ancestors, status/unapplied-objects.ts for ProxyBackend, ProxyParameters and
+ * ProxyModel), so nothing is `Accepted=True` while part of it is ignored (docs/policies.md, "What
+ * is not applied yet"). When a feature lands, its row goes; the table test and the docs table
+ * list the same rows.
+ */
+import type { KubeObject } from '../../../api/gateway/object.ts';
+import { isDict } from '../read.ts';
+
+/** The kinds of backend a request can end at; rows limited to some of them apply only there. */
+export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp'] as const;
+export type BackendKind = (typeof BACKEND_KINDS)[number];
+
+/** A ProxyBackend object's kind, or undefined for a type the gateway does not serve. */
+export function proxyBackendKind(object: KubeObject | undefined): BackendKind | undefined {
+  const spec = isDict(object?.spec) ? object.spec : {};
+  return spec.ai !== undefined ? 'ai' : spec.mcp !== undefined ? 'mcp' : spec.static !== undefined ? 'static' : undefined;
+}
+
+/**
+ * What a row's `path` is relative to: a ProxyPolicy section, a BackendFull wherever one is
+ * written (ProxyPolicy `spec.backend`, ProxyBackend `spec.policies`, a provider's or MCP
+ * target's `policies`), one LLM provider of an AI backend.
+ */
+export type Scope = 'frontend' | 'traffic' | 'backend' | 'provider';
+
+export interface NotAppliedRow {
+  readonly scope: Scope;
+  /** Dotted path under the scope; `[]` stands for every item of a list. */
+  readonly path: string;
+  /** Absent: ignored on every kind. */
+  readonly kinds?: readonly BackendKind[];
+  /** Only values for which this holds are ignored (`owner` is the scope object, e.g. the provider). */
+  readonly when?: (value: unknown, owner: Readonly<Record<string, unknown>>) => boolean;
+  /** The member keeps working in part (e.g. request phases run, response phases do not): never counts as "nothing applied". */
+  readonly partial?: boolean;
+  /** Why, as the status message says it. */
+  readonly why: string;
+  /** The issue that builds it; absent when nothing will (a platform limit, or SPEC.md says so). */
+  readonly issue?: number;
+}
+
+const AI_MCP: readonly BackendKind[] = ['ai', 'mcp'];
+const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp'];
+const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai'];
+const PLAIN: readonly BackendKind[] = ['Service', 'static'];
+const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepalive probes, not their count or interval";
+
+/** Every field the data plane ignores. Keep docs/policies.md ("What is not applied yet") in step. */
+export const NOT_APPLIED: readonly NotAppliedRow[] = [
+  // Frontend (Bind-level: no backend kind).
+  { scope: 'frontend', path: 'tracing', why: 'OTLP tracing is not implemented', issue: 14 },
+  { scope: 'frontend', path: 'metrics.attributes', why: 'per-request metric labels are not implemented', issue: 14 },
+  { scope: 'frontend', path: 'accessLog.otlp', why: 'OTLP log export is not implemented (the log is written to stdout only)', issue: 14 },
+  {
+    scope: 'frontend', path: 'connect', when: (v) => isDict(v) && (v.mode === 'Route' || v.mode === 'Tunnel'),
+    why: 'CONNECT modes Route and Tunnel are not implemented: CONNECT is refused with 405', issue: 17,
+  },
+  { scope: 'frontend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
+  { scope: 'frontend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
+
+  // Traffic members on routes whose backend is served in-process (AI, MCP).
+  { scope: 'traffic', path: 'retry', kinds: AI_MCP, why: 'the AI and MCP handlers do not retry a route\'s requests (an AI backend fails over between its providers instead)', issue: 12 },
+  { scope: 'traffic', path: 'transformation.response', kinds: AI_MCP, why: 'response transformations are not run on AI and MCP answers', issue: 12 },
+  {
+    scope: 'traffic', path: 'extProc', kinds: AI_MCP, partial: true, when: sendsResponsePhase,
+    why: 'the external processor\'s response phases are not run on AI and MCP answers (request phases are)', issue: 12,
+  },
+  {
+    scope: 'traffic', path: 'hostRewrite', kinds: AI_MCP, when: (v) => isDict(v) && v.mode === 'None',
+    why: 'the AI and MCP handlers always send the provider\'s or target\'s own Host', issue: 12,
+  },
+  {
+    scope: 'traffic', path: 'rateLimit.local[].tokens', kinds: NOT_AI,
+    why: 'only AI backends report token usage: a token limit never triggers here',
+  },
+  {
+    scope: 'traffic', path: 'rateLimit.global.descriptors[].unit', kinds: NOT_AI, when: (v) => v === 'Tokens',
+    why: 'only AI backends report token usage: a Tokens descriptor is never charged here',
+  },
+
+  // BackendFull members (ProxyPolicy backend, ProxyBackend policies, provider and MCP target policies).
+  { scope: 'backend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
+  { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
+  { scope: 'backend', path: 'health', kinds: ['ai'], why: 'passive health and eviction are not applied to AI providers (providers of a group are taken in turn)', issue: 13 },
+  { scope: 'backend', path: 'health', kinds: ['mcp'], why: 'passive health and eviction are not applied to MCP targets', issue: 12 },
+  { scope: 'backend', path: 'transformation', kinds: AI_MCP, why: 'backend transformations are run only on calls to Service and static backends', issue: 12 },
+  { scope: 'backend', path: 'auth.cloudA', kinds: PLAIN, why: 'cloud-A signing is implemented for AI providers only: requests are answered 500', issue: 12 },
+  { scope: 'backend', path: 'auth.cloudB', kinds: PLAIN, why: 'cloud-B tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
+  { scope: 'backend', path: 'auth.cloudC', kinds: PLAIN, why: 'cloud-C tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
+  { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
+  { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
+  { scope: 'backend', path: 'ai.promptGuard', kinds: ['ai'], why: 'prompt guards are not implemented: requests and responses pass unchecked', issue: 13 },
+
+  // One LLM provider of an AI backend (`spec.ai.provider`, `spec.ai.groups[].providers[]`).
+  { scope: 'provider', path: 'providerA.moderation', why: 'moderation is not implemented: the moderation parameter is not injected', issue: 13 },
+  {
+    scope: 'provider', path: 'pathPrefix', when: (_v, provider) => provider.providerA === undefined && provider.providerD === undefined,
+    why: 'SPEC.md: pathPrefix is supported only for providerA and providerD',
+  },
+];
+
+/** Whole objects and ProxyBackend types the data plane does not serve at all. */
+export const NOT_SERVED = {
+  ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings', issue: 16 },
+  ProxyModel: { why: 'ProxyModel is not served by this gateway yet: the model is not routable', issue: 18 },
+  'ProxyBackend spec.a2a': { why: 'A2A backends are not implemented', issue: 17 },
+  'ProxyBackend spec.cloudA': { why: 'cloud-A agent runtime backends are not implemented', issue: 17 },
+  'ProxyBackend spec.dynamicForwardProxy': { why: 'the dynamic forward proxy is not implemented', issue: 17 },
+} as const satisfies Readonly<Record<string, { why: string; issue: number }>>;
+
+/** The condition reasons: part of what is set applies, or nothing does. */
+export const REASON_PARTIALLY_APPLIED = 'PartiallyApplied';
+export const REASON_UNSUPPORTED = 'Unsupported';
+
+/** `why (issue N)`, as status messages and the docs say it. */
+export function explain(row: { readonly why: string; readonly issue?: number }): string {
+  return row.issue === undefined ? row.why : `${row.why} (issue ${row.issue})`;
+}
+
+/** One ignored field where it is written. */
+export interface Finding {
+  /** The full field path, e.g. `spec.traffic.rateLimit.local[0].tokens`. */
+  readonly path: string;
+  readonly row: NotAppliedRow;
+  /** The kinds of backend it is ignored on here (absent: everywhere). */
+  readonly kinds?: readonly BackendKind[];
+}
+
+/**
+ * The ignored fields set in `value` (a `scope` object written at `at`), for a place reaching
+ * backends of `kinds` (undefined: rows limited to kinds are skipped, e.g. nothing is reached).
+ */
+export function findNotApplied(scope: Scope, value: unknown, at: string, kinds: ReadonlySet<BackendKind> | undefined): Finding[] {
+  if (!isDict(value)) return [];
+  const out: Finding[] = [];
+  for (const row of NOT_APPLIED) {
+    if (row.scope !== scope) continue;
+    const hit = row.kinds === undefined ? undefined : row.kinds.filter((k) => kinds?.has(k));
+    if (hit !== undefined && hit.length === 0) continue;
+    for (const found of valuesAt(value, row.path, at)) {
+      if (row.when && !row.when(found.value, value)) continue;
+      out.push({ path: found.path, row, ...(hit ? { kinds: hit } : {}) });
+    }
+  }
+  return out;
+}
+
+/**
+ * True when every field set in `value` (one member of a `scope` object) is ignored on `kind`:
+ * then the member does nothing there. Partial rows never make a member ignored as a whole.
+ */
+export function whollyIgnored(scope: Scope, member: string, value: unknown, owner: Readonly<Record<string, unknown>>, kind: BackendKind | undefined): boolean {
+  const rows = NOT_APPLIED.filter((r) => r.scope === scope && !r.partial && (r.kinds === undefined || (kind !== undefined && r.kinds.includes(kind))));
+  const covered = (v: unknown, path: string): boolean => {
+    if (rows.some((r) => r.path === path && (!r.when || r.when(v, owner)))) return true;
+    if (Array.isArray(v)) return v.length > 0 && v.every((item) => covered(item, `${path}[]`));
+    if (isDict(v)) {
+      const keys = Object.keys(v).filter((k) => v[k] !== undefined);
+      return keys.length > 0 && keys.every((k) => covered(v[k], `${path}.${k}`));
+    }
+    return false;
+  };
+  return covered(value, member);
+}
+
+/** The values at `path` (with `[]` for every item) and their concrete paths under `at`. */
+function valuesAt(root: unknown, path: string, at: string): { value: unknown; path: string }[] {
+  let current: { value: unknown; path: string }[] = [{ value: root, path: at }];
+  for (const segment of path.split('.')) {
+    const list = segment.endsWith('[]');
+    const key = list ? segment.slice(0, -2) : segment;
+    current = current.flatMap(({ value, path: p }) => {
+      if (!isDict(value) || value[key] === undefined) return [];
+      const next = { value: value[key], path: `${p}.${key}` };
+      if (!list) return [next];
+      return Array.isArray(next.value) ? next.value.map((item, i) => ({ value: item, path: `${next.path}[${i}]` })) : [];
+    });
+  }
+  return current;
+}
+
+/** extProc (or each of its conditional entries) with any response phase left on (they default to on). */
+function sendsResponsePhase(value: unknown): boolean {
+  if (!isDict(value)) return false;
+  if (Array.isArray(value.conditional)) return value.conditional.some((entry) => isDict(entry) && sendsResponsePhase(entry.policy));
+  const options = isDict(value.processingOptions) ? value.processingOptions : {};
+  const headers = options.responseHeaderMode !== 'Skip';
+  const body = options.responseBodyMode !== 'None';
+  const trailers = options.responseTrailerMode !== 'Skip';
+  return headers || body || trailers;
+}
+
+/** One sentence per finding, for a condition message. */
+export function describeFindings(findings: readonly Finding[]): string {
+  return findings.map((f) => `${f.path}${f.kinds ? ` (on ${f.kinds.join(', ')} backends)` : ''}: ${explain(f.row)}`).join('; ');
+}
