@@ -1,3 +1,5 @@
+import { renderGatewayError, type ClientFormat, type GatewayError } from './http/error-format.ts';
+
 /**
  * Every failure a client can see while proxying, in one union, mapped to status and body in one
  * function (DESIGN.md "Every error the user can see has one place").
@@ -23,38 +25,52 @@ export interface ErrorResponse {
   readonly body: string;
 }
 
-/** The single place that decides what a client sees for a failure. Messages never leak upstream addresses. */
-export function toErrorResponse(e: ProxyError): ErrorResponse {
+/** Status and machine-readable cause of a failure; rendered per client format by `toErrorResponse`. */
+export interface ClassifiedError {
+  readonly status: number;
+  readonly error: GatewayError;
+}
+
+/**
+ * The single place that decides what a client sees for a failure, in the client's format
+ * (docs/errors.md). Messages never leak upstream addresses.
+ */
+export function toErrorResponse(e: ProxyError, format: ClientFormat = 'gateway'): ErrorResponse {
+  const { status, error } = classify(e);
+  return { status, body: renderGatewayError(status, error, format) };
+}
+
+export function classify(e: ProxyError): ClassifiedError {
   switch (e.code) {
     case 'LISTENER_NOT_FOUND':
-      return json(404, 'route_not_found', 'no listener matches the requested host');
+      return of(404, 'route_not_found', 'no listener matches the requested host');
     case 'ROUTE_NOT_FOUND':
-      return json(404, 'route_not_found', 'no route matches the request');
+      return of(404, 'route_not_found', 'no route matches the request');
     case 'MISDIRECTED_REQUEST':
-      return json(421, 'misdirected_request', 'the request host does not match the TLS server name of this connection');
+      return of(421, 'misdirected_request', 'the request host does not match the TLS server name of this connection');
     case 'NO_VALID_BACKEND':
-      return json(500, 'no_valid_backend', 'the matched route has no valid backend');
+      return of(500, 'no_valid_backend', 'the matched route has no valid backend');
     case 'NO_HEALTHY_ENDPOINT':
-      return json(503, 'no_healthy_upstream', 'no ready endpoint for the backend');
+      return of(503, 'no_healthy_upstream', 'no ready endpoint for the backend');
     case 'UPSTREAM_CONNECT_FAILED':
-      return json(502, 'upstream_connect_failed', 'could not connect to the upstream');
+      return of(502, 'upstream_connect_failed', 'could not connect to the upstream');
     case 'UPSTREAM_RESET':
-      return json(502, 'upstream_reset', 'the upstream closed the connection before responding');
+      return of(502, 'upstream_reset', 'the upstream closed the connection before responding');
     case 'REQUEST_TIMEOUT':
-      return json(504, 'request_timeout', 'the request timed out');
+      return of(504, 'request_timeout', 'the request timed out');
     case 'BACKEND_TIMEOUT':
-      return json(504, 'upstream_timeout', 'the upstream did not respond in time');
+      return of(504, 'upstream_timeout', 'the upstream did not respond in time');
     case 'BAD_REQUEST':
-      return json(400, 'bad_request', e.reason);
+      return of(400, 'bad_request', e.reason);
     case 'PAYLOAD_TOO_LARGE':
-      return json(413, 'payload_too_large', `the request body exceeds the ${e.limit}-byte buffer limit`);
+      return of(413, 'payload_too_large', `the request body exceeds the ${e.limit}-byte buffer limit`);
     case 'INTERNAL':
-      return json(500, 'internal_error', 'internal error');
+      return of(500, 'internal_error', 'internal error');
   }
 }
 
-function json(status: number, code: string, message: string): ErrorResponse {
-  return { status, body: JSON.stringify({ error: { code, message } }) };
+function of(status: number, code: string, message: string): ClassifiedError {
+  return { status, error: { code, message } };
 }
 
 /** undici and node:net error codes that mean "never got a connection". */

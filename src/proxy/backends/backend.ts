@@ -1,5 +1,7 @@
 import type { Dispatcher } from 'undici';
+import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
+import { compileClientFormat, type ClientFormatOf } from './client-format.ts';
 import type { BackendHandler, BackendHandlers } from './handlers.ts';
 import { RoundRobin } from './picker.ts';
 import type { UpstreamPools, UpstreamProtocol } from './pools.ts';
@@ -19,6 +21,8 @@ export interface CompiledBackend {
   readonly endpoints: RoundRobin<UpstreamTarget>;
   /** Set for backends served in-process (MCP, LLM …): requests go to it instead of an endpoint. */
   readonly handler?: BackendHandler;
+  /** The format its clients read gateway errors in, under a rule's effective backend policy (client-format.ts). */
+  clientFormat(policy: BackendPolicy | undefined): ClientFormatOf;
 }
 
 const H2C_APP_PROTOCOLS = new Set(['kubernetes.io/h2c', 'grpc', 'h2c']);
@@ -36,5 +40,10 @@ export function compileBackend(b: Backend, pools: UpstreamPools, onError: (messa
     }
   }
   const handler = handlers?.acquire(b);
-  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), ...(handler ? { handler } : {}) };
+  const clientFormat = b.ai || b.mcp ? (policy: BackendPolicy | undefined) => compileClientFormat(b, policy) : gatewayFormat;
+  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), clientFormat, ...(handler ? { handler } : {}) };
+}
+
+function gatewayFormat(): ClientFormatOf {
+  return 'gateway';
 }

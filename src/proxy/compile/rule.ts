@@ -2,6 +2,7 @@ import type { BackendPolicy, TrafficPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { WeightedPicker } from '../backends/picker.ts';
+import type { ClientFormatOf } from '../backends/client-format.ts';
 import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { StepDeps } from '../policies/step.ts';
@@ -16,6 +17,8 @@ export interface BackendPick {
   backendPolicyFor(listenerKey: string): BackendPolicy | undefined;
   /** The same policy compiled (endpoints under its TLS/HTTP settings, credentials, health). */
   compiledPolicyFor(listenerKey: string): CompiledBackendPolicy | undefined;
+  /** The format this backend's clients read gateway errors in, on a listener (docs/errors.md). */
+  clientFormatFor(listenerKey: string): ClientFormatOf;
 }
 
 export interface CompiledRule {
@@ -52,7 +55,8 @@ export function compileRule(
     const byListener = wb.backendPolicyByListener;
     const backendPolicyFor = byListener ? (listenerKey: string) => byListener[listenerKey] ?? wb.backendPolicy : () => wb.backendPolicy;
     const compiledPolicyFor = compiledBackendPolicies(wb.backendPolicy, byListener, backend, deps.backendPolicies);
-    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)), backendPolicyFor, compiledPolicyFor } };
+    const clientFormatFor = clientFormats(wb.backendPolicy, byListener, backend);
+    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)), backendPolicyFor, compiledPolicyFor, clientFormatFor } };
   });
   return {
     key: rule.key,
@@ -77,6 +81,19 @@ function compiledBackendPolicies(
   if (!byListener) return () => compiledPlain;
   const compiled = new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend)] as const));
   return (listenerKey) => compiled.get(listenerKey) ?? compiledPlain;
+}
+
+/** The client format per listener, decided here once (config time) so requests only look it up. */
+function clientFormats(
+  plain: BackendPolicy | undefined,
+  byListener: Readonly<Record<string, BackendPolicy>> | undefined,
+  backend: CompiledBackend | null,
+): (listenerKey: string) => ClientFormatOf {
+  if (!backend) return () => 'gateway';
+  const formatPlain = backend.clientFormat(plain);
+  if (!byListener) return () => formatPlain;
+  const formats = new Map(Object.entries(byListener).map(([key, p]) => [key, backend.clientFormat(p)] as const));
+  return (listenerKey) => formats.get(listenerKey) ?? formatPlain;
 }
 
 /** The Gateway API uses 0 for "no timeout". */

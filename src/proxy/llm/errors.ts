@@ -3,7 +3,7 @@
  * goes through `renderError`, so an OpenAI SDK always sees `{error:{…}}` and an Anthropic SDK
  * always sees `{type:"error", error:{…}}`.
  */
-import type { MessagesErrorType } from './formats/anthropic.ts';
+import { anthropicErrorType, openAIErrorType } from '../http/error-format.ts';
 
 /** The wire family of error a client understands. Responses clients use the OpenAI shape. */
 export type ErrorFormat = 'openai' | 'anthropic';
@@ -29,25 +29,8 @@ export class TranslationError extends Error {
   }
 }
 
-export function openAIErrorType(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'server_error';
-  return 'invalid_request_error';
-}
-
-export function anthropicErrorType(status: number): MessagesErrorType {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 529 || status === 503) return 'overloaded_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
+// One classification for gateway-made and LLM errors alike (proxy/http/error-format.ts).
+export { anthropicErrorType, openAIErrorType };
 
 const ANTHROPIC_TYPES = new Set<string>(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
 

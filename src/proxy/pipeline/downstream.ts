@@ -2,8 +2,9 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { toErrorResponse, type ProxyError } from '../errors.ts';
+import { classify, toErrorResponse, type ProxyError } from '../errors.ts';
 import type { HeaderMap } from '../http/headers.ts';
+import { renderGatewayError, type ClientFormat } from '../http/error-format.ts';
 import type { ResponseMutation } from '../policies/context.ts';
 import type { DirectResponse } from '../policies/result.ts';
 
@@ -44,9 +45,9 @@ export function requestHeaders(req: DownstreamRequest): IncomingHttpHeaders {
   return req.headers;
 }
 
-/** Answer with the JSON error body; if the response already started, all we can do is cut it. */
-export function sendError(res: DownstreamResponse, error: ProxyError): number {
-  const { status, body } = toErrorResponse(error);
+/** Answer with the error body in the client's format; if the response already started, all we can do is cut it. */
+export function sendError(res: DownstreamResponse, error: ProxyError, format: ClientFormat = 'gateway'): number {
+  const { status, body } = toErrorResponse(error, format);
   if (res.headersSent) {
     res.destroy();
     return status;
@@ -56,16 +57,31 @@ export function sendError(res: DownstreamResponse, error: ProxyError): number {
   return status;
 }
 
+/**
+ * A gateway failure after routing, answered like a policy's refusal: in the client's format, with
+ * the response effects (CORS, header modifiers) the request's policies registered.
+ */
+export function sendGatewayError(res: DownstreamResponse, e: ProxyError, mutations: readonly ResponseMutation[], format: ClientFormat): number {
+  const { status, error } = classify(e);
+  return sendDirect(res, { status, error, headers: { 'content-type': 'application/json' }, body: renderGatewayError(status, error, 'gateway') }, mutations, format);
+}
+
 export function sendRedirect(res: DownstreamResponse, status: number, location: string): void {
   res.writeHead(status, { location, 'content-length': 0 });
   res.end();
 }
 
-/** A response made by the gateway (a policy's answer); response-phase mutations still apply. */
-export function sendDirect(res: DownstreamResponse, response: DirectResponse, mutations: readonly ResponseMutation[]): number {
-  const body = response.body ?? '';
+/**
+ * A response made by the gateway (a policy's answer); response-phase mutations still apply. A
+ * gateway refusal (`response.error`) is rendered in the client's format; a body a user or an
+ * external service wrote is sent as it is.
+ */
+export function sendDirect(res: DownstreamResponse, response: DirectResponse, mutations: readonly ResponseMutation[], format: ClientFormat = 'gateway'): number {
+  const rendered = format !== 'gateway' && response.error !== undefined;
+  const body = rendered ? renderGatewayError(response.status, response.error!, format) : response.body ?? '';
   const headers: HeaderMap = {};
   for (const [name, value] of Object.entries(response.headers ?? {})) headers[name.toLowerCase()] = typeof value === 'string' ? value : [...value];
+  if (rendered) headers['content-type'] = 'application/json';
   for (const mutate of mutations) mutate(headers, response.status);
   headers['content-length'] = String(Buffer.byteLength(body));
   if (res.headersSent) {

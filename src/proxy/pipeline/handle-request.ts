@@ -6,7 +6,7 @@ import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { PolicyResult } from '../policies/result.ts';
 import { pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
-import { sendDirect, sendError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { sendDirect, sendError, sendGatewayError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { requestHost, resolveRequest, selectListener, splitTarget, type IncomingView, type Resolution } from './resolve.ts';
 import type { HeaderMap } from '../http/headers.ts';
@@ -14,6 +14,9 @@ import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
 import { writeAccessLog } from '../frontend/access-log.ts';
 import { mcpOAuthAnswer } from '../mcp/oauth/well-known.ts';
 import { admitRequest } from './admit.ts';
+import { dispatchToHandler } from './handler-dispatch.ts';
+import { clientFormat } from '../backends/client-format.ts';
+import type { ClientFormat } from '../http/error-format.ts';
 
 /** The per-bind state a request reads once, at its start. */
 export interface BindContext {
@@ -141,18 +144,19 @@ function preRoute(
     setLabels(resolution.labels);
     continueResolved(ctx, req, res, resolution, done, policy);
   };
-  runPolicy(ctx, res, preRouting, policy, proceed, done);
+  // No route yet, so no backend whose clients' format is known: PreRouting answers use the gateway's.
+  runPolicy(ctx, res, preRouting, policy, proceed, done, gatewayFormat);
 }
 
-/** Runs a compiled traffic policy; failures answer 413 (body over the buffer limit) or 500. */
-function runPolicy(ctx: BindContext, res: DownstreamResponse, compiled: CompiledTrafficPolicy, policy: RequestPolicyContext, proceed: (result: PolicyResult) => void, done: (status: number, bytes: number) => void): void {
+/** Runs a compiled traffic policy; failures answer 413 (body over the buffer limit) or 500, in the client's format. */
+function runPolicy(ctx: BindContext, res: DownstreamResponse, compiled: CompiledTrafficPolicy, policy: RequestPolicyContext, proceed: (result: PolicyResult) => void, done: (status: number, bytes: number) => void, format: () => ClientFormat): void {
   const fail = (err: unknown) => {
     if (err instanceof BodyTooLargeError) {
-      done(sendError(res, { code: 'PAYLOAD_TOO_LARGE', limit: err.limit }), 0);
+      done(sendGatewayError(res, { code: 'PAYLOAD_TOO_LARGE', limit: err.limit }, policy.responseMutations, format()), 0);
       return;
     }
     ctx.telemetry.logger.error({ err }, 'traffic policy failed');
-    done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0);
+    done(sendGatewayError(res, { code: 'INTERNAL', cause: String(err) }, policy.responseMutations, format()), 0);
   };
   try {
     const result = runTrafficPolicy(compiled, policy);
@@ -171,14 +175,20 @@ function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: Downstream
     policy.end();
     requestDone(status, bytes);
   };
+  // Only gateway refusals read it, and an AI backend serving several route types chooses by path: decided when needed.
+  const format = () => clientFormat(fwd.clientFormat, fwd.path, req.headers);
   const proceed = (result: PolicyResult) => {
     if (result.action === 'continue') {
       dispatch(ctx, req, res, fwd, done, policy);
       return;
     }
-    done(sendDirect(res, result.response, policy.responseMutations), 0);
+    done(sendDirect(res, result.response, policy.responseMutations, result.response.error ? format() : 'gateway'), 0);
   };
-  runPolicy(ctx, res, fwd.traffic!, policy, proceed, done);
+  runPolicy(ctx, res, fwd.traffic!, policy, proceed, done, format);
+}
+
+function gatewayFormat(): ClientFormat {
+  return 'gateway';
 }
 
 /** To the backend's in-process handler, or upstream through an Exchange. */
@@ -190,9 +200,8 @@ function dispatch(
   done: (status: number, bytes: number) => void,
   policy: RequestPolicyContext | undefined,
 ): void {
-  const handler = fwd.backend.handler;
-  if (handler) {
-    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done });
+  if (fwd.backend.handler) {
+    dispatchToHandler(req, res, fwd, done, policy);
     return;
   }
   if (fwd.target === null) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CompiledBackend, UpstreamTarget } from '../backends/backend.ts';
+import type { ClientFormatOf } from '../backends/client-format.ts';
 import type { CompiledBind, CompiledListener } from '../compile/config.ts';
 import type { CompiledRule } from '../compile/rule.ts';
 import type { ProxyError } from '../errors.ts';
@@ -47,6 +48,8 @@ export type Resolution =
       readonly backendPolicy: BackendPolicy | undefined;
       /** The same policy compiled: credentials, health feedback, response deadline (upstream forwards only). */
       readonly backendRuntime: CompiledBackendPolicy | undefined;
+      /** The format gateway errors are rendered in for this rule × backend (fixed at config time). */
+      readonly clientFormat: ClientFormatOf;
       /** Host as the client sent it (port stripped, lowercased) and the query, for policies. */
       readonly host: string;
       readonly query: string;
@@ -120,6 +123,7 @@ export function resolveRequest(bind: CompiledBind, req: IncomingView): Resolutio
     traffic: rule.trafficFor(listener.key),
     backendPolicy: pick.backendPolicyFor(listener.key),
     backendRuntime,
+    clientFormat: pick.clientFormatFor(listener.key),
     host,
     query,
     clientPath: path,

@@ -1,3 +1,5 @@
+import { renderGatewayError, type GatewayError } from '../http/error-format.ts';
+
 /**
  * A traffic policy step either lets the request go on (maybe changed) or answers it
  * (DESIGN.md error model). Answers carry their own status, headers and body.
@@ -6,6 +8,12 @@ export interface DirectResponse {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string | readonly string[]>>;
   readonly body?: string | Buffer;
+  /**
+   * Set on the gateway's own refusals (401, 403, 429, 413, 500 …): the machine-readable cause the
+   * pipeline renders in the client's format (docs/errors.md), replacing `body`. Answers whose body
+   * a user or an external service wrote (directResponse, an ext_authz denial) never have it.
+   */
+  readonly error?: GatewayError;
 }
 
 export type PolicyResult = { readonly action: 'continue' } | { readonly action: 'respond'; readonly response: DirectResponse };
@@ -16,7 +24,11 @@ export function respond(status: number, body?: string | Buffer, headers?: Record
   return { action: 'respond', response: { status, body, headers } };
 }
 
-/** The JSON error body every gateway-made denial uses (same shape as ProxyError bodies). */
+/**
+ * A gateway-made denial: the gateway's JSON error body (same shape as ProxyError bodies), and its
+ * cause so a client of another format (OpenAI, Anthropic, JSON-RPC) gets it in its own.
+ */
 export function respondError(status: number, code: string, message: string, headers?: Record<string, string>): PolicyResult {
-  return respond(status, JSON.stringify({ error: { code, message } }), { 'content-type': 'application/json', ...headers });
+  const error = { code, message };
+  return { action: 'respond', response: { status, body: renderGatewayError(status, error, 'gateway'), headers: { 'content-type': 'application/json', ...headers }, error } };
 }

@@ -1,0 +1,62 @@
+/**
+ * The backend phase for in-process backend kinds (ai, mcp): the handler plans and makes the
+ * upstream call(s), the pipeline keeps what is its own on every kind — response effects on the
+ * head the handler writes, and the route's deadlines (HTTPRoute `timeouts.request` /
+ * `timeouts.backendRequest`, traffic `timeouts.request`, less time spent in `delay`). A deadline
+ * covers the time until the handler sends the response head: a buffered answer as a whole, a
+ * streamed one to its first byte (docs/policies-traffic.md). When it passes first, the client gets
+ * 504 in its format and the handler is cut off (its upstream request aborted).
+ */
+import type { ProxyError } from '../errors.ts';
+import type { RequestPolicyContext } from '../policies/request-context.ts';
+import { clientFormat } from '../backends/client-format.ts';
+import { sendGatewayError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import type { Forward } from './exchange.ts';
+import { HandlerResponse } from './handler-response.ts';
+
+export function dispatchToHandler(
+  req: DownstreamRequest,
+  res: DownstreamResponse,
+  fwd: Forward,
+  done: (status: number, bytes: number) => void,
+  policy: RequestPolicyContext | undefined,
+): void {
+  const handler = fwd.backend.handler!;
+  const mutations = policy?.responseMutations;
+  const requestMs = fwd.traffic?.requestTimeoutMs ?? fwd.rule.requestTimeoutMs;
+  const backendMs = fwd.rule.backendTimeoutMs;
+  const base = { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy };
+  // Nothing of the pipeline's to apply: the handler writes the client's response directly (no wrapper, no timer).
+  if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0)) {
+    handler.handle(req, res, { ...base, done });
+    return;
+  }
+  const timers: NodeJS.Timeout[] = [];
+  const clearTimers = () => {
+    for (const t of timers) clearTimeout(t);
+    timers.length = 0;
+  };
+  let finished = false;
+  const finish = (status: number, bytes: number) => {
+    if (finished) return;
+    finished = true;
+    clearTimers();
+    done(status, bytes);
+  };
+  const wrapped = new HandlerResponse(res, fwd.filters.responseHeaders, mutations ?? [], clearTimers);
+  const expire = (error: ProxyError) => {
+    if (finished || res.headersSent) return;
+    // Cut first: the handler sees its client gone and aborts the upstream request; then answer.
+    wrapped.cutOff();
+    finish(sendGatewayError(res, error, mutations ?? [], clientFormat(fwd.clientFormat, fwd.path, req.headers)), 0);
+  };
+  const arm = (ms: number, error: ProxyError) => {
+    if (ms <= 0) return expire(error);
+    timers.push(setTimeout(() => expire(error), ms));
+  };
+  // Fault-injected delays already spent part of the request timeout (SPEC.md traffic.delay).
+  if (requestMs !== undefined) arm(requestMs - (policy?.upstream.delayedMs ?? 0), { code: 'REQUEST_TIMEOUT' });
+  if (backendMs !== undefined && !finished) arm(backendMs, { code: 'BACKEND_TIMEOUT', backend: fwd.backend.key });
+  if (finished) return;
+  handler.handle(req, wrapped, { ...base, done: finish });
+}
