@@ -42,10 +42,12 @@ export interface McpTargetIR {
   readonly protocol: McpTransport;
   /**
    * The target's own `policies` (BackendSimple: tcp, tls, http, tunnel, auth; host targets only),
-   * lowered exactly as a policy object's backend members, Secrets resolved. The proxy merges, per
-   * member: the route's backend policy < its `subBackends[<name>]` (policies whose targetRefs
-   * sectionName names this target) < these. A `tls` member in the effective policy makes the
-   * target HTTPS.
+   * lowered exactly as a policy object's backend members, Secrets resolved. The translator merges
+   * them into the route's backend policy: `WeightedBackend.backendPolicy.subBackends[<name>]` is
+   * this target's effective policy (policy objects < the ProxyBackend's inline `spec.policies` <
+   * policies whose targetRefs sectionName names the target < these). The proxy reads that; these
+   * are used as they are only when a handler is driven without a route (no backend policy at all).
+   * A `tls` member in the effective policy makes the target HTTPS.
    */
   readonly policies?: BackendPolicy;
 }
@@ -78,6 +80,20 @@ export interface McpGuardrailIR {
   readonly methods: Readonly<Record<string, McpGuardrailPhase>>;
 }
 
+/**
+ * The backend policy member `mcp` (SPEC.md BackendMCP) in IR shape, from a ProxyPolicy's
+ * `backend.mcp` or a ProxyBackend's inline `spec.policies.mcp`: merged like every backend member
+ * (whole member, most specific wins), so `BackendPolicy.mcp` is the request's effective MCP policy
+ * and `subBackends[<target>].mcp` a target's. The deprecated `authentication` is not here: the
+ * translator maps the inline one to a traffic jwtAuthentication.
+ */
+export interface McpPolicyIR {
+  /** Absent or empty allows everything. */
+  readonly authorization?: readonly McpAuthorizationRule[];
+  /** In order; the first to reject short-circuits. */
+  readonly guardrails?: readonly McpGuardrailIR[];
+}
+
 export interface McpBackendIR {
   /** The IR backend key (`backend/<ns>/<name>`); binds sessions to this backend. */
   readonly key: string;
@@ -87,8 +103,12 @@ export interface McpBackendIR {
   readonly prefixMode: McpPrefixMode;
   /** `serverInfo.name` of the merged initialize result; default `switchboard`. */
   readonly serverName?: string;
-  /** From `policies.mcp.authorization`; absent or empty allows everything. */
+  /**
+   * From the inline `policies.mcp.authorization`; absent or empty allows everything. A request
+   * routed with a backend policy uses that policy's `mcp` (and its targets' `subBackends[].mcp`)
+   * instead: the translator has already merged this one into it.
+   */
   readonly authorization?: readonly McpAuthorizationRule[];
-  /** From `policies.mcp.guardrails.processors`, in order. */
+  /** From the inline `policies.mcp.guardrails.processors`, in order; replaced like `authorization`. */
   readonly guardrails?: readonly McpGuardrailIR[];
 }

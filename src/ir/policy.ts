@@ -21,6 +21,8 @@
  * CEL expressions are kept as text; the translator has already compiled each one.
  */
 
+import type { McpPolicyIR } from './mcp.ts';
+
 /** Which object a member came from: `ProxyPolicy/<ns>/<name>` or `ProxyBackend/<ns>/<name>` (inline policies). */
 export type PolicySource = string;
 
@@ -203,9 +205,10 @@ export interface BackendPolicy {
   readonly http?: { readonly version?: 'HTTP1' | 'HTTP2'; readonly requestTimeoutMs?: number };
   readonly tunnel?: PolicyEndpoint;
   readonly auth?: BackendAuthPolicy;
-  /** Passed through as written (their own issues resolve them). */
+  /** Passed through as written (its own issue resolves it). */
   readonly ai?: JsonObject;
-  readonly mcp?: JsonObject;
+  /** Lowered: authorization rules compiled, guardrail endpoints resolved to URLs. */
+  readonly mcp?: McpPolicyIR;
   readonly transformation?: TransformationPolicy;
   readonly health?: {
     readonly unhealthyCondition?: string;
@@ -214,7 +217,12 @@ export interface BackendPolicy {
   readonly extAuth?: ExtAuthPolicy;
   readonly sources: MemberSources<BackendMember>;
   readonly invalid?: readonly InvalidPolicy[];
-  /** Effective policy per sub-backend (AI provider or MCP target name) when policies target one. */
+  /**
+   * Effective policy per sub-backend (AI provider or MCP target name), complete: the members above
+   * < policies whose targetRefs sectionName names it < the provider's or target's own inline
+   * `policies`. Present for every sub-backend whose effective policy differs from the members
+   * above; the proxy uses `subBackends[<name>] ?? <this policy without subBackends>`, no merging.
+   */
   readonly subBackends?: Readonly<Record<string, BackendPolicy>>;
 }
 

@@ -1,12 +1,12 @@
 import { SWITCHBOARD_GROUP, type ServicePort } from '../../api/gateway/index.ts';
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
-import { compile } from '../../cel/index.ts';
-import type { McpAuthorizationRule, McpBackendIR, McpGuardrailIR, McpGuardrailPhase, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
+import type { McpBackendIR, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
 import type { BackendMember, BackendPolicy } from '../../ir/policy.ts';
 import type { Endpoint } from '../../ir/types.ts';
 import { BackendResolver } from './backend.ts';
 import { readyEndpoints } from './endpoints.ts';
 import { lowerBackend, lowerMcpAuthentication } from './policy/members.ts';
+import { lowerMcpPolicy } from './policy/mcp-member.ts';
 import { isDict, isPort, listOf, stringRecord, type Dict } from './read.ts';
 import { selectorMatches } from './selector.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
@@ -96,8 +96,7 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOp
   });
   const policiesMcp = isDict(spec.policies) && isDict(spec.policies.mcp) ? spec.policies.mcp : {};
   if (policiesMcp.authentication !== undefined) problems.push(...authenticationProblems(policiesMcp.authentication, namespace, snapshot));
-  const authorization = authorizationRules(spec, problems);
-  const guardrails = guardrailProcessors(spec, namespace, snapshot, domain, problems);
+  const { authorization = [], guardrails = [] } = lowerMcpPolicy(policiesMcp, 'spec.policies.mcp', { namespace, snapshot, domain }, (p) => problems.push(p));
   if (unique.length === 0) return { problems: problems.length > 0 ? problems : [{ reason: 'BackendNotFound', message: 'spec.mcp has no usable target' }] };
   const ir: McpBackendIR = {
     key: `backend/${namespace}/${backend.metadata.name}`,
@@ -219,95 +218,4 @@ function selectedTargets(name: string, selector: Dict, namespace: string, snapsh
     }
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-function authorizationRules(spec: Dict, problems: Problem[]): McpAuthorizationRule[] {
-  const policies = isDict(spec.policies) ? spec.policies : {};
-  const mcp = isDict(policies.mcp) ? policies.mcp : {};
-  if (!isDict(mcp.authorization)) return [];
-  const rule = mcp.authorization;
-  const expressions = isDict(rule.policy) && Array.isArray(rule.policy.matchExpressions) ? rule.policy.matchExpressions.filter((e): e is string => typeof e === 'string') : [];
-  for (const expression of expressions) {
-    const compiled = compile(expression, { expect: ['bool'] });
-    if (!compiled.ok) problems.push({ reason: 'InvalidPolicy', message: `spec.policies.mcp.authorization: ${compiled.error.message} (the MCP backend denies every item)` });
-  }
-  const action = rule.action === 'Deny' || rule.action === 'Require' ? rule.action : 'Allow';
-  return expressions.length > 0 ? [{ action, matchExpressions: expressions }] : [];
-}
-
-const PHASES: readonly McpGuardrailPhase[] = ['Off', 'Request', 'Response', 'Full'];
-
-/**
- * `spec.policies.mcp.guardrails.processors` → McpGuardrailIR. A processor whose endpoint does not
- * resolve is kept with an empty URL: the proxy treats it as unavailable, so a FailClosed processor
- * still rejects what it guards instead of silently disappearing.
- */
-function guardrailProcessors(spec: Dict, namespace: string, snapshot: Snapshot, domain: string, problems: Problem[]): McpGuardrailIR[] {
-  const policies = isDict(spec.policies) ? spec.policies : {};
-  const mcp = isDict(policies.mcp) ? policies.mcp : {};
-  const guardrails = isDict(mcp.guardrails) ? mcp.guardrails : {};
-  const out: McpGuardrailIR[] = [];
-  listOf<Dict>(guardrails.processors).forEach((processor, i) => {
-    const path = `spec.policies.mcp.guardrails.processors[${i}]`;
-    const remote = isDict(processor.remote) ? processor.remote : {};
-    const failureMode = remote.failureMode === 'FailOpen' ? 'FailOpen' : 'FailClosed';
-    const url = guardrailUrl(remote, namespace, snapshot, domain, path, problems);
-    const methods: Record<string, McpGuardrailPhase> = {};
-    for (const [method, phase] of Object.entries(isDict(processor.methods) ? processor.methods : {})) {
-      if (PHASES.includes(phase as McpGuardrailPhase)) methods[method] = phase as McpGuardrailPhase;
-      else problems.push({ reason: 'Invalid', message: `${path}.methods[${method}] must be one of ${PHASES.join(', ')}` });
-    }
-    const metadata = stringRecord(remote.metadata);
-    for (const [name, expression] of Object.entries(metadata)) {
-      const compiled = compile(expression);
-      if (!compiled.ok) problems.push({ reason: 'InvalidPolicy', message: `${path}.remote.metadata[${name}]: ${compiled.error.message} (the processor fails every message)` });
-    }
-    const headers = (value: unknown): string[] => (Array.isArray(value) ? (value as unknown[]) : []).filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase());
-    const allowed = headers(remote.allowedRequestHeaders);
-    const disallowed = headers(remote.disallowedRequestHeaders);
-    out.push({
-      url: url ?? '', failureMode, methods,
-      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-      ...(allowed.length > 0 ? { allowedRequestHeaders: allowed } : {}),
-      ...(disallowed.length > 0 ? { disallowedRequestHeaders: disallowed } : {}),
-    });
-  });
-  return out;
-}
-
-function guardrailUrl(remote: Dict, namespace: string, snapshot: Snapshot, domain: string, path: string, problems: Problem[]): string | undefined {
-  if (typeof remote.url === 'string' && remote.url !== '') {
-    try {
-      const url = new URL(remote.url);
-      return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
-    } catch {
-      problems.push({ reason: 'Invalid', message: `${path}.remote.url is not a URL` });
-      return undefined;
-    }
-  }
-  const ref = isDict(remote.backendRef) ? remote.backendRef : undefined;
-  if (!ref || typeof ref.name !== 'string') {
-    problems.push({ reason: 'Invalid', message: `${path}.remote needs one of backendRef or url` });
-    return undefined;
-  }
-  const refNamespace = typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : namespace;
-  if (refNamespace !== namespace) {
-    problems.push({ reason: 'RefNotPermitted', message: `${path}.remote.backendRef: only Services in the backend's namespace are supported` });
-    return undefined;
-  }
-  const service = snapshot.services.get(`${namespace}/${ref.name}`);
-  if (!service || (ref.kind !== undefined && ref.kind !== 'Service')) {
-    problems.push({ reason: 'BackendNotFound', message: `${path}.remote.backendRef: Service ${namespace}/${ref.name} not found` });
-    return undefined;
-  }
-  if (!isPort(ref.port)) {
-    problems.push({ reason: 'Invalid', message: `${path}.remote.backendRef.port is required for a Service` });
-    return undefined;
-  }
-  // A ready endpoint when the Service has them (embedded mode has no cluster DNS); the Service's
-  // DNS name otherwise (ExternalName, or a cluster that resolves it).
-  const servicePort = listOf<ServicePort>(isDict(service.spec) ? service.spec.ports : undefined).find((p) => p.port === ref.port);
-  const first = servicePort ? readyEndpoints(service, servicePort, snapshot)[0] : undefined;
-  if (first) return `http://${first.host.includes(':') ? `[${first.host}]` : first.host}:${first.port}`;
-  return `http://${ref.name}.${namespace}.svc.${domain}:${ref.port}`;
 }

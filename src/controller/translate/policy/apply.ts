@@ -7,6 +7,7 @@ import { canonicalJson } from '../hash.ts';
 import { effective, mergeMembers, type Contribution, type OutcomeTracker } from './merge.ts';
 import type { Members } from './members.ts';
 import type { AttachmentIndex } from './places.ts';
+import { subBackendsOf, type SubBackend } from './sub-backends.ts';
 import { LEVEL, point } from './targets.ts';
 
 /** Where a listener sits, as the IR names it. */
@@ -107,14 +108,16 @@ function applyToBackend(weighted: WeightedBackend, listeners: readonly ListenerR
     ? [point.service(backend.namespace, backend.name), point.service(backend.namespace, backend.name, Number(backend.key.slice(backend.key.lastIndexOf(':') + 1)))]
     : [point.backend(backend.namespace, backend.name)];
   const inline = backend.kind === 'ProxyBackend' ? places.inline.get(`${backend.namespace}/${backend.name}`) : undefined;
+  const subs = backend.kind === 'ProxyBackend' ? subBackendsOf(backend, inline?.subBackends ?? []) : [];
   const perListener = (l: ListenerRef): BackendPolicy | undefined => {
     const keys = [...listenerKeys(l), ...ruleKeys, ...backendKeys];
     const policy = backendPolicy(places, keys, inline);
-    if (!inline || inline.subBackends.length === 0) return policy;
+    // Each provider or target gets its complete effective policy, so the proxy only looks it up.
     const subBackends: Record<string, BackendPolicy> = {};
-    for (const name of inline.subBackends) {
-      const sub = backendPolicy(places, [...keys, point.backend(backend.namespace, backend.name, name)], inline);
-      if (sub && canonicalJson(sub) !== canonicalJson(policy)) subBackends[name] = sub;
+    for (const sub of subs) {
+      const subKeys = sub.section === undefined ? keys : [...keys, point.backend(backend.namespace, backend.name, sub.section)];
+      const effective = backendPolicy(places, subKeys, inline, sub.own);
+      if (effective && canonicalJson(effective) !== canonicalJson(policy)) subBackends[sub.name] = effective;
     }
     if (Object.keys(subBackends).length === 0) return policy;
     return { ...(policy ?? { sources: {} }), subBackends };
@@ -122,7 +125,7 @@ function applyToBackend(weighted: WeightedBackend, listeners: readonly ListenerR
   return { ...weighted, ...spread('backendPolicy', 'backendPolicyByListener', listeners, perListener) };
 }
 
-function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: InlineBackendPolicy | undefined): BackendPolicy | undefined {
+function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: InlineBackendPolicy | undefined, own?: SubBackend['own']): BackendPolicy | undefined {
   const { contributions, invalid } = places.index.gather(keys, 'backend');
   const all: Contribution[] = [...contributions];
   const problems: InvalidPolicy[] = [...invalid];
@@ -130,6 +133,7 @@ function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: In
     if (inline.problems.length > 0) problems.push({ source: inline.source, message: inline.problems.join('; ') });
     else all.push({ source: inline.source, level: LEVEL.Inline, order: 0, override: false, members: inline.members });
   }
+  if (own) all.push({ source: own.source, level: LEVEL.SubBackendInline, order: 0, override: false, members: own.members });
   return effective<BackendPolicy>(mergeMembers(all, BACKEND_MEMBERS, places.tracker), problems);
 }
 

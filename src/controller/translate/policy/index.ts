@@ -8,6 +8,7 @@ import { applyToBinds, applyToRoute, type InlineBackendPolicy, type ListenerRef 
 import { OutcomeTracker } from './merge.ts';
 import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs } from './model.ts';
 import { AttachmentIndex } from './places.ts';
+import { hasOwnSubBackendPolicies } from './sub-backends.ts';
 import { reachedKinds, withNotApplied } from './not-applied-status.ts';
 import { policyStatus } from './status.ts';
 import { resolveTargets, subBackendNames } from './targets.ts';
@@ -80,7 +81,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
 
   const extraBackends = new Map<string, Backend>();
   for (const resolver of resolvers.values()) for (const [key, backend] of resolver.backends) if (!world.backends.has(key)) extraBackends.set(key, backend);
-  if (index.isEmpty && inline.size === 0) {
+  if (index.isEmpty && inline.size === 0 && ![...world.backends.values()].some(hasOwnSubBackendPolicies)) {
     return { routes: { ...world.routes }, binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
   }
 

@@ -5,6 +5,7 @@ import { DURATION_PATTERN, parseByteSize, parseDuration } from '../../../api/v1a
 import type { BackendObjectReference } from '../../../api/gateway/index.ts';
 import type { BackendResolver } from '../backend.ts';
 import { isDict } from '../read.ts';
+import type { Snapshot } from '../snapshot.ts';
 import { lookupSecret, lookupSecretKey, type ConfigSources } from './secrets.ts';
 
 type SchemaNode = Record<string, unknown>;
@@ -16,6 +17,8 @@ export interface LowerContext {
   readonly resolver: BackendResolver;
   /** Problems found (bad CEL, missing Secret, unresolved backend), each naming its field. */
   readonly problems: string[];
+  /** For members that look objects up themselves (MCP guardrail Services); absent: they report the reference as unresolved. */
+  readonly snapshot?: Snapshot;
 }
 
 /** CEL fields whose result decides something, so they must produce a bool. */

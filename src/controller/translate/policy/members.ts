@@ -8,6 +8,8 @@ import { isDict } from '../read.ts';
 import { resolveBackendAuth, resolveBackendTls } from './backend-members.ts';
 import { resolveApiKeyAuthentication, resolveBasicAuthentication, type SelectableConfig } from './client-auth.ts';
 import { lower, type LowerContext } from './lower.ts';
+import { lowerMcpPolicy } from './mcp-member.ts';
+import type { McpPolicyIR } from '../../../ir/mcp.ts';
 
 type SchemaNode = { properties?: Record<string, unknown> };
 const memberSchemas = (schema: unknown): Record<string, unknown> => (schema as SchemaNode).properties ?? {};
@@ -89,7 +91,12 @@ function withJwtDefaults(value: unknown): unknown {
   return { mode: 'Strict', ...value, providers };
 }
 
-/** Backend members in IR shape; `ai` and `mcp` pass through as written (their own features read them). */
+/**
+ * Backend members in IR shape; `ai` passes through as written (its handler reads it), `mcp` is
+ * lowered to McpPolicyIR. Its deprecated `authentication` is only read from a ProxyBackend's inline
+ * policies (as a traffic jwtAuthentication); written in a ProxyPolicy it is refused, so a token
+ * check the user asked for is never silently skipped.
+ */
 export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: LowerContext, inline: boolean): Members<BackendMember> {
   const schemas = inline ? INLINE_BACKEND : BACKEND;
   const out: Members<BackendMember> = {};
@@ -97,12 +104,22 @@ export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: L
     const value = spec[member];
     if (value === undefined) continue;
     const at = `${path}.${member}`;
-    if (member === 'ai' || member === 'mcp') out[member] = value;
+    if (member === 'ai') out.ai = value;
+    else if (member === 'mcp' && isDict(value)) {
+      // Only the deprecated authentication (handled as traffic): no member, so a policy object's mcp still applies.
+      const mcp = lowerMcp(value, at, ctx, inline);
+      if (Object.keys(mcp).length > 0) out.mcp = mcp;
+    }
     else if (member === 'tls' && isDict(value)) out.tls = resolveBackendTls(schemas.tls, value, at, ctx);
     else if (member === 'auth' && isDict(value)) out.auth = resolveBackendAuth(schemas.auth, value, at, ctx);
     else out[member] = lower(schemas[member], value, at, ctx);
   }
   return out;
+}
+
+function lowerMcp(value: Record<string, unknown>, path: string, ctx: LowerContext, inline: boolean): McpPolicyIR {
+  if (!inline && value.authentication !== undefined) ctx.problems.push(`${path}.authentication: not supported in a ProxyPolicy (deprecated); use traffic.jwtAuthentication with mcp`);
+  return lowerMcpPolicy(value, path, { namespace: ctx.namespace, snapshot: ctx.snapshot }, (p) => ctx.problems.push(p.message));
 }
 
 const PROXY_PROTOCOL_DEFAULTS = { version: 'V2', mode: 'Strict' };

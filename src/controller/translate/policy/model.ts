@@ -71,7 +71,7 @@ export function readPolicy(object: KubeObject, order: number, inputs: PolicyInpu
   if (schemaProblems.length > 0) return { ...base, problems: schemaProblems };
 
   const problems: string[] = [];
-  const ctx = { namespace, sources: inputs.sources, resolver, problems };
+  const ctx = { namespace, sources: inputs.sources, resolver, problems, snapshot: inputs.snapshot };
   return {
     ...base,
     ...(isDict(spec.frontend) ? { frontend: lowerFrontend(spec.frontend, source, ctx) } : {}),
@@ -102,7 +102,7 @@ export function readInlineBackendPolicies(object: KubeObject, inputs: PolicyInpu
   if (!isDict(spec.policies)) return undefined;
   const problems: string[] = [];
   const namespace = namespaceOf(object);
-  const members = lowerBackend(spec.policies, 'spec.policies', { namespace, sources: inputs.sources, resolver, problems }, true);
+  const members = lowerBackend(spec.policies, 'spec.policies', { namespace, sources: inputs.sources, resolver, problems, snapshot: inputs.snapshot }, true);
   const auth = isDict(spec.policies.mcp) && isDict(spec.mcp) ? spec.policies.mcp.authentication : undefined;
   if (!isDict(auth)) return { members, problems };
   const authProblems: string[] = [];

@@ -10,10 +10,11 @@ import type { PolicyModel, Section, TargetSpec } from './model.ts';
 
 /**
  * Precedence levels, least specific first. Traffic uses Gateway..RouteRule, backend policies go
- * on to Service/ProxyBackend and the ProxyBackend's inline policies, frontend uses Gateway and
- * GatewayPort. A ListenerSet as a whole sits between its Gateway and one named listener.
+ * on to Service/ProxyBackend, the ProxyBackend's inline policies and, for one AI provider or MCP
+ * target, that sub-backend's own inline `policies`; frontend uses Gateway and GatewayPort. A
+ * ListenerSet as a whole sits between its Gateway and one named listener.
  */
-export const LEVEL = { Gateway: 0, GatewayPort: 1, ListenerSet: 1, Listener: 2, Route: 3, RouteRule: 4, Backend: 5, BackendSection: 6, Inline: 7 } as const;
+export const LEVEL = { Gateway: 0, GatewayPort: 1, ListenerSet: 1, Listener: 2, Route: 3, RouteRule: 4, Backend: 5, BackendSection: 6, Inline: 7, SubBackendInline: 8 } as const;
 
 /** Attachment point keys. */
 export const point = {
