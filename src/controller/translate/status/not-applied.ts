@@ -74,12 +74,12 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
     why: 'the AI and MCP handlers always send the provider\'s or target\'s own Host', issue: 12,
   },
   {
-    scope: 'traffic', path: 'rateLimit.local[].tokens', kinds: NOT_AI,
-    why: 'only AI backends report token usage: a token limit never triggers here',
+    scope: 'traffic', path: 'rateLimit.local[]', kinds: NOT_AI, when: (v) => isDict(v) && v.tokens !== undefined,
+    why: 'a `tokens` limit: only AI backends report token usage, so it never triggers here',
   },
   {
-    scope: 'traffic', path: 'rateLimit.global.descriptors[].unit', kinds: NOT_AI, when: (v) => v === 'Tokens',
-    why: 'only AI backends report token usage: a Tokens descriptor is never charged here',
+    scope: 'traffic', path: 'rateLimit.global.descriptors[]', kinds: NOT_AI, when: (v) => isDict(v) && v.unit === 'Tokens',
+    why: 'a `unit: Tokens` descriptor: only AI backends report token usage, so it is never charged here',
   },
 
   // BackendFull members (ProxyPolicy backend, ProxyBackend policies, provider and MCP target policies).
@@ -97,10 +97,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 
   // One LLM provider of an AI backend (`spec.ai.provider`, `spec.ai.groups[].providers[]`).
   { scope: 'provider', path: 'providerA.moderation', why: 'moderation is not implemented: the moderation parameter is not injected', issue: 13 },
-  {
-    scope: 'provider', path: 'pathPrefix', when: (_v, provider) => provider.providerA === undefined && provider.providerD === undefined,
-    why: 'SPEC.md: pathPrefix is supported only for providerA and providerD',
-  },
 ];
 
 /** Whole objects and ProxyBackend types the data plane does not serve at all. */

@@ -42,7 +42,7 @@ export function proxyBackendFindings(object: KubeObject): Finding[] {
  * A ProxyBackend's conditions with its ignored fields folded into `Accepted` (at most 8
  * conditions: one message, not one condition per field): `True` becomes `False` reason
  * `PartiallyApplied` (the backend still serves); an `Accepted=False` keeps its reason and gains
- * the list.
+ * the list, unless it is `Invalid` (a schema error: nothing is served).
  */
 export function withBackendFindings(object: KubeObject, conditions: readonly Condition[]): Condition[] {
   const findings = proxyBackendFindings(object);
@@ -51,7 +51,8 @@ export function withBackendFindings(object: KubeObject, conditions: readonly Con
   return conditions.map((c) => {
     if (c.type !== 'Accepted') return c;
     if (c.status === 'True') return condition('Accepted', false, REASON_PARTIALLY_APPLIED, `${c.message}; ${notApplied}. The rest is applied`, generationOf(object));
-    return { ...c, message: `${c.message}; ${notApplied}` };
+    // A schema error serves nothing: that message alone says what to fix first.
+    return c.reason === 'Invalid' ? c : { ...c, message: `${c.message}; ${notApplied}` };
   });
 }
 

@@ -1,0 +1,236 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Condition, KubeObject, ObjectStatus } from '../../../api/gateway/object.ts';
+import { translate } from '../index.ts';
+import { BACKEND_KINDS, explain, findNotApplied, NOT_APPLIED, type BackendKind, type NotAppliedRow } from './not-applied.ts';
+
+const GW = 'gateway.networking.k8s.io/v1';
+const SB = 'switchboard.dev/v1alpha1';
+type Spec = Record<string, unknown>;
+
+/** A backend of each kind behind route `r` on Gateway `gw`. */
+const BACKENDS: Readonly<Record<BackendKind, { objects: KubeObject[]; ref: Spec }>> = {
+  Service: {
+    objects: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc', namespace: 'default' }, spec: { ports: [{ port: 80 }] } }],
+    ref: { name: 'svc', port: 80 },
+  },
+  static: { objects: [proxyBackend({ static: { host: '127.0.0.1', port: 9000 } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
+  ai: { objects: [proxyBackend({ ai: { provider: { providerA: {} } } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
+  mcp: { objects: [proxyBackend({ mcp: { targets: [{ name: 't', static: { host: '127.0.0.1', port: 3000 } }] } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
+};
+
+function proxyBackend(spec: Spec): KubeObject {
+  return { apiVersion: SB, kind: 'ProxyBackend', metadata: { name: 'be', namespace: 'default' }, spec };
+}
+
+function world(kind: BackendKind, extra: KubeObject[]): KubeObject[] {
+  const backend = BACKENDS[kind];
+  const backends = backend.objects.map((o) => (o.kind === 'ProxyBackend' ? extra.find((e) => e.kind === 'ProxyBackend') ?? o : o));
+  return [
+    { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'sb' }, spec: { controllerName: 'switchboard.dev/gateway-controller' } },
+    { apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'default' }, spec: { gatewayClassName: 'sb', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] } },
+    { apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [backend.ref] }] } },
+    ...backends,
+    ...extra.filter((e) => e.kind !== 'ProxyBackend'),
+  ];
+}
+
+function policy(section: string, value: Spec, target: Spec = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r' }): KubeObject {
+  const ref = section === 'frontend' ? { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } : target;
+  return { apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'p', namespace: 'default' }, spec: { targetRefs: [ref], [section]: value } };
+}
+
+function statusOf(statuses: readonly ObjectStatus[], kind: string, name: string): Record<string, unknown> {
+  const found = statuses.find((s) => s.kind === kind && s.metadata.name === name);
+  assert.ok(found, `${kind}/${name} has a status`);
+  return found.status as Record<string, unknown>;
+}
+
+function ancestorConditions(statuses: readonly ObjectStatus[]): Condition[] {
+  const ancestors = statusOf(statuses, 'ProxyPolicy', 'p').ancestors as { conditions: Condition[] }[];
+  assert.equal(ancestors.length, 1);
+  return ancestors[0].conditions;
+}
+
+const accepted = (conditions: readonly Condition[]): Condition => {
+  const c = conditions.find((x) => x.type === 'Accepted');
+  assert.ok(c, 'has an Accepted condition');
+  return c;
+};
+
+/**
+ * One named row per NOT_APPLIED entry: the field as a user would write it (schema-valid), the
+ * concrete path the status must name, and the member set alongside that keeps working (so the
+ * policy is PartiallyApplied, not rejected).
+ */
+interface Case {
+  readonly value: Spec;
+  readonly path: string;
+}
+const CASES: Readonly<Record<string, Case>> = {
+  'frontend tracing': { value: { tracing: { url: 'http://otel.example:4318' } }, path: 'spec.frontend.tracing' },
+  'frontend metrics.attributes': { value: { metrics: { attributes: { add: [{ name: 'team', expression: '"a"' }] } } }, path: 'spec.frontend.metrics.attributes' },
+  'frontend accessLog.otlp': { value: { accessLog: { otlp: { url: 'http://otel.example:4318' } } }, path: 'spec.frontend.accessLog.otlp' },
+  'frontend connect': { value: { connect: { mode: 'Route' } }, path: 'spec.frontend.connect' },
+  'frontend tcp.keepalive.retries': { value: { tcp: { keepalive: { retries: 3 } } }, path: 'spec.frontend.tcp.keepalive.retries' },
+  'frontend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.frontend.tcp.keepalive.interval' },
+  'traffic retry': { value: { retry: { attempts: 2 } }, path: 'spec.traffic.retry' },
+  'traffic transformation.response': { value: { transformation: { response: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.traffic.transformation.response' },
+  'traffic extProc': { value: { extProc: { url: 'http://extproc.example:9000' } }, path: 'spec.traffic.extProc' },
+  'traffic hostRewrite': { value: { hostRewrite: { mode: 'None' } }, path: 'spec.traffic.hostRewrite' },
+  'traffic rateLimit.local[]': { value: { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } }, path: 'spec.traffic.rateLimit.local[0]' },
+  'traffic rateLimit.global.descriptors[]': {
+    value: { rateLimit: { global: { url: 'http://rls.example:8081', domain: 'd', descriptors: [{ entries: [{ name: 'k', expression: '"v"' }], unit: 'Tokens' }] } } },
+    path: 'spec.traffic.rateLimit.global.descriptors[0]',
+  },
+  'backend tcp.keepalive.retries': { value: { tcp: { keepalive: { retries: 3 } } }, path: 'spec.backend.tcp.keepalive.retries' },
+  'backend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.backend.tcp.keepalive.interval' },
+  'backend health ai': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
+  'backend health mcp': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
+  'backend transformation': { value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation' },
+  'backend auth.cloudA': { value: { auth: { cloudA: { region: 'us-east-1' } } }, path: 'spec.backend.auth.cloudA' },
+  'backend auth.cloudB': { value: { auth: { cloudB: { managedIdentity: { clientId: 'a', objectId: 'b', resourceId: 'c' } } } }, path: 'spec.backend.auth.cloudB' },
+  'backend auth.cloudC': { value: { auth: { cloudC: { type: 'AccessToken' } } }, path: 'spec.backend.auth.cloudC' },
+  'backend ai': { value: { ai: { modelAliases: { fast: 'gpt-4o-mini' } } }, path: 'spec.backend.ai' },
+  'backend mcp': { value: { mcp: { authorization: { policy: { matchExpressions: ['true'] } } } }, path: 'spec.backend.mcp' },
+  'backend ai.promptGuard': { value: { ai: { promptGuard: { request: [{ regex: { builtins: ['Ssn'], action: 'Reject' } }] } } }, path: 'spec.backend.ai.promptGuard' },
+  'provider providerA.moderation': { value: { providerA: { moderation: { model: 'omni-moderation-latest' } } }, path: 'spec.ai.provider.providerA.moderation' },
+};
+
+/** Rows that share a path are told apart by their kinds. */
+function rowName(row: NotAppliedRow): string {
+  const base = `${row.scope} ${row.path}`;
+  return NOT_APPLIED.filter((r) => r.scope === row.scope && r.path === row.path).length > 1 ? `${base} ${row.kinds?.join('/') ?? ''}` : base;
+}
+
+/** Something that applies on every kind, set next to the ignored field so the policy is only partly ignored. */
+const WORKING: Readonly<Record<string, Spec>> = {
+  frontend: { http: { http1MaxHeaders: 50 } },
+  traffic: { csrf: { additionalOrigins: ['https://app.example'] } },
+  backend: { http: { requestTimeout: '5s' } },
+};
+
+describe('NOT_APPLIED: every row is reported on the owning object with its path', () => {
+  it('has one case per row and no case without a row', () => {
+    assert.deepEqual(Object.keys(CASES).sort(), NOT_APPLIED.map(rowName).sort());
+  });
+
+  for (const row of NOT_APPLIED) {
+    const name = rowName(row);
+    const c = CASES[name];
+    const kind: BackendKind = row.kinds?.[0] ?? 'Service';
+    it(`${name}: not applied on ${row.kinds?.join(', ') ?? 'any kind'}`, () => {
+      if (row.scope === 'provider') {
+        const { statuses } = translate(world('ai', [proxyBackend({ ai: { provider: c.value } })]));
+        const cond = accepted(statusOf(statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+        assert.equal(cond.status, 'False');
+        assert.equal(cond.reason, 'PartiallyApplied');
+        assert.ok(cond.message.includes(`${c.path}: ${explain(row)}`), cond.message);
+        return;
+      }
+      // Alone: nothing this policy sets applies here, unless the row keeps part of its member working.
+      const alone = ancestorConditions(translate(world(kind, [policy(row.scope, c.value)])).statuses);
+      assert.equal(accepted(alone).status, 'False');
+      // A global limit keeps its Requests descriptors and service; the case has only a Tokens one, but the member is not only that.
+      const partly = row.partial === true || row.path.startsWith('rateLimit.global');
+      assert.equal(accepted(alone).reason, partly ? 'PartiallyApplied' : 'Unsupported', accepted(alone).message);
+      assert.equal(alone.find((x) => x.type === 'Attached')?.status, partly ? 'True' : 'False');
+      assert.ok(accepted(alone).message.includes(c.path), accepted(alone).message);
+      assert.ok(accepted(alone).message.includes(explain(row)), accepted(alone).message);
+
+      // With a member that works: PartiallyApplied, and Attached stays True (what applies is in effect).
+      const withWorking = translate(world(kind, [policy(row.scope, { ...WORKING[row.scope], ...c.value })]));
+      const conditions = ancestorConditions(withWorking.statuses);
+      assert.equal(accepted(conditions).reason, 'PartiallyApplied');
+      assert.equal(conditions.find((x) => x.type === 'Attached')?.status, 'True');
+    });
+
+    if (row.kinds && row.scope !== 'provider') {
+      // A kind where nothing in the case is ignored (`ai.promptGuard` has none: `ai` itself is ignored elsewhere).
+      const other = BACKEND_KINDS.find((k) => !row.kinds!.includes(k) && findNotApplied(row.scope, c.value, 'spec', new Set([k])).length === 0);
+      if (other) {
+        it(`${name}: applied (Accepted=True) on ${other}`, () => {
+          const conditions = ancestorConditions(translate(world(other, [policy(row.scope, c.value)])).statuses);
+          assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
+        });
+      }
+    }
+  }
+});
+
+describe('not applied: what applies keeps working', () => {
+  it('a rate limit next to an ignored retry stays in the IR; the ancestor is PartiallyApplied and Attached', () => {
+    const traffic = { rateLimit: { local: [{ requests: 10, unit: 'Seconds' }] }, retry: { attempts: 2 } };
+    const { config, statuses } = translate(world('ai', [policy('traffic', traffic)]));
+    const rule = Object.values(config.routes)[0].rules[0];
+    assert.deepEqual(rule.traffic?.rateLimit, traffic.rateLimit);
+    const conditions = ancestorConditions(statuses);
+    assert.equal(accepted(conditions).reason, 'PartiallyApplied');
+    assert.match(accepted(conditions).message, /spec\.traffic\.retry \(on ai backends\)/);
+    assert.deepEqual(conditions.find((x) => x.type === 'Attached'), { type: 'Attached', status: 'True', reason: 'Attached', message: 'Policy is attached' });
+  });
+
+  it('a Gateway target reaching a Service route and an AI route names only the AI kind', () => {
+    const objects = world('Service', [policy('traffic', { retry: { attempts: 2 } }, { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' })]);
+    objects.push(proxyBackend({ ai: { provider: { providerA: {} } } }), {
+      apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'llm', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [BACKENDS.ai.ref] }] },
+    });
+    const cond = accepted(ancestorConditions(translate(objects).statuses));
+    assert.equal(cond.reason, 'PartiallyApplied', 'retry still applies on the Service route');
+    assert.match(cond.message, /spec\.traffic\.retry \(on ai backends\)/);
+  });
+
+  it('a policy that sets nothing ignored stays Accepted=True', () => {
+    const conditions = ancestorConditions(translate(world('ai', [policy('traffic', { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } })])).statuses);
+    assert.deepEqual(accepted(conditions), { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'Policy is accepted' });
+  });
+
+  it('an invalid policy keeps Invalid (fail closed), not a not-applied reason', () => {
+    const conditions = ancestorConditions(translate(world('ai', [policy('traffic', { retry: { attempts: 2 }, authorization: { policy: { matchExpressions: ['(('] } } })])).statuses);
+    assert.equal(accepted(conditions).reason, 'Invalid');
+  });
+});
+
+describe('not applied: whole objects and backend types', () => {
+  it('ProxyParameters: Accepted=False Unsupported naming the fields it sets', () => {
+    const { statuses } = translate([{ apiVersion: SB, kind: 'ProxyParameters', metadata: { name: 'params', namespace: 'default' }, spec: { logging: { level: 'debug' }, workload: { kind: 'DaemonSet' } } }]);
+    const cond = accepted(statusOf(statuses, 'ProxyParameters', 'params').conditions as Condition[]);
+    assert.equal(cond.reason, 'Unsupported');
+    assert.match(cond.message, /^Not applied: spec\.logging, spec\.workload: .*\(issue 16\)$/);
+  });
+
+  it('ProxyModel: one parents entry per parent of ours, Accepted=False Unsupported; none for another controller\'s Gateway', () => {
+    const model = { apiVersion: SB, kind: 'ProxyModel', metadata: { name: 'gpt', namespace: 'default' }, spec: { parentRefs: [{ name: 'gw' }, { name: 'theirs' }], provider: 'VendorA' } };
+    const { statuses } = translate([...world('Service', []), model as KubeObject]);
+    const parents = statusOf(statuses, 'ProxyModel', 'gpt').parents as { parentRef: Spec; conditions: Condition[] }[];
+    assert.deepEqual(parents.map((p) => p.parentRef.name), ['gw']);
+    assert.equal(parents[0].conditions[0].reason, 'Unsupported');
+    assert.match(parents[0].conditions[0].message, /issue 18/);
+  });
+
+  for (const type of ['a2a', 'cloudA', 'dynamicForwardProxy']) {
+    it(`ProxyBackend spec.${type}: Accepted=False Unsupported with the issue that builds it`, () => {
+      const spec = type === 'a2a' ? { a2a: { host: 'agent', port: 8080 } } : type === 'cloudA' ? { cloudA: { agentRuntime: { agentRuntimeId: 'x' } } } : { dynamicForwardProxy: {} };
+      const cond = accepted(statusOf(translate([proxyBackend(spec)]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+      assert.equal(cond.reason, 'Unsupported');
+      assert.match(cond.message, new RegExp(`^spec\\.${type}: .*\\(issue 17\\)$`));
+    });
+  }
+
+  it('ProxyBackend inline policies and MCP target policies: PartiallyApplied with the path under spec', () => {
+    const inline = translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies: { health: { eviction: { duration: '5s' } } } })]).statuses;
+    const a = accepted(statusOf(inline, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(a.reason, 'PartiallyApplied');
+    assert.match(a.message, /spec\.policies\.health \(on ai backends\)/);
+    const target = translate([proxyBackend({ mcp: { targets: [{ name: 't', static: { host: 'h', port: 1, policies: { tcp: { keepalive: { retries: 2 } } } } }] } })]).statuses;
+    const m = accepted(statusOf(target, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(m.reason, 'PartiallyApplied');
+    assert.match(m.message, /spec\.mcp\.targets\[0\]\.static\.policies\.tcp\.keepalive\.retries/);
+  });
+
+  it('a ProxyBackend that sets nothing ignored stays Accepted=True', () => {
+    const cond = accepted(statusOf(translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies: { http: { requestTimeout: '5s' } } })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(cond.status, 'True');
+  });
+});
