@@ -18,6 +18,13 @@ export interface Findings {
 const CHECKED_CONDITIONS = new Set(['Accepted', 'ResolvedRefs']);
 
 /**
+ * Reasons reported as notes, not errors: a reference that may exist in the cluster, and a field
+ * this gateway does not apply yet (PartiallyApplied, Unsupported — docs/policies.md "What is not
+ * applied yet"): the config is valid, the note says what will be ignored and why.
+ */
+const NOTE_REASONS = /NotFound$|^PartiallyApplied$|^Unsupported$/;
+
+/**
  * Everything `validate` can find without a running gateway: YAML and envelope errors, duplicates,
  * schema violations, and the conditions the translator would set. A reference to an object that
  * is not in the given files is only a note: it may well exist in the cluster the files go to.
@@ -46,7 +53,7 @@ function findingsOf(status: ObjectStatus, store: ObjectStore): ConfigProblem[] {
   visitConditions(status.status, 'status', (condition, path) => {
     if (!CHECKED_CONDITIONS.has(condition.type) || condition.status !== 'False') return;
     findings.push({
-      severity: /NotFound$/.test(condition.reason) ? 'note' : 'error',
+      severity: NOTE_REASONS.test(condition.reason) ? 'note' : 'error',
       file: origin?.file, document: origin?.document, line: origin?.line,
       object: { kind, namespace: metadata.namespace, name: metadata.name },
       path,
