@@ -12,6 +12,7 @@ import type { CelInput } from '../../../cel/index.ts';
 import type { AiBackendIR, AiPolicy, AiProviderIR, RouteType } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { HandlerRequest } from '../../backends/handlers.ts';
+import { formatOfRouteType } from '../../backends/client-format.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downstream.ts';
 import { BodyTooLargeError, type PolicyContext, type RequestIdentity } from '../../policies/context.ts';
 import { renderError, type ErrorFormat } from '../errors.ts';
@@ -320,10 +321,8 @@ function mergePolicies(backend: BackendPolicy | undefined, provider: AiProviderI
   return { ...backend, ...targeted, ...provider.policies, sources: { ...backend?.sources, ...targeted?.sources, ...provider.policies?.sources } };
 }
 
-function errorFormatOf(route: RouteType, anthropicVersion: unknown): ErrorFormat {
-  if (route === 'Messages' || route === 'TokenCount') return 'anthropic';
-  return route === 'Models' && typeof anthropicVersion === 'string' ? 'anthropic' : 'openai';
-}
+/** The same rule the pipeline renders its own errors by (backends/client-format.ts), so both agree. */
+const errorFormatOf: (route: RouteType, anthropicVersion: unknown) => ErrorFormat = formatOfRouteType;
 
 /** Applies `edit` to a JSON object body; a body that is not a JSON object is left for the planner to reject. */
 function rewriteJson(bytes: Uint8Array, edit: (body: Record<string, unknown>) => Record<string, unknown>): Uint8Array {
