@@ -8,6 +8,7 @@ import type { PolicyContext, RequestIdentity } from '../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from './auth.ts';
 import { connectionSettings } from './connection.ts';
 import { HealthStates, PassiveHealth } from './health.ts';
+import { unsupportedMembers } from './support.ts';
 import { compileTokenMechanism, type TokenMechanism } from './token-auth.ts';
 import { compileTransformationPolicy } from '../policies/transformation/transformation.ts';
 import type { RunPolicy } from '../policies/conditional/conditional.ts';
@@ -42,9 +43,6 @@ export interface CompiledBackendPolicy {
   recordOutcome(target: UpstreamTarget, status: number): void;
 }
 
-/** Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them. */
-const UNSUPPORTED: readonly BackendMember[] = ['extAuth'];
-const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC'] as const;
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
 
 export function compileBackendPolicy(
@@ -60,8 +58,8 @@ export function compileBackendPolicy(
     invalid.push({ source, message });
     onError(`${backend.key}: ${source}: ${message}`);
   };
-  for (const member of UNSUPPORTED) if (policy[member] !== undefined) fail(member, `backend ${member} is not supported yet`);
-  for (const kind of UNSUPPORTED_AUTH) if (policy.auth?.[kind] !== undefined) fail('auth', `backend auth ${kind} is not supported yet`);
+  // Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them.
+  for (const { member, message } of unsupportedMembers(policy)) fail(member, message);
 
   let mechanism: TokenMechanism | undefined;
   try {

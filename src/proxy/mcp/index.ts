@@ -12,15 +12,15 @@ import type { CelInput } from '../../cel/index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { PolicyContext } from '../policies/context.ts';
-import { McpAuthorizer } from './authorization.ts';
+import { unsupportedMembers } from '../backend-policies/support.ts';
 import { readMessages, sendError, sendJson, type DownstreamRequest, type DownstreamResponse } from './downstream/io.ts';
 import { LegacySseDownstream } from './downstream/legacy-sse.ts';
 import { StreamableDownstream } from './downstream/streamable.ts';
 import { ErrorCode, errorOf } from './jsonrpc.ts';
 import { classify } from './modern/envelope.ts';
 import { ModernDownstream } from './modern/downstream.ts';
-import { Guardrails } from './guardrails/guardrails.ts';
 import { Multiplexer } from './multiplexer.ts';
+import { McpRequestPolicies } from './request-policy.ts';
 import { Namer } from './naming.ts';
 import { resolveSessionKey } from './session-codec.ts';
 import { SessionManager } from './sessions.ts';
@@ -39,8 +39,9 @@ export interface McpRequestContext {
   /** What CEL authorization rules see besides `mcp.*` (request, source, jwt, apiKey …). */
   readonly celContext?: CelInput;
   /**
-   * The route's effective backend policy (`subBackends[<target>]` for policies whose targetRefs
-   * sectionName names a target); merged under each target's inline `policies`.
+   * The route's effective backend policy as the translator wrote it: `mcp` (authorization,
+   * guardrails) and the connection/auth members for the backend, `subBackends[<target>]` the
+   * complete policy of each target that differs. Absent: the backend IR's own policies.
    */
   readonly backendPolicy?: BackendPolicy;
   /** The request's policy context: the validated client token for `auth.passthrough`. */
@@ -62,8 +63,9 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
   const namer = new Namer(backend.targets.map((t) => t.name), backend.prefixMode);
   const pool = new UpstreamPool(backend.targets);
   const sessions = new SessionManager(backend, pool, key, logger);
-  const guardrails = new Guardrails(backend.guardrails, logger);
-  const multiplexer = new Multiplexer(backend, namer, new McpAuthorizer(backend.authorization, logger), logger, guardrails);
+  const policies = new McpRequestPolicies(backend, logger);
+  const own = policies.for(undefined);
+  const multiplexer = new Multiplexer(backend, namer, own.authorizer, logger, own.guardrailsFor(''));
   const deps = { sessions, multiplexer, namer, logger };
   const streamable = new StreamableDownstream(deps);
   const legacy = new LegacySseDownstream(deps);
@@ -75,7 +77,14 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
 
   async function serve(req: DownstreamRequest, res: DownstreamResponse, ctx?: McpRequestContext): Promise<void> {
     const context = ctx?.celContext;
-    const upstream: UpstreamContext = { ...(ctx?.backendPolicy ? { backendPolicy: ctx.backendPolicy } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}) };
+    const route = ctx?.backendPolicy;
+    const refusal = route ? refusalOf(route) : undefined;
+    if (refusal !== undefined) {
+      // Fail closed before any target is contacted: the client gets a JSON-RPC error, nothing is sent upstream.
+      logger.error({ reason: refusal }, 'MCP request refused: its backend policy cannot be applied');
+      return sendError(res, 500, ErrorCode.InternalError, 'a backend policy that applies to this route is invalid');
+    }
+    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), mcp: policies.for(route) };
     const hasSession = typeof req.headers['mcp-session-id'] === 'string';
     try {
       switch (req.method) {
@@ -116,10 +125,20 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
     await legacy.close();
     await sessions.close();
     await pool.close();
-    guardrails.close();
+    policies.close();
   }
 
   return { handle, serve, close };
+}
+
+/**
+ * Why a request under this route-level backend policy must not reach any target: an invalid
+ * policy, or a member no upstream call can apply yet (backend extAuth, some auth mechanisms). A
+ * problem of one target's own policy only fails that target (FailClosed/FailOpen decide).
+ */
+function refusalOf(route: BackendPolicy): string | undefined {
+  const problems = [...(route.invalid ?? []).map((i) => `${i.source}: ${i.message}`), ...unsupportedMembers(route).map((u) => u.message)];
+  return problems.length > 0 ? problems.join('; ') : undefined;
 }
 
 export type { McpBackendIR, McpTargetIR } from '../../ir/mcp.ts';

@@ -1,18 +1,18 @@
 import type { Logger } from '../../common/logger.ts';
 import type { CelInput } from '../../cel/index.ts';
 import type { McpFailureMode } from '../../ir/mcp.ts';
-import type { McpAuthorizer } from './authorization.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { ErrorCode, McpError, type JsonRpcMessage, type JsonRpcRequest, type Params } from './jsonrpc.ts';
 import { LIST_METHODS, type ItemKind, type ListMethod } from './methods.ts';
 import type { Namer } from './naming.ts';
+import type { ItemAuthorizer } from './request-policy.ts';
 import { toClient, type PlainUriCheck } from './rewrite.ts';
 import { asUpstreamError, UpstreamError, type UpstreamClient } from './upstream/client.ts';
 import { matchesTemplate } from './uri-template.ts';
 
 export interface ListEnv {
   readonly namer: Namer;
-  readonly authorizer: McpAuthorizer;
+  readonly authorizer: ItemAuthorizer;
   readonly failureMode: McpFailureMode;
   readonly logger: Logger;
   readonly context?: CelInput;

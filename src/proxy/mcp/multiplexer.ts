@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../../common/logger.ts';
 import type { CelInput } from '../../cel/index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
-import type { McpAuthorizer } from './authorization.ts';
 import type { Guardrails } from './guardrails/guardrails.ts';
+import type { ItemAuthorizer, McpRequestPolicy } from './request-policy.ts';
 import { ErrorCode, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.ts';
 import { findOwners, findUriOwners, listAcross, type ListEnv } from './lists.ts';
 import { handlingOf, isListMethod, itemKindOf, type ItemKind } from './methods.ts';
@@ -22,6 +22,8 @@ export interface Exchange {
   readonly sessionTag?: string;
   /** The client request's headers (what guardrail processors may see). */
   readonly headers?: IncomingHttpHeaders;
+  /** The request's MCP authorization and guardrails (its backend policy's `mcp`); absent: the backend's own. */
+  readonly policy?: McpRequestPolicy;
 }
 
 interface Routed {
@@ -41,7 +43,7 @@ interface Routed {
 export class Multiplexer {
   readonly #backend: McpBackendIR;
   readonly #namer: Namer;
-  readonly #authorizer: McpAuthorizer;
+  readonly #authorizer: ItemAuthorizer;
   readonly #logger: Logger;
   /** `<sessionTag> <request id>` → target, for requests in flight in this process. */
   readonly #inFlight = new Map<string, string>();
@@ -50,7 +52,7 @@ export class Multiplexer {
 
   readonly #guardrails: Guardrails | undefined;
 
-  constructor(backend: McpBackendIR, namer: Namer, authorizer: McpAuthorizer, logger: Logger, guardrails?: Guardrails) {
+  constructor(backend: McpBackendIR, namer: Namer, authorizer: ItemAuthorizer, logger: Logger, guardrails?: Guardrails) {
     this.#backend = backend;
     this.#guardrails = guardrails?.enabled ? guardrails : undefined;
     this.#namer = namer;
@@ -60,9 +62,10 @@ export class Multiplexer {
 
   /** The response to a client request (other than initialize). Throws UpstreamError `session_expired` for the transport to answer 404. */
   async request(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
-    const guardrails = this.#guardrails;
-    if (!guardrails) return this.#answer(request, exchange);
-    const message = { request, target: this.#targetOf(request), headers: exchange.headers ?? {}, context: exchange.context };
+    const target = this.#targetOf(request);
+    const guardrails = exchange.policy ? exchange.policy.guardrailsFor(target) : this.#guardrails;
+    if (!guardrails?.enabled) return this.#answer(request, exchange);
+    const message = { request, target, headers: exchange.headers ?? {}, context: exchange.context };
     const admitted = await guardrails.onRequest(message);
     if ('response' in admitted) return admitted.response;
     const response = await this.#answer(admitted.request, exchange);
@@ -208,7 +211,7 @@ export class Multiplexer {
       target = owners[0];
     }
     const client = target === undefined ? undefined : exchange.clients.get(target);
-    if (target === undefined || client === undefined || !this.#authorizer.allows({ kind, target, name }, method, exchange.context)) {
+    if (target === undefined || client === undefined || !this.#authorizerOf(exchange).allows({ kind, target, name }, method, exchange.context)) {
       // Unknown and forbidden look the same, so a client cannot probe for items it may not use.
       throw new McpError(ErrorCode.InvalidParams, kind === 'tool' ? `Unknown tool: ${exposed}` : `Unknown prompt: ${exposed}`);
     }
@@ -223,7 +226,7 @@ export class Multiplexer {
    */
   async #byUri(exposed: string, exchange: Exchange): Promise<Routed & { item: { kind: ItemKind; name: string } }> {
     const notFound = (): McpError => new McpError(ErrorCode.ResourceNotFound, 'Resource not found', { uri: exposed });
-    const allowed = (target: string, uri: string): boolean => this.#authorizer.allows({ kind: 'resource', target, name: uri }, 'resources/read', exchange.context);
+    const allowed = (target: string, uri: string): boolean => this.#authorizerOf(exchange).allows({ kind: 'resource', target, name: uri }, 'resources/read', exchange.context);
     const prefixed = this.#namer.routeUri(exposed);
     if (prefixed) {
       const client = exchange.clients.get(prefixed.target);
@@ -270,9 +273,13 @@ export class Multiplexer {
     });
   }
 
+  #authorizerOf(exchange: Exchange): ItemAuthorizer {
+    return exchange.policy?.authorizer ?? this.#authorizer;
+  }
+
   #listEnv(exchange: Exchange): ListEnv {
     return {
-      namer: this.#namer, authorizer: this.#authorizer, failureMode: this.#backend.failureMode, logger: this.#logger,
+      namer: this.#namer, authorizer: this.#authorizerOf(exchange), failureMode: this.#backend.failureMode, logger: this.#logger,
       sink: exchange.sink, plain: (t, uri) => this.#plainUris.has(exchange.sessionTag, t, uri), ...(exchange.context ? { context: exchange.context } : {}), ...(exchange.signal ? { signal: exchange.signal } : {}),
     };
   }

@@ -100,7 +100,7 @@ export class LegacySseDownstream {
       if (isRequest(message)) send(errorOf(message.id, ErrorCode.InvalidRequest, 'The session is not initialized'));
       return;
     }
-    const exchange = { clients: stream.clients, sink: send, signal: stream.abort.signal, headers, ...(context ? { context } : {}), sessionTag: stream.id };
+    const exchange = { clients: stream.clients, sink: send, signal: stream.abort.signal, headers, ...(context ? { context } : {}), sessionTag: stream.id, ...(upstream.mcp ? { policy: upstream.mcp } : {}) };
     try {
       if (isRequest(message)) send(await multiplexer.request(message, exchange));
       else if (isNotification(message)) await multiplexer.notify(message, exchange);

@@ -69,7 +69,7 @@ export class StreamableDownstream {
     }
 
     try {
-      await this.#serve(body.messages, body.batch, session, req, res, context, abort.signal, id);
+      await this.#serve(body.messages, body.batch, session, req, res, context, abort.signal, id, upstream);
     } finally {
       await session.release();
     }
@@ -141,7 +141,7 @@ export class StreamableDownstream {
 
   async #serve(
     messages: readonly JsonRpcMessage[], batch: boolean, session: OpenSession, req: DownstreamRequest, res: DownstreamResponse,
-    context: CelInput | undefined, signal: AbortSignal, sessionTag: string | undefined,
+    context: CelInput | undefined, signal: AbortSignal, sessionTag: string | undefined, upstream: UpstreamContext,
   ): Promise<void> {
     const { multiplexer } = this.#deps;
     const streaming = accepts(req, 'text/event-stream');
@@ -154,7 +154,7 @@ export class StreamableDownstream {
       }
       writeEvent(res, message);
     };
-    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}) };
+    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}) };
     const responses: JsonRpcResponse[] = [];
     try {
       await Promise.all(messages.map(async (message) => {

@@ -84,11 +84,11 @@ export class ModernDownstream {
         case 'server/discover':
           return sendJson(res, 200, resultOf(message.id, this.#discover(session.result)));
         case 'subscriptions/listen':
-          return await this.#listen(message, session, res, context, abort);
+          return await this.#listen(message, session, res, context, abort, upstream);
         case 'initialize':
           return sendJson(res, 200, errorOf(message.id, ErrorCode.MethodNotFound, 'initialize is not part of the 2026-07-28 revision; use server/discover'));
         default:
-          return await this.#request(message, session, req, res, context, abort.signal);
+          return await this.#request(message, session, req, res, context, abort.signal, upstream);
       }
     } finally {
       await session.release();
@@ -108,7 +108,7 @@ export class ModernDownstream {
     };
   }
 
-  async #request(request: JsonRpcRequest, session: OpenSession, req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, signal: AbortSignal): Promise<void> {
+  async #request(request: JsonRpcRequest, session: OpenSession, req: DownstreamRequest, res: DownstreamResponse, context: CelInput | undefined, signal: AbortSignal, upstream: UpstreamContext): Promise<void> {
     const streaming = accepts(req, 'text/event-stream');
     let streamed = false;
     // Progress and logging reach the client on this request's stream; server-to-client requests
@@ -121,7 +121,7 @@ export class ModernDownstream {
       }
       writeEvent(res, m);
     };
-    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}) };
+    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}) };
     let response: JsonRpcResponse;
     try {
       response = complete(request.method, await this.#deps.multiplexer.request(request, exchange));
@@ -135,12 +135,12 @@ export class ModernDownstream {
   }
 
   /** A long-lived stream of the notifications the filter asks for, from every joined target. */
-  async #listen(request: JsonRpcRequest, session: OpenSession, res: DownstreamResponse, context: CelInput | undefined, abort: AbortController): Promise<void> {
+  async #listen(request: JsonRpcRequest, session: OpenSession, res: DownstreamResponse, context: CelInput | undefined, abort: AbortController, upstream: UpstreamContext): Promise<void> {
     const { multiplexer, logger } = this.#deps;
     const asked = (typeof request.params?.notifications === 'object' && request.params.notifications !== null ? request.params.notifications : {}) as SubscriptionFilter;
     // A tag of its own, so updates of URIs subscribed without a target prefix keep that form.
     const sessionTag = `listen-${randomUUID()}`;
-    const exchange = { clients: session.clients, sink: () => undefined, signal: abort.signal, sessionTag, ...(context ? { context } : {}) };
+    const exchange = { clients: session.clients, sink: () => undefined, signal: abort.signal, sessionTag, ...(context ? { context } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}) };
     const subscribed = new Set<string>();
     for (const uri of Array.isArray(asked.resourceSubscriptions) ? asked.resourceSubscriptions : []) {
       if (typeof uri !== 'string') continue;

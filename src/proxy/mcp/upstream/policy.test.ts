@@ -3,56 +3,29 @@ import assert from 'node:assert/strict';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { PolicyContext } from '../../policies/context.ts';
-import { compileTargetAccess, effectiveTargetPolicy } from './policy.ts';
+import { compileTargetAccess, targetPolicy } from './policy.ts';
 
 const base: McpTargetIR = { name: 'docs', host: 'mcp.example.com', port: 443, path: '/mcp', protocol: 'StreamableHTTP' };
 const route = (auth: string, extra: Partial<BackendPolicy> = {}): BackendPolicy => ({ auth: { key: auth }, sources: { auth: ['route'] }, ...extra });
 
-describe('effectiveTargetPolicy: route policy < subBackends[target] < target inline, per member', () => {
+describe('targetPolicy: looks the translator-merged policy up, never merges', () => {
+  const section = { auth: { key: 's' }, sources: { auth: ['section'] } };
   const cases: { name: string; backend?: BackendPolicy; target?: Partial<McpTargetIR>; expected: Partial<BackendPolicy> | undefined }[] = [
     { name: 'nothing anywhere', expected: undefined },
+    { name: 'no route policy: the target\'s own policies', target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } }, expected: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
     { name: 'the route policy alone', backend: route('r'), expected: { auth: { key: 'r' }, sources: { auth: ['route'] } } },
+    { name: 'the target\'s sub-backend policy is complete: taken as it is', backend: route('r', { tls: { sni: 'r' }, subBackends: { docs: section } }), expected: section },
+    { name: 'another target\'s sub-backend policy does not apply (and subBackends is not passed on)', backend: route('r', { subBackends: { other: section } }), expected: { auth: { key: 'r' }, sources: { auth: ['route'] } } },
     {
-      name: 'a policy targeting the target by sectionName wins over the route',
-      backend: route('r', { subBackends: { docs: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
-      expected: { auth: { key: 's' }, sources: { auth: ['section'] } },
-    },
-    {
-      name: 'a policy targeting another target does not apply',
-      backend: route('r', { subBackends: { other: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
+      name: 'with a route policy the target\'s inline policies are not merged again (the translator did)',
+      backend: route('r'),
+      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
       expected: { auth: { key: 'r' }, sources: { auth: ['route'] } },
-    },
-    {
-      name: 'a selector target takes the policy aimed at its targets[] entry',
-      backend: route('r', { subBackends: { sel: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
-      target: { name: 'sel-search-8080', section: 'sel' },
-      expected: { auth: { key: 's' }, sources: { auth: ['section'] } },
-    },
-    {
-      name: 'the target inline policies win over both',
-      backend: route('r', { subBackends: { docs: { auth: { key: 's' }, sources: { auth: ['section'] } } } }),
-      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
-      expected: { auth: { key: 'i' }, sources: { auth: ['inline'] } },
-    },
-    {
-      name: 'members merge one by one (route tls, inline auth)',
-      backend: { tls: { sni: 'r.example' }, sources: { tls: ['route'] } },
-      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
-      expected: { tls: { sni: 'r.example' }, auth: { key: 'i' }, sources: { tls: ['route'], auth: ['inline'] } },
-    },
-    {
-      name: 'an invalid policy on the route stays invalid under the target',
-      backend: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret missing' }], sources: {} },
-      target: { policies: { auth: { key: 'i' }, sources: { auth: ['inline'] } } },
-      expected: { auth: { key: 'i' }, sources: { auth: ['inline'] }, invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret missing' }] },
     },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const target = { ...base, ...c.target };
-      assert.deepEqual(effectiveTargetPolicy(c.backend, target), c.expected);
-      // Config objects: the merge is computed once and handed out again.
-      assert.equal(effectiveTargetPolicy(c.backend, target), effectiveTargetPolicy(c.backend, target));
+      assert.deepEqual(targetPolicy(c.backend, { ...base, ...c.target }), c.expected);
     });
   }
 });
@@ -89,7 +62,8 @@ describe('compileTargetAccess', () => {
   });
 
   const failing: { name: string; policy: BackendPolicy; reason: RegExp }[] = [
-    { name: 'cloudA auth', policy: { auth: { cloudA: {} }, sources: {} }, reason: /backend auth cloudA is not supported for MCP targets/ },
+    { name: 'cloudA auth', policy: { auth: { cloudA: {} }, sources: {} }, reason: /backend auth cloudA is not supported yet/ },
+    { name: 'a backend extAuth (no upstream call applies it yet)', policy: { extAuth: { url: 'http://authz.invalid' }, sources: {} }, reason: /backend extAuth is not supported yet/ },
     { name: 'crossAppAccess without its endpoints', policy: { auth: { crossAppAccess: {} }, sources: {} }, reason: /crossAppAccess needs identityProvider and resourceAuthorizationServer/ },
     { name: 'an extraction-only location', policy: { auth: { key: 'k', location: { expression: 'request.headers.x' } }, sources: {} }, reason: /auth.location must be a header, query parameter or cookie/ },
     { name: 'an invalid policy', policy: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret default/k not found' }], sources: {} }, reason: /ProxyPolicy\/default\/p: Secret default\/k not found/ },

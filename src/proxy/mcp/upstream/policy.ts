@@ -1,17 +1,18 @@
 /**
- * Backend policies of MCP targets: the effective policy per target (the route's backend policy <
- * policies whose targetRefs sectionName names the target < the target's inline `policies`), and
- * what it means for talking to the target — credentials written into every upstream request,
- * connection settings (TLS, HTTP version, tcp, tunnel) and the response deadline. Compiled once
- * per target and effective policy object; the shared helpers of src/proxy/backend-policies do
+ * Backend policies of MCP targets: the effective policy per target (looked up: the translator
+ * merged it), and what it means for talking to the target — credentials written into every
+ * upstream request, connection settings (TLS, HTTP version, tcp, tunnel) and the response
+ * deadline. Compiled once per target and effective policy object; the shared helpers of src/proxy/backend-policies do
  * the work. A mechanism they cannot apply here makes the target fail (its calls fail as an
  * unavailable target would: FailClosed/FailOpen decide), never an unauthenticated request.
  */
 import type { BackendAuthPolicy, BackendPolicy, CredentialLocation } from '../../../ir/policy.ts';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
+import type { McpRequestPolicy } from '../request-policy.ts';
 import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from '../../backend-policies/auth.ts';
 import { connectionSettings, type ConnectionSettings } from '../../backend-policies/connection.ts';
+import { unsupportedMembers } from '../../backend-policies/support.ts';
 import { compileTokenMechanism } from '../../backend-policies/token-auth.ts';
 
 export type UpstreamHeaders = Record<string, string | string[]>;
@@ -22,6 +23,8 @@ export interface UpstreamContext {
   readonly backendPolicy?: BackendPolicy;
   /** The request's policy context: the client token for `passthrough`, the subject for token exchange. */
   readonly policy?: PolicyContext;
+  /** The request's MCP authorization and guardrails (from the backend policy's `mcp`); absent: the backend's own. */
+  readonly mcp?: McpRequestPolicy;
 }
 
 export const NO_UPSTREAM_CONTEXT: UpstreamContext = Object.freeze({});
@@ -44,48 +47,22 @@ export interface Prepared {
 }
 
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
-/** Backend auth mechanisms no shared helper can apply outside the LLM handler. */
-const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC'] as const;
 
 /**
- * Merged policies per target and route policy: both are config objects, so each merge is done
- * once. Weak on both sides: a handler outlives config swaps, its old route policies must not stay.
+ * The effective policy of `target` for a request: the translator wrote every target's complete
+ * policy (policy objects < backend inline < sectionName < the target's own `policies`) into the
+ * route's backend policy, so this only looks it up. Without a route policy (a handler driven
+ * outside a gateway route) the target's own `policies` are all there is.
  */
-const merged = new WeakMap<McpTargetIR, { plain?: { value: BackendPolicy | undefined }; byRoute: WeakMap<BackendPolicy, BackendPolicy> }>();
-
-/** Per top-level member: the route's backend policy < `subBackends[<target>]` < the target's inline `policies`. */
-export function effectiveTargetPolicy(backend: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
-  let cache = merged.get(target);
-  if (cache === undefined) merged.set(target, (cache = { byRoute: new WeakMap() }));
-  if (backend === undefined) return (cache.plain ??= { value: merge(undefined, target) }).value;
-  let result = cache.byRoute.get(backend);
-  if (result === undefined) cache.byRoute.set(backend, (result = merge(backend, target) as BackendPolicy));
-  return result;
+export function targetPolicy(route: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
+  if (route === undefined) return target.policies;
+  return route.subBackends?.[target.name] ?? withoutSubBackends(route);
 }
 
-function merge(backend: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
-  const targeted = backend?.subBackends?.[target.name] ?? (target.section !== undefined ? backend?.subBackends?.[target.section] : undefined);
-  const inline = target.policies;
-  if (!backend && !targeted && !inline) return undefined;
-  const invalid = invalidOf(backend, targeted, inline);
-  return {
-    ...withoutSubBackends(backend), ...withoutSubBackends(targeted), ...inline,
-    sources: { ...backend?.sources, ...targeted?.sources, ...inline?.sources },
-    ...(invalid.length > 0 ? { invalid } : {}),
-  };
-}
-
-function withoutSubBackends(policy: BackendPolicy | undefined): Omit<BackendPolicy, 'subBackends'> | undefined {
-  if (!policy?.subBackends) return policy;
+function withoutSubBackends(policy: BackendPolicy): BackendPolicy {
+  if (!policy.subBackends) return policy;
   const { subBackends: _ignored, ...rest } = policy;
   return rest;
-}
-
-/** A targeted policy already holds the route's (it is the merge with the sectionName level): its `invalid` list wins when present. */
-function invalidOf(...policies: (BackendPolicy | undefined)[]): NonNullable<BackendPolicy['invalid']> {
-  const seen = new Map<string, NonNullable<BackendPolicy['invalid']>[number]>();
-  for (const p of policies) for (const i of p?.invalid ?? []) seen.set(`${i.source}\u0000${i.message}`, i);
-  return [...seen.values()];
 }
 
 /** Compiles a target's effective policy; never throws (a problem becomes `failure`). */
@@ -94,7 +71,7 @@ export function compileTargetAccess(policy: BackendPolicy | undefined): TargetAc
   const problems: string[] = [];
   for (const invalid of policy.invalid ?? []) problems.push(`${invalid.source}: ${invalid.message}`);
   const auth = policy.auth;
-  for (const kind of UNSUPPORTED_AUTH) if (auth?.[kind] !== undefined) problems.push(`backend auth ${kind} is not supported for MCP targets`);
+  for (const gap of unsupportedMembers(policy)) problems.push(gap.message);
   if (auth) {
     const bad = unwritable(auth);
     if (bad) problems.push(bad);

@@ -6,7 +6,7 @@ import { connectorFor, type ConnectionSettings } from '../../backend-policies/co
 import type { UpstreamSession } from '../session-codec.ts';
 import { FailedClient, type UpstreamAddress, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { LegacySseClient } from './legacy-sse.ts';
-import { compileTargetAccess, effectiveTargetPolicy, NO_UPSTREAM_CONTEXT, type TargetAccess, type UpstreamContext } from './policy.ts';
+import { compileTargetAccess, targetPolicy, NO_UPSTREAM_CONTEXT, type TargetAccess, type UpstreamContext } from './policy.ts';
 import { StreamableHttpClient } from './streamable.ts';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -112,9 +112,9 @@ export class UpstreamPool {
   access(target: McpTargetIR, ctx: UpstreamContext): TargetAccess {
     const entry = this.#entry(target);
     const route = ctx.backendPolicy;
-    if (route === undefined) return (entry.plain ??= compileTargetAccess(effectiveTargetPolicy(undefined, target)));
+    if (route === undefined) return (entry.plain ??= compileTargetAccess(targetPolicy(undefined, target)));
     let access = entry.access.get(route);
-    if (!access) entry.access.set(route, (access = compileTargetAccess(effectiveTargetPolicy(route, target))));
+    if (!access) entry.access.set(route, (access = compileTargetAccess(targetPolicy(route, target))));
     return access;
   }
 
