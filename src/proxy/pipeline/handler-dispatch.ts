@@ -25,10 +25,9 @@ export function dispatchToHandler(
   const mutations = policy?.responseMutations;
   const requestMs = fwd.traffic?.requestTimeoutMs ?? fwd.rule.requestTimeoutMs;
   const backendMs = fwd.rule.backendTimeoutMs;
-  const base = { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy };
   // Nothing of the pipeline's to apply: the handler writes the client's response directly (no wrapper, no timer).
   if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0)) {
-    handler.handle(req, res, { ...base, done });
+    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done });
     return;
   }
   const timers: NodeJS.Timeout[] = [];
@@ -58,5 +57,5 @@ export function dispatchToHandler(
   if (requestMs !== undefined) arm(requestMs - (policy?.upstream.delayedMs ?? 0), { code: 'REQUEST_TIMEOUT' });
   if (backendMs !== undefined && !finished) arm(backendMs, { code: 'BACKEND_TIMEOUT', backend: fwd.backend.key });
   if (finished) return;
-  handler.handle(req, wrapped, { ...base, done: finish });
+  handler.handle(req, wrapped, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done: finish });
 }
