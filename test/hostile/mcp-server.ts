@@ -9,23 +9,13 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeFlood, type FloodRecord } from './flood.ts';
 
 export const FLOOD_BYTES = 64 * 1024 * 1024;
-const CHUNK_BYTES = 16 * 1024;
-
-export interface FloodRecord {
-  readonly tool: string;
-  /** Bytes of the flood written so far. */
-  sent: number;
-  /** The gateway closed the connection before the flood was finished. */
-  cutOff: boolean;
-  /** The whole flood and its terminator went out. */
-  finished: boolean;
-}
 
 export interface HostileMcpServer {
   readonly port: number;
-  readonly floods: readonly FloodRecord[];
+  readonly floods: readonly { readonly tool: string; readonly record: FloodRecord }[];
   close(): Promise<void>;
 }
 
@@ -39,7 +29,7 @@ interface RpcRequest {
 const TOOLS = ['sse_flood', 'json_flood', 'ok'].map((name) => ({ name, description: name, inputSchema: { type: 'object', properties: {} } }));
 
 export async function startHostileMcpServer(): Promise<HostileMcpServer> {
-  const floods: FloodRecord[] = [];
+  const floods: { tool: string; record: FloodRecord }[] = [];
   const server = createServer((req, res) => {
     if (req.method === 'GET') return void res.writeHead(405, { allow: 'POST, DELETE' }).end();
     if (req.method === 'DELETE') return void res.writeHead(200).end();
@@ -58,7 +48,7 @@ export async function startHostileMcpServer(): Promise<HostileMcpServer> {
   };
 }
 
-function answer(message: RpcRequest, res: ServerResponse, floods: FloodRecord[]): void {
+function answer(message: RpcRequest, res: ServerResponse, floods: { tool: string; record: FloodRecord }[]): void {
   if (message.id === undefined) return void res.writeHead(202).end();
   const json = (result: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
   switch (message.method) {
@@ -69,48 +59,16 @@ function answer(message: RpcRequest, res: ServerResponse, floods: FloodRecord[])
     case 'tools/call': {
       const tool = message.params?.name ?? '';
       if (tool === 'ok') return json({ content: [{ type: 'text', text: 'fine' }] });
-      const record: FloodRecord = { tool, sent: 0, cutOff: false, finished: false };
-      floods.push(record);
       const head = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`;
       const tail = '"}]}}';
       if (tool === 'sse_flood') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        return void flood(res, record, `data: ${head}`, `${tail}\n\n`);
+        return void floods.push({ tool, record: writeFlood(res, FLOOD_BYTES, `data: ${head}`, `${tail}\n\n`) });
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      return void flood(res, record, head, tail);
+      return void floods.push({ tool, record: writeFlood(res, FLOOD_BYTES, head, tail) });
     }
     default:
       return json({});
   }
-}
-
-/** `head`, FLOOD_BYTES of `x` in CHUNK_BYTES chunks under backpressure, then `tail`, unless the reader goes away first. */
-async function flood(res: ServerResponse, record: FloodRecord, head: string, tail: string): Promise<void> {
-  let closed = false;
-  res.on('close', () => {
-    closed = true;
-    if (!record.finished) record.cutOff = true;
-  });
-  res.write(head);
-  const chunk = Buffer.alloc(CHUNK_BYTES, 'x');
-  while (record.sent < FLOOD_BYTES && !closed) {
-    record.sent += chunk.length;
-    if (!res.write(chunk)) await drainedOrClosed(res);
-  }
-  if (closed) return;
-  record.finished = true;
-  res.end(tail);
-}
-
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((ok) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      ok();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }

@@ -15,6 +15,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
 import { PROMPT_MS, probeWhile, rssMiB, startHostileGateway, type HostileGateway } from './harness.ts';
+import { settled } from './flood.ts';
 import { FLOOD_BYTES, startHostileMcpServer, type HostileMcpServer } from './mcp-server.ts';
 
 /** The client waits at most this long for its error (the flood takes far longer to send whole). */
@@ -92,10 +93,10 @@ spec:
       assert.ok(errorAfterMs < ERROR_WITHIN_MS, `the client waited ${Math.round(errorAfterMs)} ms for its error`);
       assert.ok(report.worstProbeMs < PROMPT_MS, `worst probe ${Math.round(report.worstProbeMs)} ms over ${report.probes} probes`);
 
-      const flood = target.floods[floodsBefore];
-      assert.ok(flood, 'the target was called');
-      // The connection closes as the gateway gives up; give the close a moment to reach the target.
-      for (let i = 0; i < 50 && !flood.cutOff && !flood.finished; i++) await new Promise((ok) => setTimeout(ok, 20));
+      const called = target.floods[floodsBefore];
+      assert.equal(called?.tool, c.tool, 'the target was called');
+      const flood = called.record;
+      await settled(flood);
       assert.ok(flood.cutOff && !flood.finished, `the gateway read ${flood.sent} of ${FLOOD_BYTES} bytes without dropping the target`);
       assert.ok(flood.sent < FLOOD_BYTES, `the target sent all ${flood.sent} bytes`);
       assert.ok(rssAfter - rssBefore < RSS_GROWTH_MIB, `RSS grew ${Math.round(rssBefore)} → ${Math.round(rssAfter)} MiB`);
