@@ -33,8 +33,9 @@ async function pump(res: ServerResponse, record: FloodRecord, bytes: number, hea
   if (head !== '') res.write(head);
   const chunk = Buffer.alloc(CHUNK_BYTES, 'x');
   while (record.sent < bytes && !closed) {
-    record.sent += chunk.length;
-    if (!res.write(chunk)) await drainedOrClosed(res);
+    const piece = chunk.subarray(0, Math.min(chunk.length, bytes - record.sent));
+    record.sent += piece.length;
+    if (!res.write(piece)) await drainedOrClosed(res);
   }
   if (closed) return;
   record.finished = true;

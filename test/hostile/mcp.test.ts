@@ -69,7 +69,7 @@ spec:
     { name: 'a tools/call answered with a 64 MiB application/json body', tool: 'json_flood' },
   ];
   for (const c of cases) {
-    it(`${c.name}: a JSON-RPC error promptly, the target dropped, ordinary requests prompt, memory bounded`, async () => {
+    it(`${c.name}: a JSON-RPC error promptly, the target dropped, ordinary requests prompt, memory bounded`, async (t) => {
       await gw.request({ path: '/plain/warm' });
       const rssBefore = await rssMiB(gw.pid);
       const floodsBefore = target.floods.length;
@@ -86,6 +86,7 @@ spec:
       );
       const rssAfter = await rssMiB(gw.pid);
 
+      t.diagnostic(`settled after ${Math.round(errorAfterMs)} ms; worst of ${report.probes} probes ${Math.round(report.worstProbeMs)} ms; RSS ${Math.round(rssBefore)} → ${Math.round(rssAfter)} MiB`);
       assert.equal(report.hostile.status, 'rejected', `the call succeeded: ${JSON.stringify((report.hostile as PromiseFulfilledResult<unknown>).value)?.slice(0, 200)}`);
       const error = (report.hostile as PromiseRejectedResult).reason as unknown;
       assert.ok(error instanceof McpError, `a JSON-RPC error, not ${String(error)}`);
