@@ -6,7 +6,7 @@ import { RoundRobin } from '../backends/picker.ts';
 import type { UpstreamPools } from '../backends/pools.ts';
 import type { PolicyContext, RequestIdentity } from '../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from './auth.ts';
-import { connectionSettings } from './connection.ts';
+import { connectionSettings, type ConnectionSettings } from './connection.ts';
 import { HealthStates, PassiveHealth } from './health.ts';
 import { unsupportedMembers } from './support.ts';
 import { compileTokenMechanism, type TokenMechanism } from './token-auth.ts';
@@ -31,6 +31,8 @@ export interface CompiledBackendPolicy {
   readonly requestTimeoutMs: number | undefined;
   /** Pools this policy dispatches to (kept across the swap). */
   readonly dispatchers: readonly Dispatcher[];
+  /** The tcp/tls/http/tunnel settings, for connections made outside the pools (Upgrade relays); undefined: plain TCP. */
+  readonly connection: ConnectionSettings | undefined;
   /** The endpoint for the next request; undefined means the backend's own round robin applies. */
   pickTarget(): UpstreamTarget | undefined;
   /** Credentials written into the upstream request; a promise only for signed/exchanged tokens. */
@@ -119,6 +121,7 @@ export function compileBackendPolicy(
     invalid,
     requestTimeoutMs: policy.http?.requestTimeoutMs !== undefined && policy.http.requestTimeoutMs > 0 ? policy.http.requestTimeoutMs : undefined,
     dispatchers: settings ? targets.map((t) => t.dispatcher) : [],
+    connection: settings,
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
     needsContext: transformation !== undefined || mechanism?.needsRequest === true,

@@ -39,8 +39,32 @@ export function viewOf(req: DownstreamRequest, scheme: 'http' | 'https'): Incomi
   };
 }
 
+/**
+ * The backend phase of the lifecycle: what happens once the route's filters and traffic policies
+ * let the request go on. Ordinary requests go to an in-process handler or upstream through an
+ * Exchange (`dispatch`); Upgrade requests open a relayed connection (upgrade.ts). It ends in one
+ * call of `done` with the status the client saw.
+ */
+export type BackendPhase = (
+  ctx: BindContext,
+  req: DownstreamRequest,
+  res: DownstreamResponse,
+  fwd: Forward,
+  done: (status: number, bytes: number) => void,
+  policy: RequestPolicyContext | undefined,
+) => void;
+
 /** The request handler of every bind, HTTP/1.1 and HTTP/2 alike. */
 export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse): void {
+  runLifecycle(ctx, req, res, dispatch);
+}
+
+/**
+ * One request's lifecycle (docs/architecture.md): admit → PreRouting → route → route filters and
+ * PostRouting policies → `backend` → access log and metrics. Every request walks it, Upgrade
+ * requests included (their `res` writes on the raw socket), so no phase is skipped for any kind.
+ */
+export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, backend: BackendPhase): void {
   const started = performance.now();
   const bind = ctx.compiled;
   if (ctx.draining && 'shouldKeepAlive' in res) (res as ServerResponse).shouldKeepAlive = false;
@@ -79,13 +103,13 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
       if (preRouting) {
         const listener = (selected as { listener: CompiledListener }).listener;
         labels = { gateway: listener.gateway, listener: listener.sectionName, route: '', backend: '' };
-        preRoute(ctx, bind, req, res, view, host, preRouting, done, (l) => { labels = l; });
+        preRoute(ctx, bind, req, res, view, host, preRouting, done, (l) => { labels = l; }, backend);
         return;
       }
     }
     const resolution = resolveRequest(bind, view);
     labels = resolution.labels;
-    continueResolved(ctx, req, res, resolution, done, undefined);
+    continueResolved(ctx, req, res, resolution, done, undefined, backend);
   } catch (err) {
     // A bug must cost one request, never the process.
     ctx.telemetry.logger.error({ err }, 'request handler failed');
@@ -94,7 +118,7 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
 }
 
 /** After routing: answer the error or redirect, or run the route's policy and forward. */
-function continueResolved(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, resolution: Resolution, done: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined): void {
+function continueResolved(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, resolution: Resolution, done: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined, backend: BackendPhase): void {
   switch (resolution.kind) {
     case 'error':
       done(sendError(res, resolution.error), 0);
@@ -105,8 +129,8 @@ function continueResolved(ctx: BindContext, req: DownstreamRequest, res: Downstr
       return;
     case 'forward':
       preRouted?.routed(resolution);
-      if (resolution.traffic === undefined) dispatch(ctx, req, res, resolution, done, preRouted);
-      else applyPolicies(ctx, req, res, resolution, done, preRouted);
+      if (resolution.traffic === undefined) backend(ctx, req, res, resolution, done, preRouted);
+      else applyPolicies(ctx, req, res, resolution, done, preRouted, backend);
       return;
   }
 }
@@ -126,6 +150,7 @@ function preRoute(
   preRouting: CompiledTrafficPolicy,
   requestDone: (status: number, bytes: number) => void,
   setLabels: (labels: RequestLabels) => void,
+  backend: BackendPhase,
 ): void {
   const target = splitTarget(view.url);
   const labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
@@ -142,7 +167,7 @@ function preRoute(
     }
     const resolution = resolveRequest(bind, { ...view, headers: policy.upstreamHeaders as IncomingView['headers'] });
     setLabels(resolution.labels);
-    continueResolved(ctx, req, res, resolution, done, policy);
+    continueResolved(ctx, req, res, resolution, done, policy, backend);
   };
   // No route yet, so no backend whose clients' format is known: PreRouting answers use the gateway's.
   runPolicy(ctx, res, preRouting, policy, proceed, done, gatewayFormat);
@@ -168,7 +193,7 @@ function runPolicy(ctx: BindContext, res: DownstreamResponse, compiled: Compiled
 }
 
 /** Runs the route's traffic policy, then either answers from the gateway or forwards. */
-function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, requestDone: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined): void {
+function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, requestDone: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined, backend: BackendPhase): void {
   const policy = preRouted ?? new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
   // Every path below ends in `done`: the policies' end-of-request listeners (ext_proc sessions) run there.
   const done = (status: number, bytes: number) => {
@@ -179,7 +204,7 @@ function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: Downstream
   const format = () => clientFormat(fwd.clientFormat, fwd.path, req.headers);
   const proceed = (result: PolicyResult) => {
     if (result.action === 'continue') {
-      dispatch(ctx, req, res, fwd, done, policy);
+      backend(ctx, req, res, fwd, done, policy);
       return;
     }
     done(sendDirect(res, result.response, policy.responseMutations, result.response.error ? format() : 'gateway'), 0);
@@ -191,7 +216,7 @@ function gatewayFormat(): ClientFormat {
   return 'gateway';
 }
 
-/** To the backend's in-process handler, or upstream through an Exchange. */
+/** The backend phase of ordinary requests: to the backend's in-process handler, or upstream through an Exchange. */
 function dispatch(
   ctx: BindContext,
   req: DownstreamRequest,
