@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
@@ -67,6 +68,48 @@ function refused(u: Upgrade): Extract<Upgrade, { kind: 'refused' }> {
   return u as Extract<Upgrade, { kind: 'refused' }>;
 }
 
+/**
+ * A raw upstream for the edges of the relay: `/silent` accepts and never answers, `/refuse` answers
+ * 403 and keeps the connection open, `/huge` answers with a head over the 16 KiB bound. It records
+ * every request line it reads.
+ */
+function startRawUpstream(): Promise<Server & { requestLines: string[] }> {
+  const requestLines: string[] = [];
+  const server = Object.assign(createServer((socket) => {
+    let buffered = '';
+    socket.on('error', () => socket.destroy());
+    socket.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('latin1');
+      for (let end = buffered.indexOf('\r\n\r\n'); end >= 0; end = buffered.indexOf('\r\n\r\n')) {
+        const line = buffered.slice(0, buffered.indexOf('\r\n'));
+        buffered = buffered.slice(end + 4);
+        requestLines.push(line);
+        if (line.includes(' /refuse')) socket.write('HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 6\r\n\r\ndenied');
+        if (line.includes(' /huge')) socket.write(`HTTP/1.1 101 Switching Protocols\r\nx-big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+      }
+    });
+  }), { requestLines });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** Writes `text` on a raw connection to the gateway and returns all it answers until it closes. */
+function rawExchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text, 'latin1'));
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the gateway did not close within 5 s; got: ${answer}`));
+    }, 5000);
+    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.on('error', reject);
+  });
+}
+
 const doc = (o: unknown) => `---\n${stringify(o)}`;
 const route = (name: string, path: string, backendRef: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   name, matches: [{ path: { type: 'PathPrefix', value: path }, ...extra }], backendRefs: [backendRef],
@@ -83,6 +126,7 @@ const backendPolicy = (name: string, rule: string, backend: Record<string, unkno
 describe('WebSocket upgrades walk the request lifecycle', () => {
   const echoes: Record<string, WebSocketEchoServer> = {};
   let mock: MockRealtime;
+  let raw: Server & { requestLines: string[] };
   let signer: TestSigner;
   let gw: GatewayHarness;
 
@@ -91,6 +135,10 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
     for (const name of ['gold', 'standard', 'plain', 'credentialed', 'guarded']) echoes[name] = await startWebSocketEcho(name);
     echoes.secure = await startWebSocketEcho('secure', UPSTREAM_CERT);
     mock = await startMockRealtime((h) => h.authorization === 'Bearer sk-provider');
+    raw = await startRawUpstream();
+    const closed = await startRawUpstream();
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
     const svc = (name: string) => ({ name, port: 8080 });
     const rules = [
       route('gold', '/tier', svc('gold'), { headers: [{ name: 'x-tier', value: 'gold' }] }),
@@ -104,9 +152,15 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
       route('missing', '/missing', svc('guarded')),
       route('realtime', '/rt', { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'rt-ai' }, { headers: [{ name: 'x-tier', value: 'gold' }] }),
       route('realtime-other', '/rt', svc('standard')),
+      { ...route('silent', '/silent', svc('raw')), timeouts: { request: '300ms' } },
+      route('refuse', '/refuse', svc('raw')),
+      route('huge', '/huge', svc('raw')),
+      route('down', '/down', svc('down')),
     ];
     gw = await startGateway(gatewayClass()
       + Object.entries(echoes).map(([name, server]) => service(name, server)).join('')
+      + service('raw', { host: '127.0.0.1', port: (raw.address() as AddressInfo).port })
+      + service('down', { host: '127.0.0.1', port: closedPort })
       + gateway('gw', [{ name: 'pre', port: PRE }, { name: 'post', port: POST }])
       + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-keys', namespace: 'default' }, stringData: { alice: 'sk-alice', bob: 'sk-bob' } })
       + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'ws-key', namespace: 'default' }, stringData: { Authorization: 'Bearer from-secret', extra: 'extra-from-secret' } })
@@ -137,6 +191,7 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
     await gw?.close();
     for (const server of Object.values(echoes)) await server.close();
     await mock?.stop();
+    await new Promise((resolve) => raw?.close(resolve));
   });
 
   const alice = { authorization: 'Bearer sk-alice' };
@@ -231,5 +286,31 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
     const u = refused(await upgrade(gw, PRE, '/rt/v1/chat/completions', alice));
     assert.equal(u.status, 400);
     assert.equal(u.headers['x-effect'], 'realtime');
+  });
+
+  describe('the upstream leg', () => {
+    const rows = [
+      { name: 'an unreachable upstream → 502 upstream_connect_failed', path: '/down', status: 502, code: 'upstream_connect_failed' },
+      { name: 'an upstream that never answers → 504 at the route timeout (300 ms)', path: '/silent', status: 504, code: 'request_timeout' },
+      { name: 'an answer head over 16 KiB → 502 upstream_reset', path: '/huge', status: 502, code: 'upstream_reset' },
+    ];
+    for (const row of rows) {
+      it(row.name, async () => {
+        const answer = refused(await upgrade(gw, POST, row.path));
+        assert.equal(answer.status, row.status, answer.body);
+        assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, row.code);
+      });
+    }
+
+    it("an upstream's refusal reaches the client with connection: close, and bytes sent after the upgrade request never reach the upstream", async () => {
+      const before = raw.requestLines.length;
+      const upgradeRequest = 'GET /refuse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
+      const smuggled = 'GET /refuse/smuggled HTTP/1.1\r\nHost: x\r\n\r\n';
+      const answer = await rawExchange(gw.portOf(POST), upgradeRequest + smuggled);
+      assert.match(answer, /^HTTP\/1\.1 403 Forbidden\r\n/);
+      assert.match(answer, /\r\nconnection: close\r\n/);
+      assert.ok(answer.endsWith('\r\n\r\ndenied'), answer);
+      assert.deepEqual(raw.requestLines.slice(before), ['GET /refuse HTTP/1.1']);
+    });
   });
 });

@@ -4,7 +4,8 @@
  * client certificate and verification, ALPN pinned to http/1.1, a CONNECT tunnel), the request
  * head replayed with the headers the policies and backend credentials produced, and the upstream's
  * answer head read, given the request's response effects and written to the client. On 101 both
- * sockets are piped; any other answer is relayed as a refusal and both sides close.
+ * sockets are piped; any other answer is relayed as a refusal and both sides close, and nothing
+ * the client sent after its request head reaches the upstream.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -92,7 +93,6 @@ export function relayUpgrade(r: UpgradeRelayRequest): void {
     }
     upstream.on('error', () => fail({ code: 'UPSTREAM_RESET', backend, cause: 'connection error' }));
     upstream.write(requestHead);
-    if (r.head.length > 0) upstream.write(r.head);
     readAnswerHead(upstream);
   });
 
@@ -101,10 +101,8 @@ export function relayUpgrade(r: UpgradeRelayRequest): void {
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const at = headEnd(buffered);
-      if (at < 0) {
-        if (buffered.length > MAX_RESPONSE_HEAD_BYTES) fail({ code: 'UPSTREAM_RESET', backend, cause: 'response head too long' });
-        return;
-      }
+      if ((at < 0 ? buffered.length : at) > MAX_RESPONSE_HEAD_BYTES) return fail({ code: 'UPSTREAM_RESET', backend, cause: 'response head too long' });
+      if (at < 0) return;
       socket.off('data', onData);
       socket.off('end', onEnd);
       answered(socket, buffered.subarray(0, at), buffered.subarray(at));
@@ -139,6 +137,9 @@ export function relayUpgrade(r: UpgradeRelayRequest): void {
     client.on('close', () => socket.destroy());
     if (upgraded) {
       finish(101, 0);
+      // Bytes the client sent after its request head belong to the upgraded protocol: they go on only after a 101,
+      // so a refused upgrade cannot carry a second request past routing and policies.
+      if (r.head.length > 0) socket.write(r.head);
       socket.pipe(client);
       client.pipe(socket);
       return;
