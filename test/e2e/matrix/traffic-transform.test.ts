@@ -1,0 +1,240 @@
+/**
+ * Member × kind matrix, traffic members that change what passes: transformation, extProc, cors,
+ * headerModifiers, hostRewrite — on a Service, an `ai` and an `mcp` backend (support.ts says how
+ * the matrix is built and what a row asserts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe } from 'node:test';
+import { create } from '@bufbuild/protobuf';
+import { ExternalProcessor, ProcessingResponseSchema, type ProcessingRequest, type ProcessingResponse } from '../../../src/proxy/ext/gen/envoy/service/ext_proc/v3/external_processor_pb.js';
+import { startGrpcServer, type RunningServer } from '../../ext/servers.ts';
+import { startEchoServer, type EchoServer } from '../../support/echo-server.ts';
+import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
+import { startMcpTarget, startProvider, type RecordingServer } from './doubles.ts';
+import { appliedOrReported, assertAccepted, Clients, header, last, matrixYaml, perKind, runRows, type Row, type Variant } from './support.ts';
+
+const ORIGIN = 'https://app.example.com';
+const MCP_INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const CHAT_BODY = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+
+/** Defects found by this matrix (see the final report of the helper that wrote it). */
+const AI_REQUEST_HEADERS = 'defect: request headers a traffic policy sets (headerModifiers.request, transformation.request, extProc and extAuth header mutations) are not sent to the provider — the ai handler builds the provider request from its own header list (src/proxy/llm/gateway/handler.ts) — and the policy reports Accepted=True';
+const MCP_REQUEST_HEADERS = 'defect: request headers a traffic policy sets (headerModifiers.request, transformation.request, extProc and extAuth header mutations) are not sent to the MCP target — the MCP upstream client builds its own requests (src/proxy/mcp/upstream/) — and the policy reports Accepted=True';
+
+const respond = (init: Parameters<typeof create<typeof ProcessingResponseSchema>>[1]): ProcessingResponse => create(ProcessingResponseSchema, init);
+
+/** An ext_proc processor: requests get `x-extproc: yes`, responses `x-extproc-resp: yes`. */
+function startProcessor(): Promise<RunningServer> {
+  return startGrpcServer((router) => router.service(ExternalProcessor, {
+    async *process(requests: AsyncIterable<ProcessingRequest>): AsyncIterable<ProcessingResponse> {
+      for await (const req of requests) {
+        const r = req.request;
+        if (r.case === 'requestHeaders') yield respond({ response: { case: 'requestHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-extproc', value: 'yes' } }] } } } } });
+        else if (r.case === 'responseHeaders') yield respond({ response: { case: 'responseHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-extproc-resp', value: 'yes' } }] } } } } });
+        else if (r.case === 'requestBody') yield respond({ response: { case: 'requestBody', value: {} } });
+        else if (r.case === 'responseBody') yield respond({ response: { case: 'responseBody', value: {} } });
+        else if (r.case === 'requestTrailers') yield respond({ response: { case: 'requestTrailers', value: {} } });
+        else if (r.case === 'responseTrailers') yield respond({ response: { case: 'responseTrailers', value: {} } });
+      }
+    },
+  }));
+}
+
+describe('member × kind matrix: transformation, extProc, cors, headerModifiers, hostRewrite', () => {
+  let echo: EchoServer;
+  let provider: RecordingServer;
+  let target: RecordingServer;
+  let processor: RunningServer;
+  let gw: GatewayHarness;
+  let clients: Clients;
+
+  before(async () => {
+    [echo, provider, target, processor] = await Promise.all([startEchoServer('echo'), startProvider(), startMcpTarget(), startProcessor()]);
+    const variants: Variant[] = [
+      { name: 'transformation', traffic: { transformation: { request: { set: [{ name: 'x-tx', value: '"on"' }] }, response: { set: [{ name: 'x-tx-resp', value: '"on"' }] } } } },
+      { name: 'extproc', traffic: { extProc: { url: processor.url, processingOptions: { requestBodyMode: 'None', responseBodyMode: 'None' } } } },
+      { name: 'cors', traffic: { cors: { allowOrigins: [ORIGIN], allowMethods: ['GET', 'POST'], allowHeaders: ['content-type', 'authorization', 'accept', 'mcp-session-id', 'mcp-protocol-version'] } } },
+      { name: 'headermodifiers', traffic: { headerModifiers: { request: { set: [{ name: 'x-hm', value: 'on' }], remove: ['x-drop'] }, response: { set: [{ name: 'x-hm-resp', value: 'on' }] } } } },
+      { name: 'host-none', traffic: { hostRewrite: { mode: 'None' } } },
+      { name: 'host-auto', traffic: { hostRewrite: { mode: 'Auto' } } },
+    ];
+    gw = await startGateway(matrixYaml({ echo, provider, target }, variants));
+    assert.deepEqual(gw.applyErrors, []);
+    clients = new Clients(gw);
+  });
+  after(async () => {
+    await clients?.close();
+    await gw?.close();
+    await Promise.all([echo?.close(), provider?.stop(), target?.stop(), processor?.close()]);
+  });
+
+  const rows: Row[] = [
+    ...perKind('transformation.request (a header set by CEL)', {
+      svc: async () => {
+        assert.equal((await clients.svc('transformation')).echo().headers['x-tx'], 'on');
+        assertAccepted(gw, 'transformation-svc');
+      },
+      ai: async () => {
+        await clients.chat('transformation');
+        assert.equal(header(last(provider).headers, 'x-tx'), 'on', 'the request transformation reached the provider');
+      },
+      mcp: async () => {
+        assert.equal((await clients.callTool('transformation')).text, 'matrix');
+        assert.equal(header(last(target).headers, 'x-tx'), 'on', 'the request transformation reached the target');
+      },
+    }, { ai: AI_REQUEST_HEADERS, mcp: MCP_REQUEST_HEADERS }),
+    ...perKind('transformation.response (a header set by CEL)', {
+      svc: async () => {
+        assert.equal((await clients.svc('transformation')).headers['x-tx-resp'], 'on');
+      },
+      ai: async (t) => {
+        const { headers } = await clients.chat('transformation');
+        await appliedOrReported(t, gw, 'transformation-ai', 'spec.traffic.transformation.response', 'ai', async () => {
+          assert.equal(headers.get('x-tx-resp'), 'on');
+          assertAccepted(gw, 'transformation-ai');
+        });
+      },
+      mcp: async (t) => {
+        const { responses } = await clients.callTool('transformation');
+        await appliedOrReported(t, gw, 'transformation-mcp', 'spec.traffic.transformation.response', 'mcp', async () => {
+          for (const h of responses) assert.equal(h.get('x-tx-resp'), 'on');
+          assertAccepted(gw, 'transformation-mcp');
+        });
+      },
+    }),
+    ...perKind('extProc request headers phase (a header mutation)', {
+      svc: async () => {
+        assert.equal((await clients.svc('extproc')).echo().headers['x-extproc'], 'yes');
+        assertAccepted(gw, 'extproc-svc');
+      },
+      ai: async () => {
+        await clients.chat('extproc');
+        assert.equal(header(last(provider).headers, 'x-extproc'), 'yes', 'the request phase mutation reached the provider');
+      },
+      mcp: async () => {
+        await clients.callTool('extproc');
+        assert.equal(header(last(target).headers, 'x-extproc'), 'yes', 'the request phase mutation reached the target');
+      },
+    }, { ai: AI_REQUEST_HEADERS, mcp: MCP_REQUEST_HEADERS }),
+    ...perKind('extProc response headers phase (a header mutation)', {
+      svc: async () => {
+        assert.equal((await clients.svc('extproc')).headers['x-extproc-resp'], 'yes');
+      },
+      ai: async (t) => {
+        const { headers } = await clients.chat('extproc');
+        await appliedOrReported(t, gw, 'extproc-ai', 'spec.traffic.extProc', 'ai', async () => {
+          assert.equal(headers.get('x-extproc-resp'), 'yes');
+          assertAccepted(gw, 'extproc-ai');
+        });
+      },
+      mcp: async (t) => {
+        const { responses } = await clients.callTool('extproc');
+        await appliedOrReported(t, gw, 'extproc-mcp', 'spec.traffic.extProc', 'mcp', async () => {
+          for (const h of responses) assert.equal(h.get('x-extproc-resp'), 'yes');
+          assertAccepted(gw, 'extproc-mcp');
+        });
+      },
+    }),
+    ...perKind('cors (preflight answered by the gateway, allow-origin on answers)', {
+      svc: async () => {
+        const seen = echo.seen.length;
+        const pre = await clients.svc('cors', { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
+        assert.equal(pre.headers['access-control-allow-origin'], ORIGIN);
+        assert.equal(echo.seen.length, seen, 'the preflight is answered by the gateway');
+        const res = await clients.svc('cors', { headers: { origin: ORIGIN } });
+        assert.equal(res.headers['access-control-allow-origin'], ORIGIN);
+      },
+      ai: async () => {
+        const seen = provider.seen.length;
+        const pre = await fetch(gw.url(80, '/cors/ai/v1/chat/completions'), { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,authorization' } });
+        assert.equal(pre.headers.get('access-control-allow-origin'), ORIGIN);
+        assert.equal(provider.seen.length, seen, 'the preflight is answered by the gateway');
+        const { headers } = await clients.chat('cors', { headers: { origin: ORIGIN } });
+        assert.equal(headers.get('access-control-allow-origin'), ORIGIN);
+      },
+      mcp: async () => {
+        const seen = target.seen.length;
+        const pre = await fetch(gw.url(80, '/cors/mcp'), { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,mcp-session-id' } });
+        assert.equal(pre.headers.get('access-control-allow-origin'), ORIGIN);
+        assert.equal(target.seen.length, seen, 'the preflight is answered by the gateway');
+        const { responses } = await clients.callTool('cors', { origin: ORIGIN });
+        assert.ok(responses.length > 0);
+        for (const h of responses) assert.equal(h.get('access-control-allow-origin'), ORIGIN);
+      },
+    }),
+    ...perKind('headerModifiers.request (set and remove)', {
+      svc: async () => {
+        const seen = (await clients.svc('headermodifiers', { headers: { 'x-drop': 'secret' } })).echo();
+        assert.equal(seen.headers['x-hm'], 'on');
+        assert.equal(seen.headers['x-drop'], undefined);
+      },
+      ai: async () => {
+        await clients.chat('headermodifiers', { headers: { 'x-drop': 'secret' } });
+        const seen = last(provider).headers;
+        assert.equal(header(seen, 'x-hm'), 'on');
+        assert.equal(header(seen, 'x-drop'), undefined);
+      },
+      mcp: async () => {
+        await clients.callTool('headermodifiers', { 'x-drop': 'secret' });
+        const seen = last(target).headers;
+        assert.equal(header(seen, 'x-hm'), 'on');
+        assert.equal(header(seen, 'x-drop'), undefined);
+      },
+    }, { ai: AI_REQUEST_HEADERS, mcp: MCP_REQUEST_HEADERS }),
+    ...perKind('headerModifiers.response (set)', {
+      svc: async () => {
+        assert.equal((await clients.svc('headermodifiers')).headers['x-hm-resp'], 'on');
+      },
+      ai: async () => {
+        assert.equal((await clients.chat('headermodifiers')).headers.get('x-hm-resp'), 'on');
+      },
+      mcp: async () => {
+        const { responses } = await clients.callTool('headermodifiers');
+        assert.ok(responses.length > 0);
+        for (const h of responses) assert.equal(h.get('x-hm-resp'), 'on');
+      },
+    }),
+    ...perKind('hostRewrite None (the client Host passes)', {
+      svc: async () => {
+        const res = await clients.svc('host-none', { host: 'client.example' });
+        assert.equal(res.echo().host, 'client.example');
+      },
+      // Raw requests: the SDKs' fetch cannot set Host.
+      ai: async (t) => {
+        await appliedOrReported(t, gw, 'host-none-ai', 'spec.traffic.hostRewrite', 'ai', async () => {
+          const res = await gw.request(80, { path: '/host-none/ai/v1/chat/completions', method: 'POST', host: 'client.example', headers: { 'content-type': 'application/json' }, body: CHAT_BODY });
+          assert.equal(res.status, 200, res.text);
+          assert.equal(header(last(provider).headers, 'host'), 'client.example');
+        });
+      },
+      mcp: async (t) => {
+        await appliedOrReported(t, gw, 'host-none-mcp', 'spec.traffic.hostRewrite', 'mcp', async () => {
+          const res = await gw.request(80, { path: '/host-none/mcp', method: 'POST', host: 'client.example', headers: MCP_HEADERS, body: MCP_INIT });
+          assert.equal(res.status, 200, res.text);
+          assert.equal(header(last(target).headers, 'host'), 'client.example');
+        });
+      },
+    }),
+    ...perKind('hostRewrite Auto (the destination is the Host)', {
+      svc: async () => {
+        const res = await clients.svc('host-auto', { host: 'client.example' });
+        assert.equal(res.echo().host, `127.0.0.1:${echo.port}`);
+        assertAccepted(gw, 'host-auto-svc');
+      },
+      ai: async () => {
+        const res = await gw.request(80, { path: '/host-auto/ai/v1/chat/completions', method: 'POST', host: 'client.example', headers: { 'content-type': 'application/json' }, body: CHAT_BODY });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(header(last(provider).headers, 'host'), `127.0.0.1:${provider.port}`);
+        assertAccepted(gw, 'host-auto-ai');
+      },
+      mcp: async () => {
+        const res = await gw.request(80, { path: '/host-auto/mcp', method: 'POST', host: 'client.example', headers: MCP_HEADERS, body: MCP_INIT });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(header(last(target).headers, 'host'), `127.0.0.1:${target.port}`);
+        assertAccepted(gw, 'host-auto-mcp');
+      },
+    }),
+  ];
+  runRows(rows);
+});
