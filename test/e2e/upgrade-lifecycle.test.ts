@@ -7,9 +7,11 @@
  * missing Secret failing closed). The LLM Realtime handler gets the same phases first.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { jwtVerify } from 'jose';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
 import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/jwt-authentication/test-keys.ts';
@@ -22,6 +24,7 @@ import { startWebSocketEcho, type WebSocketEchoServer, type WebSocketHello } fro
 const UPSTREAM_CERT = await createCertificate(['upstream.test']);
 const ISSUER = 'https://idp.example.com';
 const ORIGIN = 'https://app.example.com';
+const BACKEND_SIGNER = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const PRE = 80;
 const POST = 81;
 
@@ -150,6 +153,7 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
       route('tls', '/tls', svc('secure')),
       route('secret', '/secret', svc('credentialed')),
       route('missing', '/missing', svc('guarded')),
+      route('signed', '/signed', svc('credentialed')),
       route('realtime', '/rt', { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'rt-ai' }, { headers: [{ name: 'x-tier', value: 'gold' }] }),
       route('realtime-other', '/rt', svc('standard')),
       { ...route('silent', '/silent', svc('raw')), timeouts: { request: '300ms' } },
@@ -181,6 +185,8 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
       + trafficPolicy('realtime', 'realtime', { headerModifiers: { response: { set: [{ name: 'x-effect', value: 'realtime' }] } } })
       + backendPolicy('tls', 'tls', { tls: { caCertificateRefs: [{ name: 'upstream-ca' }], sni: 'upstream.test' } })
       + backendPolicy('secret', 'secret', { auth: { secretRef: { name: 'ws-key' }, credentials: [{ location: { header: { name: 'x-extra' } }, secretRef: { name: 'ws-key', key: 'extra' } }] } })
+      + doc({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'signer', namespace: 'default' }, stringData: { signingKey: BACKEND_SIGNER.privateKey.export({ type: 'sec1', format: 'pem' }) } })
+      + backendPolicy('signed', 'signed', { auth: { jwtSign: { signingKeyRef: { name: 'signer' }, alg: 'ES256', claims: { iss: 'switchboard', aud: 'ws' }, ttl: '60s' } } })
       + backendPolicy('missing', 'missing', { auth: { secretRef: { name: 'no-such-secret' } } })
       + doc({
         apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyBackend', metadata: { name: 'rt-ai', namespace: 'default' },
@@ -260,6 +266,13 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
     const { hello } = opened(await upgrade(gw, POST, '/secret', { authorization: 'Bearer client-token' }));
     assert.equal(hello.headers.authorization, 'Bearer from-secret');
     assert.equal(hello.headers['x-extra'], 'extra-from-secret');
+  });
+
+  it('backend auth jwtSign: a freshly signed token reaches the upstream\'s upgrade request', async () => {
+    const { hello } = opened(await upgrade(gw, POST, '/signed'));
+    const header = String(hello.headers.authorization);
+    assert.match(header, /^Bearer /);
+    await jwtVerify(header.slice('Bearer '.length), BACKEND_SIGNER.publicKey, { issuer: 'switchboard', audience: 'ws' });
   });
 
   it('backend auth naming a missing Secret: 500 policy_invalid and the upstream sees nothing', async () => {
