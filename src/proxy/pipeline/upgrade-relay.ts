@@ -163,6 +163,8 @@ export function relayUpgrade(r: UpgradeRelayRequest): void {
       if (expected !== undefined && sent >= expected) close();
     });
     socket.once('end', close);
+    // Either side going away ends it too (a chunked or unframed refusal ends only with the connection).
+    socket.once('close', close);
   };
 }
 
