@@ -3,7 +3,7 @@
  * path, headers) so a row can assert what reached the upstream — or that nothing did:
  *
  * - a provider speaking OpenAI chat completions (the `ai` kind's upstream): model `slow` answers
- *   after 2 s; any other path answers `{path}` as JSON, so a Service can point at it too (the
+ *   after 2 s, model `flaky` alternates 503 and 200 (first 503); any other path answers `{path}` as JSON, so a Service can point at it too (the
  *   backend TLS rows use it over HTTPS for the Service kind);
  * - an MCP target built with the official MCP SDK server (Streamable HTTP at `/mcp`, stateful)
  *   with tools `whoami` (answers `matrix`) and `slow` (answers after 2 s).
@@ -88,6 +88,7 @@ function parse(body: Buffer): Record<string, unknown> | undefined {
 export async function startProvider(tls?: TlsOptions): Promise<RecordingServer> {
   const seen: Seen[] = [];
   const aborted: Seen[] = [];
+  let flaky = 0;
   const { server, port, sockets } = await listen((req, res) => {
     void (async () => {
       const body = parse(await readBody(req));
@@ -102,6 +103,10 @@ export async function startProvider(tls?: TlsOptions): Promise<RecordingServer> 
         return;
       }
       if (model === 'slow') await sleep(SLOW_MS);
+      if (model === 'flaky' && flaky++ % 2 === 0) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"flaky","type":"server_error"}}');
+        return;
+      }
       if (res.destroyed) return;
       if (body?.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
