@@ -8,7 +8,8 @@
  * accepted body that breaks a bound.
  */
 import { asMessage, ErrorCode } from '../src/proxy/mcp/jsonrpc.ts';
-import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, nestingExceeds, parseMessages } from '../src/proxy/mcp/downstream/parse.ts';
+import { jsonTooDeep } from '../src/proxy/http/json-depth.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, parseMessages } from '../src/proxy/mcp/downstream/parse.ts';
 import { classify } from '../src/proxy/mcp/modern/envelope.ts';
 
 const REFUSALS = new Set([`400:${ErrorCode.ParseError}`, `400:${ErrorCode.InvalidRequest}`, `413:${ErrorCode.InvalidRequest}`]);
@@ -29,7 +30,7 @@ export function fuzz(data: Buffer): void {
   for (const message of parsed.messages) {
     if (asMessage(message) !== message) throw new Error('accepted something that is not a JSON-RPC message');
     const text = JSON.stringify(message);
-    if (nestingExceeds(text, MAX_JSON_DEPTH)) throw new Error(`accepted a message nested deeper than ${MAX_JSON_DEPTH}`);
+    if (jsonTooDeep(Buffer.from(text), MAX_JSON_DEPTH)) throw new Error(`accepted a message nested deeper than ${MAX_JSON_DEPTH}`);
     for (const headers of HEADERS) {
       const era = classify(message, headers);
       if (era.era === 'rejected' && (era.status !== 400 || typeof era.code !== 'number')) throw new Error(`odd rejection ${JSON.stringify(era)}`);

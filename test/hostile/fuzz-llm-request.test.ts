@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { assertPrompt } from './fuzz-bound.ts';
 import { fuzz } from '../../fuzz/llm-request.fuzz.ts';
-import { MAX_JSON_DEPTH } from '../../src/proxy/llm/json-depth.ts';
+import { MAX_JSON_DEPTH } from '../../src/proxy/http/json-depth.ts';
 
 function timed(data: Buffer): void {
   assertPrompt(() => fuzz(data), () => `${data.length} bytes`);

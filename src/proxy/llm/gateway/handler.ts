@@ -27,7 +27,7 @@ import { routeTypeFor } from './route-type.ts';
 import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
-import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../json-depth.ts';
+import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../jsonrpc.ts';
-import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_BYTES, nestingExceeds, parseMessages } from './parse.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_BYTES, parseMessages } from './parse.ts';
 
 const request = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
 const parse = (text: string) => parseMessages(Buffer.from(text));
@@ -42,14 +42,4 @@ describe('parseMessages', () => {
     assert.ok(!got.ok);
     assert.equal(got.status, 413);
   });
-});
-
-describe('nestingExceeds', () => {
-  const rows = [
-    { name: 'flat', text: '{"a":1}', max: 1, want: false },
-    { name: 'two levels over one', text: '{"a":[1]}', max: 1, want: true },
-    { name: 'escaped quote keeps the string open', text: '{"a":"\\"[[[["}', max: 1, want: false },
-    { name: 'siblings do not add up', text: '[[],[],[]]', max: 2, want: false },
-  ];
-  for (const row of rows) it(row.name, () => assert.equal(nestingExceeds(row.text, row.max), row.want));
 });

@@ -9,11 +9,12 @@
  * Not JSON: HTTP 400, -32700 (parse error); JSON that is not a message: HTTP 400, -32600. Never
  * throws, whatever the bytes (fuzz/mcp-jsonrpc.fuzz.ts holds it to that).
  */
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../http/json-depth.ts';
 import { asMessage, ErrorCode, type JsonRpcMessage } from '../jsonrpc.ts';
 
 /** Bounds a client's POST body (a JSON-RPC message or batch). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-export const MAX_JSON_DEPTH = 128;
+export { MAX_JSON_DEPTH };
 export const MAX_BATCH_LENGTH = 100;
 
 export type ParsedBody =
@@ -28,8 +29,8 @@ export const TOO_LARGE: ParsedBody = refused(413, ErrorCode.InvalidRequest, 'Mes
 
 export function parseMessages(bytes: Uint8Array): ParsedBody {
   if (bytes.length > MAX_MESSAGE_BYTES) return TOO_LARGE;
+  if (jsonTooDeep(bytes, MAX_JSON_DEPTH)) return refused(400, ErrorCode.InvalidRequest, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  if (nestingExceeds(text, MAX_JSON_DEPTH)) return refused(400, ErrorCode.InvalidRequest, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -47,34 +48,4 @@ export function parseMessages(bytes: Uint8Array): ParsedBody {
     messages.push(message);
   }
   return { ok: true, messages, batch };
-}
-
-const QUOTE = 34;
-const BACKSLASH = 92;
-const OPEN_BRACE = 123;
-const OPEN_BRACKET = 91;
-const CLOSE_BRACE = 125;
-const CLOSE_BRACKET = 93;
-
-/**
- * Whether the JSON text nests arrays/objects deeper than `max`, in one pass without parsing
- * (strings skipped, escapes honoured). Malformed text gets an answer too; JSON.parse judges it next.
- */
-export function nestingExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) {
-      inString = true;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > max) return true;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-    }
-  }
-  return false;
 }

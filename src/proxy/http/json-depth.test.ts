@@ -16,4 +16,13 @@ describe('jsonTooDeep', () => {
     ['closers first do not go negative', ']'.repeat(1000) + deep(MAX_JSON_DEPTH), false],
   ];
   for (const [name, text, expected] of rows) it(name, () => assert.equal(jsonTooDeep(Buffer.from(text)), expected));
+
+  const withMax: [string, string, number, boolean][] = [
+    ['flat under max 1', '{"a":1}', 1, false],
+    ['two levels over max 1', '{"a":[1]}', 1, true],
+    ['escaped quote keeps the string open', '{"a":"\\"[[[["}', 1, false],
+    ['siblings do not add up', '[[],[],[]]', 2, false],
+    ['multi-byte characters are skipped as data', '{"a":"ü€🎉[["}', 1, false],
+  ];
+  for (const [name, text, max, expected] of withMax) it(name, () => assert.equal(jsonTooDeep(Buffer.from(text), max), expected));
 });

@@ -1,12 +1,14 @@
 /**
  * A bracket-depth check over JSON bytes, run before anything parses or walks them.
  *
- * V8's JSON.parse copes with any nesting, but JSON.stringify and the translation walkers that
- * follow recurse: a 100k-deep request overflowed the stack and answered 502 "could not reach the
- * provider". One linear pass over the bytes (string contents skipped) refuses such bodies first.
+ * V8's JSON.parse copes with any nesting, but JSON.stringify and the walkers that follow (LLM
+ * translation, MCP rewriting) recurse: a 100k-deep request overflowed the stack and answered 502
+ * "could not reach the provider". One linear pass over the bytes (string contents skipped) refuses
+ * such bodies first. It reads UTF-8 bytes: every byte it looks for is ASCII, which no byte of a
+ * multi-byte character can be.
  */
 
-/** The deepest nesting of arrays and objects accepted in an AI route's request or a provider's JSON answer. */
+/** The deepest nesting of arrays and objects accepted in a JSON body the gateway parses (AI routes, provider answers, MCP messages). */
 export const MAX_JSON_DEPTH = 128;
 
 const QUOTE = 0x22;
