@@ -1,0 +1,331 @@
+/**
+ * Member × kind matrix, backend members (ProxyPolicy `backend` on the route): tcp, tls, http,
+ * tunnel, auth (key, secretRef, a missing Secret, passthrough), transformation, health, extAuth —
+ * on a Service, an `ai` and an `mcp` backend. An invalid or unapplicable backend policy fails
+ * closed on every kind: refused in the client's format, the upstream sees nothing (support.ts says
+ * how the matrix is built).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { after, before, describe } from 'node:test';
+import { create } from '@bufbuild/protobuf';
+import { HeaderValueOption_HeaderAppendAction } from '../../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
+import { Authorization, CheckResponseSchema } from '../../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
+import { StatusCode } from '../../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
+import { closedPort, startGrpcServer, startHttpServer, type RunningServer } from '../../ext/servers.ts';
+import { createCertificate } from '../../support/certs.ts';
+import { startEchoServer, type EchoServer } from '../../support/echo-server.ts';
+import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
+import { service } from '../../support/manifests.ts';
+import { startMcpTarget, startProvider, type RecordingServer } from './doubles.ts';
+import {
+  aiBackend, appliedOrReported, assertAccepted, assertAnthropicError, assertGatewayError, assertJsonRpcRefusal, assertOpenAIError, assertReported, Clients, failure, header, last,
+  matrixYaml, mcpBackend, nothingReaches, object, perKind, runRows, secret, type Row, type Variant,
+} from './support.ts';
+
+const TLS_HOST = 'upstream.matrix.test';
+
+/** Backend extAuth is not built yet (issue 12, H11 in progress): what each kind does today. */
+const BACKEND_EXTAUTH = {
+  svc: 'defect: backend extAuth is not implemented on Service backends: the runtime refuses to compile it (apply error "backend extAuth is not supported yet") and answers every request 500 policy_invalid, while the policy reports Accepted=True',
+  ai: 'defect: backend extAuth is not implemented on ai backends: requests reach the provider unchecked (a denied user too), while the policy reports Accepted=True',
+  mcp: 'defect: backend extAuth is not implemented on mcp backends: the MCP handler refuses every request with 500 -32603, while the policy reports Accepted=True',
+};
+const overwrite = (key: string, value: string) => ({ header: { key, value }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD });
+
+/** A minimal HTTP CONNECT proxy that records the authorities it was asked for. */
+async function startConnectProxy(): Promise<{ url: string; targets: string[]; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const targets: string[] = [];
+  const proxy: Server = createServer();
+  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    targets.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(client).add(upstream);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    targets,
+    close: () => new Promise<void>((resolve) => {
+      sockets.forEach((s) => s.destroy());
+      proxy.close(() => resolve());
+    }),
+  };
+}
+
+/** ext_authz for the backend extAuth rows: `x-user: mallory` denied 401, everyone else allowed with `x-backend-auth`. */
+function startAuthz(): Promise<RunningServer> {
+  return startGrpcServer((router) => router.service(Authorization, {
+    check(req) {
+      const user = req.attributes?.request?.http?.headers['x-user'] ?? '';
+      if (user === 'mallory') return create(CheckResponseSchema, { status: { code: 7 }, httpResponse: { case: 'deniedResponse', value: { status: { code: StatusCode.Unauthorized }, body: 'not you' } } });
+      return create(CheckResponseSchema, { status: { code: 0 }, httpResponse: { case: 'okResponse', value: { headers: [overwrite('x-backend-auth', user)] } } });
+    },
+  }));
+}
+
+describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transformation, health, extAuth', () => {
+  let echo: EchoServer;
+  let provider: RecordingServer;
+  let target: RecordingServer;
+  let tlsProvider: RecordingServer;
+  let tlsTarget: RecordingServer;
+  let failing: RunningServer;
+  let tunnel: Awaited<ReturnType<typeof startConnectProxy>>;
+  let authz: RunningServer;
+  let gw: GatewayHarness;
+  let clients: Clients;
+
+  before(async () => {
+    const cert = await createCertificate([TLS_HOST]);
+    [echo, provider, target, tlsProvider, tlsTarget, tunnel, authz] = await Promise.all([
+      startEchoServer('echo'), startProvider(), startMcpTarget(), startProvider(cert), startMcpTarget(cert), startConnectProxy(), startAuthz(),
+    ]);
+    failing = await startHttpServer((_req, _body, res) => void res.writeHead(503, { 'content-type': 'text/plain' }).end('sick'));
+    const dead = await closedPort();
+    const ref = (name: string) => ({ group: 'switchboard.dev', kind: 'ProxyBackend', name });
+    const tlsRefs = { svc: { name: 'secure', port: 8443 }, ai: ref('llm-tls'), mcp: ref('tools-tls') };
+    const variants: Variant[] = [
+      { name: 'tcp', backend: { tcp: { connectTimeout: '2s', keepalive: { time: '30s', retries: 3 } } } },
+      { name: 'tls', backend: { tls: { sni: TLS_HOST, caCertificateRefs: [{ name: 'upstream-ca' }] } }, refs: tlsRefs },
+      { name: 'tls-none', refs: tlsRefs },
+      { name: 'http', backend: { http: { requestTimeout: '500ms' } } },
+      { name: 'tunnel', backend: { tunnel: { url: tunnel.url } } },
+      { name: 'auth-key', backend: { auth: { key: 'sk-route' } } },
+      { name: 'auth-secret', backend: { auth: { secretRef: { name: 'backend-key' } } } },
+      { name: 'auth-missing', backend: { auth: { secretRef: { name: 'no-such-secret' } } } },
+      { name: 'auth-passthrough', traffic: { apiKeyAuthentication: { secretRef: { name: 'client-keys' } } }, backend: { auth: { passthrough: {} } } },
+      { name: 'transformation', backend: { transformation: { request: { set: [{ name: 'x-btx', value: '"on"' }] } } } },
+      { name: 'health', backend: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } }, refs: { svc: { name: 'pair', port: 8080 } } },
+      { name: 'extauth', backend: { extAuth: { url: authz.url, grpc: {} } } },
+      { name: 'extauth-down', backend: { extAuth: { url: `http://127.0.0.1:${dead}`, grpc: {}, failureMode: 'FailClosed' } } },
+    ];
+    const extra = service('secure', { host: '127.0.0.1', port: tlsProvider.port }, { port: 8443 })
+      + aiBackend('llm-tls', tlsProvider.port) + mcpBackend('tools-tls', tlsTarget.port)
+      + object({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upstream-ca', namespace: 'default' }, data: { 'ca.crt': cert.certPem } })
+      + secret('backend-key', { Authorization: 'Bearer sk-secret' }) + secret('client-keys', { team: 'sk-good' })
+      + object({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'pair', namespace: 'default' }, spec: { ports: [{ name: 'http', port: 8080 }] } })
+      + [echo.port, failing.port].map((port, i) => object({
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+        metadata: { name: `pair-${i}`, namespace: 'default', labels: { 'kubernetes.io/service-name': 'pair' } },
+        ports: [{ name: 'http', port, protocol: 'TCP' }],
+        endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      })).join('');
+    gw = await startGateway(matrixYaml({ echo, provider, target }, variants, extra));
+    // What the runtime could not compile is each row's business (the extAuth rows assert what a client sees).
+    assert.deepEqual(gw.applyErrors.map(String).filter((e) => !/ProxyPolicy\/default\/extauth(-down)?-/.test(e)), []);
+    clients = new Clients(gw);
+  });
+  after(async () => {
+    await clients?.close();
+    await gw?.close();
+    await Promise.all([echo?.close(), provider?.stop(), target?.stop(), tlsProvider?.stop(), tlsTarget?.stop(), failing?.close(), tunnel?.close(), authz?.close()]);
+  });
+
+  const rows: Row[] = [
+    ...perKind('tcp (connectTimeout and keepalive time applied; keepalive.retries reported on every kind)', {
+      svc: async () => {
+        assert.equal((await clients.svc('tcp')).status, 200);
+        assertReported(gw, 'tcp-svc', 'spec.backend.tcp.keepalive.retries', 'svc', ['PartiallyApplied']);
+      },
+      ai: async () => {
+        assert.equal((await clients.chat('tcp')).text, 'hello');
+        assertReported(gw, 'tcp-ai', 'spec.backend.tcp.keepalive.retries', 'ai', ['PartiallyApplied']);
+      },
+      mcp: async () => {
+        assert.equal((await clients.callTool('tcp')).text, 'matrix');
+        assertReported(gw, 'tcp-mcp', 'spec.backend.tcp.keepalive.retries', 'mcp', ['PartiallyApplied']);
+      },
+    }),
+    ...perKind('tls (TLS originated with the configured CA and SNI; without the policy the HTTPS upstream is unreachable)', {
+      svc: async () => {
+        const res = await clients.svc('tls');
+        assert.equal(res.status, 200, res.text);
+        assert.equal(last(tlsProvider).path, '/tls/svc');
+        assert.equal((await clients.svc('tls-none')).status, 502, 'plaintext to the HTTPS upstream fails');
+        assertAccepted(gw, 'tls-svc');
+      },
+      ai: async () => {
+        assert.equal((await clients.chat('tls')).text, 'hello');
+        assert.match(last(tlsProvider).path, /\/chat\/completions$/);
+        assert.equal(((await failure(clients.chat('tls-none'))) as { status?: number }).status, 502, 'plaintext to the HTTPS provider fails');
+        assertAccepted(gw, 'tls-ai');
+      },
+      mcp: async () => {
+        assert.equal((await clients.callTool('tls')).text, 'matrix');
+        assert.equal(last(tlsTarget).what, 'tools/call');
+        await failure(clients.callTool('tls-none'));
+        assertAccepted(gw, 'tls-mcp');
+      },
+    }),
+    ...perKind('http.requestTimeout 500ms (504 upstream_timeout)', {
+      svc: async () => assertGatewayError(await clients.svc('http', { path: '?delay=2000' }), 504, 'upstream_timeout'),
+      ai: async () => {
+        const started = Date.now();
+        assertOpenAIError(await failure(clients.chat('http', { model: 'slow' })), 504, 'server_error', 'upstream_timeout');
+        assert.ok(Date.now() - started < 1500, 'answered at the deadline');
+      },
+      mcp: async () => {
+        const { client } = await clients.mcp('http');
+        const started = Date.now();
+        const err = await failure(client.callTool({ name: 'slow', arguments: {} }));
+        assert.ok(Date.now() - started < 1500, `answered at the deadline: ${String(err)}`);
+        assert.match(String(err), /504|timed out|timeout/i);
+      },
+    }, {
+      ai: 'defect: backend http.requestTimeout on an ai backend answers 504 with the LLM handler\'s own error object (code null, "the provider did not answer in time") instead of docs/errors.md upstream_timeout',
+      mcp: 'defect: backend http.requestTimeout is ignored on MCP target calls (a 2 s tools/call completes) while the policy reports Accepted=True',
+    }),
+    ...perKind('tunnel (the upstream is reached through the HTTP CONNECT proxy)', {
+      svc: async () => {
+        assert.equal((await clients.svc('tunnel')).status, 200);
+        assert.equal(tunnel.targets.at(-1), `127.0.0.1:${echo.port}`);
+      },
+      ai: async () => {
+        assert.equal((await clients.chat('tunnel')).text, 'hello');
+        assert.equal(tunnel.targets.at(-1), `127.0.0.1:${provider.port}`);
+      },
+      mcp: async () => {
+        assert.equal((await clients.callTool('tunnel')).text, 'matrix');
+        assert.equal(tunnel.targets.at(-1), `127.0.0.1:${target.port}`);
+      },
+    }),
+    ...perKind('auth.key (the inline key replaces the client credential)', {
+      svc: async () => assert.equal((await clients.svc('auth-key', { headers: { authorization: 'Bearer client' } })).echo().headers.authorization, 'Bearer sk-route'),
+      ai: async () => {
+        await clients.chat('auth-key', { apiKey: 'sk-client' });
+        assert.equal(header(last(provider).headers, 'authorization'), 'Bearer sk-route');
+      },
+      mcp: async () => {
+        await clients.callTool('auth-key', { authorization: 'Bearer client' });
+        assert.equal(header(last(target).headers, 'authorization'), 'Bearer sk-route');
+      },
+    }),
+    ...perKind('auth.secretRef (the Secret\'s key, Bearer prefix normalised)', {
+      svc: async () => assert.equal((await clients.svc('auth-secret')).echo().headers.authorization, 'Bearer sk-secret'),
+      ai: async () => {
+        await clients.chat('auth-secret');
+        assert.equal(header(last(provider).headers, 'authorization'), 'Bearer sk-secret');
+      },
+      mcp: async () => {
+        await clients.callTool('auth-secret');
+        assert.equal(header(last(target).headers, 'authorization'), 'Bearer sk-secret');
+      },
+    }),
+    ...perKind('auth.secretRef naming a missing Secret (Invalid; 500, nothing upstream)', {
+      svc: async () => {
+        assertGatewayError(await nothingReaches(echo, () => clients.svc('auth-missing')), 500, 'policy_invalid');
+        assert.equal(acceptedReason('auth-missing-svc'), 'Invalid');
+      },
+      ai: async () => {
+        assertOpenAIError(await nothingReaches(provider, () => failure(clients.chat('auth-missing'))), 500, 'server_error', 'policy_invalid');
+        assertAnthropicError(await nothingReaches(provider, () => failure(clients.message('auth-missing'))), 500, 'api_error');
+        assert.equal(acceptedReason('auth-missing-ai'), 'Invalid');
+      },
+      mcp: async () => {
+        assertJsonRpcRefusal(await nothingReaches(target, () => failure(clients.mcp('auth-missing'))), 500, -32603, 'policy_invalid');
+        assert.equal(acceptedReason('auth-missing-mcp'), 'Invalid');
+      },
+    }, {
+      ai: 'defect: a route-level backend auth.secretRef naming a missing Secret (policy Accepted=False Invalid) does not fail closed on an ai backend: the request reaches the provider without a credential (H11 in progress)',
+      mcp: 'defect: the MCP refusal of an invalid backend policy (500, -32603, nothing sent) is rendered by the MCP handler without data {status, code: policy_invalid} (docs/errors.md jsonrpc shape)',
+    }),
+    ...perKind('auth.passthrough (the client key validated by apiKeyAuthentication is re-added)', {
+      svc: async () => assert.equal((await clients.svc('auth-passthrough', { headers: { authorization: 'Bearer sk-good' } })).echo().headers.authorization, 'Bearer sk-good'),
+      ai: async () => {
+        await clients.chat('auth-passthrough', { apiKey: 'sk-good' });
+        assert.equal(header(last(provider).headers, 'authorization'), 'Bearer sk-good');
+      },
+      mcp: async () => {
+        await clients.callTool('auth-passthrough', { authorization: 'Bearer sk-good' });
+        assert.equal(header(last(target).headers, 'authorization'), 'Bearer sk-good');
+      },
+    }, {
+      ai: 'defect: backend auth.passthrough does not re-add the client API key validated by apiKeyAuthentication on provider calls (the provider sees no Authorization) while the policy reports Accepted=True',
+      mcp: 'defect: backend auth.passthrough does not re-add the client API key validated by apiKeyAuthentication on MCP target calls (the target sees no Authorization) while the policy reports Accepted=True',
+    }),
+    ...perKind('transformation (a request header set on the upstream call)', {
+      svc: async () => {
+        assert.equal((await clients.svc('transformation')).echo().headers['x-btx'], 'on');
+        assertAccepted(gw, 'transformation-svc');
+      },
+      ai: async (t) => {
+        await clients.chat('transformation');
+        await appliedOrReported(t, gw, 'transformation-ai', 'spec.backend.transformation', 'ai', async () => {
+          assert.equal(header(last(provider).headers, 'x-btx'), 'on');
+        });
+      },
+      mcp: async (t) => {
+        await clients.callTool('transformation');
+        await appliedOrReported(t, gw, 'transformation-mcp', 'spec.backend.transformation', 'mcp', async () => {
+          assert.equal(header(last(target).headers, 'x-btx'), 'on');
+        });
+      },
+    }),
+    ...perKind('health (an endpoint answering 5xx is evicted)', {
+      svc: async () => {
+        // Round robin over a healthy and a failing endpoint: the failing one answers at most once.
+        const statuses: number[] = [];
+        for (let i = 0; i < 8; i++) statuses.push((await clients.svc('health')).status);
+        assert.ok(statuses.filter((s) => s === 503).length <= 1, `evicted after its first 503: ${statuses.join(' ')}`);
+        assertAccepted(gw, 'health-svc');
+      },
+      ai: async (t) => {
+        await appliedOrReported(t, gw, 'health-ai', 'spec.backend.health', 'ai', () => assert.fail('health is no longer reported on ai: give this row an effect check (a provider answering 5xx is evicted)'));
+      },
+      mcp: async (t) => {
+        await appliedOrReported(t, gw, 'health-mcp', 'spec.backend.health', 'mcp', () => assert.fail('health is no longer reported on mcp: give this row an effect check (a target answering 5xx is evicted)'));
+      },
+    }),
+    ...perKind('extAuth allow and deny (checked before the upstream call)', {
+      svc: async () => {
+        assert.equal((await clients.svc('extauth', { headers: { 'x-user': 'alice' } })).echo().headers['x-backend-auth'], 'alice');
+        assert.equal((await nothingReaches(echo, () => clients.svc('extauth', { headers: { 'x-user': 'mallory' } }))).status, 401);
+      },
+      ai: async () => {
+        assert.equal((await clients.chat('extauth', { headers: { 'x-user': 'alice' } })).text, 'hello');
+        assert.equal(header(last(provider).headers, 'x-backend-auth'), 'alice');
+        const err = await nothingReaches(provider, () => failure(clients.chat('extauth', { headers: { 'x-user': 'mallory' } })));
+        assert.equal((err as { status?: number }).status, 401, String(err));
+      },
+      mcp: async () => {
+        assert.equal((await clients.callTool('extauth', { 'x-user': 'alice' })).text, 'matrix');
+        assert.equal(header(last(target).headers, 'x-backend-auth'), 'alice');
+        const err = await nothingReaches(target, () => failure(clients.mcp('extauth', { 'x-user': 'mallory' })));
+        assert.equal((err as { code?: number }).code, 401, String(err));
+      },
+    }, BACKEND_EXTAUTH),
+    ...perKind('extAuth FailClosed with its service down (403, nothing upstream)', {
+      svc: async () => assertGatewayError(await nothingReaches(echo, () => clients.svc('extauth-down')), 403, 'ext_auth_unavailable'),
+      ai: async () => {
+        assertOpenAIError(await nothingReaches(provider, () => failure(clients.chat('extauth-down'))), 403, 'permission_error', 'ext_auth_unavailable');
+        assertAnthropicError(await nothingReaches(provider, () => failure(clients.message('extauth-down'))), 403, 'permission_error');
+      },
+      mcp: async () => assertJsonRpcRefusal(await nothingReaches(target, () => failure(clients.mcp('extauth-down'))), 403, -32001, 'ext_auth_unavailable'),
+    }, {
+      svc: 'defect: backend extAuth is not implemented on Service backends: refused (nothing upstream) but as 500 policy_invalid, not 403 ext_auth_unavailable, while the policy reports Accepted=True',
+      ai: 'defect: backend extAuth FailClosed with its service down lets requests through to the provider (fail-open authorization) while the policy reports Accepted=True (H11 in progress)',
+      mcp: 'defect: backend extAuth is not implemented on mcp backends: refused (nothing sent to the target) but as 500 -32603 without data, not 403 ext_auth_unavailable, while the policy reports Accepted=True',
+    }),
+  ];
+  runRows(rows);
+
+  function acceptedReason(policy: string): string {
+    const status = gw.statusOf('ProxyPolicy', policy) as { ancestors?: { conditions?: { type: string; reason: string }[] }[] };
+    return status.ancestors?.[0]?.conditions?.find((c) => c.type === 'Accepted')?.reason ?? '';
+  }
+});
