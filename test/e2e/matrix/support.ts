@@ -244,11 +244,9 @@ export function assertReported(gw: GatewayHarness, policy: string, path: string,
   assert.equal(accepted.status, 'False', JSON.stringify(accepted));
   assert.ok(reasons.includes(accepted.reason), `reason ${accepted.reason}, expected one of ${reasons.join(', ')}: ${accepted.message}`);
   assert.ok(accepted.message.includes(path), `the message names ${path}: ${accepted.message}`);
-  if (kind !== 'svc' || !accepted.message.includes('(on ')) {
-    // Kind-limited rows name the kinds; rows for every kind name none.
-    const named = /\(on ([^)]*) backends\)/.exec(accepted.message.slice(accepted.message.indexOf(path)))?.[1];
-    if (named !== undefined) assert.ok(named.split(', ').includes(STATUS_KIND[kind]), `the message names kind ${STATUS_KIND[kind]}: ${accepted.message}`);
-  }
+  // Kind-limited rows name the kinds right after the path ("… (on ai, mcp backends)"); rows for every kind name none.
+  const named = /^[^ ]* \(on ([^)]*) backends\)/.exec(accepted.message.slice(accepted.message.indexOf(path)))?.[1];
+  if (named !== undefined) assert.ok(named.split(', ').includes(STATUS_KIND[kind]), `the message names kind ${STATUS_KIND[kind]}: ${accepted.message}`);
 }
 
 /** Asserts the policy is accepted with nothing reported (the member applies here). */
