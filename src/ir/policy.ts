@@ -21,7 +21,15 @@
  * CEL expressions are kept as text; the translator has already compiled each one.
  */
 
+import type { AiPolicy } from './ai.ts';
 import type { McpPolicyIR } from './mcp.ts';
+import type {
+  AccessLogPolicy, CloudAAuth, CloudBAuth, CloudCAuth, CorsPolicy, CrossAppAccessAuth, ExtAuthPolicy, ExtProcPolicy,
+  FrontendHttpPolicy, FrontendTcpPolicy, FrontendTlsPolicy, HeaderModifiersPolicy, JwtMcpPolicy, JwtSignAuth, MetricsPolicy,
+  OAuthTokenExchangeAuth, PassthroughAuth, RateLimitPolicy, RetryPolicySpec, TracingPolicy,
+} from './members.ts';
+
+export type * from './members.ts';
 
 /** Which object a member came from: `ProxyPolicy/<ns>/<name>` or `ProxyBackend/<ns>/<name>` (inline policies). */
 export type PolicySource = string;
@@ -121,7 +129,8 @@ export interface JwtAuthenticationPolicy {
   readonly mode: AuthMode;
   readonly providers: readonly JwtProvider[];
   readonly location?: CredentialLocation;
-  readonly mcp?: JsonObject;
+  /** MCP OAuth discovery (`clientSecretRef` resolved to `clientSecret`). */
+  readonly mcp?: JwtMcpPolicy;
 }
 
 /** A member that may instead be a conditional list: the first entry whose condition holds runs. */
@@ -129,8 +138,6 @@ export interface Conditional<T> {
   readonly conditional: readonly { readonly condition?: string; readonly policy: T }[];
 }
 
-export type ExtAuthPolicy = PolicyEndpoint & JsonObject;
-export type ExtProcPolicy = PolicyEndpoint & JsonObject;
 
 export interface DirectResponsePolicy {
   readonly status?: number;
@@ -140,19 +147,19 @@ export interface DirectResponsePolicy {
 }
 
 export interface TrafficPolicy {
-  readonly transformation?: TransformationPolicy;
+  readonly transformation?: TransformationPolicy | Conditional<TransformationPolicy>;
   readonly extProc?: ExtProcPolicy | Conditional<ExtProcPolicy>;
   readonly extAuth?: ExtAuthPolicy | Conditional<ExtAuthPolicy>;
   /** `local` entries as written; `global` with its endpoint resolved. */
-  readonly rateLimit?: JsonObject;
-  /** As written (Gateway API HTTPCORSFilter fields). */
-  readonly cors?: JsonObject;
+  readonly rateLimit?: RateLimitPolicy | Conditional<RateLimitPolicy>;
+  /** As written (Gateway API HTTPCORSFilter fields, unchecked by the API schema). */
+  readonly cors?: CorsPolicy;
   readonly csrf?: { readonly additionalOrigins?: readonly string[] };
-  readonly headerModifiers?: JsonObject;
+  readonly headerModifiers?: HeaderModifiersPolicy;
   readonly hostRewrite?: { readonly mode: 'Auto' | 'None' };
   readonly timeouts?: { readonly requestMs?: number };
-  /** As written. */
-  readonly retry?: JsonObject;
+  /** As written (Gateway API HTTPRouteRetry fields, unchecked by the API schema). */
+  readonly retry?: RetryPolicySpec;
   readonly authorization?: AuthorizationPolicy;
   readonly jwtAuthentication?: JwtAuthenticationPolicy;
   readonly basicAuthentication?: BasicAuthenticationPolicy;
@@ -183,17 +190,26 @@ export interface BackendTLSPolicy {
   readonly keyExchangeGroups?: readonly string[];
 }
 
+/**
+ * Transitional: unit tests of the proxy's defensive checks build deliberately malformed cloudB and
+ * crossAppAccess members (a JsonObject fixture, a managedIdentity with one id) that the typed member
+ * rejects: src/proxy/backend-policies/cross-app-access.test.ts, src/proxy/mcp/upstream/policy.test.ts,
+ * src/proxy/llm/gateway/credentials/index.test.ts. Remove this alternative once those fixtures cast
+ * their malformed values (`as never`); the consumers already parse these members defensively.
+ */
+type UntypedFixture = JsonObject;
+
 export interface BackendAuthPolicy {
   /** The credential value (from `key` or the resolved `secretRef`; `Bearer ` stripped from the default key). */
   readonly key?: string;
-  readonly passthrough?: JsonObject;
+  readonly passthrough?: PassthroughAuth;
   /** cloudA/cloudB/cloudC/oauthTokenExchange/crossAppAccess/jwtSign with Secret references resolved. */
-  readonly cloudA?: JsonObject;
-  readonly cloudB?: JsonObject;
-  readonly cloudC?: JsonObject;
-  readonly oauthTokenExchange?: JsonObject;
-  readonly crossAppAccess?: JsonObject;
-  readonly jwtSign?: JsonObject;
+  readonly cloudA?: CloudAAuth;
+  readonly cloudB?: CloudBAuth | UntypedFixture;
+  readonly cloudC?: CloudCAuth;
+  readonly oauthTokenExchange?: OAuthTokenExchangeAuth;
+  readonly crossAppAccess?: CrossAppAccessAuth | UntypedFixture;
+  readonly jwtSign?: JwtSignAuth;
   /** Default: header Authorization with prefix `Bearer `. */
   readonly location?: CredentialLocation;
   readonly credentials?: readonly { readonly location: CredentialLocation; readonly value: string }[];
@@ -205,8 +221,8 @@ export interface BackendPolicy {
   readonly http?: { readonly version?: 'HTTP1' | 'HTTP2'; readonly requestTimeoutMs?: number };
   readonly tunnel?: PolicyEndpoint;
   readonly auth?: BackendAuthPolicy;
-  /** Passed through as written (its own issue resolves it). */
-  readonly ai?: JsonObject;
+  /** Passed through as written (SPEC.md BackendAI; CEL checked by the translator). */
+  readonly ai?: AiPolicy;
   /** Lowered: authorization rules compiled, guardrail endpoints resolved to URLs. */
   readonly mcp?: McpPolicyIR;
   readonly transformation?: TransformationPolicy;
@@ -230,15 +246,15 @@ export const BACKEND_MEMBERS = ['tcp', 'tls', 'http', 'tunnel', 'auth', 'ai', 'm
 export type BackendMember = (typeof BACKEND_MEMBERS)[number];
 
 export interface FrontendPolicy {
-  readonly tcp?: JsonObject;
+  readonly tcp?: FrontendTcpPolicy;
   readonly networkAuthorization?: AuthorizationPolicy;
-  readonly tls?: JsonObject;
-  readonly http?: JsonObject;
+  readonly tls?: FrontendTlsPolicy;
+  readonly http?: FrontendHttpPolicy;
   readonly proxyProtocol?: { readonly version: 'V1' | 'V2' | 'All'; readonly mode: 'Strict' | 'Optional' };
   readonly connect?: { readonly mode: 'Deny' | 'Route' | 'Tunnel' };
-  readonly accessLog?: JsonObject;
-  readonly tracing?: JsonObject;
-  readonly metrics?: JsonObject;
+  readonly accessLog?: AccessLogPolicy;
+  readonly tracing?: TracingPolicy;
+  readonly metrics?: MetricsPolicy;
   readonly sources: MemberSources<FrontendMember>;
   readonly invalid?: readonly InvalidPolicy[];
 }

@@ -1,6 +1,6 @@
 import type { SecureContextOptions } from 'node:tls';
 import { compile, type AuthorizationRule, type Program } from '../../cel/index.ts';
-import type { FrontendMember, FrontendPolicy, JsonObject } from '../../ir/policy.ts';
+import type { AccessLogPolicy, FrontendHttpPolicy, FrontendMember, FrontendPolicy, FrontendTlsPolicy } from '../../ir/policy.ts';
 import type { ProxyProtocolVersion } from './proxy-protocol.ts';
 
 /** Server settings that apply to HTTP on this bind (SPEC.md Frontend `http`). */
@@ -83,7 +83,7 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
     return undefined;
   };
   for (const member of UNSUPPORTED) if (policy[member] !== undefined) report(member, 'not supported by this proxy yet');
-  if (isObject(policy.accessLog) && policy.accessLog.otlp !== undefined) report('accessLog', 'otlp export is not supported by this proxy yet');
+  if (policy.accessLog?.otlp !== undefined) report('accessLog', 'otlp export is not supported by this proxy yet');
   if (policy.connect && policy.connect.mode !== 'Deny') report('connect', `mode ${policy.connect.mode} is not supported by this proxy yet: CONNECT is refused`);
 
   const networkRules = policy.networkAuthorization?.rules.map((rule) => ({
@@ -91,49 +91,49 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
     matchExpressions: rule.matchExpressions.map((e) => cel('networkAuthorization', e, true)).filter((p): p is Program => p !== undefined),
   }));
 
-  const keepalive = isObject(policy.tcp) && isObject(policy.tcp.keepalive) ? policy.tcp.keepalive : undefined;
+  const keepalive = policy.tcp?.keepalive;
   const compiled: CompiledFrontend = {
     invalid,
     proxyProtocol: policy.proxyProtocol,
     networkRules,
-    keepaliveMs: keepalive ? (num(keepalive.timeMs) ?? DEFAULT_KEEPALIVE_MS) : undefined,
-    http: compileHttp(isObject(policy.http) ? policy.http : {}),
-    tls: compileTls(isObject(policy.tls) ? policy.tls : {}),
+    keepaliveMs: keepalive ? (keepalive.timeMs ?? DEFAULT_KEEPALIVE_MS) : undefined,
+    http: compileHttp(policy.http ?? {}),
+    tls: compileTls(policy.tls ?? {}),
     connect: 'Deny',
-    accessLog: isObject(policy.accessLog) ? compileAccessLog(policy.accessLog, cel) : undefined,
+    accessLog: policy.accessLog ? compileAccessLog(policy.accessLog, cel) : undefined,
   };
   for (const message of invalid) onError(message);
   return compiled;
 }
 
-function compileHttp(http: JsonObject): FrontendHttp {
+function compileHttp(http: FrontendHttpPolicy): FrontendHttp {
   return {
-    maxBufferBytes: num(http.maxBufferSize),
-    http1MaxHeaders: num(http.http1MaxHeaders),
-    http1IdleTimeoutMs: num(http.http1IdleTimeoutMs),
+    maxBufferBytes: http.maxBufferSize,
+    http1MaxHeaders: http.http1MaxHeaders,
+    http1IdleTimeoutMs: http.http1IdleTimeoutMs,
     http1PreserveHeaderCase: http.http1HeaderCase === 'Preserve',
     http2Settings: {
-      ...(num(http.http2WindowSize) !== undefined ? { initialWindowSize: num(http.http2WindowSize) } : {}),
-      ...(num(http.http2FrameSize) !== undefined ? { maxFrameSize: num(http.http2FrameSize) } : {}),
-      ...(num(http.http2MaxHeaderSize) !== undefined ? { maxHeaderListSize: num(http.http2MaxHeaderSize) } : {}),
+      ...(http.http2WindowSize !== undefined ? { initialWindowSize: http.http2WindowSize } : {}),
+      ...(http.http2FrameSize !== undefined ? { maxFrameSize: http.http2FrameSize } : {}),
+      ...(http.http2MaxHeaderSize !== undefined ? { maxHeaderListSize: http.http2MaxHeaderSize } : {}),
     },
-    http2ConnectionWindowBytes: num(http.http2ConnectionWindowSize),
-    http2KeepaliveIntervalMs: num(http.http2KeepaliveIntervalMs),
-    http2KeepaliveTimeoutMs: num(http.http2KeepaliveTimeoutMs),
-    maxConnectionDurationMs: num(http.maxConnectionDurationMs),
+    http2ConnectionWindowBytes: http.http2ConnectionWindowSize,
+    http2KeepaliveIntervalMs: http.http2KeepaliveIntervalMs,
+    http2KeepaliveTimeoutMs: http.http2KeepaliveTimeoutMs,
+    maxConnectionDurationMs: http.maxConnectionDurationMs,
   };
 }
 
-function compileTls(tls: JsonObject): FrontendTls {
-  const suites = Array.isArray(tls.cipherSuites) ? tls.cipherSuites.map((s) => CIPHERS[String(s)] ?? String(s)) : [];
+function compileTls(tls: FrontendTlsPolicy): FrontendTls {
+  const suites = (tls.cipherSuites ?? []).map((s) => CIPHERS[s] ?? s);
   const tls13 = suites.filter((s) => s.startsWith('TLS_'));
   const tls12 = suites.filter((s) => !s.startsWith('TLS_'));
-  const groups = Array.isArray(tls.keyExchangeGroups) ? tls.keyExchangeGroups.map((g) => GROUPS[String(g)] ?? String(g)) : [];
-  const min = TLS_VERSIONS[String(tls.minProtocolVersion)];
-  const max = TLS_VERSIONS[String(tls.maxProtocolVersion)];
+  const groups = (tls.keyExchangeGroups ?? []).map((g) => GROUPS[g] ?? g);
+  const min = tls.minProtocolVersion !== undefined ? TLS_VERSIONS[tls.minProtocolVersion] : undefined;
+  const max = tls.maxProtocolVersion !== undefined ? TLS_VERSIONS[tls.maxProtocolVersion] : undefined;
   return {
-    handshakeTimeoutMs: num(tls.handshakeTimeoutMs) ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
-    alpnProtocols: Array.isArray(tls.alpnProtocols) ? tls.alpnProtocols.map(String) : DEFAULT_ALPN,
+    handshakeTimeoutMs: tls.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    alpnProtocols: tls.alpnProtocols ?? DEFAULT_ALPN,
     contextOptions: {
       // A suite list naming only one TLS version's suites rules the other version out.
       ...(min ?? (suites.length > 0 && tls12.length === 0) ? { minVersion: min ?? 'TLSv1.3' } : {}),
@@ -145,23 +145,13 @@ function compileTls(tls: JsonObject): FrontendTls {
   };
 }
 
-function compileAccessLog(log: JsonObject, cel: (m: FrontendMember, e: string, bool: boolean) => Program | undefined): AccessLogSettings {
-  const attributes = isObject(log.attributes) ? log.attributes : {};
-  const add = Array.isArray(attributes.add) ? attributes.add.filter(isObject) : [];
+function compileAccessLog(log: AccessLogPolicy, cel: (m: FrontendMember, e: string, bool: boolean) => Program | undefined): AccessLogSettings {
   return {
-    filter: typeof log.filter === 'string' ? cel('accessLog', log.filter, true) : undefined,
-    remove: new Set(Array.isArray(attributes.remove) ? attributes.remove.map(String) : []),
-    add: add.flatMap((a) => {
-      const program = typeof a.expression === 'string' ? cel('accessLog', a.expression, false) : undefined;
-      return program && typeof a.name === 'string' ? [{ name: a.name, program }] : [];
+    filter: log.filter !== undefined ? cel('accessLog', log.filter, true) : undefined,
+    remove: new Set(log.attributes?.remove ?? []),
+    add: (log.attributes?.add ?? []).flatMap((a) => {
+      const program = cel('accessLog', a.expression, false);
+      return program ? [{ name: a.name, program }] : [];
     }),
   };
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }

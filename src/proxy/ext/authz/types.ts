@@ -1,30 +1,12 @@
 /** Shapes shared by the gRPC and HTTP external-authorization clients and their cache. */
 import type { Activation } from '../../../cel/index.ts';
-import type { JsonObject, PolicyEndpoint } from '../../../ir/policy.ts';
+import type { ExtAuthPolicy, JsonObject } from '../../../ir/policy.ts';
 import type { SharedConnections } from '../connections.ts';
 import type { EndpointResolver, FailureMode } from '../endpoint.ts';
 import type { HeaderMutations, HeaderPair, RequestHeaders } from '../headers.ts';
 
-/** The IR member `extAuth` (src/ir/policy.ts ExtAuthPolicy), with its fields typed. */
-export interface ExtAuthConfig extends PolicyEndpoint {
-  readonly failureMode?: FailureMode;
-  readonly grpc?: {
-    readonly contextExtensions?: Readonly<Record<string, string>>;
-    readonly requestMetadata?: Readonly<Record<string, string>>;
-  };
-  readonly http?: {
-    readonly path?: string;
-    readonly redirect?: string;
-    readonly body?: string;
-    readonly allowedRequestHeaders?: readonly string[];
-    readonly addRequestHeaders?: Readonly<Record<string, string>>;
-    readonly allowedResponseHeaders?: readonly string[];
-    readonly responseMetadata?: Readonly<Record<string, string>>;
-  };
-  /** `maxSize` in bytes (the translator lowered the ByteSize). */
-  readonly forwardBody?: { readonly maxSize: number };
-  readonly cache?: { readonly key: readonly string[]; readonly ttl: string; readonly maxEntries?: number };
-}
+/** The IR member `extAuth` (one direct entry, src/ir/members.ts): `forwardBody.maxSize` is in bytes. */
+export type ExtAuthConfig = ExtAuthPolicy;
 
 /** What the pipeline knows about the downstream request. */
 export interface DownstreamRequest {

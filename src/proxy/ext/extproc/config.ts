@@ -1,26 +1,12 @@
 /** The IR member `extProc` (src/ir/policy.ts ExtProcPolicy) with its fields typed, and mode handling. */
-import type { PolicyEndpoint } from '../../../ir/policy.ts';
-import type { FailureMode } from '../endpoint.ts';
+import type { ExtProcPolicy } from '../../../ir/policy.ts';
 import { ProcessingMode_BodySendMode, ProcessingMode_HeaderSendMode, type ProcessingMode } from '../gen/envoy/extensions/filters/http/ext_proc/v3/processing_mode_pb.js';
 
-export type BodySendMode = 'None' | 'Buffered' | 'BufferedPartial' | 'FullDuplexStreamed';
-export type SendMode = 'Send' | 'Skip';
-
-export interface ExtProcConfig extends PolicyEndpoint {
-  readonly failureMode?: FailureMode;
-  readonly processingOptions?: {
-    readonly requestBodyMode?: BodySendMode;
-    readonly responseBodyMode?: BodySendMode;
-    readonly requestHeaderMode?: SendMode;
-    readonly responseHeaderMode?: SendMode;
-    readonly requestTrailerMode?: SendMode;
-    readonly responseTrailerMode?: SendMode;
-    readonly allowModeOverride?: boolean;
-  };
-  readonly metadataContext?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  readonly requestAttributes?: Readonly<Record<string, string>>;
-  readonly responseAttributes?: Readonly<Record<string, string>>;
-}
+/** The IR member `extProc` (one direct entry, src/ir/members.ts). */
+export type ExtProcConfig = ExtProcPolicy;
+type ProcessingOptions = NonNullable<ExtProcConfig['processingOptions']>;
+export type BodySendMode = NonNullable<ProcessingOptions['requestBodyMode']>;
+export type SendMode = NonNullable<ProcessingOptions['requestHeaderMode']>;
 
 export interface Modes {
   requestHeaders: SendMode;

@@ -13,7 +13,7 @@ import { create } from '@bufbuild/protobuf';
 import { createClient, type Client } from '@connectrpc/connect';
 import { evalNumber, evalString, evalValue } from '../../../cel/index.ts';
 import type { Activation, Program } from '../../../cel/index.ts';
-import type { PolicyEndpoint } from '../../../ir/policy.ts';
+import type { GlobalRateLimitPolicy } from '../../../ir/policy.ts';
 import { RateLimitDescriptor_RateLimitOverrideSchema, RateLimitDescriptorSchema, type RateLimitDescriptor } from '../gen/envoy/extensions/common/ratelimit/v3/ratelimit_pb.js';
 import {
   RateLimitRequestSchema, RateLimitResponse_Code, RateLimitResponse_RateLimit_Unit, RateLimitService,
@@ -21,21 +21,13 @@ import {
 } from '../gen/envoy/service/ratelimit/v3/rls_pb.js';
 import { RateLimitUnit } from '../gen/envoy/type/v3/ratelimit_unit_pb.js';
 import type { SharedConnections } from '../connections.ts';
-import { grpcChannel, withUrlFallback, type EndpointResolver, type FailureMode, type GrpcChannel } from '../endpoint.ts';
+import { grpcChannel, withUrlFallback, type EndpointResolver, type GrpcChannel } from '../endpoint.ts';
 import { compileExpression } from '../expressions.ts';
 import { headerValueText, type HeaderPair } from '../headers.ts';
 import { ALLOWED, overLimit, type RateLimitDecision } from './types.ts';
 
-export interface GlobalRateLimitConfig extends PolicyEndpoint {
-  readonly failureMode?: FailureMode;
-  readonly domain: string;
-  readonly descriptors: readonly {
-    readonly entries: readonly { readonly name: string; readonly expression: string }[];
-    readonly unit?: 'Requests' | 'Tokens';
-    readonly cost?: string;
-    readonly limitOverride?: string;
-  }[];
-}
+/** The IR's `rateLimit.global` (src/ir/members.ts): the service endpoint resolved, descriptors as written. */
+export type GlobalRateLimitConfig = GlobalRateLimitPolicy;
 
 export interface GlobalRateLimitOptions {
   readonly resolve?: EndpointResolver;

@@ -5,14 +5,11 @@
  * positive balance and `recordUsage` charges the real count afterwards — the balance may go below
  * zero and then holds back later requests until it refills.
  */
+import type { LocalRateLimitPolicy } from '../../../ir/policy.ts';
 import { overLimit, ALLOWED, type RateLimitDecision } from './types.ts';
 
-export interface LocalRateLimitEntry {
-  readonly requests?: number;
-  readonly tokens?: number;
-  readonly unit: 'Seconds' | 'Minutes' | 'Hours';
-  readonly burst?: number;
-}
+/** One `rateLimit.local` entry of the IR (src/ir/members.ts): exactly one of requests or tokens. */
+export type LocalRateLimitEntry = LocalRateLimitPolicy;
 
 const UNIT_MS = { Seconds: 1000, Minutes: 60_000, Hours: 3_600_000 } as const;
 

@@ -5,20 +5,12 @@
  * other origins get no CORS headers at all, so the browser refuses them; a preflight from such an
  * origin goes on to the route like any OPTIONS request.
  */
+import type { CorsPolicy, Json } from '../../../ir/policy.ts';
 import type { HeaderMap } from '../../http/headers.ts';
 import type { PolicyContext } from '../context.ts';
 import { CONTINUE, respond, type PolicyResult } from '../result.ts';
 import type { StepCompiler } from '../step.ts';
 import { compileOrigins, type OriginMatcher } from './origin.ts';
-
-export interface CorsConfig {
-  readonly allowOrigins?: readonly string[];
-  readonly allowCredentials?: boolean;
-  readonly allowMethods?: readonly string[];
-  readonly allowHeaders?: readonly string[];
-  readonly exposeHeaders?: readonly string[];
-  readonly maxAge?: number;
-}
 
 /** HTTPCORSFilter's default maxAge (seconds). */
 const DEFAULT_MAX_AGE = 5;
@@ -33,24 +25,30 @@ interface CompiledCors {
   readonly maxAge: string;
 }
 
-function list(value: unknown, field: string): readonly string[] {
+function list(value: Json | undefined, field: string): readonly string[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new Error(`cors.${field} must be a list of strings`);
-  return value as string[];
+  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) throw new Error(`cors.${field} must be a list of strings`);
+  return value;
 }
 
-export function compileCorsConfig(config: CorsConfig): CompiledCors {
+/**
+ * Parses the member as written: the API keeps `cors` as an unchecked JSON object (HTTPCORSFilter
+ * fields), so a malformed field throws here and the member fails closed.
+ */
+export function compileCorsConfig(config: CorsPolicy): CompiledCors {
   const origins = list(config.allowOrigins, 'allowOrigins');
-  if (config.maxAge !== undefined && (!Number.isInteger(config.maxAge) || config.maxAge < 0)) throw new Error('cors.maxAge must be a non-negative integer');
+  const { maxAge, allowCredentials } = config;
+  if (maxAge !== undefined && (typeof maxAge !== 'number' || !Number.isInteger(maxAge) || maxAge < 0)) throw new Error('cors.maxAge must be a non-negative integer');
+  if (allowCredentials !== undefined && typeof allowCredentials !== 'boolean') throw new Error('cors.allowCredentials must be a boolean');
   const expose = list(config.exposeHeaders, 'exposeHeaders');
   return {
     allowed: compileOrigins(origins),
     anyOrigin: origins.includes('*'),
-    credentials: config.allowCredentials === true,
+    credentials: allowCredentials === true,
     methods: list(config.allowMethods, 'allowMethods'),
     headers: list(config.allowHeaders, 'allowHeaders'),
     expose: expose.length > 0 ? expose.join(', ') : undefined,
-    maxAge: String(config.maxAge ?? DEFAULT_MAX_AGE),
+    maxAge: String(maxAge ?? DEFAULT_MAX_AGE),
   };
 }
 
@@ -97,6 +95,6 @@ export function corsRequest(c: CompiledCors, ctx: PolicyContext): PolicyResult {
 }
 
 export const compileCors: StepCompiler<'cors'> = (member) => {
-  const compiled = compileCorsConfig(member as CorsConfig);
+  const compiled = compileCorsConfig(member);
   return { member: 'cors', onRequest: (ctx) => corsRequest(compiled, ctx) };
 };

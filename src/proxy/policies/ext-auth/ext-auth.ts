@@ -6,8 +6,8 @@
  * `forwardBody` buffers the request body first (larger than `maxSize` → 413). FailOpen/FailClosed
  * for an unavailable service is decided by the client (403 when closed).
  */
-import type { Conditional, ExtAuthPolicy } from '../../../ir/policy.ts';
-import { createExtAuthzClient, type AuthzDecision, type ExtAuthConfig, type ExtAuthzClient } from '../../ext/authz/index.ts';
+import type { ExtAuthPolicy } from '../../../ir/policy.ts';
+import { createExtAuthzClient, type AuthzDecision, type ExtAuthzClient } from '../../ext/authz/index.ts';
 import { applyMutations } from '../../ext/headers.ts';
 import { activationOf } from '../cel.ts';
 import { conditionalStep, type RunPolicy } from '../conditional/conditional.ts';
@@ -74,10 +74,10 @@ async function check(client: ExtAuthzClient, ctx: PolicyContext): Promise<Policy
 }
 
 function compileOne(p: ExtAuthPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
-  const client = createExtAuthzClient(p as unknown as ExtAuthConfig, { resolve: deps.endpoints, connections: deps.connections });
+  const client = createExtAuthzClient(p, { resolve: deps.endpoints, connections: deps.connections });
   onClose(() => client.close());
   return (ctx) => check(client, ctx);
 }
 
 export const compileExtAuth: StepCompiler<'extAuth'> = (member, deps) =>
-  conditionalStep<ExtAuthPolicy>('extAuth', member as ExtAuthPolicy | Conditional<ExtAuthPolicy>, (p, _where, onClose) => compileOne(p, deps, onClose));
+  conditionalStep<ExtAuthPolicy>('extAuth', member, (p, _where, onClose) => compileOne(p, deps, onClose));

@@ -22,7 +22,7 @@
  * processor fails the request (500) — FailClosed (the default) does so from the start.
  * Pseudo-header mutations (`:path`, `:status`) are not applied.
  */
-import type { Conditional, ExtProcPolicy } from '../../../ir/policy.ts';
+import type { ExtProcPolicy } from '../../../ir/policy.ts';
 import { ExtProcClient, ExtProcError, type ExtProcConfig, type ExtProcSession } from '../../ext/extproc/index.ts';
 import { activationOf } from '../cel.ts';
 import { conditionalStep, type RunPolicy } from '../conditional/conditional.ts';
@@ -120,7 +120,7 @@ async function processRequest(client: ExtProcClient, plan: Plan, ctx: PolicyCont
 }
 
 function compileOne(p: ExtProcPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
-  const config = p as unknown as ExtProcConfig;
+  const config: ExtProcConfig = p;
   const client = new ExtProcClient(config, { resolve: deps.endpoints, connections: deps.connections });
   onClose(() => client.close());
   const plan = planOf(config);
@@ -128,4 +128,4 @@ function compileOne(p: ExtProcPolicy, deps: StepDeps, onClose: (close: () => voi
 }
 
 export const compileExtProc: StepCompiler<'extProc'> = (member, deps) =>
-  conditionalStep<ExtProcPolicy>('extProc', member as ExtProcPolicy | Conditional<ExtProcPolicy>, (p, _where, onClose) => compileOne(p, deps, onClose));
+  conditionalStep<ExtProcPolicy>('extProc', member, (p, _where, onClose) => compileOne(p, deps, onClose));

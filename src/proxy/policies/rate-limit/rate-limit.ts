@@ -8,18 +8,13 @@
  * that leave the policy unchanged: they are kept per (policy source, entries).
  */
 import { createActivation } from '../../../cel/index.ts';
-import type { Conditional } from '../../../ir/policy.ts';
-import { GlobalRateLimitClient, LocalRateLimiter, type GlobalRateLimitConfig, type LocalRateLimitEntry, type RateLimitDecision } from '../../ext/ratelimit/index.ts';
+import type { RateLimitPolicy } from '../../../ir/policy.ts';
+import { GlobalRateLimitClient, LocalRateLimiter, type LocalRateLimitEntry, type RateLimitDecision } from '../../ext/ratelimit/index.ts';
 import { activationOf } from '../cel.ts';
 import { conditionalStep, type RunPolicy } from '../conditional/conditional.ts';
 import type { PolicyContext } from '../context.ts';
 import { CONTINUE, respondError, type PolicyResult } from '../result.ts';
 import type { StepCompiler, StepDeps } from '../step.ts';
-
-interface RateLimitConfig {
-  readonly local?: readonly LocalRateLimitEntry[];
-  readonly global?: GlobalRateLimitConfig;
-}
 
 /** Bounded: a config churning through policies must not grow this forever. */
 const MAX_SHARED_LIMITERS = 4096;
@@ -50,7 +45,7 @@ function addHeaders(ctx: PolicyContext, d: RateLimitDecision): void {
   });
 }
 
-function compileOne(config: RateLimitConfig, source: string, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
+function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
   if (!config.local && !config.global) throw new Error('rateLimit needs local or global');
   const local = config.local ? sharedLimiter(source, config.local) : undefined;
   const global = config.global ? new GlobalRateLimitClient(config.global, { resolve: deps.endpoints, connections: deps.connections }) : undefined;
@@ -78,6 +73,6 @@ function compileOne(config: RateLimitConfig, source: string, deps: StepDeps, onC
 
 export const compileRateLimit: StepCompiler<'rateLimit'> = (member, deps) => {
   const source = deps.policy.sources.rateLimit?.join(',') ?? 'rateLimit';
-  return conditionalStep<RateLimitConfig>('rateLimit', member as unknown as RateLimitConfig | Conditional<RateLimitConfig>, (p, where, onClose) => compileOne(p, `${source}#${where}`, deps, onClose));
+  return conditionalStep<RateLimitPolicy>('rateLimit', member, (p, where, onClose) => compileOne(p, `${source}#${where}`, deps, onClose));
 };
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RetryBudget } from './attempts.ts';
+import type { RetryPolicySpec } from '../../../ir/policy.ts';
 import { compileRetryPolicy } from './retry.ts';
 
 describe('retry policy', () => {
-  const valid = [
-    { name: 'defaults: one retry, no codes, no backoff', spec: {}, attempts: 1, codes: [] as number[], backoffMs: 0 },
+  const valid: { name: string; spec: RetryPolicySpec; attempts: number; codes: number[]; backoffMs: number }[] = [
+    { name: 'defaults: one retry, no codes, no backoff', spec: {}, attempts: 1, codes: [], backoffMs: 0 },
     { name: 'codes, attempts and a Duration backoff', spec: { codes: [502, 503], attempts: 3, backoff: '1s500ms' }, attempts: 3, codes: [502, 503], backoffMs: 1500 },
     { name: 'zero attempts disables retries', spec: { attempts: 0 }, attempts: 0, codes: [], backoffMs: 0 },
   ];
@@ -17,7 +18,7 @@ describe('retry policy', () => {
       assert.equal(p.backoffMs, c.backoffMs);
     });
   }
-  const invalid = [
+  const invalid: { name: string; spec: RetryPolicySpec; error: RegExp }[] = [
     { name: 'a code outside 400..599', spec: { codes: [302] }, error: /codes/ },
     { name: 'negative attempts', spec: { attempts: -1 }, error: /attempts/ },
     { name: 'an unparseable backoff', spec: { backoff: 'soon' }, error: /backoff/ },

@@ -5,6 +5,7 @@
  * Exchange, which retries a request only while its body can be replayed (no body, or buffered).
  */
 import { parseDurationMs } from '../../ext/authz/cache.ts';
+import type { Json, RetryPolicySpec } from '../../../ir/policy.ts';
 import type { RetryPolicy } from '../context.ts';
 import { CONTINUE } from '../result.ts';
 import type { StepCompiler } from '../step.ts';
@@ -13,13 +14,13 @@ const DEFAULT_ATTEMPTS = 1;
 /** A bound so a typo cannot turn one request into thousands. */
 const MAX_ATTEMPTS = 16;
 
-export function compileRetryPolicy(spec: Readonly<Record<string, unknown>>): RetryPolicy {
+/** Parses the member as written (the API keeps `retry` as an unchecked JSON object): a malformed field throws, failing closed. */
+export function compileRetryPolicy(spec: RetryPolicySpec): RetryPolicy {
   const codes = spec.codes ?? [];
-  if (!Array.isArray(codes) || !codes.every((c) => Number.isInteger(c) && (c as number) >= 400 && (c as number) <= 599)) {
-    throw new Error('retry.codes must be a list of HTTP statuses 400..599');
-  }
+  const isStatus = (c: Json): c is number => typeof c === 'number' && Number.isInteger(c) && c >= 400 && c <= 599;
+  if (!Array.isArray(codes) || !codes.every(isStatus)) throw new Error('retry.codes must be a list of HTTP statuses 400..599');
   const attempts = spec.attempts ?? DEFAULT_ATTEMPTS;
-  if (!Number.isInteger(attempts) || (attempts as number) < 0 || (attempts as number) > MAX_ATTEMPTS) throw new Error(`retry.attempts must be an integer 0..${MAX_ATTEMPTS}`);
+  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 0 || attempts > MAX_ATTEMPTS) throw new Error(`retry.attempts must be an integer 0..${MAX_ATTEMPTS}`);
   let backoffMs = 0;
   if (spec.backoff !== undefined) {
     const parsed = typeof spec.backoff === 'string' ? parseDurationMs(spec.backoff) : undefined;
@@ -28,7 +29,7 @@ export function compileRetryPolicy(spec: Readonly<Record<string, unknown>>): Ret
   } else if (typeof spec.backoffMs === 'number') {
     backoffMs = spec.backoffMs;
   }
-  return { codes: new Set(codes as number[]), attempts: attempts as number, backoffMs };
+  return { codes: new Set(codes), attempts, backoffMs };
 }
 
 export const compileRetry: StepCompiler<'retry'> = (member) => {

@@ -8,7 +8,7 @@
  */
 import { BodyTooLargeError, readBodyBounded } from '../../http/body.ts';
 import { createActivation, evalBody, referencesBody, type Program } from '../../../cel/index.ts';
-import type { Conditional, HeaderTransform, TransformationPolicy } from '../../../ir/policy.ts';
+import type { HeaderTransform, TransformationPolicy } from '../../../ir/policy.ts';
 import { activationOf, program } from '../cel.ts';
 import { conditionalStep, type RunPolicy } from '../conditional/conditional.ts';
 import type { FilteredResponse, PolicyContext } from '../context.ts';
@@ -88,4 +88,4 @@ export function compileTransformationPolicy(p: TransformationPolicy, where: stri
 }
 
 export const compileTransformation: StepCompiler<'transformation'> = (member) =>
-  conditionalStep<TransformationPolicy>('transformation', member as TransformationPolicy | Conditional<TransformationPolicy>, compileTransformationPolicy);
+  conditionalStep<TransformationPolicy>('transformation', member, compileTransformationPolicy);
