@@ -8,7 +8,10 @@ import type { PolicyContext, RequestIdentity } from '../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from './auth.ts';
 import { connectionSettings, type ConnectionSettings } from './connection.ts';
 import { HealthStates, PassiveHealth } from './health.ts';
-import { unsupportedMembers } from './support.ts';
+import { unsupportedOn, type UpstreamKind } from './support.ts';
+import { compileBackendExtAuth, type BackendStepDeps } from './ext-auth.ts';
+import type { CompiledTrafficPolicy } from '../policies/chain.ts';
+import { silentLogger } from '../../common/logger.ts';
 import { compileTokenMechanism, type TokenMechanism } from './token-auth.ts';
 import { compileTransformationPolicy } from '../policies/transformation/transformation.ts';
 import type { RunPolicy } from '../policies/conditional/conditional.ts';
@@ -41,11 +44,20 @@ export interface CompiledBackendPolicy {
   readonly needsContext: boolean;
   /** Backend `transformation`, the traffic transformation's engine run after the traffic policies. */
   readonly transformation: RunPolicy | undefined;
+  /** Backend `extAuth`, the traffic extAuth step run before the transformation (request-steps.ts). */
+  readonly extAuth: CompiledTrafficPolicy | undefined;
+  /**
+   * The compiled policy of one sub-backend (AI provider) by name: `subBackends[name]` of the IR
+   * policy when the translator wrote one, else this policy. Compiled with it, at config time.
+   */
+  subBackend(name: string): CompiledBackendPolicy;
   /** Feeds passive health with the status the request ended with (5xx covers connect failures). */
   recordOutcome(target: UpstreamTarget, status: number): void;
 }
 
 const NO_IDENTITY: RequestIdentity = Object.freeze({});
+/** Compiled outside a runtime (tests, tools): extAuth services by `url` only, no shared connections. */
+const NO_STEP_DEPS: BackendStepDeps = { logger: silentLogger };
 
 export function compileBackendPolicy(
   policy: BackendPolicy,
@@ -53,6 +65,8 @@ export function compileBackendPolicy(
   pools: UpstreamPools,
   onError: (message: string) => void,
   healthStates?: HealthStates,
+  stepDeps: BackendStepDeps = NO_STEP_DEPS,
+  kind: UpstreamKind = 'service',
 ): CompiledBackendPolicy {
   const invalid: InvalidPolicy[] = [...(policy.invalid ?? [])];
   const fail = (member: BackendMember, message: string) => {
@@ -60,8 +74,9 @@ export function compileBackendPolicy(
     invalid.push({ source, message });
     onError(`${backend.key}: ${source}: ${message}`);
   };
-  // Members this proxy cannot enforce yet (`ai` and `mcp` belong to their in-process handlers): fail closed rather than forward without them.
-  for (const { member, message } of unsupportedMembers(policy)) fail(member, message);
+  // Members this kind of upstream call cannot enforce yet: fail closed rather than forward without them.
+  for (const { member, message } of unsupportedOn(kind, policy)) fail(member, message);
+  const extAuth = compileBackendExtAuth(policy, stepDeps, (message) => fail('extAuth', message));
 
   let mechanism: TokenMechanism | undefined;
   try {
@@ -117,15 +132,22 @@ export function compileBackendPolicy(
       }
       : (headers, path, ctx) => applyBackendCredentials(headers, path, auth, identityOf(ctx));
 
-  return {
+  const subBackends = new Map<string, CompiledBackendPolicy>();
+  // Only AI providers are sub-backends with a policy of their own here (MCP targets are the MCP handler's).
+  for (const [name, sub] of kind === 'ai' ? Object.entries(policy.subBackends ?? {}) : []) {
+    subBackends.set(name, compileBackendPolicy(sub, backend, pools, (m) => onError(`${name}: ${m}`), healthStates, stepDeps, kind));
+  }
+  const self: CompiledBackendPolicy = {
     invalid,
     requestTimeoutMs: policy.http?.requestTimeoutMs !== undefined && policy.http.requestTimeoutMs > 0 ? policy.http.requestTimeoutMs : undefined,
     dispatchers: settings ? targets.map((t) => t.dispatcher) : [],
     connection: settings,
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
-    needsContext: transformation !== undefined || mechanism?.needsRequest === true,
+    needsContext: transformation !== undefined || extAuth !== undefined || mechanism?.needsRequest === true,
     transformation,
+    extAuth,
+    subBackend: (name) => subBackends.get(name) ?? self,
     recordOutcome(target, status) {
       const index = indexOf.get(target);
       if (!health || index === undefined) return;
@@ -135,6 +157,7 @@ export function compileBackendPolicy(
       } else health.record(index, status >= 500 ? 'failure' : 'success');
     },
   };
+  return self;
 }
 
 function checkLocations(auth: NonNullable<BackendPolicy['auth']>): string | undefined {
@@ -152,21 +175,24 @@ export class BackendPolicyCompiler {
   readonly #pools: UpstreamPools;
   readonly #onError: (message: string) => void;
   readonly #healthStates: HealthStates | undefined;
+  readonly #stepDeps: BackendStepDeps;
   readonly #cache = new WeakMap<BackendPolicy, Map<string, CompiledBackendPolicy>>();
   readonly dispatchers = new Set<Dispatcher>();
 
-  constructor(pools: UpstreamPools, onError: (message: string) => void, healthStates?: HealthStates) {
+  constructor(pools: UpstreamPools, onError: (message: string) => void, healthStates?: HealthStates, stepDeps: BackendStepDeps = NO_STEP_DEPS) {
     this.#pools = pools;
     this.#onError = onError;
     this.#healthStates = healthStates;
+    this.#stepDeps = stepDeps;
   }
 
-  compile(policy: BackendPolicy, backend: CompiledBackend): CompiledBackendPolicy {
+  /** `kind` says which members the upstream call applies (support.ts); a backend is of one kind, so it is not part of the cache key. */
+  compile(policy: BackendPolicy, backend: CompiledBackend, kind: UpstreamKind = 'service'): CompiledBackendPolicy {
     let byBackend = this.#cache.get(policy);
     if (!byBackend) this.#cache.set(policy, (byBackend = new Map()));
     let compiled = byBackend.get(backend.key);
     if (!compiled) {
-      compiled = compileBackendPolicy(policy, backend, this.#pools, this.#onError, this.#healthStates);
+      compiled = compileBackendPolicy(policy, backend, this.#pools, this.#onError, this.#healthStates, this.#stepDeps, kind);
       byBackend.set(backend.key, compiled);
       for (const d of compiled.dispatchers) this.dispatchers.add(d);
     }

@@ -3,8 +3,10 @@ import { BodyTooLargeError, type PolicyContext } from '../policies/context.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../policies/result.ts';
 import type { CompiledBackendPolicy, PreparedRequest } from './compile.ts';
 import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
+import { hasRequestSteps, runRequestSteps } from './request-steps.ts';
 
-const FAIL_CLOSED = responseOf(respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid'));
+/** The answer to a request under an invalid backend policy, on every kind: 500, nothing sent. */
+export const FAIL_CLOSED = responseOf(respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid'));
 
 export interface ForwardSteps<C extends PolicyContext> {
   /** Sends the (transformed, credentialed) request upstream with the request's policy context. */
@@ -17,8 +19,8 @@ export interface ForwardSteps<C extends PolicyContext> {
 
 /**
  * The upstream leg under a compiled backend policy: fail closed on an invalid policy, run the
- * backend transformation, write the backend credentials, then forward, feeding the outcome to
- * passive health.
+ * backend extAuth and transformation, write the backend credentials, then forward, feeding the
+ * outcome to passive health.
  */
 export function forwardWithBackendPolicy<C extends PolicyContext>(
   runtime: CompiledBackendPolicy,
@@ -61,8 +63,7 @@ export function forwardWithBackendPolicy<C extends PolicyContext>(
     else go(prepared);
   };
   const ctx = runtime.needsContext ? (policy ?? steps.createContext()) : policy;
-  const transform = runtime.transformation;
-  if (!transform || !ctx) {
+  if (!ctx || !hasRequestSteps(runtime)) {
     credentials(ctx);
     return;
   }
@@ -71,7 +72,7 @@ export function forwardWithBackendPolicy<C extends PolicyContext>(
     else credentials(ctx);
   };
   try {
-    const result = transform(ctx);
+    const result = runRequestSteps(runtime, ctx);
     if (result instanceof Promise) result.then(proceed, fail);
     else proceed(result);
   } catch (err) {

@@ -1,22 +1,41 @@
 /**
- * Backend policy members and auth mechanisms that no upstream call can apply yet (SPEC.md
- * BackendFull). Every kind of upstream call (Service endpoints, MCP targets …) fails closed on
- * them: a request under such a policy is refused and never sent, rather than sent without the
- * check or credential the policy asks for.
+ * Backend policy members and auth mechanisms an upstream call of a given kind cannot apply yet
+ * (SPEC.md BackendFull). Every kind fails closed on them: a request under such a policy is refused
+ * and never sent, rather than sent without the check or credential the policy asks for.
  */
 import type { BackendMember, BackendPolicy } from '../../ir/policy.ts';
 
-const UNSUPPORTED_MEMBERS: readonly BackendMember[] = ['extAuth'];
-const UNSUPPORTED_AUTH = ['cloudA', 'cloudB', 'cloudC'] as const;
+/** The kinds of upstream call the backend-policy layer serves. */
+export type UpstreamKind = 'service' | 'ai' | 'mcp';
+
+type AuthKind = 'cloudA' | 'cloudB' | 'cloudC';
+
+/**
+ * Per kind: members and auth mechanisms not applied. Service endpoints and AI providers apply
+ * extAuth (backend-policies/ext-auth.ts); cloud signing/tokens exist only in the LLM gateway's
+ * credentials; MCP target calls do not run backend extAuth yet.
+ */
+const UNSUPPORTED: Readonly<Record<UpstreamKind, { readonly members: readonly BackendMember[]; readonly auth: readonly AuthKind[] }>> = {
+  service: { members: [], auth: ['cloudA', 'cloudB', 'cloudC'] },
+  ai: { members: [], auth: [] },
+  mcp: { members: ['extAuth'], auth: ['cloudA', 'cloudB', 'cloudC'] },
+};
 
 export interface UnsupportedMember {
   readonly member: BackendMember;
   readonly message: string;
 }
 
-export function unsupportedMembers(policy: BackendPolicy): UnsupportedMember[] {
+/** What `policy` asks for that an upstream call of `kind` cannot apply. */
+export function unsupportedOn(kind: UpstreamKind, policy: BackendPolicy): UnsupportedMember[] {
   const out: UnsupportedMember[] = [];
-  for (const member of UNSUPPORTED_MEMBERS) if (policy[member] !== undefined) out.push({ member, message: `backend ${member} is not supported yet` });
-  for (const kind of UNSUPPORTED_AUTH) if (policy.auth?.[kind] !== undefined) out.push({ member: 'auth', message: `backend auth ${kind} is not supported yet` });
+  const table = UNSUPPORTED[kind];
+  for (const member of table.members) if (policy[member] !== undefined) out.push({ member, message: `backend ${member} is not supported yet` });
+  for (const auth of table.auth) if (policy.auth?.[auth] !== undefined) out.push({ member: 'auth', message: `backend auth ${auth} is not supported yet` });
   return out;
+}
+
+/** What MCP target calls cannot apply (the MCP backend's list; `unsupportedOn('mcp', …)`). */
+export function unsupportedMembers(policy: BackendPolicy): UnsupportedMember[] {
+  return unsupportedOn('mcp', policy);
 }

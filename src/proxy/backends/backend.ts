@@ -1,3 +1,4 @@
+import type { UpstreamKind } from '../backend-policies/support.ts';
 import type { Dispatcher } from 'undici';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
@@ -21,6 +22,8 @@ export interface CompiledBackend {
   readonly endpoints: RoundRobin<UpstreamTarget>;
   /** Set for backends served in-process (MCP, LLM …): requests go to it instead of an endpoint. */
   readonly handler?: BackendHandler;
+  /** Which backend-policy members its upstream calls apply (backend-policies/support.ts). */
+  readonly kind: UpstreamKind;
   /** The format its clients read gateway errors in, under a rule's effective backend policy (client-format.ts). */
   clientFormat(policy: BackendPolicy | undefined): ClientFormatOf;
 }
@@ -41,7 +44,8 @@ export function compileBackend(b: Backend, pools: UpstreamPools, onError: (messa
   }
   const handler = handlers?.acquire(b);
   const clientFormat = b.ai || b.mcp ? (policy: BackendPolicy | undefined) => compileClientFormat(b, policy) : gatewayFormat;
-  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), clientFormat, ...(handler ? { handler } : {}) };
+  const kind: UpstreamKind = b.ai ? 'ai' : b.mcp ? 'mcp' : 'service';
+  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), clientFormat, kind, ...(handler ? { handler } : {}) };
 }
 
 function gatewayFormat(): ClientFormatOf {

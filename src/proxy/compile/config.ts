@@ -88,7 +88,7 @@ export function compileConfig(config: ProxyConfig, ctx: CompileContext): { compi
   const backendOf = (key: string) => backends.get(key);
 
   const lifecycle = new CompiledLifecycle();
-  const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError, ctx.healthStates);
+  const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError, ctx.healthStates, { logger: ctx.logger, endpoints, connections: ctx.connections, lifecycle });
   const rules = new Map<string, CompiledRule>();
   const ruleOf = (routeKey: string, index: number): CompiledRule | undefined => {
     const route = config.routes[routeKey];

@@ -76,10 +76,11 @@ function compiledBackendPolicies(
   backend: CompiledBackend | null,
   compiler: BackendPolicyCompiler | undefined,
 ): (listenerKey: string) => CompiledBackendPolicy | undefined {
-  if (!backend || !compiler || backend.handler) return () => undefined;
-  const compiledPlain = plain ? compiler.compile(plain, backend) : undefined;
+  // MCP targets apply their policies in the MCP handler; AI provider calls go through this layer (per provider: subBackend()).
+  if (!backend || !compiler || (backend.handler && backend.kind !== 'ai')) return () => undefined;
+  const compiledPlain = plain ? compiler.compile(plain, backend, backend.kind) : undefined;
   if (!byListener) return () => compiledPlain;
-  const compiled = new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend)] as const));
+  const compiled = new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend, backend.kind)] as const));
   return (listenerKey) => compiled.get(listenerKey) ?? compiledPlain;
 }
 
