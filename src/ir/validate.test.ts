@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import type { ProxyConfig, Route } from './types.ts';
+import { validateConfig } from './validate.ts';
+
+const GOLDEN = join(import.meta.dirname, '../../test/golden');
+const OUTPUT_MARKER = /^---[ \t]*\r?\n# Output[^\n]*\n/m;
+
+function goldenFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? goldenFiles(join(dir, e.name)) : e.name.endsWith('.yaml') ? [join(dir, e.name)] : []))
+    .sort();
+}
+
+/** The config a golden case records (what the translator produced for its input). */
+function goldenConfig(file: string): ProxyConfig {
+  const text = readFileSync(file, 'utf8');
+  const marker = OUTPUT_MARKER.exec(text);
+  assert.ok(marker, `${file} has no Output document`);
+  return (parse(text.slice(marker.index + marker[0].length)) as { config: ProxyConfig }).config;
+}
+
+describe('validateConfig: every golden config passes', () => {
+  const files = goldenFiles(GOLDEN);
+  it('finds the golden cases', () => assert.ok(files.length > 20));
+  for (const file of files) {
+    it(relative(GOLDEN, file), () => assert.deepEqual(validateConfig(goldenConfig(file)), []));
+  }
+});
+
+/** A copy of a golden config, changed by `edit` (the copy is plain mutable JSON). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Mutable = Record<string, any>;
+function broken(file: string, edit: (c: Mutable) => void): ProxyConfig {
+  const copy = structuredClone(goldenConfig(join(GOLDEN, file))) as unknown as Mutable;
+  edit(copy);
+  return copy as unknown as ProxyConfig;
+}
+
+const SIMPLE = 'basic/simple-route.yaml';
+const ROUTE = 'routes["default/api"]';
+const BACKEND = 'service/default/api:80';
+
+describe('validateConfig: each broken invariant is reported with its path', () => {
+  const rows: { name: string; config: ProxyConfig; path: string; message: RegExp }[] = [
+    {
+      name: 'a rule backend missing from backends',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].backends[0].backendKey = 'service/default/gone:80'; }),
+      path: `${ROUTE}.rules[0].backends[0].backendKey`, message: /not in backends/,
+    },
+    {
+      name: 'a negative weight',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].backends[0].weight = -1; }),
+      path: `${ROUTE}.rules[0].backends[0].weight`, message: /non-negative integer/,
+    },
+    {
+      name: 'a NaN weight',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].backends[0].weight = Number.NaN; }),
+      path: `${ROUTE}.rules[0].backends[0].weight`, message: /non-negative integer/,
+    },
+    {
+      name: 'a listener attaching a route missing from routes',
+      config: broken(SIMPLE, (c) => { c.binds[0].listeners[0].routes[0].routeKey = 'default/gone'; }),
+      path: 'binds[0].listeners[0].routes[0].routeKey', message: /not in routes/,
+    },
+    {
+      name: 'two binds on one port',
+      config: broken(SIMPLE, (c) => { c.binds.push({ ...c.binds[0], key: 'bind/other', listeners: [] }); }),
+      path: 'binds[1].port', message: /also bound by bind\/8080/,
+    },
+    {
+      name: 'a duplicate bind key',
+      config: broken(SIMPLE, (c) => { c.binds.push({ ...c.binds[0], port: 9090, listeners: [] }); }),
+      path: 'binds[1].key', message: /duplicate bind key/,
+    },
+    {
+      name: 'a port out of range',
+      config: broken(SIMPLE, (c) => { c.binds[0].port = 70000; }),
+      path: 'binds[0].port', message: /not in 1\.\.65535/,
+    },
+    {
+      name: 'a listener protocol other than its bind',
+      config: broken(SIMPLE, (c) => { Object.assign(c.binds[0].listeners[0], { protocol: 'HTTPS', tls: { certificates: [{ certPem: 'c', keyPem: 'k' }] } }); }),
+      path: 'binds[0].listeners[0].protocol', message: /HTTPS on a HTTP bind/,
+    },
+    {
+      name: 'an HTTPS listener without a certificate',
+      config: broken(SIMPLE, (c) => { c.binds[0].protocol = 'HTTPS'; c.binds[0].listeners[0].protocol = 'HTTPS'; }),
+      path: 'binds[0].listeners[0].tls', message: /at least one certificate/,
+    },
+    {
+      name: 'a duplicate listener key',
+      config: broken(SIMPLE, (c) => { c.binds[0].listeners.push(c.binds[0].listeners[0]); }),
+      path: 'binds[0].listeners[1].key', message: /duplicate listener key/,
+    },
+    {
+      name: 'a route whose key differs from its record key',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].key = 'default/other'; }),
+      path: `${ROUTE}.key`, message: /differs from its record key/,
+    },
+    {
+      name: 'a duplicate rule key',
+      config: broken(SIMPLE, (c) => { const r = c.routes['default/api'] as Route; c.routes['default/api'] = { ...r, rules: [r.rules[0], r.rules[0]] }; }),
+      path: `${ROUTE}.rules[1].key`, message: /duplicate rule key/,
+    },
+    {
+      name: 'a negative request timeout',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].timeouts = { requestMs: -5 }; }),
+      path: `${ROUTE}.rules[0].timeouts.requestMs`, message: /non-negative/,
+    },
+    {
+      name: 'a mirror to a backend missing from backends',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].filters.push({ type: 'RequestMirror', backendKey: 'service/default/gone:80' }); }),
+      path: `${ROUTE}.rules[0].filters[0].backendKey`, message: /not in backends/,
+    },
+    {
+      name: 'a mirror percent over 100',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].filters.push({ type: 'RequestMirror', backendKey: BACKEND, percent: 150 }); }),
+      path: `${ROUTE}.rules[0].filters[0].percent`, message: /0\.\.100/,
+    },
+    {
+      name: 'a backend whose key differs from its record key',
+      config: broken(SIMPLE, (c) => { c.backends[BACKEND].key = 'service/default/x:80'; }),
+      path: `backends[${JSON.stringify(BACKEND)}].key`, message: /differs from its record key/,
+    },
+    {
+      name: 'an endpoint port of 0',
+      config: broken(SIMPLE, (c) => { c.backends[BACKEND].endpoints[1].port = 0; }),
+      path: `backends[${JSON.stringify(BACKEND)}].endpoints[1].port`, message: /not in 1\.\.65535/,
+    },
+    {
+      name: 'an extAuth endpoint backend missing from backends',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].traffic = { extAuth: { backendKey: 'service/default/authz:9000' }, sources: {} }; }),
+      path: `${ROUTE}.rules[0].traffic.extAuth.backendKey`, message: /not in backends/,
+    },
+    {
+      name: 'a tunnel backend missing from backends, in a per-listener backend policy',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].backends[0].backendPolicyByListener = { 'default/gw/http': { tunnel: { backendKey: 'service/default/proxy:3128' }, sources: {} } }; }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicyByListener["default/gw/http"].tunnel.backendKey`, message: /not in backends/,
+    },
+    {
+      name: 'a per-listener traffic policy for a listener no bind has',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].trafficByListener = { 'default/gw/gone': { sources: {} } }; }),
+      path: `${ROUTE}.rules[0].trafficByListener["default/gw/gone"]`, message: /not in any bind/,
+    },
+    {
+      name: 'an empty authorization expression',
+      config: broken(SIMPLE, (c) => { c.binds[0].listeners[0].preRouting = { authorization: { rules: [{ matchExpressions: ['true', ' '], action: 'Allow', source: 'ProxyPolicy/default/p' }] }, sources: {} }; }),
+      path: 'binds[0].listeners[0].preRouting.authorization.rules[0].matchExpressions[1]', message: /empty CEL/,
+    },
+    {
+      name: 'an empty conditional condition',
+      config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].traffic = { directResponse: { conditional: [{ condition: '', policy: { status: 503 } }] }, sources: {} }; }),
+      path: `${ROUTE}.rules[0].traffic.directResponse.conditional[0].condition`, message: /empty CEL/,
+    },
+    {
+      name: 'a duplicate MCP target name',
+      config: broken('backends/proxybackend-mcp.yaml', (c) => {
+        const mcp = Object.values(c.backends as Record<string, Mutable>).find((b) => b.mcp)!.mcp;
+        mcp.targets.push(mcp.targets[0]);
+      }),
+      path: '', message: /duplicate target name/,
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const problems = validateConfig(row.config);
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      if (row.path !== '') assert.equal(problems[0].path, row.path);
+      assert.match(problems[0].message, row.message);
+    });
+  }
+});
+
+describe('validateConfig: cost', () => {
+  it('checks a 10k-route config well under 100 ms', () => {
+    const base = goldenConfig(join(GOLDEN, SIMPLE));
+    const template = base.routes['default/api'];
+    const routes: Record<string, Route> = {};
+    const attachments = [];
+    for (let i = 0; i < 10_000; i++) {
+      const key = `default/r${i}`;
+      routes[key] = { ...template, key, name: `r${i}`, rules: template.rules.map((r) => ({ ...r, key: `${key}/rule/0`, traffic: { authorization: { rules: [{ matchExpressions: ['true'], action: 'Allow', source: 'p' }] }, sources: {} } })) };
+      attachments.push({ routeKey: key, hostnames: [] });
+    }
+    const config: ProxyConfig = { ...base, routes, binds: [{ ...base.binds[0], listeners: [{ ...base.binds[0].listeners[0], routes: attachments }] }] };
+    assert.deepEqual(validateConfig(config), []);
+    const runs = 5;
+    const start = performance.now();
+    for (let i = 0; i < runs; i++) validateConfig(config);
+    const ms = (performance.now() - start) / runs;
+    if (process.env.IR_VALIDATE_TIMING) console.log(`validateConfig: 10k routes in ${ms.toFixed(1)} ms`);
+    assert.ok(ms < 100, `validating 10k routes took ${ms.toFixed(1)} ms`);
+  });
+});
