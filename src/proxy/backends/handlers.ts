@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../common/logger.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
+import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
 import type { Backend } from '../../ir/types.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../pipeline/downstream.ts';
 import type { PolicyContext } from '../policies/context.ts';
@@ -17,6 +18,11 @@ export interface HandlerRequest {
   readonly policy: PolicyContext | undefined;
   /** The effective backend policy (auth, tls, http, ai, mcp …) for this rule × backend. */
   readonly backendPolicy: BackendPolicy | undefined;
+  /**
+   * The same policy compiled by the backend-policy layer (invalid marker, extAuth, transformation;
+   * per AI provider through `subBackend`), for kinds whose upstream calls go through it (ai).
+   */
+  readonly backendRuntime?: CompiledBackendPolicy;
   /** Call exactly once with the status the client saw and the body bytes sent. */
   done(status: number, bytes: number): void;
 }

@@ -226,6 +226,15 @@ function dispatch(
   policy: RequestPolicyContext | undefined,
 ): void {
   if (fwd.backend.handler) {
+    // The backend policy's request steps (extAuth, transformation) need a policy context even when no traffic policy made one.
+    if (!policy && fwd.backendRuntime?.needsContext) {
+      const context = new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
+      dispatchToHandler(req, res, fwd, (status, bytes) => {
+        context.end();
+        done(status, bytes);
+      }, context);
+      return;
+    }
     dispatchToHandler(req, res, fwd, done, policy);
     return;
   }

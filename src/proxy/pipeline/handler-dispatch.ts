@@ -27,7 +27,7 @@ export function dispatchToHandler(
   const backendMs = fwd.rule.backendTimeoutMs;
   // Nothing of the pipeline's to apply: the handler writes the client's response directly (no wrapper, no timer).
   if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0)) {
-    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done });
+    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
     return;
   }
   const timers: NodeJS.Timeout[] = [];
@@ -57,5 +57,5 @@ export function dispatchToHandler(
   if (requestMs !== undefined) arm(requestMs - (policy?.upstream.delayedMs ?? 0), { code: 'REQUEST_TIMEOUT' });
   if (backendMs !== undefined && !finished) arm(backendMs, { code: 'BACKEND_TIMEOUT', backend: fwd.backend.key });
   if (finished) return;
-  handler.handle(req, wrapped, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done: finish });
+  handler.handle(req, wrapped, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done: finish });
 }

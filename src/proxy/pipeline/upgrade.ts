@@ -53,7 +53,7 @@ function upgradeBackend(req: IncomingMessage, client: Duplex, head: Buffer): Bac
       res.detachSocket(client as Socket);
       const effects = { filters: fwd.filters, mutations: policy?.responseMutations };
       if (hasHeadEffects(effects)) applyEffectsToFirstHead(client, effects);
-      handler.upgrade(req, client, head, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, done });
+      handler.upgrade(req, client, head, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
       return;
     }
     if (fwd.target === null) {
