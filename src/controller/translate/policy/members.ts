@@ -2,13 +2,15 @@ import { ProxyPolicySpec } from '../../../api/v1alpha1/policy/proxy-policy.ts';
 import { ProxyBackendSpec } from '../../../api/v1alpha1/backend/proxy-backend.ts';
 import {
   BACKEND_MEMBERS, FRONTEND_MEMBERS, TRAFFIC_MEMBERS,
-  type AuthorizationAction, type AuthorizationRule, type BackendMember, type FrontendMember, type PolicySource, type TrafficMember,
+  type AuthorizationAction, type AuthorizationRule, type BackendMember, type BackendPolicy, type FrontendMember, type FrontendPolicy,
+  type JwtAuthenticationPolicy, type PolicySource, type TrafficMember, type TrafficPolicy,
 } from '../../../ir/policy.ts';
 import { isDict } from '../read.ts';
 import { resolveBackendAuth, resolveBackendTls } from './backend-members.ts';
 import { resolveApiKeyAuthentication, resolveBasicAuthentication, type SelectableConfig } from './client-auth.ts';
 import { lower, type LowerContext } from './lower.ts';
 import { lowerMcpPolicy } from './mcp-member.ts';
+import type { AiPolicy } from '../../../ir/ai.ts';
 import type { McpPolicyIR } from '../../../ir/mcp.ts';
 
 type SchemaNode = { properties?: Record<string, unknown> };
@@ -22,6 +24,29 @@ const INLINE_BACKEND = memberSchemas(memberSchemas(ProxyBackendSpec).policies);
 /** A policy section in IR shape: member name → value. Authorization holds its rules only. */
 export type Members<M extends string> = Partial<Record<M, unknown>>;
 
+/**
+ * The IR type of each member as lowered here (the effective policy's member type; authorization
+ * members hold their rules, which merging accumulates into `{ rules }`).
+ */
+type LoweredMembers<P, M extends keyof P, A extends string = never> = { -readonly [K in Exclude<M, A>]?: P[K] } & { -readonly [K in A]?: AuthorizationRule[] };
+export type TrafficMembers = LoweredMembers<TrafficPolicy, TrafficMember, 'authorization'>;
+export type FrontendMembers = LoweredMembers<FrontendPolicy, FrontendMember, 'networkAuthorization'>;
+export type BackendMembers = LoweredMembers<BackendPolicy, BackendMember>;
+
+/**
+ * `lower()` walks the member's API schema; src/ir/lowered.ts is the same walk at the type level
+ * (src/ir/members.ts applies it to each member's API type). This is the one place the runtime
+ * walk's result is given that type; test/golden and src/ir/validate.test.ts check the output.
+ */
+function lowerAs<T>(schema: unknown, value: unknown, path: string, ctx: LowerContext): T {
+  return lower(schema, value, path, ctx) as T;
+}
+
+/** Sets one member whose name is only known as a union (the generic keeps name and value paired). */
+function put<T, K extends keyof T>(out: T, key: K, value: T[K]): void {
+  out[key] = value;
+}
+
 export const AUTHORIZATION_MEMBERS: ReadonlySet<string> = new Set(['authorization', 'networkAuthorization']);
 
 function authorizationRules(spec: unknown, source: PolicySource): AuthorizationRule[] {
@@ -31,8 +56,8 @@ function authorizationRules(spec: unknown, source: PolicySource): AuthorizationR
 }
 
 /** Traffic members in IR shape (phase and strategy are read by the caller, not members). */
-export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource, ctx: LowerContext, selectable: SelectableConfig): Members<TrafficMember> {
-  const out: Members<TrafficMember> = {};
+export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource, ctx: LowerContext, selectable: SelectableConfig): TrafficMembers {
+  const out: TrafficMembers = {};
   for (const member of TRAFFIC_MEMBERS) {
     const value = spec[member];
     if (value === undefined) continue;
@@ -47,13 +72,14 @@ export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource
       case 'basicAuthentication':
         // Only the location can hold CEL; the Secrets are read by the resolvers below.
         lower(TRAFFIC[member], { location: value.location }, path, ctx);
-        out[member] = member === 'apiKeyAuthentication' ? resolveApiKeyAuthentication(value, path, ctx, selectable) : resolveBasicAuthentication(value, path, ctx);
+        if (member === 'apiKeyAuthentication') out.apiKeyAuthentication = resolveApiKeyAuthentication(value, path, ctx, selectable);
+        else out.basicAuthentication = resolveBasicAuthentication(value, path, ctx);
         break;
       case 'jwtAuthentication':
         out.jwtAuthentication = lowerJwtAuthentication(value, path, ctx);
         break;
       default:
-        out[member] = lower(TRAFFIC[member], value, path, ctx);
+        put(out, member, lowerAs<TrafficMembers[typeof member]>(TRAFFIC[member], value, path, ctx));
     }
   }
   return out;
@@ -62,8 +88,8 @@ export function lowerTraffic(spec: Record<string, unknown>, source: PolicySource
 const DEFAULT_JWKS_CACHE_MS = 5 * 60_000;
 
 /** A traffic `jwtAuthentication` in IR shape (Secrets resolved, durations in ms, defaults applied). */
-export function lowerJwtAuthentication(value: Record<string, unknown>, path: string, ctx: LowerContext): unknown {
-  return withJwtDefaults(lower(TRAFFIC.jwtAuthentication, value, path, ctx));
+export function lowerJwtAuthentication(value: Record<string, unknown>, path: string, ctx: LowerContext): JwtAuthenticationPolicy {
+  return withJwtDefaults(lower(TRAFFIC.jwtAuthentication, value, path, ctx)) as JwtAuthenticationPolicy;
 }
 
 /**
@@ -72,7 +98,7 @@ export function lowerJwtAuthentication(value: Record<string, unknown>, path: str
  * mode, and the MCP OAuth fields under `mcp`. Lowered like a written one; problems (a missing
  * issuer, Secret …) are collected in `ctx.problems` with `path`.
  */
-export function lowerMcpAuthentication(auth: Record<string, unknown>, path: string, ctx: LowerContext): unknown {
+export function lowerMcpAuthentication(auth: Record<string, unknown>, path: string, ctx: LowerContext): JwtAuthenticationPolicy {
   if (typeof auth.issuer !== 'string' || auth.issuer === '') ctx.problems.push(`${path}.issuer is required (it names the accepted tokens' iss)`);
   const mcp: Record<string, unknown> = {};
   for (const key of ['resourceMetadata', 'provider', 'clientId', 'clientSecretRef']) if (auth[key] !== undefined) mcp[key] = auth[key];
@@ -97,14 +123,15 @@ function withJwtDefaults(value: unknown): unknown {
  * policies (as a traffic jwtAuthentication); written in a ProxyPolicy it is refused, so a token
  * check the user asked for is never silently skipped.
  */
-export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: LowerContext, inline: boolean): Members<BackendMember> {
+export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: LowerContext, inline: boolean): BackendMembers {
   const schemas = inline ? INLINE_BACKEND : BACKEND;
-  const out: Members<BackendMember> = {};
+  const out: BackendMembers = {};
   for (const member of BACKEND_MEMBERS) {
     const value = spec[member];
     if (value === undefined) continue;
     const at = `${path}.${member}`;
-    if (member === 'ai') out.ai = value;
+    // Passed through as written: the schema already matched SPEC.md BackendAI, which AiPolicy describes.
+    if (member === 'ai') out.ai = value as AiPolicy;
     else if (member === 'mcp' && isDict(value)) {
       // Only the deprecated authentication (handled as traffic): no member, so a policy object's mcp still applies.
       const mcp = lowerMcp(value, at, ctx, inline);
@@ -112,7 +139,7 @@ export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: L
     }
     else if (member === 'tls' && isDict(value)) out.tls = resolveBackendTls(schemas.tls, value, at, ctx);
     else if (member === 'auth' && isDict(value)) out.auth = resolveBackendAuth(schemas.auth, value, at, ctx);
-    else out[member] = lower(schemas[member], value, at, ctx);
+    else put(out, member, lowerAs<BackendMembers[typeof member]>(schemas[member], value, at, ctx));
   }
   return out;
 }
@@ -122,17 +149,23 @@ function lowerMcp(value: Record<string, unknown>, path: string, ctx: LowerContex
   return lowerMcpPolicy(value, path, { namespace: ctx.namespace, snapshot: ctx.snapshot }, (p) => ctx.problems.push(p.message));
 }
 
-const PROXY_PROTOCOL_DEFAULTS = { version: 'V2', mode: 'Strict' };
+const PROXY_PROTOCOL_DEFAULTS = { version: 'V2', mode: 'Strict' } as const;
 
-export function lowerFrontend(spec: Record<string, unknown>, source: PolicySource, ctx: LowerContext): Members<FrontendMember> {
-  const out: Members<FrontendMember> = {};
+export function lowerFrontend(spec: Record<string, unknown>, source: PolicySource, ctx: LowerContext): FrontendMembers {
+  const out: FrontendMembers = {};
   for (const member of FRONTEND_MEMBERS) {
     const value = spec[member];
     if (value === undefined) continue;
-    const lowered = lower(FRONTEND[member], value, `spec.frontend.${member}`, ctx);
-    if (member === 'networkAuthorization') out.networkAuthorization = authorizationRules(value, source);
-    else if (member === 'proxyProtocol' && isDict(lowered)) out.proxyProtocol = { ...PROXY_PROTOCOL_DEFAULTS, ...lowered };
-    else out[member] = lowered;
+    const path = `spec.frontend.${member}`;
+    if (member === 'networkAuthorization') {
+      lower(FRONTEND[member], value, path, ctx); // checks the CEL; the rules are read as written
+      out.networkAuthorization = authorizationRules(value, source);
+    } else if (member === 'proxyProtocol') {
+      const lowered = lowerAs<FrontendMembers['proxyProtocol']>(FRONTEND[member], value, path, ctx);
+      if (isDict(lowered)) out.proxyProtocol = { ...PROXY_PROTOCOL_DEFAULTS, ...lowered };
+    } else {
+      put(out, member, lowerAs<FrontendMembers[typeof member]>(FRONTEND[member], value, path, ctx));
+    }
   }
   return out;
 }
