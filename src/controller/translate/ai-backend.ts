@@ -113,7 +113,7 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
       problems: found,
     };
     const members = lowerBackend(written.policies, `${path}.policies`, lowerCtx, true);
-    if (isDict(members.ai)) checkAiPolicy(members.ai as unknown as AiPolicy, `${path}.policies.ai`, (message) => found.push(message));
+    if (isDict(members.ai)) checkAiPolicy(members.ai, `${path}.policies.ai`, (message) => found.push(message));
     if (found.length > 0) {
       for (const message of found) ctx.problems.push({ reason: 'InvalidPolicy', message: `${message} (provider ${name} is not served)` });
       return undefined;
