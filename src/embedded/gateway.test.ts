@@ -14,6 +14,7 @@ import { createAdminServer } from './admin-server.ts';
 import { ControlPlaneMetrics } from './control-plane-metrics.ts';
 import { EmbeddedGateway } from './gateway.ts';
 import { StatusWriter } from './status-writer.ts';
+import { TranslatorThread } from './translator-thread.ts';
 
 class ManualSource implements ObjectSource {
   emit: (snapshot: SourceSnapshot) => void = () => {};
@@ -84,6 +85,8 @@ describe('EmbeddedGateway', () => {
       source.emit({ objects: objects(8080), problems: [{ severity: 'error', file: 'x.yaml', message: 'YAML syntax error' }] });
       // A duplicate and a real change.
       source.emit({ objects: [...objects(9090), ...objects(1)], problems: [] });
+      // stop() drops snapshots still waiting: let the change be processed first (translation is async).
+      while (distributor.published.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
       await gateway.stop(250);
       assert.deepEqual(distributor.published.map((c) => c.binds.map((b) => b.port)), [[8080], [9090]]);
       assert.equal(gateway.problems().length, 2, 'two duplicates (GatewayClass and Gateway)');
@@ -136,6 +139,41 @@ describe('EmbeddedGateway', () => {
     } finally {
       await closeServer(admin);
       await gateway.stop(10);
+    }
+  });
+
+  it('a translation the translator thread gives up on keeps the last good config serving, logged and counted as a failed reload', async () => {
+    // The thread body answers small snapshots and hangs on bigger ones: the hang stands in for a huge config.
+    const thread = new TranslatorThread({ logger: silentLogger, workerModule: new URL('./testdata/misbehaving-translator.ts', import.meta.url), timeoutMs: 300 });
+    const source = new ManualSource({ objects: objects(8080), problems: [] });
+    const distributor = new RecordingDistributor();
+    const registry = new Registry();
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const gateway = new EmbeddedGateway({
+      source, distributor, statusWriter: new StatusWriter(silentLogger), metrics: new ControlPlaneMetrics(registry), logger,
+      translate: (objs, options) => thread.translate(objs, objs.length > 2 ? { controllerName: 'hang' } : options),
+    });
+    try {
+      await gateway.start();
+      assert.equal(gateway.config()?.version, 'n2');
+      const extra: SourcedObject = { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'default' } } };
+      source.emit({ objects: [...objects(8080), extra], problems: [] });
+      for (let waited = 0; !lines.some((l) => l.includes('translation took longer than 0.3 s')); waited += 20) {
+        assert.ok(waited < 10_000, `no give-up logged: ${lines.join('')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(gateway.config()?.version, 'n2', 'the last good config keeps serving');
+      assert.equal(distributor.published.length, 1);
+      assert.match(lines.join(''), /still serving the previous config/);
+      assert.match(await registry.metrics(), /^switchboard_config_reloads_total\{result="error"\} 1$/m);
+      // The thread was restarted: the next snapshot translates again.
+      source.emit({ objects: objects(8080).slice(0, 1), problems: [] });
+      while (distributor.published.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(gateway.config()?.version, 'n1');
+    } finally {
+      await gateway.stop(10);
+      await thread.close();
     }
   });
 });

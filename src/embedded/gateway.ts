@@ -7,8 +7,21 @@ import type { ProxyConfig } from '../ir/types.ts';
 import type { ControlPlaneMetrics } from './control-plane-metrics.ts';
 import type { StatusWriter } from './status-writer.ts';
 
-/** The translator's signature (src/controller/translate/index.ts), injected so tests can use a double. */
-export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => { config: ProxyConfig; statuses: ObjectStatus[]; secretPaths?: readonly string[]; secretValues?: readonly string[] };
+/** What the gateway uses of translate()'s result (src/controller/translate/index.ts). */
+export interface Translation {
+  readonly config: ProxyConfig;
+  readonly statuses: ObjectStatus[];
+  /** JSON Pointers of the IR locations that hold Secret data: /config_dump redacts them. */
+  readonly secretPaths?: readonly string[];
+  /** Every Secret-derived value: log lines (this process's and the proxies') are scrubbed of them. */
+  readonly secretValues?: readonly string[];
+}
+
+/**
+ * The translator, injected: the CLI runs it in a worker thread (translator-thread.ts) so a large
+ * config never blocks the serving event loop; tests may pass translate() itself or a double.
+ */
+export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => Translation | Promise<Translation>;
 
 export interface EmbeddedGatewayOptions {
   readonly source: ObjectSource;
@@ -117,8 +130,9 @@ export class EmbeddedGateway {
     const sourceErrors = this.#store.problems().filter((p) => p.severity === 'error').length;
     metrics.sourceErrors(sourceErrors);
 
-    // translate() never throws for a user's mistake; a throw is a bug, and the caller keeps the old config.
-    const { config, statuses, secretPaths = [], secretValues = [] } = this.#options.translate(this.#store.objects(), this.#controllerNameOption());
+    // translate() never throws for a user's mistake; a throw is a bug, and a translator thread
+    // gives up on a translation over its time or memory limit: either way the caller keeps the old config.
+    const { config, statuses, secretPaths = [], secretValues = [] } = await this.#options.translate(this.#store.objects(), this.#controllerNameOption());
     this.#options.statusWriter.update(statuses);
 
     let applyErrors = 0;
@@ -126,7 +140,7 @@ export class EmbeddedGateway {
       // Log lines are scrubbed of the new config's secrets before the proxies compile it (their
       // errors may quote a key), and of the old one's until it stops serving.
       setLoggedSecrets([...secretValues, ...this.#currentSecretValues]);
-      const result = await distributor.publish(config);
+      const result = await distributor.publish(config, secretValues);
       this.#current = config;
       this.#currentSecretPaths = secretPaths;
       this.#currentSecretValues = secretValues;

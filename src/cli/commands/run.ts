@@ -2,7 +2,6 @@ import { fileURLToPath } from 'node:url';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createLogger, type Logger } from '../../common/logger.ts';
 import { FileSource } from '../../controller/sources/file/file-source.ts';
-import { translate } from '../../controller/translate/index.ts';
 import { ClusterDistributor } from '../../distribute/cluster/primary.ts';
 import { InProcessDistributor } from '../../distribute/in-process.ts';
 import { createProxyRuntime } from '../../distribute/proxy-runtime.ts';
@@ -13,6 +12,7 @@ import { ControlPlaneMetrics } from '../../embedded/control-plane-metrics.ts';
 import { EmbeddedGateway } from '../../embedded/gateway.ts';
 import { createMetricsServer } from '../../embedded/metrics-server.ts';
 import { StatusWriter } from '../../embedded/status-writer.ts';
+import { TranslatorThread } from '../../embedded/translator-thread.ts';
 import type { RunOptions } from '../args.ts';
 
 /** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
@@ -28,9 +28,11 @@ export async function run(options: RunOptions): Promise<number> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const distributor = createDistributor(options, logger, registry);
+  // Translation runs off the serving event loop, like parsing (FileSource's parser thread).
+  const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({
     source: new FileSource({ paths: options.files, logger }),
-    translate,
+    translate: translator.translate,
     distributor,
     statusWriter: new StatusWriter(logger),
     metrics: new ControlPlaneMetrics(registry),
@@ -41,7 +43,7 @@ export async function run(options: RunOptions): Promise<number> {
   // Not ready while draining, so a load balancer stops sending before the listeners close.
   const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths() });
   const metrics = createMetricsServer(distributor, logger);
-  const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics)]);
+  const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics), translator.close()]);
 
   try {
     const adminBound = await listen(admin, options.adminAddress);

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../api/gateway/object.ts';
+import { silentLogger } from '../common/logger.ts';
+import { translate } from '../controller/translate/index.ts';
+import { TranslationAbortedError, TranslatorThread } from './translator-thread.ts';
+
+const GOLDEN = join(import.meta.dirname, '../../test/golden');
+
+function goldenInputs(): { name: string; objects: KubeObject[] }[] {
+  return readdirSync(GOLDEN, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml')).sort().map((name) => {
+    const input = readFileSync(join(GOLDEN, name), 'utf8').split(/^---[ \t]*\r?\n# Output/m)[0];
+    return { name, objects: parseAllDocuments(input).map((d) => d.toJS() as KubeObject).filter((o) => o !== null && o !== undefined) };
+  });
+}
+
+/**
+ * The path of the first value in `value` that structured clone would not carry unchanged: a
+ * function, a Map or Set, a class instance (its prototype is lost), a Date, a symbol, a bigint.
+ */
+function firstNonPlain(value: unknown, path = ''): string | undefined {
+  if (value === null || ['string', 'number', 'boolean', 'undefined'].includes(typeof value)) return undefined;
+  if (typeof value !== 'object') return `${path} (${typeof value})`;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (Array.isArray(value)) return value.map((v, i) => firstNonPlain(v, `${path}/${i}`)).find((p) => p !== undefined);
+  if (proto !== Object.prototype && proto !== null) return `${path} (${(value as object).constructor?.name ?? 'unknown class'})`;
+  return Object.entries(value).map(([k, v]) => firstNonPlain(v, `${path}/${k}`)).find((p) => p !== undefined);
+}
+
+const withSecret: KubeObject[] = parseAllDocuments(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: switchboard }
+spec: { controllerName: switchboard.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec: { gatewayClassName: switchboard, listeners: [{ name: http, port: 8080, protocol: HTTP }] }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: key, namespace: default }
+stringData: { Authorization: "Bearer sk-thread-0123456789abcdef" }
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: llm, namespace: default }
+spec:
+  ai: { provider: { providerA: { model: gpt-4o } } }
+  policies: { auth: { secretRef: { name: key } } }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: llm, namespace: default }
+spec:
+  parentRefs: [{ name: gw }]
+  rules: [{ backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: llm }] }]
+`).map((d) => d.toJS() as KubeObject);
+
+describe('TranslatorThread', () => {
+  const thread = new TranslatorThread({ logger: silentLogger });
+  after(() => thread.close());
+
+  it('gives the result translate() gives in-process, Secret locations and values included', async () => {
+    const local = translate(withSecret);
+    assert.ok(local.secretPaths.length > 0 && local.secretValues.includes('sk-thread-0123456789abcdef'), 'the case holds a Secret');
+    assert.deepEqual(await thread.translate(withSecret), local);
+    assert.deepEqual(await thread.translate(withSecret, { controllerName: 'example.com/other' }), translate(withSecret, { controllerName: 'example.com/other' }));
+  });
+
+  it('every golden case translates to plain data that crosses the thread boundary unchanged', async () => {
+    const cases = goldenInputs();
+    assert.ok(cases.length > 20);
+    for (const { name, objects } of cases) {
+      const local = translate(objects);
+      assert.equal(firstNonPlain(local), undefined, `${name}: the result holds a value structured clone changes`);
+      assert.deepEqual(await thread.translate(objects), local, name);
+    }
+  });
+});
+
+describe('TranslatorThread limits', () => {
+  const misbehaving = new URL('./testdata/misbehaving-translator.ts', import.meta.url);
+  const objects: KubeObject[] = [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }];
+
+  it('gives up on a translation past the time limit, then translates again on a new thread', async () => {
+    const thread = new TranslatorThread({ logger: silentLogger, workerModule: misbehaving, timeoutMs: 300 });
+    try {
+      const started = performance.now();
+      await assert.rejects(thread.translate(objects, { controllerName: 'hang' }), (err: Error) => err instanceof TranslationAbortedError && /translation took longer than 0.3 s/.test(err.message));
+      assert.ok(performance.now() - started < 5_000, 'the limit, not the thread, ended the wait');
+      assert.equal((await thread.translate(objects)).config.version, 'n1');
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('gives up on a translation past the memory cap, then translates again on a new thread', async () => {
+    const thread = new TranslatorThread({ logger: silentLogger, workerModule: misbehaving, maxHeapMiB: 64, timeoutMs: 60_000 });
+    try {
+      await assert.rejects(thread.translate(objects, { controllerName: 'grow' }), (err: Error) => err instanceof TranslationAbortedError && /needed more than the translator thread's 64 MiB/.test(err.message));
+      assert.equal((await thread.translate(objects)).config.version, 'n1');
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('reports a translator that threw as an error, and keeps the thread', async () => {
+    const thread = new TranslatorThread({ logger: silentLogger, workerModule: misbehaving });
+    try {
+      await assert.rejects(thread.translate(objects, { controllerName: 'throw' }), /translation failed: boom/);
+      assert.equal((await thread.translate(objects)).config.version, 'n1');
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('after close, translations are refused instead of hanging', async () => {
+    const thread = new TranslatorThread({ logger: silentLogger, workerModule: misbehaving });
+    await thread.close();
+    await assert.rejects(thread.translate(objects), TranslationAbortedError);
+  });
+});
