@@ -18,6 +18,7 @@ export class InProcessDistributor implements Distributor {
 
   async start(): Promise<void> {}
 
+  /** Secret values need no shipping: the proxy logs through this process's logger, which the gateway already scrubs. */
   async publish(config: ProxyConfig): Promise<ApplyResult> {
     const result = await this.#runtime.apply(config);
     this.#ready = (await this.#runtime.ready()) !== false;

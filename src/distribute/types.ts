@@ -23,8 +23,12 @@ export interface ConfigRuntime {
  */
 export interface Distributor {
   start(): Promise<void>;
-  /** Resolves once every proxy has applied `config` (or failed to). */
-  publish(config: ProxyConfig): Promise<ApplyResult>;
+  /**
+   * Resolves once every proxy has applied `config` (or failed to). `secretValues` are the
+   * config's Secret-derived values (the translator's secretValues): every proxy process scrubs its
+   * log lines of them before it compiles the config. They never travel inside the config.
+   */
+  publish(config: ProxyConfig, secretValues?: readonly string[]): Promise<ApplyResult>;
   /** true once a config is applied and its binds are listening somewhere. */
   isReady(): boolean;
   /** Prometheus text of this process's registry together with every proxy's metrics. */

@@ -12,7 +12,8 @@ export const WORKER_SETTINGS_ENV = 'SWITCHBOARD_WORKER_SETTINGS';
 
 /** Primary → worker. */
 export type ToWorker =
-  | { readonly type: 'switchboard:config'; readonly config: ProxyConfig }
+  /** `secretValues`: what the worker's log lines are scrubbed of while it serves `config` (see setLoggedSecrets). */
+  | { readonly type: 'switchboard:config'; readonly config: ProxyConfig; readonly secretValues: readonly string[] }
   | { readonly type: 'switchboard:metrics-request'; readonly requestId: number }
   | { readonly type: 'switchboard:shutdown'; readonly graceMs: number };
 

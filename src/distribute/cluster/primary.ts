@@ -55,7 +55,7 @@ export class ClusterDistributor implements Distributor {
   readonly #crashesInARow: number[];
   readonly #metricsRequests = new Map<number, (metrics: readonly object[] | undefined) => void>();
   #nextRequestId = 0;
-  #current: ProxyConfig | undefined;
+  #current: { readonly config: ProxyConfig; readonly secretValues: readonly string[] } | undefined;
   #closing = false;
   readonly #restartTimers = new Set<NodeJS.Timeout>();
   readonly #restarts: Counter<'reason'>;
@@ -81,9 +81,9 @@ export class ClusterDistributor implements Distributor {
     }
   }
 
-  async publish(config: ProxyConfig): Promise<ApplyResult> {
-    this.#current = config;
-    const answers = [...this.#states.values()].map((state) => this.#send(state, config));
+  async publish(config: ProxyConfig, secretValues: readonly string[] = []): Promise<ApplyResult> {
+    this.#current = { config, secretValues };
+    const answers = [...this.#states.values()].map((state) => this.#send(state, this.#current!));
     const errors = (await Promise.all(answers)).flat();
     return { version: config.version, errors };
   }
@@ -149,6 +149,7 @@ export class ClusterDistributor implements Distributor {
       case 'switchboard:hello':
         state.lastHeartbeatAt = Date.now();
         this.#options.logger.debug({ worker: state.slot, pid: state.worker.process.pid }, 'proxy worker started');
+        // A new or restarted worker gets the Secret values with the config, before it compiles it.
         if (this.#current) void this.#send(state, this.#current);
         return;
       case 'switchboard:applied': {
@@ -194,8 +195,8 @@ export class ClusterDistributor implements Distributor {
     }
   }
 
-  /** Sends a config to one worker and resolves with its errors (never rejects). */
-  #send(state: WorkerState, config: ProxyConfig): Promise<readonly string[]> {
+  /** Sends a config (and its Secret values) to one worker and resolves with its errors (never rejects). */
+  #send(state: WorkerState, { config, secretValues }: { readonly config: ProxyConfig; readonly secretValues: readonly string[] }): Promise<readonly string[]> {
     return new Promise((resolve) => {
       const timeoutMs = this.#options.applyTimeoutMs ?? 30_000;
       const timer = setTimeout(() => {
@@ -209,7 +210,7 @@ export class ClusterDistributor implements Distributor {
         earlier?.({ errors });
         resolve(errors);
       });
-      if (!this.#post(state.worker, { type: 'switchboard:config', config })) {
+      if (!this.#post(state.worker, { type: 'switchboard:config', config, secretValues })) {
         state.pendingApplies.get(config.version)?.({ errors: [`worker ${state.slot} is not connected`] });
         state.pendingApplies.delete(config.version);
       }

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createLogger, type Logger } from '../../common/logger.ts';
+import { createLogger, setLoggedSecrets, type Logger } from '../../common/logger.ts';
 import type { ProxyConfig } from '../../ir/types.ts';
 import type { ConfigRuntime } from '../types.ts';
 import { isToWorker, WORKER_SETTINGS_ENV, type FromWorker, type WorkerSettings } from './messages.ts';
@@ -25,7 +25,9 @@ export function runWorker(createRuntime: WorkerRuntimeFactory): void {
   process.on('SIGINT', () => {});
   process.on('SIGTERM', () => {});
 
-  let waiting: ProxyConfig | undefined;
+  let waiting: { readonly config: ProxyConfig; readonly secretValues: readonly string[] } | undefined;
+  /** The Secret values of the config being served: lines are scrubbed of them until it stops serving. */
+  let servingSecretValues: readonly string[] = [];
   let applying = false;
   let shuttingDown = false;
 
@@ -33,8 +35,11 @@ export function runWorker(createRuntime: WorkerRuntimeFactory): void {
     if (applying) return;
     applying = true;
     while (waiting && !shuttingDown) {
-      const config = waiting;
+      const { config, secretValues } = waiting;
       waiting = undefined;
+      // As in the embedded gateway: scrubbed of the new config's secrets before it is compiled (an
+      // error may quote a key), and of the old one's until the new one serves.
+      setLoggedSecrets([...secretValues, ...servingSecretValues]);
       let errors: string[];
       let listening = false;
       try {
@@ -45,6 +50,8 @@ export function runWorker(createRuntime: WorkerRuntimeFactory): void {
         errors = [`applying config ${config.version} failed: ${(err as Error).message}`];
         logger.error({ err }, 'applying config failed');
       }
+      servingSecretValues = secretValues;
+      setLoggedSecrets(secretValues);
       send({ type: 'switchboard:applied', version: config.version, errors, listening });
     }
     applying = false;
@@ -64,7 +71,7 @@ export function runWorker(createRuntime: WorkerRuntimeFactory): void {
     if (!isToWorker(message)) return;
     switch (message.type) {
       case 'switchboard:config':
-        waiting = message.config;
+        waiting = { config: message.config, secretValues: message.secretValues ?? [] };
         void applyLatest();
         return;
       case 'switchboard:metrics-request':
