@@ -114,7 +114,9 @@ spec:
 `;
 }
 
-describe('hostile: Secret values never shown', () => {
+// With two workers the requests (and their access log lines) are served by cluster workers: the
+// primary must ship the Secret values to them for their log lines to be scrubbed too.
+for (const workers of [1, 2]) describe(`hostile: Secret values never shown (--workers ${workers})`, () => {
   let provider: MockProvider;
   let gw: HostileGateway;
   before(async () => {
@@ -123,7 +125,7 @@ describe('hostile: Secret values never shown', () => {
       ? { status: 500, headers: { 'content-type': 'application/json' }, body: { error: { message: 'upstream broke' } } }
       : { status: 200, headers: { 'content-type': 'application/json' }, body: { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] } }));
     // info: the access log and the config-applied lines are part of what must not leak.
-    gw = await startHostileGateway(yaml(provider), { logLevel: 'info' });
+    gw = await startHostileGateway(yaml(provider), { logLevel: 'info', workers });
   });
   after(async () => { await gw?.close(); await provider?.stop(); });
 
