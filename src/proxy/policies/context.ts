@@ -11,6 +11,8 @@ export interface RequestIdentity {
   basicAuth?: { readonly user: string };
   /** The client credential a backend `auth.passthrough` re-sends upstream. */
   passthroughToken?: string;
+  /** Request headers (lowercase) a client-auth policy read a credential from: kept from upstreams that get their own credential. */
+  credentialHeaders?: readonly string[];
   /** Metadata from external authorization: the `extauthz` CEL variable. */
   extauthz?: Readonly<Record<string, unknown>>;
   /** Dynamic metadata from external processing: the `extproc` CEL variable. */

@@ -27,6 +27,10 @@ import { routeTypeFor } from './route-type.ts';
 import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
+import { applyHeaderChanges, dropClientCredentials, gateProviderCall, providerHasOwnCredential, type PolicyGate } from './backend-policy.ts';
+import type { CompiledBackendPolicy } from '../../backend-policies/compile.ts';
+import type { DirectResponse } from '../../policies/result.ts';
+import { renderGatewayError } from '../../http/error-format.ts';
 import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
@@ -114,6 +118,7 @@ export class LlmBackendHandler {
     if (!OPAQUE_BODY_ROUTES.has(route) && jsonTooDeep(body)) return fail(400, TOO_DEEP_MESSAGE);
 
     const attempts = this.#picker.order();
+    const ran = new Map<CompiledBackendPolicy, PolicyGate>();
     let last: Retryable | undefined;
     /** Further replicas of the current provider to try after a refused connection. */
     let replicasLeft = -1;
@@ -123,7 +128,7 @@ export class LlmBackendHandler {
       if (replicasLeft < 0) replicasLeft = (provider.endpoints?.length ?? 1) - 1;
       const isLast = i === attempts.length - 1;
       try {
-        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
         if (isLast) break;
@@ -162,6 +167,17 @@ export class LlmBackendHandler {
 
   async #attempt(a: Attempt): Promise<Outcome> {
     const policy = effectivePolicy(a.request.backendPolicy, a.provider);
+    // The backend-policy layer first: an invalid policy, an extAuth refusal or a transformation answer ends here, nothing sent.
+    let gate: PolicyGate;
+    try {
+      const gating = gateProviderCall(a.request.backendRuntime?.subBackend(a.provider.name), policy, a.request.policy, a.ran);
+      gate = gating instanceof Promise ? await gating : gating;
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return { kind: 'answered', status: this.#refuse(a, { status: 413, error: { code: 'payload_too_large', message: err.message } }) };
+      this.#logger.error({ backend: this.#ir.key, provider: a.provider.name, err: String(err) }, 'backend policy failed on an LLM provider call');
+      return { kind: 'answered', status: this.#refuse(a, { status: 500, error: { code: 'backend_policy_failed', message: 'the backend policy could not be applied' } }) };
+    }
+    if (gate.kind === 'refused') return { kind: 'answered', status: this.#refuse(a, gate.response) };
     const ai = aiOf(policy) ?? this.#ir.policy;
     const compiled = ai ? compileAiPolicy(ai) : undefined;
     const cel = (): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: { provider: a.provider.name } });
@@ -181,6 +197,9 @@ export class LlmBackendHandler {
       : up.body;
     const host = hostHeader(up);
     const baseHeaders: Record<string, string> = plan.upstreamFormat === 'passthrough' ? passthroughHeaders(a.request.headers) : { ...up.headers };
+    // The client's credentials stay home when the provider gets its own (translated routes never copy them).
+    if (plan.upstreamFormat === 'passthrough' && providerHasOwnCredential(policy?.auth, up.credential)) dropClientCredentials(baseHeaders, a.request.policy?.identity);
+    applyHeaderChanges(baseHeaders, gate.headers);
     if (plan.upstreamFormat === 'messages') for (const name of FORWARDED_TO_MESSAGES) if (typeof a.req.headers[name] === 'string') baseHeaders[name] = a.req.headers[name];
     const identity: RequestIdentity = a.request.policy?.identity ?? {};
     const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);
@@ -249,6 +268,19 @@ export class LlmBackendHandler {
     return { kind: 'answered', status };
   }
 
+  /** Answers from the gateway in the client's format (a gateway error) or as the policy wrote it (an ext_authz denial); returns the status. */
+  #refuse(a: Attempt, response: DirectResponse): number {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers ?? {})) headers[name.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
+    let body: Uint8Array;
+    if (response.error) {
+      headers['content-type'] = 'application/json';
+      body = Buffer.from(renderGatewayError(response.status, response.error, a.format));
+    } else body = typeof response.body === 'string' ? Buffer.from(response.body) : (response.body ?? Buffer.alloc(0));
+    a.sink.send(response.status, headers, body);
+    return response.status;
+  }
+
   /** Translates and sends a buffered answer; returns the status the client got (a translation failure turns a 200 into a 502). */
   #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: readonly string[]): number {
     const r: ClientResponse = plan.translateResponse(status, headers, raw);
@@ -283,6 +315,8 @@ interface Attempt {
   readonly body: Buffer;
   readonly provider: AiProviderIR;
   readonly format: ErrorFormat;
+  /** The backend policies already run for this request (failover to a provider under the same one does not rerun them). */
+  readonly ran: Map<CompiledBackendPolicy, PolicyGate>;
 }
 
 /** The CEL input of a request no traffic policy saw (no policy context was made for it). */

@@ -24,6 +24,7 @@ export const compileApiKeyAuthentication: StepCompiler<'apiKeyAuthentication'> =
   const scheme = challengeScheme(member.location);
   const keys = indexKeys(member.keys, (message) => deps.logger.warn({ policy: deps.policy.sources.apiKeyAuthentication }, message));
   const mode = member.mode;
+  const credentialHeader = member.location.header?.name.toLowerCase();
   // One-shot hash: a Hash object per request costs several microseconds and GC work.
   const lookup = (presented: string): KnownKey | undefined => {
     const hex = hash('sha256', presented, 'hex');
@@ -55,6 +56,9 @@ export const compileApiKeyAuthentication: StepCompiler<'apiKeyAuthentication'> =
         if (ctx.connection) lastVerified.set(ctx.connection, { presented: Buffer.from(presented, 'utf8'), known });
       }
       ctx.identity.apiKey = known.identity;
+      // A backend `auth.passthrough` re-sends the validated key; upstreams with their own credential never see it.
+      ctx.identity.passthroughToken = presented;
+      if (credentialHeader !== undefined) ctx.identity.credentialHeaders = [...(ctx.identity.credentialHeaders ?? []), credentialHeader];
       return CONTINUE;
     },
   };
