@@ -102,8 +102,8 @@ export class LlmBackendHandler {
     const backendAi = aiOf(request.backendPolicy) ?? this.#ir.policy;
     const route = routeTypeFor(request.path, backendAi?.routes);
     const format = errorFormatOf(route, req.headers['anthropic-version']);
-    const fail = (status: number, message: string) => {
-      const r = renderError({ status, message }, format);
+    const fail = (status: number, message: string, code?: string) => {
+      const r = renderError({ status, message, ...(code ? { code } : {}) }, format);
       sink.send(r.status, r.headers, r.body);
       return { status: r.status, bytes: sink.bytes };
     };
@@ -154,7 +154,10 @@ export class LlmBackendHandler {
         } else {
           const timeout = isTimeout(err);
           this.#logger.warn({ backend: this.#ir.key, provider: provider.name, err: String(err) }, 'LLM provider unreachable');
-          last = { kind: 'retryable', status: timeout ? 504 : 502, answer: async () => fail(timeout ? 504 : 502, timeout ? 'the provider did not answer in time' : 'could not reach the provider').status };
+          // docs/errors.md codes, as a Service backend's upstream failures carry them.
+          last = timeout
+            ? { kind: 'retryable', status: 504, answer: async () => fail(504, 'the provider did not answer in time', 'upstream_timeout').status }
+            : { kind: 'retryable', status: 502, answer: async () => fail(502, 'could not reach the provider', isConnectFailure(err) ? 'upstream_connect_failed' : 'upstream_reset').status };
         }
       }
       replicasLeft = -1;
