@@ -4,7 +4,7 @@
  * priority group) when an attempt fails before anything reached the client — with the answer
  * translated back, streams event by event. Every failure reaches the client in its own format.
  */
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../../common/logger.ts';
@@ -93,7 +93,28 @@ export class LlmBackendHandler {
       const policy = effectivePolicy(request.backendPolicy, provider);
       return { provider, policy, ai: aiOf(policy) ?? this.#ir.policy };
     });
-    return this.#realtime.serve(req, socket, head, request, attempts);
+    return this.#gateUpgrade(socket, request, attempts).then((refused) => (refused ? undefined : this.#realtime?.serve(req, socket, head, request, attempts)));
+  }
+
+  /**
+   * The backend-policy layer before a Realtime relay: every provider it may try must pass (an
+   * invalid policy or an extAuth refusal on any of them refuses the upgrade, nothing sent). Header
+   * changes of the request steps do not reach the relayed handshake. Resolves true when refused.
+   */
+  async #gateUpgrade(socket: Duplex, request: HandlerRequest, attempts: readonly { provider: AiProviderIR; policy: BackendPolicy | undefined }[]): Promise<boolean> {
+    const ran = new Map<CompiledBackendPolicy, PolicyGate>();
+    for (const { provider, policy } of attempts) {
+      const gating = gateProviderCall(request.backendRuntime?.subBackend(provider.name), policy, request.policy, ran);
+      const gate = gating instanceof Promise ? await gating : gating;
+      if (gate.kind === 'passed') continue;
+      const response = gate.response;
+      const body = response.error ? renderGatewayError(response.status, response.error, 'openai') : String(response.body ?? '');
+      const length = Buffer.byteLength(body);
+      socket.end(`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n${body}`);
+      request.done(response.status, length);
+      return true;
+    }
+    return false;
   }
 
   /** Serves one request; resolves with the status the client saw and the body bytes written. */
