@@ -25,8 +25,11 @@ export function dispatchToHandler(
   const mutations = policy?.responseMutations;
   const requestMs = fwd.traffic?.requestTimeoutMs ?? fwd.rule.requestTimeoutMs;
   const backendMs = fwd.rule.backendTimeoutMs;
+  // The backend policy's request steps run inside the handler and may add response effects then
+  // (extAuth's response headers, a transformation's response side): the wrapper must be there for them.
+  const stepsAddEffects = fwd.backendRuntime?.extAuth !== undefined || fwd.backendRuntime?.transformation !== undefined;
   // Nothing of the pipeline's to apply: the handler writes the client's response directly (no wrapper, no timer).
-  if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0)) {
+  if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0) && !stepsAddEffects) {
     handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
     return;
   }

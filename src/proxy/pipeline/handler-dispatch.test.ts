@@ -1,0 +1,85 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
+import type { BackendHandler, HandlerRequest } from '../backends/handlers.ts';
+import type { ResponseMutation } from '../policies/context.ts';
+import type { RequestPolicyContext } from '../policies/request-context.ts';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.ts';
+import type { Forward } from './exchange.ts';
+import { dispatchToHandler } from './handler-dispatch.ts';
+
+/** The head the client got. */
+function recordingResponse(): { res: DownstreamResponse; head: () => OutgoingHttpHeaders | undefined } {
+  let head: OutgoingHttpHeaders | undefined;
+  const res = {
+    headersSent: false,
+    writableEnded: false,
+    writeHead(_status: number, headers: OutgoingHttpHeaders) {
+      head = headers;
+      return res;
+    },
+    write: () => true,
+    end: () => res,
+    addTrailers: () => undefined,
+    destroy: () => res,
+    once: () => res,
+    on: () => res,
+  };
+  return { res: res as unknown as DownstreamResponse, head: () => head };
+}
+
+/**
+ * A handler that runs the backend policy's request steps the way the LLM gateway does: a step adds
+ * a response effect (extAuth's response header) to the request's context, then the answer is written.
+ */
+function handlerAddingEffect(mutation: ResponseMutation): BackendHandler {
+  return {
+    handle(_req, res, request: HandlerRequest) {
+      (request.policy as RequestPolicyContext).responseMutations.push(mutation);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+      request.done(200, 2);
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Only what dispatchToHandler reads of a Forward (the fixture is partial on purpose). */
+function forward(handler: BackendHandler, backendRuntime: Partial<CompiledBackendPolicy> | undefined): Forward {
+  return {
+    backend: { key: 'backend/default/ai', handler },
+    rule: {},
+    traffic: undefined,
+    filters: { responseHeaders: [] },
+    labels: {},
+    path: '/v1/chat/completions',
+    headers: {},
+    backendPolicy: undefined,
+    backendRuntime,
+    clientFormat: () => 'gateway',
+  } as never;
+}
+
+const addHeader: ResponseMutation = (headers) => {
+  headers['x-authz-result'] = 'allowed';
+};
+
+describe('dispatchToHandler: response effects the backend policy adds while the handler runs', () => {
+  const cases: readonly { name: string; runtime: Partial<CompiledBackendPolicy> | undefined; expected: string | undefined }[] = [
+    { name: 'backend extAuth with no other response effect on the route', runtime: { extAuth: {} as never, transformation: undefined }, expected: 'allowed' },
+    { name: 'backend transformation with no other response effect on the route', runtime: { extAuth: undefined, transformation: () => ({ action: 'continue' }) as never }, expected: 'allowed' },
+    // No request steps: nothing can add an effect later, so the handler writes to the client directly (no wrapper to apply one).
+    { name: 'no backend request steps: the handler writes directly', runtime: undefined, expected: undefined },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const { res, head } = recordingResponse();
+      const context = { responseMutations: [] as ResponseMutation[], upstream: { delayedMs: 0 } } as unknown as RequestPolicyContext;
+      let status = 0;
+      dispatchToHandler({ headers: {} } as DownstreamRequest, res, forward(handlerAddingEffect(addHeader), c.runtime), (s) => (status = s), context);
+      assert.equal(status, 200);
+      assert.equal(head()?.['x-authz-result'], c.expected);
+    });
+  }
+});
