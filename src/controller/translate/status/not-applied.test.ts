@@ -75,7 +75,7 @@ const CASES: Readonly<Record<string, Case>> = {
   'frontend tcp.keepalive.retries': { value: { tcp: { keepalive: { retries: 3 } } }, path: 'spec.frontend.tcp.keepalive.retries' },
   'frontend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.frontend.tcp.keepalive.interval' },
   'traffic retry': { value: { retry: { attempts: 2 } }, path: 'spec.traffic.retry' },
-  'traffic transformation.response': { value: { transformation: { response: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.traffic.transformation.response' },
+  'traffic transformation.response.body': { value: { transformation: { response: { body: '"replaced"' } } }, path: 'spec.traffic.transformation.response.body' },
   'traffic extProc': { value: { extProc: { url: 'http://extproc.example:9000' } }, path: 'spec.traffic.extProc' },
   'traffic hostRewrite': { value: { hostRewrite: { mode: 'None' } }, path: 'spec.traffic.hostRewrite' },
   'traffic rateLimit.local[]': { value: { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } }, path: 'spec.traffic.rateLimit.local[0]' },
@@ -87,7 +87,11 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.backend.tcp.keepalive.interval' },
   'backend health ai': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
   'backend health mcp': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
+  'backend transformation.request.body': { value: { transformation: { request: { body: '"replaced"' } } }, path: 'spec.backend.transformation.request.body' },
+  'backend transformation.response.body': { value: { transformation: { response: { body: '"replaced"' } } }, path: 'spec.backend.transformation.response.body' },
   'backend transformation': { value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation' },
+  'backend extAuth mcp': { value: { extAuth: { url: 'http://authz.example:9000', grpc: {} } }, path: 'spec.backend.extAuth' },
+  'backend extAuth ai': { value: { extAuth: { url: 'http://authz.example:9000', grpc: {} } }, path: 'spec.backend.extAuth' },
   'backend auth.cloudA': { value: { auth: { cloudA: { region: 'us-east-1' } } }, path: 'spec.backend.auth.cloudA' },
   'backend auth.cloudB': { value: { auth: { cloudB: { managedIdentity: { clientId: 'a', objectId: 'b', resourceId: 'c' } } } }, path: 'spec.backend.auth.cloudB' },
   'backend auth.cloudC': { value: { auth: { cloudC: { type: 'AccessToken' } } }, path: 'spec.backend.auth.cloudC' },
@@ -185,6 +189,19 @@ describe('not applied: what applies keeps working', () => {
     const conditions = ancestorConditions(translate(world('ai', [policy('traffic', { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } })])).statuses);
     assert.deepEqual(accepted(conditions), { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'Policy is accepted' });
   });
+
+  const headerOnly: readonly { name: string; section: string; value: Spec; kinds: readonly BackendKind[] }[] = [
+    { name: 'traffic transformation.response headers', section: 'traffic', value: { transformation: { response: { set: [{ name: 'x-a', value: '"b"' }] } } }, kinds: ['ai', 'mcp'] },
+    { name: 'backend transformation headers', section: 'backend', value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] }, response: { remove: ['x-b'] } } }, kinds: ['ai'] },
+  ];
+  for (const c of headerOnly) {
+    for (const kind of c.kinds) {
+      it(`${c.name} apply on ${kind}: Accepted=True (only body changes are reported)`, () => {
+        const conditions = ancestorConditions(translate(world(kind, [policy(c.section, c.value)])).statuses);
+        assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
+      });
+    }
+  }
 
   it('an invalid policy keeps Invalid (fail closed), not a not-applied reason', () => {
     const conditions = ancestorConditions(translate(world('ai', [policy('traffic', { retry: { attempts: 2 }, authorization: { policy: { matchExpressions: ['(('] } } })])).statuses);

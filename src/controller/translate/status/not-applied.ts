@@ -46,7 +46,6 @@ export interface NotAppliedRow {
 const AI_MCP: readonly BackendKind[] = ['ai', 'mcp'];
 const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp'];
 const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai'];
-const PLAIN: readonly BackendKind[] = ['Service', 'static'];
 const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepalive probes, not their count or interval";
 
 /** Every field the data plane ignores. Keep docs/policies.md ("What is not applied yet") in step. */
@@ -64,7 +63,7 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 
   // Traffic members on routes whose backend is served in-process (AI, MCP).
   { scope: 'traffic', path: 'retry', kinds: AI_MCP, why: 'the AI and MCP handlers do not retry a route\'s requests (an AI backend fails over between its providers instead)', issue: 12 },
-  { scope: 'traffic', path: 'transformation.response', kinds: AI_MCP, why: 'response transformations are not run on AI and MCP answers', issue: 12 },
+  { scope: 'traffic', path: 'transformation.response.body', kinds: AI_MCP, why: 'response body transformations are not run on AI and MCP answers (header changes are)', issue: 12 },
   {
     scope: 'traffic', path: 'extProc', kinds: AI_MCP, partial: true, when: sendsResponsePhase,
     why: 'the external processor\'s response phases are not run on AI and MCP answers (request phases are)', issue: 12,
@@ -87,10 +86,18 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'health', kinds: ['ai'], why: 'passive health and eviction are not applied to AI providers (providers of a group are taken in turn)', issue: 13 },
   { scope: 'backend', path: 'health', kinds: ['mcp'], why: 'passive health and eviction are not applied to MCP targets', issue: 12 },
-  { scope: 'backend', path: 'transformation', kinds: AI_MCP, why: 'backend transformations are run only on calls to Service and static backends', issue: 12 },
-  { scope: 'backend', path: 'auth.cloudA', kinds: PLAIN, why: 'cloud-A signing is implemented for AI providers only: requests are answered 500', issue: 12 },
-  { scope: 'backend', path: 'auth.cloudB', kinds: PLAIN, why: 'cloud-B tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
-  { scope: 'backend', path: 'auth.cloudC', kinds: PLAIN, why: 'cloud-C tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
+  { scope: 'backend', path: 'transformation.request.body', kinds: ['ai'], why: 'backend body transformations are not run on AI provider calls (header changes are)', issue: 12 },
+  { scope: 'backend', path: 'transformation.response.body', kinds: ['ai'], why: 'backend body transformations are not run on AI provider answers (header changes are)', issue: 12 },
+  { scope: 'backend', path: 'transformation', kinds: ['mcp'], why: 'backend transformations are not run on MCP target calls', issue: 12 },
+  // Kept in step with src/proxy/backend-policies/support.ts: what a kind refuses there is answered 500.
+  { scope: 'backend', path: 'extAuth', kinds: ['mcp'], why: 'backend extAuth is not run on MCP target calls: requests are answered 500', issue: 12 },
+  {
+    scope: 'backend', path: 'extAuth', kinds: ['ai'], partial: true,
+    why: 'on a Realtime (WebSocket) upgrade the header changes backend extAuth makes are not put on the relayed handshake (the check itself runs)', issue: 12,
+  },
+  { scope: 'backend', path: 'auth.cloudA', kinds: NOT_AI, why: 'cloud-A signing is implemented for AI providers only: requests are answered 500', issue: 12 },
+  { scope: 'backend', path: 'auth.cloudB', kinds: NOT_AI, why: 'cloud-B tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
+  { scope: 'backend', path: 'auth.cloudC', kinds: NOT_AI, why: 'cloud-C tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
   { scope: 'backend', path: 'ai.promptGuard', kinds: ['ai'], why: 'prompt guards are not implemented: requests and responses pass unchecked', issue: 13 },
