@@ -113,8 +113,8 @@ describe('a large valid config written while serving (--workers 1)', () => {
   });
   after(async () => { await gw?.close(); await echo?.close(); });
 
-  it('is translated off the serving event loop: requests stay prompt, then the new routes serve', async () => {
-    const routes = 10 * 1_000;
+  it('is translated off the serving event loop: requests stay prompt, then the new routes serve', async (t) => {
+    const routes = 8 * 1_000;
     // Written under a dot-folder (the source skips those), then renamed in: one snapshot, not six.
     const staging = join(gw.configDir, '.staging');
     mkdirSync(staging);
@@ -128,6 +128,7 @@ describe('a large valid config written while serving (--workers 1)', () => {
       assert.equal(res.status, 200);
     }, { maxMs: 35_000 });
     assert.equal(report.hostile.status, 'fulfilled', String((report.hostile as PromiseRejectedResult).reason));
+    t.diagnostic(`worst probe ${report.worstProbeMs.toFixed(0)} ms over ${report.probes} probes`);
     assert.ok(report.worstProbeMs < PROMPT_MS, `worst probe ${report.worstProbeMs.toFixed(0)} ms over ${report.probes} probes`);
     // The policies came with the routes.
     assert.equal((await gw.request({ path: `/bulk/${routes - 1}/admin`, headers: { 'x-role': 'guest' } })).status, 403);
