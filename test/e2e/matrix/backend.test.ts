@@ -263,11 +263,11 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         assert.equal((await clients.svc('transformation')).echo().headers['x-btx'], 'on');
         assertAccepted(gw, 'transformation-svc');
       },
-      ai: async (t) => {
+      // Header changes apply on ai (only `request.body` / `response.body` are reported there).
+      ai: async () => {
         await clients.chat('transformation');
-        await appliedOrReported(t, gw, 'transformation-ai', 'spec.backend.transformation', 'ai', async () => {
-          assert.equal(header(last(provider).headers, 'x-btx'), 'on');
-        });
+        assert.equal(header(last(provider).headers, 'x-btx'), 'on');
+        assertAccepted(gw, 'transformation-ai');
       },
       mcp: async (t) => {
         await clients.callTool('transformation');

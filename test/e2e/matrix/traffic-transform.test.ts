@@ -88,19 +88,16 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
       svc: async () => {
         assert.equal((await clients.svc('transformation')).headers['x-tx-resp'], 'on');
       },
-      ai: async (t) => {
+      // Header changes apply on every kind (only `response.body` is reported on ai/mcp).
+      ai: async () => {
         const { headers } = await clients.chat('transformation');
-        await appliedOrReported(t, gw, 'transformation-ai', 'spec.traffic.transformation.response', 'ai', async () => {
-          assert.equal(headers.get('x-tx-resp'), 'on');
-          assertAccepted(gw, 'transformation-ai');
-        });
+        assert.equal(headers.get('x-tx-resp'), 'on');
+        assertAccepted(gw, 'transformation-ai');
       },
-      mcp: async (t) => {
+      mcp: async () => {
         const { responses } = await clients.callTool('transformation');
-        await appliedOrReported(t, gw, 'transformation-mcp', 'spec.traffic.transformation.response', 'mcp', async () => {
-          for (const h of responses) assert.equal(h.get('x-tx-resp'), 'on');
-          assertAccepted(gw, 'transformation-mcp');
-        });
+        for (const h of responses) assert.equal(h.get('x-tx-resp'), 'on');
+        assertAccepted(gw, 'transformation-mcp');
       },
     }),
     ...perKind('extProc request headers phase (a header mutation)', {
