@@ -176,4 +176,40 @@ describe('EmbeddedGateway', () => {
       await thread.close();
     }
   });
+
+  it('an IR that fails validation (a translator bug) is not published: the last good config keeps serving, logged and counted', async () => {
+    const source = new ManualSource({ objects: objects(8080), problems: [] });
+    const distributor = new RecordingDistributor();
+    const registry = new Registry();
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    let broken = false;
+    const gateway = new EmbeddedGateway({
+      source, distributor, statusWriter: new StatusWriter(silentLogger), metrics: new ControlPlaneMetrics(registry), logger,
+      translate: (objs, options) => {
+        const result = translate(objs, options);
+        if (!broken) return result;
+        // A route whose rule names a backend the config does not hold: the proxy would misroute it.
+        const route = { key: 'default/r', namespace: 'default', name: 'r', creationTimestamp: '2026-01-01T00:00:00Z', rules: [{ key: 'default/r/0', matches: [], filters: [], backends: [{ backendKey: 'default/missing', weight: 1, filters: [] }] }] };
+        const config: ProxyConfig = { ...result.config, version: 'broken', routes: { 'default/r': route } };
+        return { ...result, config };
+      },
+    });
+    try {
+      await gateway.start();
+      const good = gateway.config()?.version;
+      broken = true;
+      source.emit({ objects: objects(9090), problems: [] });
+      for (let waited = 0; !lines.some((l) => l.includes('translator produced an invalid config')); waited += 20) {
+        assert.ok(waited < 5_000, `nothing logged: ${lines.join('')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(gateway.config()?.version, good);
+      assert.equal(distributor.published.length, 1);
+      assert.match(lines.join(''), /default\/missing/);
+      assert.match(await registry.metrics(), /^switchboard_config_reloads_total\{result="error"\} 1$/m);
+    } finally {
+      await gateway.stop(10);
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import { setLoggedSecrets, type Logger } from '../common/logger.ts';
+import { validateConfig } from '../ir/validate.ts';
 import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../controller/sources/types.ts';
 import { ObjectStore } from '../controller/store/store.ts';
 import type { Distributor } from '../distribute/types.ts';
@@ -137,6 +138,13 @@ export class EmbeddedGateway {
 
     let applyErrors = 0;
     if (config.version !== this.#current?.version) {
+      // An IR the proxy could not rely on is a translator bug: keep serving the previous config.
+      const problems = validateConfig(config);
+      if (problems.length > 0) {
+        logger.error({ version: config.version, count: problems.length, problems: problems.slice(0, 20) }, 'translator produced an invalid config (a bug); still serving the previous config');
+        metrics.reloaded('error');
+        return;
+      }
       // Log lines are scrubbed of the new config's secrets before the proxies compile it (their
       // errors may quote a key), and of the old one's until it stops serving.
       setLoggedSecrets([...secretValues, ...this.#currentSecretValues]);
