@@ -190,25 +190,16 @@ export interface BackendTLSPolicy {
   readonly keyExchangeGroups?: readonly string[];
 }
 
-/**
- * Transitional: unit tests of the proxy's defensive checks build deliberately malformed cloudB and
- * crossAppAccess members (a JsonObject fixture, a managedIdentity with one id) that the typed member
- * rejects: src/proxy/backend-policies/cross-app-access.test.ts, src/proxy/mcp/upstream/policy.test.ts,
- * src/proxy/llm/gateway/credentials/index.test.ts. Remove this alternative once those fixtures cast
- * their malformed values (`as never`); the consumers already parse these members defensively.
- */
-type UntypedFixture = JsonObject;
-
 export interface BackendAuthPolicy {
   /** The credential value (from `key` or the resolved `secretRef`; `Bearer ` stripped from the default key). */
   readonly key?: string;
   readonly passthrough?: PassthroughAuth;
   /** cloudA/cloudB/cloudC/oauthTokenExchange/crossAppAccess/jwtSign with Secret references resolved. */
   readonly cloudA?: CloudAAuth;
-  readonly cloudB?: CloudBAuth | UntypedFixture;
+  readonly cloudB?: CloudBAuth;
   readonly cloudC?: CloudCAuth;
   readonly oauthTokenExchange?: OAuthTokenExchangeAuth;
-  readonly crossAppAccess?: CrossAppAccessAuth | UntypedFixture;
+  readonly crossAppAccess?: CrossAppAccessAuth;
   readonly jwtSign?: JwtSignAuth;
   /** Default: header Authorization with prefix `Bearer `. */
   readonly location?: CredentialLocation;

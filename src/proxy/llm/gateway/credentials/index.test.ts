@@ -169,7 +169,7 @@ describe('LlmCredentials: cloud-B and cloud-C tokens', () => {
   const failures: { name: string; auth: BackendAuthPolicy; env?: Record<string, string> }[] = [
     { name: 'cloudB Secret without clientSecret', auth: { cloudB: { secret: { tenantID: 't', clientID: 'c' } } } },
     { name: 'cloudB workload identity without AZURE_FEDERATED_TOKEN_FILE/AZURE_CLIENT_ID/AZURE_TENANT_ID', auth: { cloudB: { workloadIdentity: {} } }, env: { AZURE_CLIENT_ID: 'c' } },
-    { name: 'cloudB managed identity with no IMDS reachable', auth: { cloudB: { managedIdentity: { clientId: 'x' } } }, env: { AZURE_POD_IDENTITY_AUTHORITY_HOST: 'http://127.0.0.1:1' } },
+    { name: 'cloudB managed identity with no IMDS reachable', auth: { cloudB: { managedIdentity: { clientId: 'x' } as never /* malformed on purpose: one id of three, as a hand-written IR may carry */ } }, env: { AZURE_POD_IDENTITY_AUTHORITY_HOST: 'http://127.0.0.1:1' } },
     { name: 'cloudC with a Secret that is not a service account', auth: { cloudC: { secret: '{"type":"authorized_user"}' } } },
     { name: 'cloudC with no key and no metadata server', auth: { cloudC: {} }, env: { GCE_METADATA_HOST: '127.0.0.1:1' } },
   ];
@@ -266,7 +266,7 @@ describe('LlmCredentials: ambient cloud identities', () => {
     },
     {
       name: 'cloudB managedIdentity on App Service: IDENTITY_ENDPOINT with X-IDENTITY-HEADER',
-      auth: () => ({ cloudB: { managedIdentity: { objectId: 'mi-object' } } }),
+      auth: () => ({ cloudB: { managedIdentity: { objectId: 'mi-object' } as never /* malformed on purpose: one id of three, as a hand-written IR may carry */ } }),
       env: () => ({ IDENTITY_ENDPOINT: `http://${base}/msi/token`, IDENTITY_HEADER: 'secret-header' }),
       bearer: () => 'appservice-token',
       check: (s) => {
