@@ -5,7 +5,7 @@
  * everyone else the gateway's JSON. Nothing here runs per request unless an error is rendered.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AiPolicy, RouteType } from '../../ir/ai.ts';
+import type { RouteType } from '../../ir/ai.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import type { ClientFormat } from '../http/error-format.ts';
@@ -25,7 +25,7 @@ export function compileClientFormat(backend: Backend, policy: BackendPolicy | un
   if (backend.mcp) return 'jsonrpc';
   if (!backend.ai) return 'gateway';
   // As the LLM handler reads it: the route policy's `ai` member replaces the backend's own.
-  const ai = (policy?.ai as AiPolicy | undefined) ?? backend.ai.policy;
+  const ai = policy?.ai ?? backend.ai.policy;
   const routes = ai?.routes;
   const reachable = new Set<RouteType>(Object.values(routes ?? {}));
   if (!routes?.['*']) reachable.add('Completions');

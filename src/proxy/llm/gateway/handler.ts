@@ -352,7 +352,7 @@ function requestCel(req: DownstreamRequest): CelInput {
 }
 
 function aiOf(policy: BackendPolicy | undefined): AiPolicy | undefined {
-  return policy?.ai as AiPolicy | undefined;
+  return policy?.ai;
 }
 
 /**
