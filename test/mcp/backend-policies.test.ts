@@ -42,11 +42,15 @@ const authorizationRows: readonly Row[] = [
   { name: 'precedence: the inline policies.mcp beats a sectionName policy object', backend: 'inline-over-section', inline: authorization(ONLY_A), policies: [{ section: 'b', backend: authorization(ANY_WHOAMI) }], listed: ['a_whoami'] },
 ];
 
-/** Backend policies the gateway cannot apply: every request is refused, no target sees anything. */
-const refusalRows = (dead: number): readonly Omit<Row, 'listed'>[] => [
-  { name: 'extAuth FailClosed whose service is down', backend: 'extauth-down', policies: [{ backend: `extAuth: { url: "http://127.0.0.1:${dead}", failureMode: FailClosed }` }] },
-  { name: 'a ProxyPolicy auth.secretRef naming a missing Secret', backend: 'policy-secret', policies: [{ backend: 'auth: { secretRef: { name: no-such-secret } }' }] },
-  { name: 'an inline auth.secretRef naming a missing Secret', backend: 'inline-secret', inline: 'auth: { secretRef: { name: no-such-secret } }', policies: [] },
+/** What a refusal carries: HTTP status, JSON-RPC code and docs/errors.md code in `data`. */
+interface Refused { readonly refused: { readonly status: number; readonly rpc: number; readonly code: string } }
+const POLICY_INVALID = { status: 500, rpc: -32603, code: 'policy_invalid' };
+
+/** Backend policies that refuse every request: the client gets a JSON-RPC error, no target sees anything. */
+const refusalRows = (dead: number): readonly (Omit<Row, 'listed'> & Refused)[] => [
+  { name: 'extAuth FailClosed whose service is down', backend: 'extauth-down', policies: [{ backend: `extAuth: { url: "http://127.0.0.1:${dead}", failureMode: FailClosed }` }], refused: { status: 403, rpc: -32001, code: 'ext_auth_unavailable' } },
+  { name: 'a ProxyPolicy auth.secretRef naming a missing Secret', backend: 'policy-secret', policies: [{ backend: 'auth: { secretRef: { name: no-such-secret } }' }], refused: POLICY_INVALID },
+  { name: 'an inline auth.secretRef naming a missing Secret', backend: 'inline-secret', inline: 'auth: { secretRef: { name: no-such-secret } }', policies: [], refused: POLICY_INVALID },
 ];
 
 function manifests(a: KeyedFixture, b: KeyedFixture, rows: readonly Omit<Row, 'listed'>[]): string {
@@ -131,10 +135,12 @@ describe('ProxyPolicy backend members on MCP backends', () => {
       const row = refusals[i];
       const seen = [a.seen.length, b.seen.length];
       const res = await fetch(url(row.backend), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(INITIALIZE) });
-      assert.equal(res.status, 500);
-      const body = await res.json() as { jsonrpc?: string; error?: { code?: number; message?: string } };
+      const want = refusalRows(0)[i].refused;
+      assert.equal(res.status, want.status);
+      const body = await res.json() as { jsonrpc?: string; error?: { code?: number; message?: string; data?: { status?: number; code?: string } } };
       assert.equal(body.jsonrpc, '2.0');
-      assert.equal(body.error?.code, -32603);
+      assert.equal(body.error?.code, want.rpc);
+      assert.deepEqual(body.error?.data, { status: want.status, code: want.code });
       await assert.rejects(connect(url(row.backend)), 'the SDK client cannot connect');
       assert.deepEqual([a.seen.length, b.seen.length], seen, 'no target was contacted');
     });

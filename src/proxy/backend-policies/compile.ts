@@ -133,8 +133,9 @@ export function compileBackendPolicy(
       : (headers, path, ctx) => applyBackendCredentials(headers, path, auth, identityOf(ctx));
 
   const subBackends = new Map<string, CompiledBackendPolicy>();
-  // Only AI providers are sub-backends with a policy of their own here (MCP targets are the MCP handler's).
-  for (const [name, sub] of kind === 'ai' ? Object.entries(policy.subBackends ?? {}) : []) {
+  // AI providers are sub-backends with a policy of their own; of an MCP target's, only its request
+  // steps (extAuth, transformation) run here — its credentials, connections and failures stay the MCP handler's.
+  for (const [name, sub] of kind === 'ai' ? Object.entries(policy.subBackends ?? {}) : kind === 'mcp' ? Object.entries(policy.subBackends ?? {}).flatMap(mcpRequestSteps) : []) {
     subBackends.set(name, compileBackendPolicy(sub, backend, pools, (m) => onError(`${name}: ${m}`), healthStates, stepDeps, kind));
   }
   const self: CompiledBackendPolicy = {
@@ -198,4 +199,10 @@ export class BackendPolicyCompiler {
     }
     return compiled;
   }
+}
+
+/** An MCP target's policy reduced to the request steps this layer runs for it (none: not compiled here). */
+function mcpRequestSteps([name, p]: [string, BackendPolicy]): [string, BackendPolicy][] {
+  if (p.extAuth === undefined && p.transformation === undefined) return [];
+  return [[name, { sources: p.sources, ...(p.extAuth !== undefined ? { extAuth: p.extAuth } : {}), ...(p.transformation !== undefined ? { transformation: p.transformation } : {}) }]];
 }

@@ -9,7 +9,7 @@ const cloudA: BackendPolicy = { auth: { cloudA: {} }, sources: {} } as BackendPo
 const rows: { name: string; kind: UpstreamKind; policy: BackendPolicy; want: string[] }[] = [
   { name: 'Service endpoints apply extAuth', kind: 'service', policy: extAuth, want: [] },
   { name: 'AI providers apply extAuth', kind: 'ai', policy: extAuth, want: [] },
-  { name: 'MCP targets do not apply extAuth yet', kind: 'mcp', policy: extAuth, want: ['backend extAuth is not supported yet'] },
+  { name: 'MCP requests apply extAuth', kind: 'mcp', policy: extAuth, want: [] },
   { name: 'cloud signing exists only for AI providers', kind: 'ai', policy: cloudA, want: [] },
   { name: 'cloud signing on a Service backend fails closed', kind: 'service', policy: cloudA, want: ['backend auth cloudA is not supported yet'] },
 ];

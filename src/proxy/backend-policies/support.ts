@@ -11,14 +11,14 @@ export type UpstreamKind = 'service' | 'ai' | 'mcp';
 type AuthKind = 'cloudA' | 'cloudB' | 'cloudC';
 
 /**
- * Per kind: members and auth mechanisms not applied. Service endpoints and AI providers apply
- * extAuth (backend-policies/ext-auth.ts); cloud signing/tokens exist only in the LLM gateway's
- * credentials; MCP target calls do not run backend extAuth yet.
+ * Per kind: members and auth mechanisms not applied. Service endpoints, AI providers and MCP
+ * requests apply extAuth (backend-policies/ext-auth.ts, gate.ts); cloud signing/tokens exist only
+ * in the LLM gateway's credentials.
  */
 const UNSUPPORTED: Readonly<Record<UpstreamKind, { readonly members: readonly BackendMember[]; readonly auth: readonly AuthKind[] }>> = {
   service: { members: [], auth: ['cloudA', 'cloudB', 'cloudC'] },
   ai: { members: [], auth: [] },
-  mcp: { members: ['extAuth'], auth: ['cloudA', 'cloudB', 'cloudC'] },
+  mcp: { members: [], auth: ['cloudA', 'cloudB', 'cloudC'] },
 };
 
 export interface UnsupportedMember {

@@ -14,6 +14,12 @@ export interface HandlerRequest {
   /** Upstream request target after URLRewrite, and headers after filters and policies. */
   readonly path: string;
   readonly headers: Readonly<Record<string, string | string[]>>;
+  /**
+   * Whether route filters or traffic policies may have changed `headers` (header filters or a
+   * policy context exist): only then do handlers compute the policy-set header delta
+   * (backend-policies/policy-headers.ts).
+   */
+  readonly headersMayHaveChanged?: boolean;
   /** The request's policy context when traffic policies ran (identity, buffered body, CEL input). */
   readonly policy: PolicyContext | undefined;
   /** The effective backend policy (auth, tls, http, ai, mcp …) for this rule × backend. */

@@ -4,6 +4,13 @@ import type { DownstreamRequest as ProxyRequest, DownstreamResponse as ProxyResp
 import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { DownstreamRequest, DownstreamResponse } from './downstream/io.ts';
 import { createMcpHandler } from './index.ts';
+import type { McpBackendIR } from '../../ir/mcp.ts';
+import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
+import { gateUpstreamCall, type PolicyGate } from '../backend-policies/gate.ts';
+import { NO_HEADER_CHANGES, policyHeaderChanges } from '../backend-policies/policy-headers.ts';
+import { hasRequestSteps } from '../backend-policies/request-steps.ts';
+import { renderGatewayError } from '../http/error-format.ts';
+import type { DirectResponse } from '../policies/result.ts';
 
 /**
  * The request the MCP handler sees: the client's method and URL (legacy SSE endpoints and
@@ -69,22 +76,88 @@ export class CountingResponse implements DownstreamResponse {
 /** Serves ProxyBackends with `spec.mcp` through the MCP multiplexer, in-process. */
 export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler | undefined => {
   if (!backend.mcp) return undefined;
-  const mcp = createMcpHandler(backend.mcp, { logger: deps.logger });
+  const mcpIr = backend.mcp;
+  const mcp = createMcpHandler(mcpIr, { logger: deps.logger });
   return {
     handle(req, res, request) {
       const counted = new CountingResponse(res);
       const finished = () => request.done(counted.status, counted.bytes);
-      const celContext = request.policy?.cel();
-      const ctx = {
-        ...(celContext ? { celContext } : {}),
-        ...(request.backendPolicy ? { backendPolicy: request.backendPolicy } : {}),
-        ...(request.policy ? { policy: request.policy } : {}),
+      const serve = () => {
+        const celContext = request.policy?.cel();
+        // After the backend request steps: their header changes are part of the delta too.
+        const headers = policyHeaderChanges(req.headers, request.headers, request.headersMayHaveChanged === true || request.policy !== undefined);
+        const ctx = {
+          ...(celContext ? { celContext } : {}),
+          ...(request.backendPolicy ? { backendPolicy: request.backendPolicy } : {}),
+          ...(request.policy ? { policy: request.policy } : {}),
+          ...(headers.size > 0 ? { headers } : {}),
+        };
+        return mcp.serve(mcpRequestView(req, request), counted, ctx);
       };
-      mcp.serve(mcpRequestView(req, request), counted, ctx).then(finished, (err: unknown) => {
+      const failed = (err: unknown) => {
         deps.logger.error({ err, backend: backend.key }, 'MCP handler failed');
+        if (!counted.headersSent) sendRefusal(counted, { status: 500, error: { code: 'backend_policy_failed', message: 'the backend policy could not be applied' } });
         finished();
-      });
+      };
+      let gating: ReturnType<typeof gateTargets>;
+      try {
+        gating = gateTargets(mcpIr, request);
+      } catch (err) {
+        failed(err);
+        return;
+      }
+      const proceed = (gate: PolicyGate) => {
+        if (gate.kind === 'refused') {
+          sendRefusal(counted, gate.response);
+          finished();
+          return;
+        }
+        serve().then(finished, failed);
+      };
+      if (gating instanceof Promise) gating.then(proceed, failed);
+      else proceed(gating);
     },
     close: () => mcp.close(),
   };
 };
+
+const PASSED: PolicyGate = Object.freeze({ kind: 'passed', headers: NO_HEADER_CHANGES });
+
+/**
+ * The backend-policy layer's request steps (extAuth, transformation) once per request, before any
+ * target is contacted: the route's compiled policy, then each target's own where it has steps of
+ * its own (a refusal by any refuses the request). A target whose own policy is invalid is left to
+ * fail as an unavailable target (FailClosed/FailOpen), as before.
+ */
+function gateTargets(ir: McpBackendIR, request: HandlerRequest): PolicyGate | Promise<PolicyGate> {
+  const runtime = request.backendRuntime;
+  // An invalid route policy is refused by the MCP handler itself (its reason logged, nothing sent).
+  if (!runtime || runtime.invalid.length > 0) return PASSED;
+  const ran = new Map<CompiledBackendPolicy, PolicyGate>();
+  const runtimes = [runtime];
+  for (const target of ir.targets) {
+    const own: CompiledBackendPolicy = runtime.subBackend(target.name);
+    if (own !== runtime && own.invalid.length === 0 && hasRequestSteps(own) && !runtimes.includes(own)) runtimes.push(own);
+  }
+  const step = (i: number): PolicyGate | Promise<PolicyGate> => {
+    if (i >= runtimes.length) return PASSED;
+    const gating = gateUpstreamCall(runtimes[i], undefined, request.policy, ran);
+    const next = (gate: PolicyGate) => (gate.kind === 'refused' ? gate : step(i + 1));
+    return gating instanceof Promise ? gating.then(next) : next(gating);
+  };
+  return step(0);
+}
+
+/** A refusal of the backend-policy layer: a gateway error as a JSON-RPC error (docs/errors.md), an ext_authz denial as the service wrote it. */
+function sendRefusal(res: DownstreamResponse, response: DirectResponse): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers ?? {})) headers[name.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
+  if (response.error) {
+    headers['content-type'] = 'application/json';
+    res.writeHead(response.status, headers);
+    res.end(renderGatewayError(response.status, response.error, 'jsonrpc'));
+    return;
+  }
+  res.writeHead(response.status, headers);
+  res.end(typeof response.body === 'string' ? response.body : (response.body ?? Buffer.alloc(0)).toString('utf8'));
+}

@@ -12,7 +12,9 @@ import type { CelInput } from '../../cel/index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { PolicyContext } from '../policies/context.ts';
+import type { HeaderChanges } from '../backend-policies/policy-headers.ts';
 import { unsupportedMembers } from '../backend-policies/support.ts';
+import { renderGatewayError } from '../http/error-format.ts';
 import { readMessages, sendError, sendJson, type DownstreamRequest, type DownstreamResponse } from './downstream/io.ts';
 import { LegacySseDownstream } from './downstream/legacy-sse.ts';
 import { StreamableDownstream } from './downstream/streamable.ts';
@@ -46,6 +48,8 @@ export interface McpRequestContext {
   readonly backendPolicy?: BackendPolicy;
   /** The request's policy context: the validated client token for `auth.passthrough`. */
   readonly policy?: PolicyContext;
+  /** Headers the request's filters and policies set or removed: sent on every target call (docs/mcp.md). */
+  readonly headers?: HeaderChanges;
 }
 
 export interface McpHandler {
@@ -82,9 +86,11 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
     if (refusal !== undefined) {
       // Fail closed before any target is contacted: the client gets a JSON-RPC error, nothing is sent upstream.
       logger.error({ reason: refusal }, 'MCP request refused: its backend policy cannot be applied');
-      return sendError(res, 500, ErrorCode.InternalError, 'a backend policy that applies to this route is invalid');
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(renderGatewayError(500, { code: 'policy_invalid', message: 'a backend policy that applies to this route is invalid' }, 'jsonrpc'));
+      return;
     }
-    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), mcp: policies.for(route) };
+    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), ...(ctx?.headers ? { headers: ctx.headers } : {}), mcp: policies.for(route) };
     const hasSession = typeof req.headers['mcp-session-id'] === 'string';
     try {
       switch (req.method) {

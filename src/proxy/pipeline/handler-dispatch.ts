@@ -25,12 +25,14 @@ export function dispatchToHandler(
   const mutations = policy?.responseMutations;
   const requestMs = fwd.traffic?.requestTimeoutMs ?? fwd.rule.requestTimeoutMs;
   const backendMs = fwd.rule.backendTimeoutMs;
+  // Handlers send policy-set headers upstream; they look for them only when something may have set some.
+  const headersMayHaveChanged = policy !== undefined || fwd.filters.requestHeaders.length > 0;
   // The backend policy's request steps run inside the handler and may add response effects then
   // (extAuth's response headers, a transformation's response side): the wrapper must be there for them.
   const stepsAddEffects = fwd.backendRuntime?.extAuth !== undefined || fwd.backendRuntime?.transformation !== undefined;
   // Nothing of the pipeline's to apply: the handler writes the client's response directly (no wrapper, no timer).
   if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0) && !stepsAddEffects) {
-    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
+    handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, headersMayHaveChanged, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
     return;
   }
   const timers: NodeJS.Timeout[] = [];
@@ -60,5 +62,5 @@ export function dispatchToHandler(
   if (requestMs !== undefined) arm(requestMs - (policy?.upstream.delayedMs ?? 0), { code: 'REQUEST_TIMEOUT' });
   if (backendMs !== undefined && !finished) arm(backendMs, { code: 'BACKEND_TIMEOUT', backend: fwd.backend.key });
   if (finished) return;
-  handler.handle(req, wrapped, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done: finish });
+  handler.handle(req, wrapped, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, headersMayHaveChanged, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done: finish });
 }

@@ -26,12 +26,6 @@ import {
 
 const TLS_HOST = 'upstream.matrix.test';
 
-/** Backend extAuth is not built yet (issue 12, H11 in progress): what each kind does today. */
-const BACKEND_EXTAUTH = {
-  svc: 'defect: backend extAuth is not implemented on Service backends: the runtime refuses to compile it (apply error "backend extAuth is not supported yet") and answers every request 500 policy_invalid, while the policy reports Accepted=True',
-  ai: 'defect: backend extAuth is not implemented on ai backends: requests reach the provider unchecked (a denied user too), while the policy reports Accepted=True',
-  mcp: 'defect: backend extAuth is not implemented on mcp backends: the MCP handler refuses every request with 500 -32603, while the policy reports Accepted=True',
-};
 const overwrite = (key: string, value: string) => ({ header: { key, value }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD });
 
 /** A minimal HTTP CONNECT proxy that records the authorities it was asked for. */
@@ -187,7 +181,6 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         assert.match(String(err), /504|timed out|timeout/i);
       },
     }, {
-      ai: 'defect: backend http.requestTimeout on an ai backend answers 504 with the LLM handler\'s own error object (code null, "the provider did not answer in time") instead of docs/errors.md upstream_timeout',
       mcp: 'defect: backend http.requestTimeout is ignored on MCP target calls (a 2 s tools/call completes) while the policy reports Accepted=True',
     }),
     ...perKind('tunnel (the upstream is reached through the HTTP CONNECT proxy)', {
@@ -240,9 +233,6 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         assertJsonRpcRefusal(await nothingReaches(target, () => failure(clients.mcp('auth-missing'))), 500, -32603, 'policy_invalid');
         assert.equal(acceptedReason('auth-missing-mcp'), 'Invalid');
       },
-    }, {
-      ai: 'defect: a route-level backend auth.secretRef naming a missing Secret (policy Accepted=False Invalid) does not fail closed on an ai backend: the request reaches the provider without a credential (H11 in progress)',
-      mcp: 'defect: the MCP refusal of an invalid backend policy (500, -32603, nothing sent) is rendered by the MCP handler without data {status, code: policy_invalid} (docs/errors.md jsonrpc shape)',
     }),
     ...perKind('auth.passthrough (the client key validated by apiKeyAuthentication is re-added)', {
       svc: async () => assert.equal((await clients.svc('auth-passthrough', { headers: { authorization: 'Bearer sk-good' } })).echo().headers.authorization, 'Bearer sk-good'),
@@ -254,9 +244,6 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         await clients.callTool('auth-passthrough', { authorization: 'Bearer sk-good' });
         assert.equal(header(last(target).headers, 'authorization'), 'Bearer sk-good');
       },
-    }, {
-      ai: 'defect: backend auth.passthrough does not re-add the client API key validated by apiKeyAuthentication on provider calls (the provider sees no Authorization) while the policy reports Accepted=True',
-      mcp: 'defect: backend auth.passthrough does not re-add the client API key validated by apiKeyAuthentication on MCP target calls (the target sees no Authorization) while the policy reports Accepted=True',
     }),
     ...perKind('transformation (a request header set on the upstream call)', {
       svc: async () => {
@@ -308,7 +295,7 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         const err = await nothingReaches(target, () => failure(clients.mcp('extauth', { 'x-user': 'mallory' })));
         assert.equal((err as { code?: number }).code, 401, String(err));
       },
-    }, BACKEND_EXTAUTH),
+    }),
     ...perKind('extAuth FailClosed with its service down (403, nothing upstream)', {
       svc: async () => assertGatewayError(await nothingReaches(echo, () => clients.svc('extauth-down')), 403, 'ext_auth_unavailable'),
       ai: async () => {
@@ -316,10 +303,6 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         assertAnthropicError(await nothingReaches(provider, () => failure(clients.message('extauth-down'))), 403, 'permission_error');
       },
       mcp: async () => assertJsonRpcRefusal(await nothingReaches(target, () => failure(clients.mcp('extauth-down'))), 403, -32001, 'ext_auth_unavailable'),
-    }, {
-      svc: 'defect: backend extAuth is not implemented on Service backends: refused (nothing upstream) but as 500 policy_invalid, not 403 ext_auth_unavailable, while the policy reports Accepted=True',
-      ai: 'defect: backend extAuth FailClosed with its service down lets requests through to the provider (fail-open authorization) while the policy reports Accepted=True (H11 in progress)',
-      mcp: 'defect: backend extAuth is not implemented on mcp backends: refused (nothing sent to the target) but as 500 -32603 without data, not 403 ext_auth_unavailable, while the policy reports Accepted=True',
     }),
   ];
   runRows(rows);

@@ -26,8 +26,6 @@ const EVIL = 'https://evil.example';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const overwrite = (key: string, value: string) => ({ header: { key, value }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD });
 
-const AI_REQUEST_HEADERS = 'defect: request headers extAuth adds (okResponse headers) are not sent to the provider — the ai handler builds the provider request from its own header list (src/proxy/llm/gateway/handler.ts)';
-const MCP_REQUEST_HEADERS = 'defect: request headers extAuth adds (okResponse headers) are not sent to the MCP target — the MCP upstream client builds its own requests (src/proxy/mcp/upstream/)';
 
 /** ext_authz: `x-user: mallory` is denied with 401; everyone else is allowed and gets `x-auth-user`. */
 function startAuthz(seen: CheckRequest[]): Promise<RunningServer> {
@@ -96,7 +94,7 @@ describe('member × kind matrix: extAuth, authorization, jwt, basic, apiKey, csr
         assert.ok(checks.length > checked, 'the service was asked');
         assert.equal(header(last(target).headers, 'x-auth-user'), 'alice');
       },
-    }, { ai: AI_REQUEST_HEADERS, mcp: MCP_REQUEST_HEADERS }),
+    }),
     ...perKind('extAuth deny (the service\'s status, nothing upstream)', {
       svc: async () => {
         const res = await nothingReaches(echo, () => clients.svc('extauth', { headers: { 'x-user': 'mallory' } }));

@@ -27,6 +27,7 @@ import { routeTypeFor } from './route-type.ts';
 import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
+import { policyHeaderChanges } from '../../backend-policies/policy-headers.ts';
 import { applyHeaderChanges, dropClientCredentials, gateProviderCall, providerHasOwnCredential, type PolicyGate } from './backend-policy.ts';
 import type { CompiledBackendPolicy } from '../../backend-policies/compile.ts';
 import type { DirectResponse } from '../../policies/result.ts';
@@ -223,8 +224,11 @@ export class LlmBackendHandler {
     const baseHeaders: Record<string, string> = plan.upstreamFormat === 'passthrough' ? passthroughHeaders(a.request.headers) : { ...up.headers };
     // The client's credentials stay home when the provider gets its own (translated routes never copy them).
     if (plan.upstreamFormat === 'passthrough' && providerHasOwnCredential(policy?.auth, up.credential)) dropClientCredentials(baseHeaders, a.request.policy?.identity);
-    applyHeaderChanges(baseHeaders, gate.headers);
     if (plan.upstreamFormat === 'messages') for (const name of FORWARDED_TO_MESSAGES) if (typeof a.req.headers[name] === 'string') baseHeaders[name] = a.req.headers[name];
+    // Headers filters and policies added, changed or removed reach the provider on every route type
+    // (docs/llm.md); the credentials written next still win over them.
+    applyHeaderChanges(baseHeaders, gate.headers);
+    applyHeaderChanges(baseHeaders, policyHeaderChanges(a.req.headers, a.request.headers, a.request.headersMayHaveChanged === true || gate.headers.size > 0));
     const identity: RequestIdentity = a.request.policy?.identity ?? {};
     const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);
     // Keys and fixed-key signing are synchronous: no promise hop for them.

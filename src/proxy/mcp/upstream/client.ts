@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { PolicyContext } from '../../policies/context.ts';
+import { applyHeaderChanges, type HeaderChanges } from '../../backend-policies/policy-headers.ts';
 import { BodyTooLargeError } from '../../http/body.ts';
 import { SSEEventTooLargeError } from '../../http/sse.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';
@@ -26,10 +27,17 @@ export interface UpstreamLink {
   readonly access: TargetAccess;
   /** The policy context of the request that made the client (passthrough token, token exchange). */
   readonly policy: PolicyContext | undefined;
+  /** Headers the request's filters and policies set or removed (policy-headers.ts); absent: none. */
+  readonly headers?: HeaderChanges;
 }
 
-/** The headers and path of one upstream request with the target's credentials written in. */
+/** The MCP session and framing headers stay the gateway's own: the target's session is not the client's. */
+const GATEWAY_MCP_HEADERS: ReadonlySet<string> = new Set(['mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'accept', 'content-type']);
+
+/** The headers and path of one upstream request with the policy-set headers and the target's credentials written in. */
 export function prepareRequest(link: UpstreamLink, headers: UpstreamHeaders, path: string): Prepared | Promise<Prepared> {
+  // Policy-set headers first: the credentials the target's policy writes win over them.
+  if (link.headers !== undefined && link.headers.size > 0) applyHeaderChanges(headers, link.headers, GATEWAY_MCP_HEADERS);
   return link.access.prepare(headers, path, link.policy);
 }
 

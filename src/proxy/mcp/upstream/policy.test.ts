@@ -63,7 +63,6 @@ describe('compileTargetAccess', () => {
 
   const failing: { name: string; policy: BackendPolicy; reason: RegExp }[] = [
     { name: 'cloudA auth', policy: { auth: { cloudA: {} }, sources: {} }, reason: /backend auth cloudA is not supported yet/ },
-    { name: 'a backend extAuth (no upstream call applies it yet)', policy: { extAuth: { url: 'http://authz.invalid' }, sources: {} }, reason: /backend extAuth is not supported yet/ },
     { name: 'crossAppAccess without its endpoints', policy: { auth: { crossAppAccess: {} as never /* malformed on purpose: no endpoints */ }, sources: {} }, reason: /crossAppAccess needs identityProvider and resourceAuthorizationServer/ },
     { name: 'an extraction-only location', policy: { auth: { key: 'k', location: { expression: 'request.headers.x' } }, sources: {} }, reason: /auth.location must be a header, query parameter or cookie/ },
     { name: 'an invalid policy', policy: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret default/k not found' }], sources: {} }, reason: /ProxyPolicy\/default\/p: Secret default\/k not found/ },

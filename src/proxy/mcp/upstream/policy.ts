@@ -12,6 +12,7 @@ import type { McpRequestPolicy } from '../request-policy.ts';
 import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from '../../backend-policies/auth.ts';
 import { connectionSettings, type ConnectionSettings } from '../../backend-policies/connection.ts';
+import type { HeaderChanges } from '../../backend-policies/policy-headers.ts';
 import { unsupportedMembers } from '../../backend-policies/support.ts';
 import { compileTokenMechanism } from '../../backend-policies/token-auth.ts';
 
@@ -25,6 +26,8 @@ export interface UpstreamContext {
   readonly policy?: PolicyContext;
   /** The request's MCP authorization and guardrails (from the backend policy's `mcp`); absent: the backend's own. */
   readonly mcp?: McpRequestPolicy;
+  /** Headers route filters and policies added, changed or removed on this request: sent on its target calls. */
+  readonly headers?: HeaderChanges;
 }
 
 export const NO_UPSTREAM_CONTEXT: UpstreamContext = Object.freeze({});

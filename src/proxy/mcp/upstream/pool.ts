@@ -121,7 +121,7 @@ export class UpstreamPool {
   #link(target: McpTargetIR, endpoint: string | undefined, ctx: UpstreamContext): UpstreamLink | { failure: string } {
     const access = this.access(target, ctx);
     if (access.failure !== undefined) return { failure: access.failure };
-    return { dispatcher: this.#agent(target, access.settings), address: this.#address(target, endpoint, access.settings?.tls !== undefined), access, policy: ctx.policy };
+    return { dispatcher: this.#agent(target, access.settings), address: this.#address(target, endpoint, access.settings?.tls !== undefined), access, policy: ctx.policy, ...(ctx.headers !== undefined ? { headers: ctx.headers } : {}) };
   }
 
   #agent(target: McpTargetIR, settings: ConnectionSettings | undefined): Dispatcher {
