@@ -111,12 +111,15 @@ describe('MCP target backend policies through a listening gateway', () => {
     await Promise.all([keyed?.stop(), open?.stop(), secure?.stop()]);
   });
 
-  it('translates every backend as accepted and applies cleanly', () => {
+  it('translates every backend as accepted and applies cleanly; cloud-C auth on an MCP target is reported as not applied', () => {
     assert.deepEqual(gw.applyErrors, []);
-    for (const name of ['inline', 'section', 'stateless', 'sseup', 'secure', 'nokey', 'noca', 'unsupported']) {
+    for (const name of ['inline', 'section', 'stateless', 'sseup', 'secure', 'nokey', 'noca']) {
       const conditions = gw.statusOf('ProxyBackend', name).conditions as { type: string; status: string; message: string }[];
       assert.equal(conditions.find((c) => c.type === 'Accepted')?.status, 'True', `${name}: ${JSON.stringify(conditions)}`);
     }
+    const unsupported = (gw.statusOf('ProxyBackend', 'unsupported').conditions as { type: string; status: string; message: string }[]).find((c) => c.type === 'Accepted');
+    assert.equal(unsupported?.status, 'False');
+    assert.match(unsupported?.message ?? '', /auth\.cloudC/);
   });
 
   const keyedCases = [
