@@ -54,6 +54,11 @@ export function jsonRpcErrorCode(status: number): number {
   return -32001; // refused by the gateway (auth, rate limit, authorization …)
 }
 
+/** The `error` member of a JSON-RPC answer carrying a gateway error (for answers that keep the request's id). */
+export function jsonRpcGatewayError(status: number, error: GatewayError): { code: number; message: string; data: { status: number; code: string } } {
+  return { code: jsonRpcErrorCode(status), message: error.message, data: { status, code: error.code } };
+}
+
 /** The body of a gateway error in the client's format; the status and headers stay as they are. */
 export function renderGatewayError(status: number, error: GatewayError, format: ClientFormat): string {
   switch (format) {
@@ -64,6 +69,6 @@ export function renderGatewayError(status: number, error: GatewayError, format: 
     case 'anthropic':
       return JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message: error.message } });
     case 'jsonrpc':
-      return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: jsonRpcErrorCode(status), message: error.message, data: { status, code: error.code } } });
+      return JSON.stringify({ jsonrpc: '2.0', id: null, error: jsonRpcGatewayError(status, error) });
   }
 }

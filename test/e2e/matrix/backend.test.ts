@@ -179,9 +179,11 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         const err = await failure(client.callTool({ name: 'slow', arguments: {} }));
         assert.ok(Date.now() - started < 1500, `answered at the deadline: ${String(err)}`);
         assert.match(String(err), /504|timed out|timeout/i);
+        // A JSON-RPC error answering the call (HTTP 200), the gateway error in its data.
+        const rpc = err as Error & { code?: number; data?: unknown };
+        assert.equal(rpc.code, -32603, String(err));
+        assert.deepEqual(rpc.data, { status: 504, code: 'upstream_timeout' });
       },
-    }, {
-      mcp: 'defect: backend http.requestTimeout is ignored on MCP target calls (a 2 s tools/call completes) while the policy reports Accepted=True',
     }),
     ...perKind('tunnel (the upstream is reached through the HTTP CONNECT proxy)', {
       svc: async () => {

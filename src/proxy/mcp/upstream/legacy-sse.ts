@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
+import { callDeadline } from './deadline.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 /** How long a target may take to announce its message endpoint. */
@@ -77,8 +78,16 @@ export class LegacySseClient implements UpstreamClient {
     void this.#read(events);
   }
 
-  request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse> {
+  /** One request; backend `http.requestTimeout` bounds it until its response arrives on the stream (deadline.ts). */
+  request(message: JsonRpcRequest, onMessage: MessageSink, callerSignal?: AbortSignal): Promise<JsonRpcResponse> {
     if (this.#closed) return Promise.reject(this.#closed);
+    const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, callerSignal);
+    return this.#request(message, onMessage, deadline.signal).catch((error: unknown) => {
+      throw deadline.explain(error);
+    });
+  }
+
+  #request(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined): Promise<JsonRpcResponse> {
     const answer = new Promise<JsonRpcResponse>((resolve, reject) => {
       this.#pending.set(message.id, { resolve, reject, onMessage });
       signal?.addEventListener('abort', () => {
@@ -92,9 +101,12 @@ export class LegacySseClient implements UpstreamClient {
     });
   }
 
-  send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void> {
+  send(message: JsonRpcNotification | JsonRpcResponse, callerSignal?: AbortSignal): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closed);
-    return this.#post(message, signal);
+    const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, callerSignal);
+    return this.#post(message, deadline.signal).catch((error: unknown) => {
+      throw deadline.explain(error);
+    });
   }
 
   listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
@@ -132,7 +144,7 @@ export class LegacySseClient implements UpstreamClient {
     }
   }
 
-  /** One request with the target's credentials written in; `http.requestTimeout` bounds the wait for the answer to start. */
+  /** One request with the target's credentials written in; `http.requestTimeout` also bounds the wait for the answer to start. */
   async #dispatch(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
     const prepared = await prepareRequest(this.#link, this.#headers(headers), path);
     const timeout = this.#link.access.timeoutMs;

@@ -38,7 +38,7 @@ export interface TargetAccess {
   readonly failure: string | undefined;
   /** TLS/HTTP version/tcp/tunnel; undefined: plain connections with the gateway's defaults. */
   readonly settings: ConnectionSettings | undefined;
-  /** `http.requestTimeout`: how long the target may take to start answering. */
+  /** `http.requestTimeout`: how long one message's exchange with the target may take (deadline.ts). */
   readonly timeoutMs: number | undefined;
   /** Writes the credentials into one upstream request (a promise only for signed or exchanged tokens). */
   prepare(headers: UpstreamHeaders, path: string, policy: PolicyContext | undefined): Prepared | Promise<Prepared>;

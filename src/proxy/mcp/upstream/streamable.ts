@@ -3,6 +3,7 @@ import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { readBodyPrefix, readTextBounded } from '../../http/body.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
+import { callDeadline } from './deadline.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -32,7 +33,27 @@ export class StreamableHttpClient implements UpstreamClient {
     this.protocolVersion = session?.pv;
   }
 
+  /** One request and its response; backend `http.requestTimeout` bounds the whole exchange (deadline.ts). */
   async request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse> {
+    const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
+    try {
+      return await this.#exchange(message, onMessage, deadline.signal);
+    } catch (error) {
+      throw deadline.explain(error);
+    }
+  }
+
+  async send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void> {
+    const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
+    try {
+      const response = await this.#post(message, deadline.signal);
+      await response.body.dump();
+    } catch (error) {
+      throw deadline.explain(error);
+    }
+  }
+
+  async #exchange(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined): Promise<JsonRpcResponse> {
     const response = await this.#post(message, signal);
     const sid = response.headers[SESSION_HEADER];
     if (message.method === 'initialize' && typeof sid === 'string' && sid !== '') this.sessionId = sid;
@@ -51,11 +72,6 @@ export class StreamableHttpClient implements UpstreamClient {
     }
     await response.body.dump();
     throw this.#error('protocol', `unexpected content-type "${type}" (status ${response.statusCode})`);
-  }
-
-  async send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void> {
-    const response = await this.#post(message, signal);
-    await response.body.dump();
   }
 
   async listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
@@ -109,7 +125,8 @@ export class StreamableHttpClient implements UpstreamClient {
 
   /**
    * One request to the target's endpoint with its credentials written in. Bodies are not timed
-   * (streams and long tool calls); `http.requestTimeout` bounds the wait for the answer to start.
+   * (streams and long tool calls): a message's exchange is bounded by its deadline signal, and
+   * `http.requestTimeout` also bounds the wait for the GET stream or DELETE answer to start.
    */
   async #dispatch(method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<ResponseData> {
     const prepared = await prepareRequest(this.#link, headers, this.#target.path);
