@@ -28,6 +28,7 @@ import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTur
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
 import { policyHeaderChanges } from '../../backend-policies/policy-headers.ts';
+import { subBackendPolicy } from '../../backend-policies/sub-backend.ts';
 import { applyHeaderChanges, dropClientCredentials, gateProviderCall, providerHasOwnCredential, type PolicyGate } from './backend-policy.ts';
 import type { CompiledBackendPolicy } from '../../backend-policies/compile.ts';
 import type { DirectResponse } from '../../policies/result.ts';
@@ -360,27 +361,12 @@ function aiOf(policy: BackendPolicy | undefined): AiPolicy | undefined {
 }
 
 /**
- * Merged policies per provider and route backend policy: both are config objects, so the merge is
- * done once per config. Weak on both sides: a handler (and its providers) outlives config swaps
- * that replace the route policies.
+ * The provider's effective backend policy: the translator wrote each provider's complete policy
+ * (policy objects < backend inline < sectionName < the provider's own `policies`) into the route
+ * policy's `subBackends`, so this only looks it up (backend-policies/sub-backend.ts).
  */
-const mergedPolicies = new WeakMap<AiProviderIR, { plain?: { value: BackendPolicy | undefined }; byBackend: WeakMap<BackendPolicy, BackendPolicy | undefined> }>();
-
-/** Per top-level member: backend policy < policies targeting the provider < the provider's inline policies. */
 export function effectivePolicy(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
-  let cache = mergedPolicies.get(provider);
-  if (cache === undefined) mergedPolicies.set(provider, (cache = { byBackend: new WeakMap() }));
-  if (backend === undefined) return (cache.plain ??= { value: mergePolicies(undefined, provider) }).value;
-  if (cache.byBackend.has(backend)) return cache.byBackend.get(backend);
-  const merged = mergePolicies(backend, provider);
-  cache.byBackend.set(backend, merged);
-  return merged;
-}
-
-function mergePolicies(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
-  const targeted = backend?.subBackends?.[provider.name];
-  if (!backend && !targeted && !provider.policies) return undefined;
-  return { ...backend, ...targeted, ...provider.policies, sources: { ...backend?.sources, ...targeted?.sources, ...provider.policies?.sources } };
+  return subBackendPolicy(backend, provider.name, provider.policies);
 }
 
 /** The same rule the pipeline renders its own errors by (backends/client-format.ts), so both agree. */

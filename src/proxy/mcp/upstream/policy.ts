@@ -13,6 +13,7 @@ import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from '../../backend-policies/auth.ts';
 import { connectionSettings, type ConnectionSettings } from '../../backend-policies/connection.ts';
 import type { HeaderChanges } from '../../backend-policies/policy-headers.ts';
+import { subBackendPolicy } from '../../backend-policies/sub-backend.ts';
 import { unsupportedMembers } from '../../backend-policies/support.ts';
 import { compileTokenMechanism } from '../../backend-policies/token-auth.ts';
 
@@ -58,14 +59,7 @@ const NO_IDENTITY: RequestIdentity = Object.freeze({});
  * outside a gateway route) the target's own `policies` are all there is.
  */
 export function targetPolicy(route: BackendPolicy | undefined, target: McpTargetIR): BackendPolicy | undefined {
-  if (route === undefined) return target.policies;
-  return route.subBackends?.[target.name] ?? withoutSubBackends(route);
-}
-
-function withoutSubBackends(policy: BackendPolicy): BackendPolicy {
-  if (!policy.subBackends) return policy;
-  const { subBackends: _ignored, ...rest } = policy;
-  return rest;
+  return subBackendPolicy(route, target.name, target.policies);
 }
 
 /** Compiles a target's effective policy; never throws (a problem becomes `failure`). */
