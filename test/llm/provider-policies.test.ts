@@ -51,7 +51,7 @@ kind: ProxyPolicy
 metadata: { name: primary-key }
 spec:
   targetRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tiers, sectionName: primary }]
-  backend: { auth: { key: sk-section } }
+  backend: { auth: { key: sk-section }, transformation: { request: { set: [{ name: x-provider-step, value: '"on"' }], remove: [x-strip] } } }
 ---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
@@ -75,6 +75,16 @@ spec:
     const sent = last(named);
     assert.equal(sent.headers.authorization, 'Bearer sk-section');
     assert.equal(sent.json().max_tokens, 77);
+  });
+
+  it('request steps set only on a provider (a sectionName transformation) run for that provider, not refused for want of a request context', async () => {
+    await chat('/tiers');
+    assert.equal(last(named).headers['x-provider-step'], 'on');
+  });
+
+  it('a provider nothing names does not get another provider\'s steps', async () => {
+    await chat('/single');
+    assert.equal(last(plain).headers['x-provider-step'], undefined);
   });
 
   it('a provider nothing names: the route policy', async () => {

@@ -42,6 +42,8 @@ export interface CompiledBackendPolicy {
   prepare(headers: Headers, path: string, ctx: PolicyContext | undefined): PreparedRequest | Promise<PreparedRequest>;
   /** The request's policy context is needed even when no traffic policy ran (transformation, token exchange). */
   readonly needsContext: boolean;
+  /** extAuth's response headers or a transformation's response side, here or on a sub-backend: the handler's response needs the effects wrapper. */
+  readonly addsResponseEffects: boolean;
   /** Backend `transformation`, the traffic transformation's engine run after the traffic policies. */
   readonly transformation: RunPolicy | undefined;
   /** Backend `extAuth`, the traffic extAuth step run before the transformation (request-steps.ts). */
@@ -145,7 +147,9 @@ export function compileBackendPolicy(
     connection: settings,
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
-    needsContext: transformation !== undefined || extAuth !== undefined || mechanism?.needsRequest === true,
+    // A provider's or target's own steps need the request context as much as the route's do.
+    needsContext: transformation !== undefined || extAuth !== undefined || mechanism?.needsRequest === true || [...subBackends.values()].some((s) => s.needsContext),
+    addsResponseEffects: transformation !== undefined || extAuth !== undefined || [...subBackends.values()].some((s) => s.addsResponseEffects),
     transformation,
     extAuth,
     subBackend: (name) => subBackends.get(name) ?? self,

@@ -67,8 +67,8 @@ const addHeader: ResponseMutation = (headers) => {
 
 describe('dispatchToHandler: response effects the backend policy adds while the handler runs', () => {
   const cases: readonly { name: string; runtime: Partial<CompiledBackendPolicy> | undefined; expected: string | undefined }[] = [
-    { name: 'backend extAuth with no other response effect on the route', runtime: { extAuth: {} as never, transformation: undefined }, expected: 'allowed' },
-    { name: 'backend transformation with no other response effect on the route', runtime: { extAuth: undefined, transformation: () => ({ action: 'continue' }) as never }, expected: 'allowed' },
+    // compileBackendPolicy sets addsResponseEffects for extAuth or a transformation, on the backend or on one of its providers/targets.
+    { name: 'backend extAuth or transformation with no other response effect on the route', runtime: { addsResponseEffects: true }, expected: 'allowed' },
     // No request steps: nothing can add an effect later, so the handler writes to the client directly (no wrapper to apply one).
     { name: 'no backend request steps: the handler writes directly', runtime: undefined, expected: undefined },
   ];

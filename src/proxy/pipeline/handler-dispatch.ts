@@ -29,7 +29,7 @@ export function dispatchToHandler(
   const headersMayHaveChanged = policy !== undefined || fwd.filters.requestHeaders.length > 0;
   // The backend policy's request steps run inside the handler and may add response effects then
   // (extAuth's response headers, a transformation's response side): the wrapper must be there for them.
-  const stepsAddEffects = fwd.backendRuntime?.extAuth !== undefined || fwd.backendRuntime?.transformation !== undefined;
+  const stepsAddEffects = fwd.backendRuntime?.addsResponseEffects === true;
   // Nothing of the pipeline's to apply: the handler writes the client's response directly (no wrapper, no timer).
   if (requestMs === undefined && backendMs === undefined && fwd.filters.responseHeaders.length === 0 && (mutations === undefined || mutations.length === 0) && !stepsAddEffects) {
     handler.handle(req, res, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, headersMayHaveChanged, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
