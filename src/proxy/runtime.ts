@@ -7,7 +7,7 @@ import { BackendHandlers } from './backends/handlers.ts';
 import { compileConfig, type CompiledBind, type CompiledConfig } from './compile/config.ts';
 import type { CompiledLifecycle } from './compile/lifecycle.ts';
 import { SharedConnections } from './ext/connections.ts';
-import { HealthStates } from './backend-policies/health.ts';
+import { HealthStates } from './policies/backend/health.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './server/tls-contexts.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../src/proxy/backend-policies/testing/fake-oauth.ts';
+import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../src/proxy/policies/backend/testing/fake-oauth.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway, prefixRoute, service } from '../support/manifests.ts';

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/jwt-authentication/test-keys.ts';
+import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/traffic/jwt-authentication/test-keys.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { htpasswdLine, htpasswdLines } from '../support/htpasswd.ts';

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
-import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/jwt-authentication/test-keys.ts';
+import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/traffic/jwt-authentication/test-keys.ts';
 import { startMockRealtime, type MockRealtime } from '../llm/mock-realtime.ts';
 import { createCertificate } from '../support/certs.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';

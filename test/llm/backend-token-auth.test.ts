@@ -13,7 +13,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startFakeIdp, startFakeResourceAs, verifyEs256Sync, type FakeIdp, type FakeResourceAs } from '../../src/proxy/backend-policies/testing/fake-oauth.ts';
+import { startFakeIdp, startFakeResourceAs, verifyEs256Sync, type FakeIdp, type FakeResourceAs } from '../../src/proxy/policies/backend/testing/fake-oauth.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
 import { responseFixture, startMockProvider, streamFixture, type MockProvider, type RecordedRequest } from './mock-provider.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { startFakeIdp, verifyEs256Sync, type FakeIdp } from '../../src/proxy/backend-policies/testing/fake-oauth.ts';
+import { startFakeIdp, verifyEs256Sync, type FakeIdp } from '../../src/proxy/policies/backend/testing/fake-oauth.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { llmGatewayYaml } from './gateway-yaml.ts';
 import { startMockRealtime, type MockRealtime } from './mock-realtime.ts';

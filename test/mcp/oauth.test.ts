@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, discoverAuthorizationServerMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/jwt-authentication/test-keys.ts';
+import { jwks, testSigner, type TestSigner } from '../../src/proxy/policies/traffic/jwt-authentication/test-keys.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { startEverything, type Upstream } from './support.ts';
 

@@ -1,4 +1,4 @@
-import type { UpstreamKind } from '../backend-policies/support.ts';
+import type { UpstreamKind } from '../policies/backend/support.ts';
 import type { Dispatcher } from 'undici';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
@@ -22,7 +22,7 @@ export interface CompiledBackend {
   readonly endpoints: RoundRobin<UpstreamTarget>;
   /** Set for backends served in-process (MCP, LLM …): requests go to it instead of an endpoint. */
   readonly handler?: BackendHandler;
-  /** Which backend-policy members its upstream calls apply (backend-policies/support.ts). */
+  /** Which backend-policy members its upstream calls apply (policies/backend/support.ts). */
   readonly kind: UpstreamKind;
   /** The format its clients read gateway errors in, under a rule's effective backend policy (client-format.ts). */
   clientFormat(policy: BackendPolicy | undefined): ClientFormatOf;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../common/logger.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
-import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
+import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import type { Backend } from '../../ir/types.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../pipeline/downstream.ts';
 import type { PolicyContext } from '../policies/context.ts';
@@ -17,7 +17,7 @@ export interface HandlerRequest {
   /**
    * Whether route filters or traffic policies may have changed `headers` (header filters or a
    * policy context exist): only then do handlers compute the policy-set header delta
-   * (backend-policies/policy-headers.ts).
+   * (policies/backend/policy-headers.ts).
    */
   readonly headersMayHaveChanged?: boolean;
   /** The request's policy context when traffic policies ran (identity, buffered body, CEL input). */

@@ -1,6 +1,6 @@
 import { H2CClient, Pool, type Dispatcher } from 'undici';
 import type { Endpoint } from '../../ir/types.ts';
-import { connectorFor, serverNameFor, type ConnectionSettings } from '../backend-policies/connection.ts';
+import { connectorFor, serverNameFor, type ConnectionSettings } from '../policies/backend/connection.ts';
 
 export type UpstreamProtocol = 'http1' | 'h2c';
 

@@ -6,7 +6,7 @@ import type { ClientFormatOf } from '../backends/client-format.ts';
 import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { StepDeps } from '../policies/step.ts';
-import type { BackendPolicyCompiler, CompiledBackendPolicy } from '../backend-policies/compile.ts';
+import type { BackendPolicyCompiler, CompiledBackendPolicy } from '../policies/backend/compile.ts';
 
 /** One weighted backendRef with the rule's filters already merged in front of its own. */
 export interface BackendPick {

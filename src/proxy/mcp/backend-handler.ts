@@ -5,10 +5,10 @@ import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { DownstreamRequest, DownstreamResponse } from './downstream/io.ts';
 import { createMcpHandler } from './index.ts';
 import type { McpBackendIR } from '../../ir/mcp.ts';
-import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
-import { gateUpstreamCall, type PolicyGate } from '../backend-policies/gate.ts';
-import { NO_HEADER_CHANGES, policyHeaderChanges } from '../backend-policies/policy-headers.ts';
-import { hasRequestSteps } from '../backend-policies/request-steps.ts';
+import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
+import { gateUpstreamCall, type PolicyGate } from '../policies/backend/gate.ts';
+import { NO_HEADER_CHANGES, policyHeaderChanges } from '../policies/backend/policy-headers.ts';
+import { hasRequestSteps } from '../policies/backend/request-steps.ts';
 import { renderGatewayError } from '../http/error-format.ts';
 import type { DirectResponse } from '../policies/result.ts';
 

@@ -10,8 +10,8 @@ import { sendDirect, sendError, sendGatewayError, sendRedirect, serverName, type
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { requestHost, resolveRequest, selectListener, splitTarget, type IncomingView, type Resolution } from './resolve.ts';
 import type { HeaderMap } from '../http/headers.ts';
-import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
-import { writeAccessLog } from '../frontend/access-log.ts';
+import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
+import { writeAccessLog } from '../policies/frontend/access-log.ts';
 import { mcpOAuthAnswer } from '../mcp/oauth/well-known.ts';
 import { admitRequest } from './admit.ts';
 import { dispatchToHandler } from './handler-dispatch.ts';

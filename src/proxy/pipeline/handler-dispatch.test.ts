@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
+import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import type { BackendHandler, HandlerRequest } from '../backends/handlers.ts';
 import type { ResponseMutation } from '../policies/context.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';

@@ -7,7 +7,7 @@ import type { ProxyError } from '../errors.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledTrafficPolicy } from '../policies/chain.ts';
-import type { CompiledBackendPolicy } from '../backend-policies/compile.ts';
+import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { modifyPath } from '../filters/path-modifier.ts';
 import { redirectLocation } from '../filters/redirect.ts';

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { buildConnector } from 'undici';
-import { connectorFor, type ConnectionSettings } from '../backend-policies/connection.ts';
+import { connectorFor, type ConnectionSettings } from '../policies/backend/connection.ts';
 import { clientFormat } from '../backends/client-format.ts';
 import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts';
 import type { HeaderMap } from '../http/headers.ts';

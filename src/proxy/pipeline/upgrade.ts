@@ -10,7 +10,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { forwardWithBackendPolicy } from '../backend-policies/forward.ts';
+import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
 import { clientFormat } from '../backends/client-format.ts';
 import { RequestPolicyContext } from '../policies/request-context.ts';
 import { sendDirect, sendError, sendGatewayError } from './downstream.ts';

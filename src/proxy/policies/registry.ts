@@ -1,20 +1,20 @@
 import type { TrafficMember } from '../../ir/policy.ts';
-import { compileDirectResponse } from './direct-response/direct-response.ts';
-import { compileHeaderModifiers } from './header-modifiers/header-modifiers.ts';
+import { compileDirectResponse } from './traffic/direct-response/direct-response.ts';
+import { compileHeaderModifiers } from './traffic/header-modifiers/header-modifiers.ts';
 import type { StepCompiler } from './step.ts';
-import { compileCors } from './cors/cors.ts';
-import { compileCsrf } from './csrf/csrf.ts';
-import { compileDelay } from './delay/delay.ts';
-import { compileHostRewrite } from './host-rewrite/host-rewrite.ts';
-import { compileRetry } from './retry/retry.ts';
-import { compileTransformation } from './transformation/transformation.ts';
-import { compileRateLimit } from './rate-limit/rate-limit.ts';
-import { compileExtAuth } from './ext-auth/ext-auth.ts';
-import { compileExtProc } from './ext-proc/ext-proc.ts';
-import { compileApiKeyAuthentication } from './api-key-authentication/api-key-authentication.ts';
-import { compileBasicAuthentication } from './basic-authentication/basic-authentication.ts';
-import { compileAuthorization } from './authorization/authorization.ts';
-import { compileJwtAuthentication } from './jwt-authentication/jwt-authentication.ts';
+import { compileCors } from './traffic/cors/cors.ts';
+import { compileCsrf } from './traffic/csrf/csrf.ts';
+import { compileDelay } from './traffic/delay/delay.ts';
+import { compileHostRewrite } from './traffic/host-rewrite/host-rewrite.ts';
+import { compileRetry } from './traffic/retry/retry.ts';
+import { compileTransformation } from './traffic/transformation/transformation.ts';
+import { compileRateLimit } from './traffic/rate-limit/rate-limit.ts';
+import { compileExtAuth } from './traffic/ext-auth/ext-auth.ts';
+import { compileExtProc } from './traffic/ext-proc/ext-proc.ts';
+import { compileApiKeyAuthentication } from './traffic/api-key-authentication/api-key-authentication.ts';
+import { compileBasicAuthentication } from './traffic/basic-authentication/basic-authentication.ts';
+import { compileAuthorization } from './traffic/authorization/authorization.ts';
+import { compileJwtAuthentication } from './traffic/jwt-authentication/jwt-authentication.ts';
 
 /**
  * The order traffic members run in. CORS first (a preflight carries no credentials), then
@@ -26,7 +26,7 @@ export const TRAFFIC_ORDER: readonly TrafficMember[] = [
   'rateLimit', 'directResponse', 'delay', 'transformation', 'extProc', 'headerModifiers', 'hostRewrite', 'retry', 'timeouts',
 ];
 
-/** One compiler per member; each lives in its own folder under src/proxy/policies/. */
+/** One compiler per member; each lives in its own folder under src/proxy/policies/traffic/. */
 export const STEP_COMPILERS: { readonly [M in TrafficMember]?: StepCompiler<M> } = {
   directResponse: compileDirectResponse,
   headerModifiers: compileHeaderModifiers,

@@ -11,7 +11,7 @@ import { create } from '@bufbuild/protobuf';
 import { HeaderValueOption_HeaderAppendAction } from '../../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
 import { Authorization, CheckResponseSchema, type CheckRequest } from '../../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
 import { StatusCode } from '../../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
-import { jwks, testSigner, type TestSigner } from '../../../src/proxy/policies/jwt-authentication/test-keys.ts';
+import { jwks, testSigner, type TestSigner } from '../../../src/proxy/policies/traffic/jwt-authentication/test-keys.ts';
 import { closedPort, startGrpcServer, type RunningServer } from '../../ext/servers.ts';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../../support/gateway.ts';

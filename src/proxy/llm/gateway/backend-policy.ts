@@ -1,6 +1,6 @@
 /**
  * The backend-policy layer on a provider call: the same compiled policy a Service forward runs
- * (backend-policies/compile.ts, one per provider through `subBackend`), applied before anything
+ * (policies/backend/compile.ts, one per provider through `subBackend`), applied before anything
  * is planned or sent — an invalid policy answers 500 and nothing reaches the provider (no
  * credential fallback of any kind, the process's ambient cloud keys included), then extAuth and
  * transformation run on the request's policy context and the header changes they make go on the
@@ -13,9 +13,9 @@ import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { RequestIdentity } from '../../policies/context.ts';
 import type { CredentialHint } from '../providers/types.ts';
 
-// The gate is shared with MCP target calls (backend-policies/gate.ts); the provider side keeps its names.
-export { gateUpstreamCall as gateProviderCall, type PolicyGate } from '../../backend-policies/gate.ts';
-export { applyHeaderChanges, type HeaderChanges } from '../../backend-policies/policy-headers.ts';
+// The gate is shared with MCP target calls (policies/backend/gate.ts); the provider side keeps its names.
+export { gateUpstreamCall as gateProviderCall, type PolicyGate } from '../../policies/backend/gate.ts';
+export { applyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 
 /**
  * Client headers that carry a credential for the gateway or for another API: never forwarded to

@@ -27,10 +27,10 @@ import { routeTypeFor } from './route-type.ts';
 import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
-import { policyHeaderChanges } from '../../backend-policies/policy-headers.ts';
-import { subBackendPolicy } from '../../backend-policies/sub-backend.ts';
+import { policyHeaderChanges } from '../../policies/backend/policy-headers.ts';
+import { subBackendPolicy } from '../../policies/backend/sub-backend.ts';
 import { applyHeaderChanges, dropClientCredentials, gateProviderCall, providerHasOwnCredential, type PolicyGate } from './backend-policy.ts';
-import type { CompiledBackendPolicy } from '../../backend-policies/compile.ts';
+import type { CompiledBackendPolicy } from '../../policies/backend/compile.ts';
 import type { DirectResponse } from '../../policies/result.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
 import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
@@ -363,7 +363,7 @@ function aiOf(policy: BackendPolicy | undefined): AiPolicy | undefined {
 /**
  * The provider's effective backend policy: the translator wrote each provider's complete policy
  * (policy objects < backend inline < sectionName < the provider's own `policies`) into the route
- * policy's `subBackends`, so this only looks it up (backend-policies/sub-backend.ts).
+ * policy's `subBackends`, so this only looks it up (policies/backend/sub-backend.ts).
  */
 export function effectivePolicy(backend: BackendPolicy | undefined, provider: AiProviderIR): BackendPolicy | undefined {
   return subBackendPolicy(backend, provider.name, provider.policies);

@@ -13,7 +13,7 @@ import type { Logger } from '../../../common/logger.ts';
 import type { CelInput } from '../../../cel/index.ts';
 import type { AiPolicy, AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
-import { connectionSettings, identityCheck, serverNameFor } from '../../backend-policies/connection.ts';
+import { connectionSettings, identityCheck, serverNameFor } from '../../policies/backend/connection.ts';
 import type { HandlerRequest } from '../../backends/handlers.ts';
 import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
 import { renderError } from '../errors.ts';

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
-import { connectionSettings, connectorFor, serverNameFor } from '../../backend-policies/connection.ts';
+import { connectionSettings, connectorFor, serverNameFor } from '../../policies/backend/connection.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-body.ts';
 

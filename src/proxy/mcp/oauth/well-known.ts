@@ -8,7 +8,7 @@ import { parseOAuthPath, WELL_KNOWN, type OAuthDocument } from './paths.ts';
 import type { McpOAuthResource, ResourceAddress } from './resource.ts';
 import { proxyTokenRequest } from './token-proxy.ts';
 
-/** The jwtAuthentication step exposes its MCP OAuth face here (policies/jwt-authentication/mcp-oauth.ts). */
+/** The jwtAuthentication step exposes its MCP OAuth face here (policies/traffic/jwt-authentication/mcp-oauth.ts). */
 export interface McpOAuthStep extends TrafficStep {
   readonly mcpOAuth: McpOAuthResource;
 }

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { PolicyContext } from '../../policies/context.ts';
-import { applyHeaderChanges, type HeaderChanges } from '../../backend-policies/policy-headers.ts';
+import { applyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 import { BodyTooLargeError } from '../../http/body.ts';
 import { SSEEventTooLargeError } from '../../http/sse.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BackendPolicy } from '../../../ir/policy.ts';
-import { TokenEndpointError, TokenExchangeRejection } from '../../backend-policies/oauth-endpoint.ts';
-import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../backend-policies/testing/fake-oauth.ts';
+import { TokenEndpointError, TokenExchangeRejection } from '../../policies/backend/oauth-endpoint.ts';
+import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../policies/backend/testing/fake-oauth.ts';
 import { fakePolicyContext } from '../../testing/policy-context.ts';
 import { compileTargetAccess } from './policy.ts';
 

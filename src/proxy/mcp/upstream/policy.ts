@@ -2,7 +2,7 @@
  * Backend policies of MCP targets: the effective policy per target (looked up: the translator
  * merged it), and what it means for talking to the target — credentials written into every
  * upstream request, connection settings (TLS, HTTP version, tcp, tunnel) and the response
- * deadline. Compiled once per target and effective policy object; the shared helpers of src/proxy/backend-policies do
+ * deadline. Compiled once per target and effective policy object; the shared helpers of src/proxy/policies/backend do
  * the work. A mechanism they cannot apply here makes the target fail (its calls fail as an
  * unavailable target would: FailClosed/FailOpen decide), never an unauthenticated request.
  */
@@ -10,12 +10,12 @@ import type { BackendAuthPolicy, BackendPolicy, CredentialLocation } from '../..
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import type { McpRequestPolicy } from '../request-policy.ts';
 import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
-import { applyBackendCredentials, writeCredential } from '../../backend-policies/auth.ts';
-import { connectionSettings, type ConnectionSettings } from '../../backend-policies/connection.ts';
-import type { HeaderChanges } from '../../backend-policies/policy-headers.ts';
-import { subBackendPolicy } from '../../backend-policies/sub-backend.ts';
-import { unsupportedMembers } from '../../backend-policies/support.ts';
-import { compileTokenMechanism } from '../../backend-policies/token-auth.ts';
+import { applyBackendCredentials, writeCredential } from '../../policies/backend/auth.ts';
+import { connectionSettings, type ConnectionSettings } from '../../policies/backend/connection.ts';
+import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
+import { subBackendPolicy } from '../../policies/backend/sub-backend.ts';
+import { unsupportedMembers } from '../../policies/backend/support.ts';
+import { compileTokenMechanism } from '../../policies/backend/token-auth.ts';
 
 export type UpstreamHeaders = Record<string, string | string[]>;
 

@@ -2,7 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { Endpoint } from '../../../ir/types.ts';
-import { connectorFor, type ConnectionSettings } from '../../backend-policies/connection.ts';
+import { connectorFor, type ConnectionSettings } from '../../policies/backend/connection.ts';
 import type { UpstreamSession } from '../session-codec.ts';
 import { FailedClient, type UpstreamAddress, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { LegacySseClient } from './legacy-sse.ts';

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
 import type { CelInput } from '../../../../cel/index.ts';
 import type { BackendAuthPolicy } from '../../../../ir/policy.ts';
-import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../../backend-policies/testing/fake-oauth.ts';
+import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../../policies/backend/testing/fake-oauth.ts';
 import type { CredentialHint } from '../../providers/types.ts';
 import { CredentialError, CredentialRequestError, LlmCredentials, type SignableRequest } from './index.ts';
 

@@ -1,0 +1,83 @@
+/**
+ * traffic.extAuth: asks an external authorization service (Envoy ext_authz over gRPC, or the
+ * HTTP variant) about each request, with the clients of src/proxy/ext/authz. An allow applies the
+ * service's header mutations upstream, its response headers downstream and exposes its metadata
+ * as the `extauthz` CEL variable; a denial answers with the service's status, headers and body.
+ * `forwardBody` buffers the request body first (larger than `maxSize` → 413). FailOpen/FailClosed
+ * for an unavailable service is decided by the client (403 when closed).
+ */
+import type { ExtAuthPolicy } from '../../../../ir/policy.ts';
+import { createExtAuthzClient, type AuthzDecision, type ExtAuthzClient } from '../../../ext/authz/index.ts';
+import { applyMutations } from '../../../ext/headers.ts';
+import { activationOf } from '../../cel.ts';
+import { conditionalStep, type RunPolicy } from '../../conditional/conditional.ts';
+import { BodyTooLargeError, type PolicyContext } from '../../context.ts';
+import { CONTINUE, respond, respondError, type PolicyResult } from '../../result.ts';
+import type { StepCompiler, StepDeps } from '../../step.ts';
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Applies an allow: upstream header mutations (in place), downstream headers, `extauthz`. */
+function allow(ctx: PolicyContext, d: Extract<AuthzDecision, { allowed: true }>): PolicyResult {
+  const mutated = applyMutations(ctx.upstreamHeaders, d.requestHeaders);
+  for (const name of Object.keys(ctx.upstreamHeaders)) if (!(name in mutated)) delete ctx.upstreamHeaders[name];
+  Object.assign(ctx.upstreamHeaders, mutated);
+  if (d.responseHeaders.length > 0) {
+    ctx.responseMutations.push((headers) => {
+      for (const [name, value] of d.responseHeaders) headers[name] = value;
+    });
+  }
+  if (Object.keys(d.metadata).length > 0) ctx.identity.extauthz = d.metadata;
+  return CONTINUE;
+}
+
+function deny(d: Extract<AuthzDecision, { allowed: false }>): PolicyResult {
+  if (d.reason === 'body_too_large') return respondError(413, 'payload_too_large', d.body);
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of d.headers) {
+    const existing = headers[name];
+    headers[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  if (d.body === '' && d.reason === 'unavailable') return respondError(d.status, 'ext_auth_unavailable', 'the authorization service is unavailable');
+  return respond(d.status, d.body, headers);
+}
+
+async function check(client: ExtAuthzClient, ctx: PolicyContext): Promise<PolicyResult> {
+  let body: Buffer | undefined;
+  if (client.bodyLimit !== undefined) {
+    try {
+      body = await ctx.readBody();
+    } catch (err) {
+      // Past the frontend buffer limit the body is also past maxSize: the same rejection.
+      if (err instanceof BodyTooLargeError) return respondError(413, 'payload_too_large', `request body exceeds ${client.bodyLimit} bytes`);
+      throw err;
+    }
+  }
+  const activation = activationOf(ctx);
+  const input = ctx.cel();
+  const url = ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`;
+  const decision = await client.check({
+    method: ctx.method,
+    url,
+    host: ctx.host,
+    scheme: ctx.scheme,
+    protocol: input.request?.version ?? 'HTTP/1.1',
+    headers: ctx.downstreamHeaders,
+    source: { address: ctx.remoteAddress ?? '', port: ctx.remotePort ?? 0 },
+    destination: { address: '', port: 0 },
+    ...(body ? { body } : {}),
+    ...(first(ctx.downstreamHeaders['x-request-id']) ? { id: first(ctx.downstreamHeaders['x-request-id']) } : {}),
+  }, activation);
+  return decision.allowed ? allow(ctx, decision) : deny(decision);
+}
+
+function compileOne(p: ExtAuthPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
+  const client = createExtAuthzClient(p, { resolve: deps.endpoints, connections: deps.connections });
+  onClose(() => client.close());
+  return (ctx) => check(client, ctx);
+}
+
+export const compileExtAuth: StepCompiler<'extAuth'> = (member, deps) =>
+  conditionalStep<ExtAuthPolicy>('extAuth', member, (p, _where, onClose) => compileOne(p, deps, onClose));
