@@ -1,14 +1,14 @@
 /**
  * Fuzz target: attacker bytes as the body of each AI route type, planned the way the gateway
- * plans them (src/proxy/llm/plan.ts: JSON depth check, parse, translation to the provider's
+ * plans them (src/proxy/llm/translate/plan.ts: JSON depth check, parse, translation to the provider's
  * format, count_tokens answered locally), for an identity provider (OpenAI-style) and a
  * translating one (Anthropic). Every input must give a forward plan or a gateway-made answer
  * with a 4xx status (or 200 for a local token count / 501 for a route the provider lacks) — never
  * an exception, never a long run. The translated upstream body must itself be JSON.
  */
-import { planRequest } from '../src/proxy/llm/plan.ts';
-import type { RouteType } from '../src/proxy/llm/config.ts';
-import type { TranslationContext } from '../src/proxy/llm/context.ts';
+import { planRequest } from '../src/proxy/llm/translate/plan.ts';
+import type { RouteType } from '../src/proxy/llm/translate/config.ts';
+import type { TranslationContext } from '../src/proxy/llm/translate/context.ts';
 
 const ROUTES: readonly RouteType[] = ['Completions', 'Messages', 'Responses', 'Embeddings', 'TokenCount'];
 const PROVIDERS = [{ providerA: {} }, { providerD: {} }] as const;

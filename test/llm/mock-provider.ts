@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadFixtures, upstreamStreamBytes, type UpstreamFixture } from '../../src/proxy/llm/testing/fixtures.ts';
+import { loadFixtures, upstreamStreamBytes, type UpstreamFixture } from '../../src/proxy/llm/translate/testing/fixtures.ts';
 
 export interface RecordedRequest {
   readonly method: string;

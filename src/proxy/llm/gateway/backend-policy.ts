@@ -11,7 +11,7 @@
  */
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { RequestIdentity } from '../../policies/context.ts';
-import type { CredentialHint } from '../providers/types.ts';
+import type { CredentialHint } from '../translate/providers/types.ts';
 
 // The gate is shared with MCP target calls (policies/backend/gate.ts); the provider side keeps its names.
 export { gateUpstreamCall as gateProviderCall, type PolicyGate } from '../../policies/backend/gate.ts';

@@ -7,7 +7,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import { connectionSettings, connectorFor, serverNameFor } from '../../policies/backend/connection.ts';
-import type { UpstreamTarget } from '../providers/types.ts';
+import type { UpstreamTarget } from '../translate/providers/types.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-body.ts';
 
 /** Connection settings per (merged, per-config) policy object: derived once, not per request. */

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import aws4 from 'aws4';
 import type { BackendAuthPolicy } from '../../../../ir/policy.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
-import type { CredentialHint } from '../../providers/types.ts';
+import type { CredentialHint } from '../../translate/providers/types.ts';
 import { CredentialError, LlmCredentials, type SignableRequest } from './index.ts';
 import { awsCredentials } from './sigv4.ts';
 

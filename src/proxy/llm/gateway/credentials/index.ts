@@ -17,7 +17,7 @@ import { applyBackendCredentials, writeCredential } from '../../../policies/back
 import { TokenExchangeRejection, type CredentialSource } from '../../../policies/backend/oauth-endpoint.ts';
 import { compileTokenMechanism, type TokenMechanism } from '../../../policies/backend/token-auth.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
-import type { CredentialHint } from '../../providers/types.ts';
+import type { CredentialHint } from '../../translate/providers/types.ts';
 import { AiPolicyError } from '../body-policy.ts';
 import { awsCredentials, signSigV4, type AwsCredentials } from './sigv4.ts';
 import { assumeRole, stsEndpoint, type SessionCredentials } from './sts.ts';

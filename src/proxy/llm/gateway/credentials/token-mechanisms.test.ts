@@ -12,7 +12,7 @@ import { jwtVerify } from 'jose';
 import type { CelInput } from '../../../../cel/index.ts';
 import type { BackendAuthPolicy } from '../../../../ir/policy.ts';
 import { startFakeIdp, startFakeResourceAs, type FakeIdp, type FakeResourceAs } from '../../../policies/backend/testing/fake-oauth.ts';
-import type { CredentialHint } from '../../providers/types.ts';
+import type { CredentialHint } from '../../translate/providers/types.ts';
 import { CredentialError, CredentialRequestError, LlmCredentials, type SignableRequest } from './index.ts';
 
 const BEARER: CredentialHint = { kind: 'header', name: 'authorization', prefix: 'Bearer ' };

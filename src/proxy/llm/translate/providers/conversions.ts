@@ -6,7 +6,7 @@
  */
 import type { TranslationContext } from '../context.ts';
 import { parseUpstreamError, renderError, type ErrorFormat } from '../errors.ts';
-import { jsonTooDeep } from '../../http/json-depth.ts';
+import { jsonTooDeep } from '../../../http/json-depth.ts';
 import type { ForwardPlan, UpstreamRequest } from '../plan.ts';
 import type { UpstreamFormat } from './types.ts';
 import {

@@ -16,7 +16,7 @@ import { conversionPlan } from './providers/conversions.ts';
 import type { CredentialHint, ProviderEndpoint, UpstreamFormat } from './providers/types.ts';
 import { PassthroughStream, TranslatingStream, type StreamTranslator } from './stream/translator.ts';
 import { estimateInputTokens } from './tokencount.ts';
-import { jsonTooDeep, MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../http/json-depth.ts';
+import { jsonTooDeep, MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
 import { identityUsage } from './plan-formats.ts';
 import type { Usage } from './usage.ts';
 

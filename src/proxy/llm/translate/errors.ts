@@ -3,7 +3,7 @@
  * goes through `renderError`, so an OpenAI SDK always sees `{error:{…}}` and an Anthropic SDK
  * always sees `{type:"error", error:{…}}`.
  */
-import { anthropicErrorType, openAIErrorType } from '../http/error-format.ts';
+import { anthropicErrorType, openAIErrorType } from '../../http/error-format.ts';
 
 /** The wire family of error a client understands. Responses clients use the OpenAI shape. */
 export type ErrorFormat = 'openai' | 'anthropic';

@@ -6,7 +6,7 @@ import type { LLMProvider } from '../config.ts';
 import { encodeEventStreamMessage } from '../stream/eventstream.ts';
 import type { ClientRoute } from './client-requests.ts';
 
-export const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/llm');
+export const FIXTURES = join(import.meta.dirname, '../../../../../test/fixtures/llm');
 export const UPDATE = process.env.UPDATE_FIXTURES === '1';
 
 export function loadProviders(): Record<string, LLMProvider> {
