@@ -189,3 +189,32 @@ test('the cycle finder sees a two-folder cycle and ignores a chain', () => {
   ]);
   assert.deepEqual(cycles(chain), []);
 });
+
+// The LLM translation library (src/proxy/llm/translate/, entered through plan.ts) is pure: it
+// reaches only itself, the shared HTTP helpers (src/proxy/http/) and the IR, and no module that
+// opens sockets, keeps timers or logs. The runtime that does those things is llm/gateway/.
+const TRANSLATE_ROOT = join(PROXY_ROOT, 'llm', 'translate');
+const TRANSLATE_MAY_REACH = [TRANSLATE_ROOT, join(PROXY_ROOT, 'http'), resolve(PROXY_ROOT, '..', 'ir')];
+const IMPURE_PACKAGE = /^(undici|ws|node:(net|tls|http|https|http2|dgram|timers(\/promises)?|child_process|worker_threads))$/;
+const ANY_IMPORT_PATTERN = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
+
+test('the LLM translation library imports nothing from the runtime', () => {
+  const offending: string[] = [];
+  const files = sourceFiles(TRANSLATE_ROOT).filter((f) => !f.startsWith(join(TRANSLATE_ROOT, 'testing') + sep));
+  assert.ok(files.length > 20, 'the scan found the translation library');
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const where = relative(PROXY_ROOT, file);
+    if (/\bset(Timeout|Interval|Immediate)\s*\(/.test(text)) offending.push(`${where} starts a timer`);
+    for (const match of text.matchAll(ANY_IMPORT_PATTERN)) {
+      const specifier = match[1];
+      if (specifier.startsWith('.')) {
+        const target = resolve(dirname(file), specifier);
+        if (!TRANSLATE_MAY_REACH.some((root) => target.startsWith(root + sep))) offending.push(`${where} imports '${specifier}'`);
+      } else if (IMPURE_PACKAGE.test(specifier) || /logger/.test(specifier)) {
+        offending.push(`${where} imports '${specifier}'`);
+      }
+    }
+  }
+  assert.deepEqual(offending, [], 'llm/translate/ must stay pure; runtime code belongs in llm/gateway/');
+});
