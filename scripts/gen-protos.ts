@@ -27,3 +27,5 @@ execFileSync(bufBinary(root), [
   env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` },
 });
 if (!values.out) console.log('wrote src/proxy/ext/gen/');
+// Our own config distribution protocol (issue 15) has its own buf template and output directory.
+if (!values.out) execFileSync(process.execPath, [join(root, 'proto', 'switchboard', 'config', 'gen.ts')], { cwd: root, stdio: 'inherit' });
