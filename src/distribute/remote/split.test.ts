@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Backend, Bind, Listener, ProxyConfig, Route } from '../../ir/types.ts';
+import { validateConfig } from '../../ir/validate.ts';
+import { assembleConfig, ResourceCache } from './assemble.ts';
+import { diffSlice, redactionsFor, resourceId, sliceForGateways, sliceVersion, versionsOf, type GatewayRef } from './split.ts';
+
+const listener = (ns: string, gw: string, routes: string[], extra: Partial<Listener> = {}): Listener => ({
+  key: `${ns}/${gw}/http`, gateway: { namespace: ns, name: gw }, sectionName: 'http', hostname: null, protocol: 'HTTP',
+  routes: routes.map((routeKey) => ({ routeKey, hostnames: [] })), ...extra,
+});
+
+const backend = (key: string, extra: Partial<Backend> = {}): Backend => {
+  const [, ns = '', name = ''] = /^backend\/([^/]+)\/(.+)$/.exec(key) ?? [];
+  return { key, kind: 'ProxyBackend', namespace: ns, name, endpoints: [{ host: '127.0.0.1', port: 9 }], rewriteHost: false, ...extra };
+};
+
+const route = (key: string, backendKey: string, extra: Partial<Route['rules'][number]> = {}): Route => {
+  const [namespace = '', name = ''] = key.split('/');
+  return {
+    key, namespace, name, creationTimestamp: '2026-01-01T00:00:00Z',
+    rules: [{ key: `${key}/rule/0`, matches: [], filters: [], backends: [{ backendKey, weight: 1, filters: [] }], ...extra }],
+  };
+};
+
+/**
+ * Gateways a/one and a/two and c/other share port 80; a/two also has port 81. Route a/r1 is on
+ * a/one and c/other with per-listener policies; the extAuth service of a/one's frontend policy,
+ * and an AI backend whose provider policy names another backend, must follow.
+ */
+function fixture(): ProxyConfig {
+  const bind80: Bind = {
+    key: 'bind/80', port: 80, protocol: 'HTTP',
+    listeners: [listener('a', 'one', ['a/r1']), listener('a', 'two', ['a/r2']), listener('c', 'other', ['a/r1', 'c/secret'])],
+    frontend: { extAuth: { backendKey: 'backend/a/authz' } } as never,
+  };
+  const bind81: Bind = { key: 'bind/81', port: 81, protocol: 'HTTP', listeners: [{ ...listener('a', 'two', ['a/r3']), key: 'a/two/alt', sectionName: 'alt' }] };
+  return {
+    version: 'v1',
+    binds: [bind80, bind81],
+    routes: {
+      'a/r1': route('a/r1', 'backend/a/ai', {
+        trafficByListener: { 'a/one/http': { timeouts: {} } as never, 'c/other/http': { apiKeyAuthentication: { keys: [{ id: 'c/keys/k', keyHash: 'c-secret-hash' }] } } as never },
+      }),
+      'a/r2': route('a/r2', 'backend/a/two'),
+      'a/r3': route('a/r3', 'backend/a/two'),
+      'c/secret': route('c/secret', 'backend/c/secret'),
+    },
+    backends: {
+      'backend/a/ai': backend('backend/a/ai', { ai: { key: 'backend/a/ai', groups: [{ providers: [{ name: 'p', policies: { extAuth: { backendKey: 'backend/a/provider-authz' } } }] }] } as never }),
+      'backend/a/provider-authz': backend('backend/a/provider-authz'),
+      'backend/a/authz': backend('backend/a/authz'),
+      'backend/a/two': backend('backend/a/two'),
+      'backend/c/secret': backend('backend/c/secret'),
+      'backend/a/unused': backend('backend/a/unused'),
+    },
+  };
+}
+
+const names = (config: ProxyConfig, gateways: GatewayRef[]): string[] => [...sliceForGateways(config, gateways).resources.keys()].map((id) => id.replace('\u0000', ':')).sort();
+
+function assembled(config: ProxyConfig, gateways: GatewayRef[]): ProxyConfig {
+  const slice = sliceForGateways(config, gateways);
+  const cache = new ResourceCache();
+  return assembleConfig(cache.preview(diffSlice(slice.resources, new Map())), slice.version);
+}
+
+describe('sliceForGateways', () => {
+  const cases: { name: string; gateways: GatewayRef[]; expected: string[] }[] = [
+    {
+      name: 'a/one: its bind, its route, the route\'s AI backend, the provider\'s and the frontend\'s extAuth services',
+      gateways: [{ namespace: 'a', name: 'one' }],
+      expected: ['backend:backend/a/ai', 'backend:backend/a/authz', 'backend:backend/a/provider-authz', 'bind:bind/80', 'route:a/r1'],
+    },
+    {
+      name: 'a/two: both of its binds and the backends they reach',
+      gateways: [{ namespace: 'a', name: 'two' }],
+      expected: ['backend:backend/a/authz', 'backend:backend/a/two', 'bind:bind/80', 'bind:bind/81', 'route:a/r2', 'route:a/r3'],
+    },
+    {
+      name: 'a gateway nobody listens for gets nothing',
+      gateways: [{ namespace: 'a', name: 'missing' }],
+      expected: [],
+    },
+    {
+      name: 'the same name in another namespace is another gateway',
+      gateways: [{ namespace: 'b', name: 'one' }],
+      expected: [],
+    },
+  ];
+  for (const c of cases) it(c.name, () => assert.deepEqual(names(fixture(), c.gateways), c.expected));
+
+  it('keeps only the served gateways\' listeners on a shared bind', () => {
+    const config = assembled(fixture(), [{ namespace: 'a', name: 'one' }]);
+    assert.deepEqual(config.binds.map((b) => b.listeners.map((l) => l.key)), [['a/one/http']]);
+  });
+
+  it('prunes a route\'s per-listener policies to served listeners: another gateway\'s policy (and its secrets) stays behind', () => {
+    const config = assembled(fixture(), [{ namespace: 'a', name: 'one' }]);
+    assert.deepEqual(Object.keys(config.routes['a/r1']?.rules[0]?.trafficByListener ?? {}), ['a/one/http']);
+    assert.doesNotMatch(JSON.stringify(config), /c-secret-hash|backend\/c\/secret/);
+  });
+
+  it('makes a config the IR validator accepts, for every gateway', () => {
+    const full = fixture();
+    for (const name of ['one', 'two']) assert.deepEqual(validateConfig(assembled(full, [{ namespace: 'a', name }])), [], name);
+  });
+
+  it('serves several gateways from one proxy', () => {
+    const config = assembled(fixture(), [{ namespace: 'a', name: 'one' }, { namespace: 'a', name: 'two' }]);
+    assert.deepEqual(config.binds.map((b) => b.listeners.map((l) => l.key)), [['a/one/http', 'a/two/http'], ['a/two/alt']]);
+  });
+
+  it('versions are content hashes: an unrelated change leaves the slice version alone, a related one moves it', () => {
+    const base = fixture();
+    const one = [{ namespace: 'a', name: 'one' }];
+    const before = sliceForGateways(base, one).version;
+    const unrelated = { ...base, backends: { ...base.backends, 'backend/a/two': backend('backend/a/two', { endpoints: [{ host: '10.0.0.1', port: 80 }] }) } };
+    assert.equal(sliceForGateways(unrelated, one).version, before);
+    const related = { ...base, backends: { ...base.backends, 'backend/a/authz': backend('backend/a/authz', { endpoints: [{ host: '10.0.0.2', port: 80 }] }) } };
+    assert.notEqual(sliceForGateways(related, one).version, before);
+  });
+});
+
+describe('diffSlice', () => {
+  const one = [{ namespace: 'a', name: 'two' }];
+  const cases: { name: string; change: (c: ProxyConfig) => ProxyConfig; added: string[]; removed: string[] }[] = [
+    { name: 'nothing changed: empty delta', change: (c) => c, added: [], removed: [] },
+    {
+      name: 'a changed route only',
+      change: (c) => ({ ...c, routes: { ...c.routes, 'a/r2': route('a/r2', 'backend/a/two', { timeouts: { requestMs: 5 } }) } }),
+      added: ['a/r2'], removed: [],
+    },
+    {
+      name: 'a detached route is removed, with the backend only it used',
+      change: (c) => ({ ...c, binds: c.binds.filter((b) => b.port !== 81), routes: { ...c.routes } }),
+      added: [], removed: ['bind/81', 'a/r3'].sort(),
+    },
+    {
+      name: 'a new attachment adds the route and the backend it reaches',
+      change: (c) => ({
+        ...c,
+        binds: c.binds.map((b) => (b.port === 81 ? { ...b, listeners: [{ ...b.listeners[0] as Listener, routes: [{ routeKey: 'a/r3', hostnames: [] }, { routeKey: 'a/new', hostnames: [] }] }] } : b)),
+        routes: { ...c.routes, 'a/new': route('a/new', 'backend/a/unused') },
+      }),
+      added: ['a/new', 'backend/a/unused', 'bind/81'].sort(), removed: [],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const base = fixture();
+      const held = versionsOf(sliceForGateways(base, one).resources);
+      const delta = diffSlice(sliceForGateways(c.change(base), one).resources, held);
+      assert.deepEqual(delta.added.map((r) => r.name).sort(), c.added);
+      assert.deepEqual(delta.removed.map((r) => r.name).sort(), c.removed);
+    });
+  }
+
+  it('applying the delta to what was held gives the new slice, with the same version', () => {
+    const base = fixture();
+    const next = { ...base, routes: { ...base.routes, 'a/r2': route('a/r2', 'backend/a/two', { timeouts: { requestMs: 5 } }) } };
+    const cache = new ResourceCache();
+    cache.commit(cache.preview(diffSlice(sliceForGateways(base, one).resources, new Map())));
+    const target = sliceForGateways(next, one);
+    cache.commit(cache.preview(diffSlice(target.resources, cache.versions())));
+    assert.equal(sliceVersion(cache.versions()), target.version);
+    assert.deepEqual(cache.versions(), versionsOf(target.resources));
+    assert.ok(cache.versions().has(resourceId('route', 'a/r2')));
+  });
+});
+
+describe('redactionsFor', () => {
+  it('sends a proxy only the secret values its resources hold, matched as they appear in JSON', () => {
+    const config = fixture();
+    const values = ['c-secret-hash', 'line1\nline2', 'backend/a/authz'];
+    const withPem = { ...config, backends: { ...config.backends, 'backend/a/two': backend('backend/a/two', { appProtocol: 'line1\nline2' }) } };
+    assert.deepEqual(redactionsFor(sliceForGateways(withPem, [{ namespace: 'a', name: 'two' }]).resources, values), ['line1\nline2', 'backend/a/authz']);
+    assert.deepEqual(redactionsFor(sliceForGateways(withPem, [{ namespace: 'c', name: 'other' }]).resources, values), ['c-secret-hash', 'backend/a/authz']);
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * Cutting a ProxyConfig into the resources one remote proxy is entitled to, and the delta between
+ * two such sets. Pure functions over the IR: the gRPC server (server.ts) and the tests use them.
+ *
+ * A proxy serves some Gateways of one namespace. What it receives:
+ *   - each Bind that has a listener of those Gateways, with only those listeners (another
+ *     Gateway's listener on the same port, its TLS keys included, stays behind);
+ *   - each Route attached to a kept listener, its `*ByListener` maps pruned to kept listeners (the
+ *     entries of other Gateways' listeners hold their policies);
+ *   - each Backend a kept Bind, Route or Backend names through a `backendKey`, transitively (rule
+ *     backends, mirrors, and the service endpoints inside effective policies: extAuth, extProc,
+ *     rate-limit services, JWKS, token endpoints …), the same walk src/ir/validate.ts checks.
+ * So the Secret-derived values in the IR (certificates, API keys, credentials) travel only to the
+ * proxies of the Gateways whose config holds them.
+ */
+import { createHash } from 'node:crypto';
+import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
+
+export type ResourceKind = 'bind' | 'route' | 'backend';
+
+export interface GatewayRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** One IR object as it travels: its JSON and a content version. */
+export interface Resource {
+  readonly kind: ResourceKind;
+  readonly name: string;
+  readonly version: string;
+  readonly body: Uint8Array;
+}
+
+/** Resources by `resourceId(kind, name)`. */
+export type ResourceSet = ReadonlyMap<string, Resource>;
+
+/** What a proxy holds: versions by `resourceId(kind, name)`. */
+export type VersionMap = ReadonlyMap<string, string>;
+
+export interface ProxySlice {
+  readonly resources: ResourceSet;
+  /** Content hash of every resource's kind, name and version: equal slices have equal versions. */
+  readonly version: string;
+}
+
+export interface Delta {
+  readonly added: readonly Resource[];
+  readonly removed: readonly { readonly kind: ResourceKind; readonly name: string }[];
+}
+
+export const resourceId = (kind: ResourceKind, name: string): string => `${kind}\u0000${name}`;
+
+export function parseResourceId(id: string): { kind: ResourceKind; name: string } {
+  const at = id.indexOf('\u0000');
+  return { kind: id.slice(0, at) as ResourceKind, name: id.slice(at + 1) };
+}
+
+const encoder = new TextEncoder();
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}
+
+/**
+ * Serialising is most of a split's cost; an IR object the translator reuses between configs (or
+ * that several gateway sets share) is serialised once.
+ */
+const serialized = new WeakMap<object, { readonly body: Uint8Array; readonly version: string }>();
+
+function toResource(kind: ResourceKind, name: string, value: object, cacheable: boolean): Resource {
+  const cached = cacheable ? serialized.get(value) : undefined;
+  if (cached) return { kind, name, ...cached };
+  const json = JSON.stringify(value);
+  const entry = { body: encoder.encode(json), version: hash(json) };
+  if (cacheable) serialized.set(value, entry);
+  return { kind, name, ...entry };
+}
+
+export const gatewayId = (gateway: GatewayRef): string => `${gateway.namespace}/${gateway.name}`;
+
+/** The resources of `config` that the proxy of `gateways` serves (see the module comment). */
+export function sliceForGateways(config: ProxyConfig, gateways: readonly GatewayRef[]): ProxySlice {
+  const wanted = new Set(gateways.map(gatewayId));
+  const resources = new Map<string, Resource>();
+  const keptListeners = new Set<string>();
+  const routeKeys = new Set<string>();
+  const backendKeys = new Set<string>();
+
+  for (const bind of config.binds) {
+    const listeners = bind.listeners.filter((l) => wanted.has(gatewayId(l.gateway)));
+    if (listeners.length === 0) continue;
+    const whole = listeners.length === bind.listeners.length;
+    const kept: Bind = whole ? bind : { ...bind, listeners };
+    for (const listener of listeners) {
+      keptListeners.add(listener.key);
+      for (const attachment of listener.routes) routeKeys.add(attachment.routeKey);
+    }
+    collectBackendKeys(kept, backendKeys);
+    resources.set(resourceId('bind', bind.key), toResource('bind', bind.key, kept, whole));
+  }
+
+  for (const key of routeKeys) {
+    const route = config.routes[key];
+    if (route === undefined) continue;
+    const { value, whole } = pruneRoute(route, keptListeners);
+    collectBackendKeys(value, backendKeys);
+    resources.set(resourceId('route', key), toResource('route', key, value, whole));
+  }
+
+  // Backends name other backends (an AI provider's policies, an MCP target's …): follow to a fixpoint.
+  const pending = [...backendKeys];
+  for (let key = pending.pop(); key !== undefined; key = pending.pop()) {
+    const backend: Backend | undefined = config.backends[key];
+    if (backend === undefined || resources.has(resourceId('backend', key))) continue;
+    resources.set(resourceId('backend', key), toResource('backend', key, backend, true));
+    const more = new Set<string>();
+    collectBackendKeys(backend, more);
+    for (const next of more) if (!backendKeys.has(next)) { backendKeys.add(next); pending.push(next); }
+  }
+
+  return { resources, version: sliceVersion(resources) };
+}
+
+/** The content version of a set of resources (order-independent). */
+export function sliceVersion(resources: ResourceSet | VersionMap): string {
+  const lines: string[] = [];
+  for (const [id, entry] of resources) lines.push(`${id}\u0000${typeof entry === 'string' ? entry : entry.version}`);
+  lines.sort();
+  return hash(lines.join('\n'));
+}
+
+/** What turns `held` into `desired`: changed or new resources, and names to remove. */
+export function diffSlice(desired: ResourceSet, held: VersionMap): Delta {
+  const added: Resource[] = [];
+  for (const [id, resource] of desired) if (held.get(id) !== resource.version) added.push(resource);
+  const removed: { kind: ResourceKind; name: string }[] = [];
+  for (const id of held.keys()) if (!desired.has(id)) removed.push(parseResourceId(id));
+  return { added, removed };
+}
+
+export function versionsOf(resources: ResourceSet): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const [id, resource] of resources) versions.set(id, resource.version);
+  return versions;
+}
+
+/** A route's per-listener policies, without the entries of listeners this proxy does not serve. */
+function pruneRoute(route: Route, kept: ReadonlySet<string>): { value: Route; whole: boolean } {
+  let changed = false;
+  const rules = route.rules.map((rule) => {
+    const traffic = pruneByListener(rule.trafficByListener, kept);
+    let backendsChanged = false;
+    const backends = rule.backends.map((backend) => {
+      const pruned = pruneByListener(backend.backendPolicyByListener, kept);
+      if (pruned === backend.backendPolicyByListener) return backend;
+      backendsChanged = true;
+      return { ...backend, backendPolicyByListener: pruned };
+    });
+    if (traffic === rule.trafficByListener && !backendsChanged) return rule;
+    changed = true;
+    return { ...rule, trafficByListener: traffic, backends };
+  });
+  return changed ? { value: { ...route, rules }, whole: false } : { value: route, whole: true };
+}
+
+function pruneByListener<T>(byListener: Readonly<Record<string, T>> | undefined, kept: ReadonlySet<string>): Readonly<Record<string, T>> | undefined {
+  if (byListener === undefined) return undefined;
+  const keys = Object.keys(byListener);
+  if (keys.every((k) => kept.has(k))) return byListener;
+  const pruned: Record<string, T> = {};
+  for (const key of keys) if (kept.has(key)) pruned[key] = byListener[key] as T;
+  return pruned;
+}
+
+/**
+ * Every string `backendKey` inside `value`, skipping what src/ir/validate.ts skips (`sources`:
+ * provenance, `invalid`: members the translator refused).
+ */
+export function collectBackendKeys(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectBackendKeys(item, into);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const key in value) {
+    const child: unknown = (value as Record<string, unknown>)[key];
+    if (key === 'backendKey' && typeof child === 'string') into.add(child);
+    else if (key !== 'sources' && key !== 'invalid' && typeof child === 'object' && child !== null) collectBackendKeys(child, into);
+  }
+}
+
+/**
+ * The Secret-derived values that occur in `resources` (as they appear inside JSON strings): a
+ * proxy scrubs its log lines of these, and is sent no value its config does not hold.
+ */
+export function redactionsFor(resources: ResourceSet, secretValues: readonly string[]): string[] {
+  if (secretValues.length === 0) return [];
+  const bodies = [...resources.values()].map((r) => Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength));
+  return secretValues.filter((value) => {
+    if (value === '') return false;
+    const needle = Buffer.from(JSON.stringify(value).slice(1, -1));
+    return bodies.some((body) => body.includes(needle));
+  });
+}
