@@ -22,9 +22,10 @@ import { AiPolicyError, applyFinalTransformations, applyRequestPolicy, compileAi
 import { ClientSink, readRequestBody } from './client-io.ts';
 import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
+import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from './failover.ts';
 import { RealtimeRelay } from './realtime.ts';
 import { routeTypeFor } from './route-type.ts';
-import { bufferedRequest, ClientGoneError, hostHeader, ProviderPools, ReplicaTurns } from './upstream.ts';
+import { bufferedRequest, clientHostFor, ClientGoneError, hostHeader, pinnedServerName, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
 import { policyHeaderChanges } from '../../policies/backend/policy-headers.ts';
@@ -140,22 +141,21 @@ export class LlmBackendHandler {
     // JSON.stringify and the translators recurse: a deep body is a client error, not a stack overflow.
     if (!OPAQUE_BODY_ROUTES.has(route) && jsonTooDeep(body)) return fail(400, TOO_DEEP_MESSAGE);
 
-    const attempts = this.#picker.order();
+    // Failover between providers and the route's traffic.retry, combined (failover.ts).
+    const schedule = new ProviderSchedule(this.#picker, request.policy?.upstream.retry);
     const ran = new Map<CompiledBackendPolicy, PolicyGate>();
     let last: Retryable | undefined;
     /** Further replicas of the current provider to try after a refused connection. */
     let replicasLeft = -1;
-    for (let i = 0; i < attempts.length; i++) {
+    for (let provider = schedule.first(); provider !== undefined;) {
       if (sink.closed) break;
-      const provider = attempts[i];
       if (replicasLeft < 0) replicasLeft = (provider.endpoints?.length ?? 1) - 1;
-      const isLast = i === attempts.length - 1;
+      let failure: AttemptFailure;
       try {
-        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
-        if (isLast) break;
-        this.#logger.warn({ backend: this.#ir.key, provider: provider.name, status: outcome.status }, 'LLM provider failed; trying the next one');
+        failure = { status: outcome.status, failover: isFailoverStatus(outcome.status) };
       } catch (err) {
         if (err instanceof ClientGoneError) break;
         if (err instanceof AiPolicyError) return fail(err.status, err.status === 500 ? 'the backend AI policy is invalid' : err.message);
@@ -172,7 +172,6 @@ export class LlmBackendHandler {
           // Nothing was sent: another replica of the same Service gets the request (ReplicaTurns moves on).
           this.#logger.warn({ backend: this.#ir.key, provider: provider.name, err: String(err) }, 'LLM provider replica unreachable; trying the next replica');
           replicasLeft--;
-          i--;
           continue;
         } else {
           const timeout = isTimeout(err);
@@ -182,8 +181,14 @@ export class LlmBackendHandler {
             ? { kind: 'retryable', status: 504, answer: async () => fail(504, 'the provider did not answer in time', 'upstream_timeout').status }
             : { kind: 'retryable', status: 502, answer: async () => fail(502, 'could not reach the provider', isConnectFailure(err) ? 'upstream_connect_failed' : 'upstream_reset').status };
         }
+        failure = { failover: true, connectFailure: isConnectFailure(err) };
       }
       replicasLeft = -1;
+      const next = schedule.next(failure);
+      if (!next) break;
+      this.#logger.warn({ backend: this.#ir.key, provider: provider.name, status: last.status, next: next.provider.name, retry: next.retry }, next.retry ? 'LLM provider attempt failed; retrying (traffic.retry)' : 'LLM provider failed; trying the next one');
+      await backoff(next.delayMs, sink);
+      provider = next.provider;
     }
     if (sink.closed) return { status: 499, bytes: sink.bytes };
     if (!last) return fail(503, 'no provider is available');
@@ -221,7 +226,9 @@ export class LlmBackendHandler {
     const upstreamBody = compiled && compiled.finalTransformations.length > 0 && plan.upstreamFormat !== 'passthrough'
       ? rewriteJson(up.body, (b) => applyFinalTransformations(b, compiled, cel()))
       : up.body;
-    const host = hostHeader(up);
+    // traffic.hostRewrite None sends the client's Host; the provider's own otherwise.
+    const clientHost = clientHostFor(a.request);
+    const host = clientHost ?? hostHeader(up);
     const baseHeaders: Record<string, string> = plan.upstreamFormat === 'passthrough' ? passthroughHeaders(a.request.headers) : { ...up.headers };
     // The client's credentials stay home when the provider gets its own (translated routes never copy them).
     if (plan.upstreamFormat === 'passthrough' && providerHasOwnCredential(policy?.auth, up.credential)) dropClientCredentials(baseHeaders, a.request.policy?.identity);
@@ -242,12 +249,13 @@ export class LlmBackendHandler {
       method: up.method as 'POST', path: signed.path, headers: { ...signed.headers, host }, body: upstreamBody.length > 0 ? upstreamBody : null,
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
     };
+    if (clientHost !== undefined) (options as { servername?: string }).servername = pinnedServerName(up);
     if (!plan.stream && plan.upstreamFormat !== 'passthrough') {
       const answer = await bufferedRequest(dispatcher, options, a.sink, this.#maxResponseBytes);
       const status = answer.statusCode;
       const headers = answer.headers as Record<string, string | string[] | undefined>;
       // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
-      if (status === 429 || status >= 500) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
+      if (a.schedule.holdsBack(status)) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
       return { kind: 'answered', status: this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
     }
     // Streams and passthrough go through undici's stream API, which takes an AbortSignal.
@@ -264,7 +272,7 @@ export class LlmBackendHandler {
     const response = await dispatcher.request(options);
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
-    if (status === 429 || status >= 500) {
+    if (a.schedule.holdsBack(status)) {
       const raw = await readProviderAnswer(response.body, this.#maxResponseBytes);
       return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw, secrets) };
     }
@@ -346,6 +354,8 @@ interface Attempt {
   readonly format: ErrorFormat;
   /** The backend policies already run for this request (failover to a provider under the same one does not rerun them). */
   readonly ran: Map<CompiledBackendPolicy, PolicyGate>;
+  /** Failover and retry (failover.ts): which answers are held back for another attempt. */
+  readonly schedule: ProviderSchedule;
 }
 
 /** The CEL input of a request no traffic policy saw (no policy context was made for it). */

@@ -3,6 +3,7 @@
  * (TLS by default for managed providers; a backend TLS/tcp/http policy gets its own connector).
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import type { AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
@@ -82,6 +83,27 @@ export class ReplicaTurns {
 export function hostHeader(target: UpstreamTarget): string {
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
   return (target.tls && target.port === 443) || (!target.tls && target.port === 80) ? host : `${host}:${target.port}`;
+}
+
+/**
+ * traffic.hostRewrite `None`: the Host the client sent (as route filters left it; a URLRewrite
+ * hostname wins, as on a Service backend) instead of the provider's own. Undefined otherwise, and
+ * for a request without a Host (HTTP/2 without :authority never reaches here).
+ */
+export function clientHostFor(request: { readonly policy: { readonly upstream: { readonly hostRewrite?: 'Auto' | 'None' } } | undefined; readonly headers: Readonly<Record<string, string | string[]>> }): string | undefined {
+  if (request.policy?.upstream.hostRewrite !== 'None') return undefined;
+  const host = request.headers.host;
+  return typeof host === 'string' && host !== '' ? host : undefined;
+}
+
+/**
+ * The TLS server name for a provider request whose Host is not the provider's (hostRewrite None):
+ * undici would otherwise take SNI from the Host header and the provider's certificate would not
+ * match. Undefined for an IP address (no SNI) or a plain connection.
+ */
+export function pinnedServerName(target: UpstreamTarget): string | undefined {
+  const name = target.serverName ?? target.host;
+  return target.tls && isIP(name) === 0 ? name : undefined;
 }
 
 export interface BufferedUpstreamResponse {
