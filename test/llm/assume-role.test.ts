@@ -11,7 +11,7 @@ import type { BackendAuthPolicy } from '../../src/ir/policy.ts';
 import type { CelInput } from '../../src/cel/index.ts';
 import type { RequestIdentity } from '../../src/proxy/policies/context.ts';
 import { CredentialError, CredentialRequestError, LlmCredentials, type SignableRequest } from '../../src/proxy/llm/gateway/credentials/index.ts';
-import { TokenCache } from '../../src/proxy/llm/gateway/credentials/token-cache.ts';
+import { TokenCache } from '../../src/proxy/policies/credentials/token-cache.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { startFakeSts, verifySigV4, type FakeSts } from './fake-sts.ts';
 import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';

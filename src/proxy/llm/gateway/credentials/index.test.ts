@@ -11,7 +11,7 @@ import type { BackendAuthPolicy } from '../../../../ir/policy.ts';
 import type { RequestIdentity } from '../../../policies/context.ts';
 import type { CredentialHint } from '../../translate/providers/types.ts';
 import { CredentialError, LlmCredentials, type SignableRequest } from './index.ts';
-import { awsCredentials } from './sigv4.ts';
+import { awsCredentials } from '../../../policies/credentials/sigv4.ts';
 
 const BEARER: CredentialHint = { kind: 'header', name: 'authorization', prefix: 'Bearer ' };
 const X_API_KEY: CredentialHint = { kind: 'header', name: 'x-api-key' };

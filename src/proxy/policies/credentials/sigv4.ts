@@ -1,5 +1,11 @@
-/** SigV4 signing of an upstream request (providerG), with `aws4`. */
+/** SigV4 signing of an upstream request (providerG, or any backend under `auth.cloudA`), with `aws4`. */
 import aws4 from 'aws4';
+
+/**
+ * The payload hash of a request whose body is streamed: its hash cannot be known before the body
+ * is sent, so SigV4 signs this literal instead (sent as `x-amz-content-sha256`).
+ */
+export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 
 export interface AwsCredentials {
   readonly accessKeyId: string;
@@ -28,21 +34,27 @@ export interface SignInput {
   readonly method: string;
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: Uint8Array;
+  /** The body as sent, or UNSIGNED_PAYLOAD for a streamed one. */
+  readonly body: Uint8Array | typeof UNSIGNED_PAYLOAD;
   readonly service: string;
   readonly region: string;
 }
 
-/** The headers to send: the input's plus host, x-amz-date, the session token and authorization. */
+/**
+ * The headers to send: the input's plus host, x-amz-date, the session token and authorization
+ * (and `x-amz-content-sha256: UNSIGNED-PAYLOAD` for a streamed body). Every input header is signed.
+ */
 export function signSigV4(input: SignInput, credentials: AwsCredentials): Record<string, string> {
+  const unsigned = input.body === UNSIGNED_PAYLOAD;
   const request = {
     host: input.host,
     method: input.method,
     path: input.path,
     service: input.service,
     region: input.region,
-    headers: { ...input.headers, host: input.host },
-    body: Buffer.from(input.body),
+    headers: { ...input.headers, host: input.host, ...(unsigned ? { 'x-amz-content-sha256': UNSIGNED_PAYLOAD } : {}) },
+    // aws4 hashes the body unless x-amz-content-sha256 names the payload hash.
+    ...(unsigned ? {} : { body: Buffer.from(input.body as Uint8Array) }),
   };
   aws4.sign(request, credentials);
   const out: Record<string, string> = {};

@@ -9,8 +9,8 @@
 import { request } from 'undici';
 import { signSigV4, type AwsCredentials } from './sigv4.ts';
 import type { FetchedToken } from './token-cache.ts';
-import { readTextBounded } from '../../../http/body.ts';
-import { MAX_TOKEN_RESPONSE_BYTES } from '../bounded-body.ts';
+import { readTextBounded } from '../../http/body.ts';
+import { MAX_TOKEN_RESPONSE_BYTES } from './cloud-tokens.ts';
 
 export const STS_VERSION = '2011-06-15';
 /** An hour: every role allows at least that, and role chaining (ambient role → role) allows no more. */

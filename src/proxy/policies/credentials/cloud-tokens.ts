@@ -1,6 +1,6 @@
 /**
- * The token flows cloud LLM providers need, done with jose + undici instead of the vendors' heavy
- * SDKs: cloud-C (Google) access and ID tokens from a service account's signed-JWT grant or the
+ * The token flows cloud-B and cloud-C backends need (AI providers, Service backends, MCP targets
+ * alike), done with jose + undici instead of the vendors' heavy SDKs: cloud-C (Google) access and ID tokens from a service account's signed-JWT grant or the
  * metadata server; cloud-B (Microsoft Entra) client credentials with a secret or a federated
  * (workload identity) assertion, and managed identity (IMDS or App Service).
  */
@@ -8,8 +8,10 @@ import { readFileSync } from 'node:fs';
 import { decodeJwt, importPKCS8, SignJWT } from 'jose';
 import { request } from 'undici';
 import type { FetchedToken } from './token-cache.ts';
-import { readTextBounded } from '../../../http/body.ts';
-import { MAX_TOKEN_RESPONSE_BYTES } from '../bounded-body.ts';
+import { readTextBounded } from '../../http/body.ts';
+
+/** Token endpoints (OAuth, STS, metadata servers) answer a few KB; anything past this is refused (docs/security.md). */
+export const MAX_TOKEN_RESPONSE_BYTES = 1024 * 1024;
 
 export const GCP_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 export const GCP_TOKEN_URI = 'https://oauth2.googleapis.com/token';
