@@ -59,3 +59,10 @@ export type OAuthTokenExchangeAuth = Lowered<Api<ApiBackendAuth, 'oauthTokenExch
 export type CrossAppAccessAuth = Lowered<Api<ApiBackendAuth, 'crossAppAccess'>, 'defaultTtl'>;
 /** `ttlMs`. */
 export type JwtSignAuth = Lowered<Api<ApiBackendAuth, 'jwtSign'>, 'ttl'>;
+/** What the OAuth mechanisms share (API OAuthClientAuth, OAuthTokenSpec, OAuthTokenCache, the token endpoint). */
+export type OAuthClientAuthPolicy = NonNullable<OAuthTokenExchangeAuth['clientAuth']>;
+export type OAuthPrivateKeyJwtPolicy = NonNullable<OAuthClientAuthPolicy['privateKeyJwt']>;
+export type OAuthTokenSpecPolicy = NonNullable<OAuthTokenExchangeAuth['subjectToken']>;
+export type OAuthTokenCachePolicy = NonNullable<OAuthTokenExchangeAuth['cache']>;
+/** A token endpoint: `backendKey` or `url`, `path` (default '/'). */
+export type OAuthTokenEndpointPolicy = Pick<OAuthTokenExchangeAuth, 'backendKey' | 'url' | 'path'>;

@@ -44,6 +44,9 @@ const SIMPLE = 'basic/simple-route.yaml';
 const ROUTE = 'routes["default/api"]';
 const BACKEND = 'service/default/api:80';
 
+/** SIMPLE with a backend policy whose `auth` is `auth` (as a hand-written or buggy IR could carry it). */
+const withBackendAuth = (auth: Mutable): ProxyConfig => broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].backends[0].backendPolicy = { auth, sources: {} }; });
+
 describe('validateConfig: each broken invariant is reported with its path', () => {
   const rows: { name: string; config: ProxyConfig; path: string; message: RegExp }[] = [
     {
@@ -155,6 +158,55 @@ describe('validateConfig: each broken invariant is reported with its path', () =
       name: 'an empty conditional condition',
       config: broken(SIMPLE, (c) => { c.routes['default/api'].rules[0].traffic = { directResponse: { conditional: [{ condition: '', policy: { status: 503 } }] }, sources: {} }; }),
       path: `${ROUTE}.rules[0].traffic.directResponse.conditional[0].condition`, message: /empty CEL/,
+    },
+    {
+      name: 'two backend auth mechanisms (the proxy would use one and drop the other)',
+      config: withBackendAuth({ key: 'k', jwtSign: { signingKey: 'pem' } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth`, message: /at most one auth mechanism.*key, jwtSign/,
+    },
+    {
+      name: 'an oauthTokenExchange endpoint with both url and backendKey',
+      config: withBackendAuth({ oauthTokenExchange: { url: 'https://idp.example/', backendKey: BACKEND } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.oauthTokenExchange`, message: /exactly one of backendKey and url/,
+    },
+    {
+      name: 'an empty oauthTokenExchange additionalParams expression',
+      config: withBackendAuth({ oauthTokenExchange: { url: 'https://idp.example/', additionalParams: { tenant: ' ' } } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.oauthTokenExchange.additionalParams.tenant`, message: /empty CEL/,
+    },
+    {
+      name: 'a ClientSecretBasic client authentication without its secret',
+      config: withBackendAuth({ oauthTokenExchange: { url: 'https://idp.example/', clientAuth: { clientId: 'gw' } } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.oauthTokenExchange.clientAuth.secret`, message: /ClientSecretBasic needs/,
+    },
+    {
+      name: 'a crossAppAccess identity provider without clientAuth',
+      config: withBackendAuth({
+        crossAppAccess: { audience: 'https://as.example', identityProvider: { url: 'https://idp.example/' }, resourceAuthorizationServer: { url: 'https://as.example/', clientAuth: { clientId: 'gw', secret: 's' } } },
+      }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.crossAppAccess.identityProvider.clientAuth`, message: /missing clientAuth/,
+    },
+    {
+      name: 'a jwtSign without its signing key',
+      config: withBackendAuth({ jwtSign: { alg: 'ES256' } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.jwtSign.signingKey`, message: /missing signing key/,
+    },
+    {
+      name: 'a jwtSign claim the gateway sets',
+      config: withBackendAuth({ jwtSign: { signingKey: 'pem', claims: { exp: 1 } } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.jwtSign.claims.exp`, message: /set by the gateway/,
+    },
+    {
+      name: 'a credential location naming two places',
+      config: withBackendAuth({ key: 'k', location: { header: { name: 'x-key' }, cookie: { name: 'k' } } }),
+      path: `${ROUTE}.rules[0].backends[0].backendPolicy.auth.location`, message: /exactly one of header.*found header, cookie/,
+    },
+    {
+      name: 'an MCP OAuth resourceMetadata that is not an object',
+      config: broken(SIMPLE, (c) => {
+        c.routes['default/api'].rules[0].traffic = { jwtAuthentication: { mode: 'Strict', providers: [{ issuer: 'https://as', jwks: { inline: '{}' } }], mcp: { resourceMetadata: [1] } }, sources: {} };
+      }),
+      path: `${ROUTE}.rules[0].traffic.jwtAuthentication.mcp.resourceMetadata`, message: /must be an object/,
     },
     {
       name: 'a duplicate MCP target name',

@@ -13,6 +13,8 @@
  *     HTTPS listeners carry a certificate; endpoint ports are in 1..65535;
  *   - numbers: backend weights, mirror percents and timeouts are finite and non-negative;
  *   - CEL: authorization rules and conditional conditions hold non-empty expressions;
+ *   - credential members the proxy reads through their types (backend `auth` with its token
+ *     mechanisms, `jwtAuthentication.mcp`): the shape their type promises (src/ir/validate-auth.ts);
  *   - AI and MCP backends: their key is the backend's, providers and targets are named uniquely,
  *     and `subBackends` only names providers or targets of the backend.
  *
@@ -20,6 +22,7 @@
  */
 import type { AuthorizationPolicy, BackendPolicy, Conditional, FrontendPolicy, TrafficPolicy } from './policy.ts';
 import type { Backend, Bind, Filter, ProxyConfig, Route, WeightedBackend } from './types.ts';
+import { checkBackendAuth, checkJwtMcp } from './validate-auth.ts';
 
 export interface IrProblem {
   /** Where, in JavaScript property-access form from the config root: `routes["ns/r"].rules[0].backends[1].backendKey`. */
@@ -44,6 +47,8 @@ class Checker {
   report(path: string, message: string): void {
     this.problems.push({ path, message });
   }
+
+  readonly #report = (path: string, message: string): void => this.report(path, message);
 
   run(): void {
     this.#binds();
@@ -169,6 +174,7 @@ class Checker {
       this.#conditions(at(path, member), policy[member]);
     }
     if (policy.delay && policy.delay.duration.trim() === '') this.report(at(at(path, 'delay'), 'duration'), 'empty CEL expression');
+    if (policy.jwtAuthentication?.mcp) checkJwtMcp(this.#report, at, at(at(path, 'jwtAuthentication'), 'mcp'), policy.jwtAuthentication.mcp);
     this.#endpoints(path, policy);
   }
 
@@ -177,6 +183,7 @@ class Checker {
     if (policy.health?.unhealthyCondition !== undefined && policy.health.unhealthyCondition.trim() === '') {
       this.report(at(at(path, 'health'), 'unhealthyCondition'), 'empty CEL expression');
     }
+    if (policy.auth) checkBackendAuth(this.#report, at, at(path, 'auth'), policy.auth);
     const { subBackends, ...members } = policy;
     this.#endpoints(path, members);
     if (subBackends) for (const [name, sub] of Object.entries(subBackends)) this.#backendPolicy(at(at(path, 'subBackends'), name), sub);

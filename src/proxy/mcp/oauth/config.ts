@@ -1,10 +1,10 @@
-import type { JsonObject } from '../../../ir/policy.ts';
+import type { Json, JwtMcpPolicy } from '../../../ir/policy.ts';
 import { IDP_VALUES, type IdpValue } from './providers.ts';
 
 /** `jwtAuthentication.mcp` (or the deprecated backend `mcp.authentication`), checked. */
 export interface McpOAuthConfig {
   /** Extra RFC 9728 fields merged into the protected-resource document (they win). */
-  readonly resourceMetadata: JsonObject;
+  readonly resourceMetadata: Readonly<Record<string, Json>>;
   readonly provider: IdpValue | undefined;
   /** Short-circuits Dynamic Client Registration: the gateway answers registrations with this id. */
   readonly clientId: string | undefined;
@@ -17,22 +17,17 @@ export interface McpOAuthConfig {
   readonly issuer: string;
 }
 
-/** Throws on a shape the translator should have rejected: the jwt member then fails closed. */
-export function parseMcpOAuthConfig(mcp: JsonObject, issuer: string | undefined): McpOAuthConfig {
+/**
+ * Checks what the member's type cannot say (src/ir/validate.ts checks the shape before a config is
+ * published). Throws on a combination the translator should have rejected: the jwt member then
+ * fails closed.
+ */
+export function parseMcpOAuthConfig(mcp: JwtMcpPolicy, issuer: string | undefined): McpOAuthConfig {
   const { resourceMetadata, provider, clientId, clientSecret } = mcp;
-  if (resourceMetadata !== undefined && (resourceMetadata === null || typeof resourceMetadata !== 'object' || Array.isArray(resourceMetadata))) {
-    throw new Error('mcp.resourceMetadata must be an object');
-  }
-  if (provider !== undefined && !IDP_VALUES.includes(provider as IdpValue)) throw new Error(`mcp.provider must be one of ${IDP_VALUES.join(', ')}`);
-  if (clientId !== undefined && (typeof clientId !== 'string' || clientId === '')) throw new Error('mcp.clientId must be a non-empty string');
-  if (clientSecret !== undefined && (typeof clientSecret !== 'string' || clientSecret === '')) throw new Error('mcp.clientSecretRef must name a non-empty Secret entry');
+  if (provider !== undefined && !IDP_VALUES.includes(provider)) throw new Error(`mcp.provider must be one of ${IDP_VALUES.join(', ')}`);
+  if (clientId === '') throw new Error('mcp.clientId must be a non-empty string');
+  if (clientSecret === '') throw new Error('mcp.clientSecretRef must name a non-empty Secret entry');
   if (clientSecret !== undefined && clientId === undefined) throw new Error('mcp.clientSecretRef needs mcp.clientId (the client the secret belongs to)');
   if (issuer === undefined || !URL.canParse(issuer)) throw new Error('mcp needs a provider whose issuer is a URL (the authorization server)');
-  return {
-    resourceMetadata: (resourceMetadata ?? {}) as JsonObject,
-    provider: provider as IdpValue | undefined,
-    clientId: clientId as string | undefined,
-    clientSecret: clientSecret as string | undefined,
-    issuer,
-  };
+  return { resourceMetadata: resourceMetadata ?? {}, provider, clientId, clientSecret, issuer };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { JsonObject } from '../../../ir/policy.ts';
+import type { CrossAppAccessAuth, OAuthClientAuthPolicy, OAuthTokenCachePolicy, OAuthTokenSpecPolicy } from '../../../ir/policy.ts';
 import { fakePolicyContext } from '../../testing/policy-context.ts';
 import { compileCrossAppAccess } from './cross-app-access.ts';
 import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
@@ -24,7 +24,7 @@ describe('crossAppAccess (ID-JAG)', () => {
     await as?.stop();
   });
 
-  const spec = (over: { idpAuth?: JsonObject; subjectToken?: JsonObject; cache?: JsonObject } = {}): JsonObject => ({
+  const spec = (over: { idpAuth?: OAuthClientAuthPolicy; subjectToken?: OAuthTokenSpecPolicy; cache?: OAuthTokenCachePolicy } = {}): CrossAppAccessAuth => ({
     identityProvider: { url: idp.url, path: '/oauth2/token', clientAuth: over.idpAuth ?? { clientId: 'gateway', secret: 'idp-secret' } },
     resourceAuthorizationServer: { url: as.url, path: '/token', clientAuth: { clientId: 'gw-at-chat', secret: 'as-secret' } },
     audience: as.issuer, resources: ['https://api.chat.example/'], scopes: ['chat.read', 'chat.history'],
@@ -32,7 +32,7 @@ describe('crossAppAccess (ID-JAG)', () => {
     ...(over.cache ? { cache: over.cache } : {}),
   });
 
-  const clientAuths: { name: string; clientId: string; auth: JsonObject; check: (r: FakeIdp['requests'][number]) => void }[] = [
+  const clientAuths: { name: string; clientId: string; auth: OAuthClientAuthPolicy; check: (r: FakeIdp['requests'][number]) => void }[] = [
     { name: 'client_secret_basic', clientId: 'gateway', auth: { clientId: 'gateway', secret: 'idp-secret' }, check: (r) => assert.equal(r.authorization, `Basic ${Buffer.from('gateway:idp-secret').toString('base64')}`) },
     { name: 'client_secret_post', clientId: 'gateway-post', auth: { clientId: 'gateway-post', secret: 'post-secret', method: 'ClientSecretPost' }, check: (r) => assert.deepEqual([r.form.client_id, r.form.client_secret], ['gateway-post', 'post-secret']) },
     {
@@ -119,7 +119,7 @@ describe('crossAppAccess (ID-JAG)', () => {
     });
   }
 
-  const invalid: { name: string; spec: JsonObject; error: RegExp }[] = [
+  const invalid: { name: string; spec: Partial<CrossAppAccessAuth> | Record<string, unknown>; error: RegExp }[] = [
     { name: 'no endpoints', spec: { audience: 'a' }, error: /needs identityProvider and resourceAuthorizationServer/ },
     { name: 'a backendRef endpoint', spec: { identityProvider: { backendKey: 'b', clientAuth: { clientId: 'c', secret: 's' } }, resourceAuthorizationServer: { url: 'http://x', clientAuth: { clientId: 'c', secret: 's' } }, audience: 'a' }, error: /backendRef endpoints are not supported yet/ },
     { name: 'no clientAuth', spec: { identityProvider: { url: 'http://x' }, resourceAuthorizationServer: { url: 'http://y' }, audience: 'a' }, error: /needs clientAuth/ },

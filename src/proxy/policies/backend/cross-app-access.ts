@@ -12,10 +12,10 @@
  * Each step authenticates with its own `clientAuth`. The access token is cached per (subject,
  * audience, resources, scopes) for its lifetime; the ID-JAG itself is single-purpose and not kept.
  */
-import type { CredentialLocation, JsonObject } from '../../../ir/policy.ts';
+import type { CredentialLocation, CrossAppAccessAuth } from '../../../ir/policy.ts';
 import { DEFAULT_CREDENTIAL_LOCATION } from './auth.ts';
 import {
-  compileTokenEndpoint, GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, OAuthTokenCache, obj, requestToken, str, strings, tokenSource,
+  compileTokenEndpoint, GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, OAuthTokenCache, requestToken, str, tokenSource,
   TOKEN_TYPES, TokenEndpointError, TokenExchangeRejection, type CredentialSource,
 } from './oauth-endpoint.ts';
 
@@ -26,19 +26,20 @@ export interface CrossAppAccess {
 }
 
 /** Compiled at config time; throws on what cannot work (missing endpoint or clientAuth, bad key). */
-export function compileCrossAppAccess(spec: JsonObject): CrossAppAccess {
-  const idpSpec = obj(spec.identityProvider);
-  const asSpec = obj(spec.resourceAuthorizationServer);
+export function compileCrossAppAccess(spec: CrossAppAccessAuth): CrossAppAccess {
+  // Required by the type; checked again because a hand-written IR (embedded mode, tests) may omit them
+  // and this mechanism must fail closed rather than throw a TypeError per request.
+  const { identityProvider: idpSpec, resourceAuthorizationServer: asSpec } = spec as Partial<CrossAppAccessAuth>;
   if (!idpSpec || !asSpec) throw new Error('crossAppAccess needs identityProvider and resourceAuthorizationServer');
   const audience = str(spec.audience);
   if (!audience) throw new Error('crossAppAccess needs audience');
-  if (!obj(idpSpec.clientAuth) || !obj(asSpec.clientAuth)) throw new Error('crossAppAccess needs clientAuth at identityProvider and resourceAuthorizationServer');
-  const idp = compileTokenEndpoint(idpSpec, obj(idpSpec.clientAuth), 'crossAppAccess.identityProvider');
-  const resourceAs = compileTokenEndpoint(asSpec, obj(asSpec.clientAuth), 'crossAppAccess.resourceAuthorizationServer');
-  const subject = tokenSource(obj(spec.subjectToken), 'IdToken', 'crossAppAccess.subjectToken');
-  const resources = strings(spec.resources);
-  const scopes = strings(spec.scopes);
-  const cache = new OAuthTokenCache(obj(spec.cache));
+  if (!idpSpec.clientAuth || !asSpec.clientAuth) throw new Error('crossAppAccess needs clientAuth at identityProvider and resourceAuthorizationServer');
+  const idp = compileTokenEndpoint(idpSpec, idpSpec.clientAuth, 'crossAppAccess.identityProvider');
+  const resourceAs = compileTokenEndpoint(asSpec, asSpec.clientAuth, 'crossAppAccess.resourceAuthorizationServer');
+  const subject = tokenSource(spec.subjectToken, 'IdToken', 'crossAppAccess.subjectToken');
+  const resources = spec.resources ?? [];
+  const scopes = spec.scopes ?? [];
+  const cache = new OAuthTokenCache(spec.cache);
 
   const fetch = async (subjectToken: string) => {
     const exchange = new URLSearchParams({

@@ -7,7 +7,9 @@
 import { createHash, createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { request } from 'undici';
-import type { CredentialLocation, JsonObject } from '../../../ir/policy.ts';
+import type {
+  OAuthClientAuthPolicy, OAuthPrivateKeyJwtPolicy, OAuthTokenCachePolicy, OAuthTokenEndpointPolicy, OAuthTokenSpecPolicy,
+} from '../../../ir/policy.ts';
 import { ExpiringLru } from '../credentials/expiring-lru.ts';
 import { compileCredentialExtractor, type CredentialExtractor } from '../credentials/location.ts';
 import { DEFAULT_CREDENTIAL_LOCATION } from './auth.ts';
@@ -43,12 +45,13 @@ export class TokenExchangeRejection extends Error {
 /** A token endpoint failed (unreachable, an error status, an answer without a token): the gateway has no credential to send. */
 export class TokenEndpointError extends Error {}
 
-export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-export const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-export const obj = (v: unknown): JsonObject | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as JsonObject) : undefined);
+/** A non-empty string, else undefined (an empty IR string means unset, as the API's minimum lengths imply). */
+export const str = (v: string | undefined): string | undefined => (v !== undefined && v !== '' ? v : undefined);
+/** A token endpoint's JSON answer as an object (untrusted: read field by field). */
+const jsonObject = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 /** A built-in token type name as its URN; any other value must be an absolute URI (passed through). */
-export function tokenType(value: unknown, fallback: string, what: string): string {
+export function tokenType(value: string | undefined, fallback: string, what: string): string {
   const t = str(value) ?? fallback;
   if (TOKEN_TYPES[t]) return TOKEN_TYPES[t];
   if (!/^[a-z][a-z0-9+.-]*:/i.test(t)) throw new Error(`${what}: token type ${t} is neither a built-in nor an absolute URI`);
@@ -62,8 +65,8 @@ export interface TokenSource {
 }
 
 /** OAuthTokenSpec: where the token is in the client request (default Authorization Bearer) and its type. */
-export function tokenSource(spec: JsonObject | undefined, defaultType: string, what: string): TokenSource {
-  const location = (obj(spec?.source) as CredentialLocation | undefined) ?? DEFAULT_CREDENTIAL_LOCATION;
+export function tokenSource(spec: OAuthTokenSpecPolicy | undefined, defaultType: string, what: string): TokenSource {
+  const location = spec?.source ?? DEFAULT_CREDENTIAL_LOCATION;
   return { extract: compileCredentialExtractor(location, what), type: tokenType(spec?.tokenType, defaultType, what) };
 }
 
@@ -87,7 +90,7 @@ export interface IssuedToken {
  * A PolicyBackendEndpoint with `path` (default '/') and `clientAuth`, compiled at config time.
  * `backendRef` endpoints are not supported yet: the policy fails closed.
  */
-export function compileTokenEndpoint(spec: JsonObject, clientAuth: JsonObject | undefined, what: string): TokenEndpoint {
+export function compileTokenEndpoint(spec: OAuthTokenEndpointPolicy, clientAuth: OAuthClientAuthPolicy | undefined, what: string): TokenEndpoint {
   const url = str(spec.url);
   if (!url) throw new Error(spec.backendKey !== undefined ? `${what}: backendRef endpoints are not supported yet; use url` : `${what} needs url`);
   const endpoint = new URL((str(spec.path) ?? '/').replace(/^\//, ''), url.endsWith('/') ? url : `${url}/`).toString();
@@ -113,7 +116,7 @@ export async function requestToken(endpoint: TokenEndpoint, form: URLSearchParam
   }
   let body: Record<string, unknown> | undefined;
   try {
-    body = obj(JSON.parse(text));
+    body = jsonObject(JSON.parse(text));
   } catch {
     body = undefined;
   }
@@ -140,8 +143,8 @@ export class OAuthTokenCache {
   readonly #entries: ExpiringLru<string>;
   readonly #pending = new Map<string, Promise<string>>();
 
-  constructor(spec: JsonObject | undefined) {
-    const inMemory = obj(spec?.inMemory);
+  constructor(spec: OAuthTokenCachePolicy | undefined) {
+    const inMemory = spec?.inMemory;
     this.defaultTtlMs = typeof inMemory?.defaultTtlMs === 'number' && inMemory.defaultTtlMs > 0 ? inMemory.defaultTtlMs : DEFAULT_TTL_MS;
     this.#entries = new ExpiringLru<string>(typeof inMemory?.maxEntries === 'number' ? inMemory.maxEntries : DEFAULT_MAX_ENTRIES);
   }
@@ -172,7 +175,7 @@ export class OAuthTokenCache {
 }
 
 /** OAuthClientAuth: ClientSecretBasic (default), ClientSecretPost, or PrivateKeyJwt (RFC 7523 §2.2); none when unset. */
-export function compileClientAuth(spec: JsonObject | undefined, what: string): ClientAuth {
+export function compileClientAuth(spec: OAuthClientAuthPolicy | undefined, what: string): ClientAuth {
   if (!spec) return () => Promise.resolve();
   const clientId = str(spec.clientId);
   if (!clientId) throw new Error(`${what} needs clientId`);
@@ -195,7 +198,7 @@ export function compileClientAuth(spec: JsonObject | undefined, what: string): C
     };
   }
   if (method !== 'PrivateKeyJwt') throw new Error(`${what}: unknown method ${method}`);
-  const pk = obj(spec.privateKeyJwt);
+  const pk = spec.privateKeyJwt;
   const pem = str(pk?.signingKey);
   const audience = str(pk?.assertionAudience);
   if (!pem || !audience) throw new Error(`${what}: PrivateKeyJwt needs privateKeyJwt.signingKeyRef and assertionAudience`);
@@ -222,7 +225,7 @@ export function compileClientAuth(spec: JsonObject | undefined, what: string): C
 }
 
 /** `x5c` (the chain, base64 DER) or `x5t#S256` (the leaf's SHA-256 thumbprint) from certificateRef. */
-function certificateHeader(pk: JsonObject | undefined, what: string): Record<string, unknown> {
+function certificateHeader(pk: OAuthPrivateKeyJwtPolicy | undefined, what: string): Record<string, unknown> {
   const pem = str(pk?.certificate);
   const header = str(pk?.certificateHeader);
   if (!pem || !header) return {};

@@ -4,7 +4,6 @@
  * and shared by plain backends (compile.ts), MCP targets and the LLM handler's credentials.
  */
 import type { BackendAuthPolicy, CredentialLocation } from '../../../ir/policy.ts';
-import { DEFAULT_CREDENTIAL_LOCATION } from './auth.ts';
 import { compileCrossAppAccess } from './cross-app-access.ts';
 import { compileJwtSigner } from './jwt-sign.ts';
 import type { CredentialSource } from './oauth-endpoint.ts';
@@ -33,8 +32,7 @@ export function compileTokenMechanism(auth: BackendAuthPolicy | undefined): Toke
   if (!auth) return undefined;
   if (auth.jwtSign) {
     const signer = compileJwtSigner(auth.jwtSign);
-    const location = (auth.jwtSign as { location?: CredentialLocation }).location ?? DEFAULT_CREDENTIAL_LOCATION;
-    return { kind: 'jwtSign', location, needsRequest: false, token: () => signer.sign() };
+    return { kind: 'jwtSign', location: signer.location, needsRequest: false, token: () => signer.sign() };
   }
   if (auth.oauthTokenExchange) {
     const exchanger = compileTokenExchange(auth.oauthTokenExchange);

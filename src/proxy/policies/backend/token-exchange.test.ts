@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { generateKeyPairSync } from 'node:crypto';
-import type { JsonObject } from '../../../ir/policy.ts';
+import type { OAuthTokenExchangeAuth } from '../../../ir/policy.ts';
 import { fakePolicyContext } from '../../testing/policy-context.ts';
 import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
 import { compileTokenExchange } from './token-exchange.ts';
@@ -19,9 +19,9 @@ describe('oauthTokenExchange', () => {
   });
   after(() => idp?.stop());
 
-  const base = (extra: JsonObject = {}): JsonObject => ({ url: idp.url, path: '/oauth2/token', audiences: ['api'], clientAuth: { clientId: 'gw', secret: 's' }, ...extra });
+  const base = (extra: Partial<OAuthTokenExchangeAuth> = {}): OAuthTokenExchangeAuth => ({ url: idp.url, path: '/oauth2/token', audiences: ['api'], clientAuth: { clientId: 'gw', secret: 's' }, ...extra });
 
-  const forms: { name: string; spec: () => JsonObject; headers: () => Promise<Record<string, string>>; expect: (form: Record<string, string>, subject: string) => void }[] = [
+  const forms: { name: string; spec: () => OAuthTokenExchangeAuth; headers: () => Promise<Record<string, string>>; expect: (form: Record<string, string>, subject: string) => void }[] = [
     {
       name: 'RFC 8693 with the default subject (Authorization Bearer, access token type), audience and scopes',
       spec: () => base({ scopes: ['a', 'b'] }), headers: async () => ({ authorization: `Bearer ${await idp.idToken('u1', 'gw')}` }),
@@ -62,7 +62,7 @@ describe('oauthTokenExchange', () => {
     assert.deepEqual(idp.requests.at(-1)!.form, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: t });
   });
 
-  const rejections: { name: string; spec: () => JsonObject; headers: () => Promise<Record<string, string>>; status: number }[] = [
+  const rejections: { name: string; spec: () => OAuthTokenExchangeAuth; headers: () => Promise<Record<string, string>>; status: number }[] = [
     { name: 'no subject token', spec: () => base(), headers: () => Promise.resolve({}), status: 401 },
     {
       name: 'mayAct Required and the subject does not name the actor', status: 403,

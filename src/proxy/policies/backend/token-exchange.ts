@@ -5,10 +5,10 @@
  */
 import { decodeJwt } from 'jose';
 import { compile, createActivation, evalString } from '../../../cel/index.ts';
-import type { CredentialLocation, JsonObject } from '../../../ir/policy.ts';
+import type { CredentialLocation, OAuthTokenExchangeAuth } from '../../../ir/policy.ts';
 import { DEFAULT_CREDENTIAL_LOCATION } from './auth.ts';
 import {
-  compileTokenEndpoint, GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, OAuthTokenCache, obj, requestToken, strings, tokenSource, tokenType,
+  compileTokenEndpoint, GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, OAuthTokenCache, requestToken, tokenSource, tokenType,
   TokenExchangeRejection, type CredentialSource,
 } from './oauth-endpoint.ts';
 
@@ -21,23 +21,26 @@ export interface TokenExchanger {
 }
 
 /** Compiled at config time; throws on what cannot work (missing endpoint, bad key, bad CEL). */
-export function compileTokenExchange(spec: JsonObject): TokenExchanger {
-  const endpoint = compileTokenEndpoint(spec, obj(spec.clientAuth), 'oauthTokenExchange');
+export function compileTokenExchange(spec: OAuthTokenExchangeAuth): TokenExchanger {
+  const endpoint = compileTokenEndpoint(spec, spec.clientAuth, 'oauthTokenExchange');
   const jwtBearer = spec.grantType === 'JwtBearer';
-  const subject = tokenSource(obj(spec.subjectToken), 'AccessToken', 'oauthTokenExchange.subjectToken');
-  const actorSpec = obj(spec.actorToken);
+  const subject = tokenSource(spec.subjectToken, 'AccessToken', 'oauthTokenExchange.subjectToken');
+  const actorSpec = spec.actorToken;
   const actor = actorSpec ? tokenSource(actorSpec, 'AccessToken', 'oauthTokenExchange.actorToken') : undefined;
   const mayActRequired = actorSpec?.mayAct === 'Required';
   const requested = spec.requestedTokenType !== undefined ? tokenType(spec.requestedTokenType, 'AccessToken', 'oauthTokenExchange.requestedTokenType') : undefined;
-  const additional = Object.entries(obj(spec.additionalParams) ?? {}).map(([name, expression]) => {
-    const r = compile(String(expression));
+  const audiences = spec.audiences ?? [];
+  const resources = spec.resources ?? [];
+  const scopes = spec.scopes ?? [];
+  const additional = Object.entries(spec.additionalParams ?? {}).map(([name, expression]) => {
+    const r = compile(expression);
     if (!r.ok) throw new Error(`oauthTokenExchange.additionalParams.${name}: invalid CEL expression: ${r.error.message}`);
     return { name, program: r.program };
   });
-  const cache = new OAuthTokenCache(obj(spec.cache));
+  const cache = new OAuthTokenCache(spec.cache);
 
   return {
-    location: (obj(spec.location) as CredentialLocation | undefined) ?? DEFAULT_CREDENTIAL_LOCATION,
+    location: spec.location ?? DEFAULT_CREDENTIAL_LOCATION,
     exchange(ctx) {
       const subjectToken = subject.extract(ctx);
       if (!subjectToken) return Promise.reject(new TokenExchangeRejection(401, 'no subject token to exchange'));
@@ -56,10 +59,9 @@ export function compileTokenExchange(spec: JsonObject): TokenExchanger {
           form.set('actor_token_type', actor.type);
         }
         if (requested) form.set('requested_token_type', requested);
-        for (const a of strings(spec.audiences)) form.append('audience', a);
-        for (const r of strings(spec.resources)) form.append('resource', r);
+        for (const a of audiences) form.append('audience', a);
+        for (const r of resources) form.append('resource', r);
       }
-      const scopes = strings(spec.scopes);
       if (scopes.length > 0) form.set('scope', scopes.join(' '));
       if (additional.length > 0) {
         const activation = createActivation(ctx.cel());
