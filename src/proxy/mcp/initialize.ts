@@ -1,7 +1,7 @@
 import type { Logger } from '../../common/logger.ts';
 import type { McpFailureMode, McpTargetIR } from '../../ir/mcp.ts';
 import { ErrorCode, McpError, type JsonRpcRequest, type Params } from './jsonrpc.ts';
-import { asUpstreamError, type UpstreamClient } from './upstream/client.ts';
+import { asUpstreamError, evictedError, type UpstreamClient, type UpstreamError } from './upstream/client.ts';
 import type { UpstreamPool } from './upstream/pool.ts';
 import type { UpstreamContext } from './upstream/policy.ts';
 
@@ -21,7 +21,7 @@ export interface JoinedTarget {
 export async function initializeTarget(
   pool: UpstreamPool, target: McpTargetIR, clientParams: Params, signal?: AbortSignal, endpoint?: string, ctx?: UpstreamContext,
 ): Promise<JoinedTarget> {
-  const client = await pool.fresh(target, signal, endpoint ?? pool.pick(target), ctx);
+  const client = await pool.fresh(target, signal, endpoint ?? pool.pick(target, ctx), ctx);
   try {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: 'sb-initialize', method: 'initialize', params: clientParams };
     const response = await client.request(request, () => undefined, signal);
@@ -47,10 +47,19 @@ export async function initializeAll(
   const settled = await Promise.allSettled(targets.map((t) => initializeTarget(pool, t, clientParams, signal, undefined, ctx)));
   const joined = new Map<string, JoinedTarget>();
   const failed: { target: string; error: string }[] = [];
+  const evicted: UpstreamError[] = [];
   settled.forEach((s, i) => {
-    if (s.status === 'fulfilled') joined.set(targets[i].name, s.value);
-    else failed.push({ target: targets[i].name, error: asUpstreamError(targets[i].name, s.reason).message });
+    if (s.status === 'fulfilled') return void joined.set(targets[i].name, s.value);
+    const failure = asUpstreamError(targets[i].name, s.reason);
+    // Evicted targets (backend health) are left out under either failure mode; nothing was sent to them.
+    if (failure.failure === 'evicted') evicted.push(failure);
+    else failed.push({ target: targets[i].name, error: failure.message });
   });
+  if (evicted.length > 0) logger.info({ evicted: evicted.map((e) => e.target) }, 'MCP initialize: leaving out targets evicted by backend health');
+  if (failed.length === 0 && joined.size === 0 && evicted.length > 0) {
+    const error = evictedError(evicted[0]);
+    throw new McpError(error.code, `every MCP target is evicted by backend health: ${evicted.map((e) => e.target).join(', ')}`, error.data);
+  }
   if (failed.length === 0) return joined;
   if (failureMode === 'FailClosed' || joined.size === 0) {
     await Promise.all([...joined.values()].map((j) => j.client.close()));

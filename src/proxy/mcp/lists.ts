@@ -51,10 +51,18 @@ async function pageOf(client: UpstreamClient, target: string, method: ListMethod
   return typeof next === 'string' && next !== '' ? { items, nextCursor: next } : { items };
 }
 
-/** Applies the failure mode to a target's failure: rethrows (FailClosed, expired session) or logs and skips. */
+/**
+ * Applies the failure mode to a target's failure: rethrows (FailClosed, expired session) or logs
+ * and skips. A target backend `health` evicted is skipped under either mode: eviction exists to
+ * serve from the healthy targets meanwhile (docs/mcp.md "Health").
+ */
 function onTargetFailure(target: string, error: unknown, env: ListEnv, what: string): void {
   const failure = asUpstreamError(target, error);
   if (failure.failure === 'session_expired') throw failure;
+  if (failure.failure === 'evicted') {
+    env.logger.debug({ target, method: what }, 'MCP: skipping a target evicted by backend health');
+    return;
+  }
   if (env.failureMode === 'FailClosed') throw new McpError(ErrorCode.UpstreamFailed, `MCP target "${target}" failed`);
   env.logger.warn({ target, error: failure.message, method: what }, 'MCP FailOpen: skipping a failed target');
 }

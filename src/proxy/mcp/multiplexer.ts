@@ -10,7 +10,7 @@ import { handlingOf, isListMethod, itemKindOf, type ItemKind } from './methods.t
 import type { Namer } from './naming.ts';
 import { PlainUris } from './plain-uris.ts';
 import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
-import { asUpstreamError, type UpstreamClient } from './upstream/client.ts';
+import { asUpstreamError, evictedError, type UpstreamClient } from './upstream/client.ts';
 
 /** One client message being served: the session's joined targets and where to send messages for the client. */
 export interface Exchange {
@@ -102,6 +102,7 @@ export class Multiplexer {
       if (error instanceof McpError) return { jsonrpc: '2.0', id: request.id, error: error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data } };
       const failure = asUpstreamError('?', error);
       if (failure.failure === 'session_expired') throw failure;
+      if (failure.failure === 'evicted') return { jsonrpc: '2.0', id: request.id, error: evictedError(failure) };
       this.#logger.warn({ target: failure.target, method: request.method, error: failure.message }, 'MCP target failed');
       return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.UpstreamFailed, message: `MCP target "${failure.target}" failed` } };
     }
@@ -268,6 +269,7 @@ export class Multiplexer {
     settled.forEach((s, i) => {
       if (s.status === 'fulfilled') return;
       const failure = asUpstreamError(targets[i], s.reason);
+      if (failure.failure === 'evicted') return;
       if (failure.failure === 'session_expired' || this.#backend.failureMode === 'FailClosed') throw failure;
       this.#logger.warn({ target: targets[i], method: request.method, error: failure.message }, 'MCP FailOpen: skipping a failed target');
     });

@@ -2,9 +2,12 @@ import type { Dispatcher } from 'undici';
 import type { PolicyContext } from '../../policies/context.ts';
 import { applyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 import { BodyTooLargeError } from '../../http/body.ts';
+import { jsonRpcGatewayError } from '../../http/error-format.ts';
 import { SSEEventTooLargeError } from '../../http/sse.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';
+import type { RetryPolicy } from '../../policies/context.ts';
 import type { Prepared, TargetAccess, UpstreamHeaders } from './policy.ts';
+import type { OutcomeRecorder } from './retry.ts';
 
 /** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
 export type MessageSink = (message: JsonRpcMessage) => void;
@@ -29,6 +32,18 @@ export interface UpstreamLink {
   readonly policy: PolicyContext | undefined;
   /** Headers the request's filters and policies set or removed (policy-headers.ts); absent: none. */
   readonly headers?: HeaderChanges;
+  /** The request's traffic `retry` for message POSTs (retry.ts); absent: none. */
+  readonly retry?: RetryPolicy;
+  /** Passive health of the endpoint this client talks to (backend `health`, target-health.ts); absent: not tracked. */
+  readonly health?: EndpointHealthView;
+}
+
+/** One target endpoint's passive health, as a client sees it. */
+export interface EndpointHealthView {
+  /** Feeds an attempt's outcome (its status; 503/502 for transport failures). */
+  readonly record: OutcomeRecorder;
+  /** True while the endpoint is evicted: calls fail with an `evicted` UpstreamError, nothing is sent. */
+  evicted(): boolean;
 }
 
 /** The MCP session and framing headers stay the gateway's own: the target's session is not the client's. */
@@ -61,9 +76,13 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-export type UpstreamFailure = 'unavailable' | 'session_expired' | 'protocol';
+/**
+ * `session_expired`: the target no longer knows the session (404); `evicted`: backend `health`
+ * evicted the target's endpoint, nothing was sent (skipped by lists and fan-outs, a call gets 503 `no_healthy_upstream`).
+ */
+export type UpstreamFailure = 'unavailable' | 'session_expired' | 'protocol' | 'evicted';
 
-/** Why talking to a target failed; `session_expired` means the target no longer knows the session (404). */
+/** Why talking to a target failed. */
 export class UpstreamError extends Error {
   readonly target: string;
   readonly failure: UpstreamFailure;
@@ -73,6 +92,11 @@ export class UpstreamError extends Error {
     this.target = target;
     this.failure = failure;
   }
+}
+
+/** The JSON-RPC error of a call to a target backend `health` evicted: data `{status: 503, code: no_healthy_upstream}` (docs/errors.md). */
+export function evictedError(failure: UpstreamError): { code: number; message: string; data: { status: number; code: string } } {
+  return jsonRpcGatewayError(503, { code: 'no_healthy_upstream', message: failure.message });
 }
 
 export function asUpstreamError(target: string, error: unknown): UpstreamError {
@@ -85,7 +109,8 @@ export function asUpstreamError(target: string, error: unknown): UpstreamError {
 
 /**
  * A target that cannot be reached under its backend policy: every call fails as an unavailable
- * target does (FailClosed fails the session, FailOpen skips it), nothing is sent.
+ * target does (FailClosed fails the session, FailOpen skips it), nothing is sent. With failure
+ * `evicted`: a target whose endpoint backend `health` evicted.
  */
 export class FailedClient implements UpstreamClient {
   readonly sessionId: string | undefined;
@@ -93,8 +118,8 @@ export class FailedClient implements UpstreamClient {
   protocolVersion: string | undefined;
   readonly #error: UpstreamError;
 
-  constructor(target: string, reason: string, session?: { sid?: string; pv?: string; ep?: string }) {
-    this.#error = new UpstreamError(target, 'unavailable', reason);
+  constructor(target: string, reason: string, session?: { sid?: string; pv?: string; ep?: string }, failure: UpstreamFailure = 'unavailable') {
+    this.#error = new UpstreamError(target, failure, reason);
     this.sessionId = session?.sid;
     this.protocolVersion = session?.pv;
     this.endpoint = session?.ep;

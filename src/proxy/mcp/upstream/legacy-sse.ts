@@ -3,6 +3,7 @@ import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { callDeadline } from './deadline.ts';
+import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 /** How long a target may take to announce its message endpoint. */
@@ -49,7 +50,8 @@ export class LegacySseClient implements UpstreamClient {
     const connectSignal = AbortSignal.any(signal ? [this.#abort.signal, timeout, signal] : [this.#abort.signal, timeout]);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#dispatch('GET', this.#target.path, { accept: 'text/event-stream' }, undefined, this.#abort.signal);
+      // Health counts the stream's opening too; a GET stream is not retried (retry.ts).
+      response = await sendWithRetry(() => this.#dispatch('GET', this.#target.path, { accept: 'text/event-stream' }, undefined, this.#abort.signal), undefined, this.#abort.signal, this.#link.health?.record);
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
@@ -81,6 +83,7 @@ export class LegacySseClient implements UpstreamClient {
   /** One request; backend `http.requestTimeout` bounds it until its response arrives on the stream (deadline.ts). */
   request(message: JsonRpcRequest, onMessage: MessageSink, callerSignal?: AbortSignal): Promise<JsonRpcResponse> {
     if (this.#closed) return Promise.reject(this.#closed);
+    if (this.#link.health?.evicted() === true) return Promise.reject(this.#evicted());
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, callerSignal);
     return this.#request(message, onMessage, deadline.signal).catch((error: unknown) => {
       throw deadline.explain(error);
@@ -103,6 +106,7 @@ export class LegacySseClient implements UpstreamClient {
 
   send(message: JsonRpcNotification | JsonRpcResponse, callerSignal?: AbortSignal): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closed);
+    if (this.#link.health?.evicted() === true) return Promise.reject(this.#evicted());
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, callerSignal);
     return this.#post(message, deadline.signal).catch((error: unknown) => {
       throw deadline.explain(error);
@@ -129,11 +133,19 @@ export class LegacySseClient implements UpstreamClient {
     return Promise.resolve();
   }
 
+  /** Backend `health` evicted this stream's endpoint: nothing is sent (docs/mcp.md "Health"). */
+  #evicted(): UpstreamError {
+    return new UpstreamError(this.#target.name, 'evicted', `MCP target "${this.#target.name}" is evicted by its backend health policy`);
+  }
+
+  /** One message POSTed to the message endpoint, sent again under the request's traffic `retry` where that is safe (retry.ts). */
   async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<void> {
-    if (this.#endpointPath === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
+    const path = this.#endpointPath;
+    if (path === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
     let response: Dispatcher.ResponseData;
+    const body = JSON.stringify(message);
     try {
-      response = await this.#dispatch('POST', this.#endpointPath, { 'content-type': 'application/json' }, JSON.stringify(message), signal);
+      response = await sendWithRetry(() => this.#dispatch('POST', path, { 'content-type': 'application/json' }, body, signal), this.#link.retry, signal, this.#link.health?.record);
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }

@@ -16,6 +16,7 @@ import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
 import { subBackendPolicy } from '../../policies/backend/sub-backend.ts';
 import { unsupportedMembers } from '../../policies/backend/support.ts';
 import { compileTokenMechanism } from '../../policies/backend/token-auth.ts';
+import { compile, type Program } from '../../../cel/index.ts';
 
 export type UpstreamHeaders = Record<string, string | string[]>;
 
@@ -41,8 +42,16 @@ export interface TargetAccess {
   readonly settings: ConnectionSettings | undefined;
   /** `http.requestTimeout`: how long one message's exchange with the target may take (deadline.ts). */
   readonly timeoutMs: number | undefined;
+  /** Backend `health`: passive health and eviction of the target's endpoints (pool.ts); undefined: not tracked. */
+  readonly health: TargetHealthPolicy | undefined;
   /** Writes the credentials into one upstream request (a promise only for signed or exchanged tokens). */
   prepare(headers: UpstreamHeaders, path: string, policy: PolicyContext | undefined): Prepared | Promise<Prepared>;
+}
+
+/** Backend `health` compiled: the member and its unhealthyCondition. */
+export interface TargetHealthPolicy {
+  readonly spec: NonNullable<BackendPolicy['health']>;
+  readonly unhealthy: Program | undefined;
 }
 
 export interface Prepared {
@@ -85,16 +94,24 @@ export function compileTargetAccess(policy: BackendPolicy | undefined): TargetAc
   } catch (error) {
     problems.push((error as Error).message);
   }
+  let health: TargetHealthPolicy | undefined;
+  if (policy.health) {
+    const condition = policy.health.unhealthyCondition;
+    const compiled = condition === undefined ? undefined : compile(condition, { expect: ['bool'] });
+    if (compiled && !compiled.ok) problems.push(`health.unhealthyCondition: ${compiled.error.message}`);
+    else health = { spec: policy.health, unhealthy: compiled?.program };
+  }
   const timeout = policy.http?.requestTimeoutMs;
   return {
     failure: problems.length > 0 ? `backend policy cannot be applied: ${problems.join('; ')}` : undefined,
     settings,
     timeoutMs: timeout !== undefined && timeout > 0 ? timeout : undefined,
+    health,
     prepare,
   };
 }
 
-const PLAIN: TargetAccess = Object.freeze({ failure: undefined, settings: undefined, timeoutMs: undefined, prepare: (headers: UpstreamHeaders, path: string) => ({ headers, path }) });
+const PLAIN: TargetAccess = Object.freeze({ failure: undefined, settings: undefined, timeoutMs: undefined, health: undefined, prepare: (headers: UpstreamHeaders, path: string) => ({ headers, path }) });
 
 function credentialWriter(auth: BackendAuthPolicy): TargetAccess['prepare'] {
   const identityOf = (ctx: PolicyContext | undefined) => ctx?.identity ?? NO_IDENTITY;

@@ -3,13 +3,18 @@ import type { McpTargetIR } from '../../../ir/mcp.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { Endpoint } from '../../../ir/types.ts';
 import { connectorFor, type ConnectionSettings } from '../../policies/backend/connection.ts';
+import { HealthStates, PassiveHealth, healthOutcome } from '../../policies/backend/health.ts';
 import type { UpstreamSession } from '../session-codec.ts';
-import { FailedClient, type UpstreamAddress, type UpstreamClient, type UpstreamLink } from './client.ts';
+import { FailedClient, type EndpointHealthView, type UpstreamAddress, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { LegacySseClient } from './legacy-sse.ts';
-import { compileTargetAccess, targetPolicy, NO_UPSTREAM_CONTEXT, type TargetAccess, type UpstreamContext } from './policy.ts';
+import { compileTargetAccess, targetPolicy, NO_UPSTREAM_CONTEXT, type TargetAccess, type TargetHealthPolicy, type UpstreamContext } from './policy.ts';
 import { StreamableHttpClient } from './streamable.ts';
 
 const CONNECT_TIMEOUT_MS = 10_000;
+
+function evictedReason(target: McpTargetIR, endpoint: string | undefined): string {
+  return `MCP target "${target.name}"${endpoint !== undefined ? ` (endpoint ${endpoint})` : ''} is evicted by its backend health policy`;
+}
 
 function authority(host: string, port: number): string {
   return `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
@@ -40,6 +45,8 @@ interface TargetEntry {
   readonly endpoints: readonly string[];
   readonly known: ReadonlySet<string>;
   next: number;
+  /** Passive health per compiled `health` member, over endpoint states shared by every policy (the pool's HealthStates). */
+  readonly health: WeakMap<TargetHealthPolicy, PassiveHealth>;
 }
 
 /**
@@ -50,11 +57,13 @@ interface TargetEntry {
  */
 export class UpstreamPool {
   readonly #entries = new Map<string, TargetEntry>();
+  /** Endpoint health by target and address: one state per endpoint, whichever route's policy tracks it. */
+  readonly #healthStates = new HealthStates();
 
   constructor(targets: readonly McpTargetIR[]) {
     for (const target of targets) {
       const endpoints = [...new Set((target.endpoints ?? []).map(endpointKey))];
-      this.#entries.set(target.name, { target, endpoints, known: new Set(endpoints), next: 0, agents: new Map(), access: new WeakMap(), plain: undefined });
+      this.#entries.set(target.name, { target, endpoints, known: new Set(endpoints), next: 0, agents: new Map(), access: new WeakMap(), plain: undefined, health: new WeakMap() });
     }
   }
 
@@ -70,10 +79,16 @@ export class UpstreamPool {
     return endpoint === undefined || this.#entry(target).known.has(endpoint);
   }
 
-  /** The endpoint a new upstream session of `target` opens on (round-robin), or undefined for the host. */
-  pick(target: McpTargetIR): string | undefined {
+  /**
+   * The endpoint a new upstream session of `target` opens on, or undefined for the host: round
+   * robin, over the endpoints backend `health` has not evicted when the target's policy tracks
+   * health (all of them when every one is evicted, as for Service endpoints).
+   */
+  pick(target: McpTargetIR, ctx: UpstreamContext = NO_UPSTREAM_CONTEXT): string | undefined {
     const entry = this.#entry(target);
     if (entry.endpoints.length === 0) return undefined;
+    const health = this.#health(entry, this.access(target, ctx));
+    if (health) return entry.endpoints[health.pick() ?? 0];
     const endpoint = entry.endpoints[entry.next % entry.endpoints.length];
     entry.next = (entry.next + 1) % entry.endpoints.length;
     return endpoint;
@@ -98,8 +113,13 @@ export class UpstreamPool {
     return client;
   }
 
-  /** A fresh, not yet initialised client of either transport, on `endpoint` (default: the next in turn). */
+  /**
+   * A fresh, not yet initialised client of either transport, on `endpoint` (default: the next in
+   * turn). On an evicted endpoint (backend `health`) nothing is opened: the client fails every call as `evicted`.
+   */
   async fresh(target: McpTargetIR, signal?: AbortSignal, endpoint: string | undefined = this.pick(target), ctx: UpstreamContext = NO_UPSTREAM_CONTEXT): Promise<UpstreamClient> {
+    const link = this.#link(target, endpoint, ctx);
+    if (!('failure' in link) && link.health?.evicted() === true) return new FailedClient(target.name, evictedReason(target, endpoint), undefined, 'evicted');
     return target.protocol === 'SSE' ? this.sse(target, signal, endpoint, ctx) : this.streamable(target, undefined, endpoint, ctx);
   }
 
@@ -121,7 +141,39 @@ export class UpstreamPool {
   #link(target: McpTargetIR, endpoint: string | undefined, ctx: UpstreamContext): UpstreamLink | { failure: string } {
     const access = this.access(target, ctx);
     if (access.failure !== undefined) return { failure: access.failure };
-    return { dispatcher: this.#agent(target, access.settings), address: this.#address(target, endpoint, access.settings?.tls !== undefined), access, policy: ctx.policy, ...(ctx.headers !== undefined ? { headers: ctx.headers } : {}) };
+    const retry = ctx.policy?.upstream.retry;
+    const health = this.#endpointHealth(target, endpoint, access);
+    return {
+      dispatcher: this.#agent(target, access.settings), address: this.#address(target, endpoint, access.settings?.tls !== undefined), access, policy: ctx.policy,
+      ...(ctx.headers !== undefined ? { headers: ctx.headers } : {}), ...(retry !== undefined ? { retry } : {}), ...(health !== undefined ? { health } : {}),
+    };
+  }
+
+  /** The passive health of `target` under one compiled `health` member (undefined: the policy tracks none). */
+  #health(entry: TargetEntry, access: TargetAccess): PassiveHealth | undefined {
+    const policy = access.health;
+    if (!policy) return undefined;
+    let health = entry.health.get(policy);
+    if (!health) {
+      // A target reached by its host is one endpoint.
+      const addresses = entry.endpoints.length > 0 ? entry.endpoints : [authority(entry.target.host, entry.target.port)];
+      health = new PassiveHealth(policy.spec, addresses.map((a) => this.#healthStates.get(HealthStates.key(entry.target.name, [], a, 0))));
+      entry.health.set(policy, health);
+    }
+    return health;
+  }
+
+  /** What a client on `endpoint` feeds and asks of passive health. */
+  #endpointHealth(target: McpTargetIR, endpoint: string | undefined, access: TargetAccess): EndpointHealthView | undefined {
+    const entry = this.#entry(target);
+    const health = this.#health(entry, access);
+    if (!health || !access.health) return undefined;
+    const index = endpoint === undefined ? 0 : Math.max(0, entry.endpoints.indexOf(endpoint));
+    const unhealthy = access.health.unhealthy;
+    return {
+      record: (status) => health.record(index, healthOutcome(unhealthy, status, target.name)),
+      evicted: () => health.evicted(index),
+    };
   }
 
   #agent(target: McpTargetIR, settings: ConnectionSettings | undefined): Dispatcher {

@@ -2,8 +2,9 @@ import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { readBodyPrefix, readTextBounded } from '../../http/body.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
-import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
+import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamFailure, type UpstreamLink } from './client.ts';
 import { callDeadline } from './deadline.ts';
+import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -35,6 +36,7 @@ export class StreamableHttpClient implements UpstreamClient {
 
   /** One request and its response; backend `http.requestTimeout` bounds the whole exchange (deadline.ts). */
   async request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse> {
+    this.#refuseIfEvicted();
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
     try {
       return await this.#exchange(message, onMessage, deadline.signal);
@@ -44,6 +46,7 @@ export class StreamableHttpClient implements UpstreamClient {
   }
 
   async send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void> {
+    this.#refuseIfEvicted();
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
     try {
       const response = await this.#post(message, deadline.signal);
@@ -108,10 +111,20 @@ export class StreamableHttpClient implements UpstreamClient {
     }
   }
 
+  /** Backend `health` evicted this session's endpoint: nothing is sent (docs/mcp.md "Health"). */
+  #refuseIfEvicted(): void {
+    if (this.#link.health?.evicted() === true) throw this.#error('evicted', `MCP target "${this.#target.name}" is evicted by its backend health policy`);
+  }
+
+  /** One message POSTed, sent again under the request's traffic `retry` where that is safe (retry.ts). */
   async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<ResponseData> {
     let response: ResponseData;
+    const body = JSON.stringify(message);
     try {
-      response = await this.#dispatch('POST', { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' }, JSON.stringify(message), signal);
+      response = await sendWithRetry(
+        () => this.#dispatch('POST', { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' }, body, signal),
+        this.#link.retry, signal, this.#link.health?.record,
+      );
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
@@ -179,7 +192,7 @@ export class StreamableHttpClient implements UpstreamClient {
     return found;
   }
 
-  #error(failure: 'protocol' | 'unavailable' | 'session_expired', message: string): UpstreamError {
+  #error(failure: UpstreamFailure, message: string): UpstreamError {
     return new UpstreamError(this.#target.name, failure, message);
   }
 }

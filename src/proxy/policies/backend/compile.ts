@@ -1,13 +1,15 @@
 import type { Dispatcher } from 'undici';
-import { compile, createActivation, evalBool, type Program } from '../../../cel/index.ts';
+import { compile, type Program } from '../../../cel/index.ts';
 import type { BackendMember, BackendPolicy, CredentialLocation, InvalidPolicy } from '../../../ir/policy.ts';
 import type { CompiledBackend, UpstreamTarget } from '../../backends/backend.ts';
 import { RoundRobin } from '../../backends/picker.ts';
 import type { UpstreamPools } from '../../backends/pools.ts';
 import type { PolicyContext, RequestIdentity } from '../context.ts';
 import { applyBackendCredentials, writeCredential } from './auth.ts';
+import { compileCloudCredentials, type UpstreamCall } from './cloud-auth.ts';
+import { usesCloudCredentials } from '../credentials/backend-credentials.ts';
 import { connectionSettings, type ConnectionSettings } from './connection.ts';
-import { HealthStates, PassiveHealth } from './health.ts';
+import { HealthStates, PassiveHealth, healthOutcome } from './health.ts';
 import { unsupportedOn, type UpstreamKind } from './support.ts';
 import { compileBackendExtAuth, type BackendStepDeps } from './ext-auth.ts';
 import type { CompiledTrafficPolicy } from '../chain.ts';
@@ -38,8 +40,13 @@ export interface CompiledBackendPolicy {
   readonly connection: ConnectionSettings | undefined;
   /** The endpoint for the next request; undefined means the backend's own round robin applies. */
   pickTarget(): UpstreamTarget | undefined;
-  /** Credentials written into the upstream request; a promise only for signed/exchanged tokens. */
-  prepare(headers: Headers, path: string, ctx: PolicyContext | undefined): PreparedRequest | Promise<PreparedRequest>;
+  /**
+   * Credentials written into the upstream request; a promise only for signed/exchanged tokens.
+   * `call` (method, Host, body) is needed when `needsCall` says so (cloud credentials), else ignored.
+   */
+  prepare(headers: Headers, path: string, ctx: PolicyContext | undefined, call?: UpstreamCall): PreparedRequest | Promise<PreparedRequest>;
+  /** `prepare` signs or audiences the request (auth.cloudA/B/C): the caller passes the UpstreamCall. */
+  readonly needsCall: boolean;
   /** The request's policy context is needed even when no traffic policy ran (transformation, token exchange). */
   readonly needsContext: boolean;
   /** extAuth's response headers or a transformation's response side, here or on a sub-backend: the handler's response needs the effects wrapper. */
@@ -124,9 +131,12 @@ export function compileBackendPolicy(
 
   const auth = policy.auth;
   const identityOf = (ctx: PolicyContext | undefined) => ctx?.identity ?? NO_IDENTITY;
+  const cloud = usesCloudCredentials(auth);
   const prepare: CompiledBackendPolicy['prepare'] = !auth
     ? (headers, path) => ({ headers, path })
-    : mechanism
+    : cloud
+      ? compileCloudCredentials(auth)
+      : mechanism
       ? async (headers, path, ctx) => {
         const token = await mechanism.token(ctx);
         const out = applyBackendCredentials(headers, path, auth, identityOf(ctx));
@@ -147,8 +157,9 @@ export function compileBackendPolicy(
     connection: settings,
     pickTarget: health ? () => targets[health.pick() ?? -1] : ownTargets ? () => ownTargets.next() : () => undefined,
     prepare,
-    // A provider's or target's own steps need the request context as much as the route's do.
-    needsContext: transformation !== undefined || extAuth !== undefined || mechanism?.needsRequest === true || [...subBackends.values()].some((s) => s.needsContext),
+    needsCall: cloud,
+    // A provider's or target's own steps need the request context as much as the route's do; cloud credentials read its method and CEL input.
+    needsContext: cloud || transformation !== undefined || extAuth !== undefined || mechanism?.needsRequest === true || [...subBackends.values()].some((s) => s.needsContext),
     addsResponseEffects: transformation !== undefined || extAuth !== undefined || [...subBackends.values()].some((s) => s.addsResponseEffects),
     transformation,
     extAuth,
@@ -156,10 +167,7 @@ export function compileBackendPolicy(
     recordOutcome(target, status) {
       const index = indexOf.get(target);
       if (!health || index === undefined) return;
-      if (unhealthy) {
-        const held = evalBool(unhealthy, createActivation({ response: { code: status }, backend: { name: backend.key } }));
-        health.record(index, held === true ? 'unhealthy' : status >= 500 ? 'failure' : 'success');
-      } else health.record(index, status >= 500 ? 'failure' : 'success');
+      health.record(index, healthOutcome(unhealthy, status, backend.key));
     },
   };
   return self;

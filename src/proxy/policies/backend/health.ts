@@ -1,3 +1,4 @@
+import { createActivation, evalBool, type Program } from '../../../cel/index.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 
 type HealthSpec = NonNullable<BackendPolicy['health']>;
@@ -91,6 +92,16 @@ export class PassiveHealth {
     e.scoreOnReturn = eviction.restoreHealth ?? e.score;
     e.evictedUntil = this.#now() + (eviction.durationMs ?? DEFAULT_EVICTION_MS) * e.timesEvicted;
   }
+}
+
+/**
+ * What one response means for passive health: `unhealthy` when the unhealthyCondition holds on
+ * it, else `failure` for a 5xx (connect failures are recorded as 5xx), else `success`. Shared by
+ * Service endpoints and MCP targets.
+ */
+export function healthOutcome(unhealthy: Program | undefined, status: number, backendName: string): 'success' | 'failure' | 'unhealthy' {
+  if (unhealthy && evalBool(unhealthy, createActivation({ response: { code: status }, backend: { name: backendName } })) === true) return 'unhealthy';
+  return status >= 500 ? 'failure' : 'success';
 }
 
 function freshHealth(): EndpointHealth {
