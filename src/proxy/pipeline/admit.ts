@@ -1,4 +1,4 @@
-import type { ProxyError } from '../errors.ts';
+import type { ProxyError } from '../http/errors.ts';
 import { normalizeTarget, PathRefusal } from '../http/path.ts';
 import type { DownstreamRequest } from './downstream.ts';
 

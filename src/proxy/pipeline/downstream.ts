@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { classify, toErrorResponse, type ProxyError } from '../errors.ts';
+import { classify, toErrorResponse, type ProxyError } from '../http/errors.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import { renderGatewayError, type ClientFormat } from '../http/error-format.ts';
 import type { ResponseMutation } from '../policies/context.ts';

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../common/logger.ts';
-import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts';
+import { isConnectFailure, upstreamFailure, type ProxyError } from '../http/errors.ts';
 import { applyHeaderModifier } from '../filters/header-modifier.ts';
 import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
 import { preservesHeaderCase, withRawCase } from '../policies/frontend/header-case.ts';

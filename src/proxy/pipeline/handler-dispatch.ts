@@ -7,7 +7,7 @@
  * streamed one to its first byte (docs/policies-traffic.md). When it passes first, the client gets
  * 504 in its format and the handler is cut off (its upstream request aborted).
  */
-import type { ProxyError } from '../errors.ts';
+import type { ProxyError } from '../http/errors.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
 import { clientFormat } from '../backends/client-format.ts';
 import { sendGatewayError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';

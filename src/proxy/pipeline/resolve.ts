@@ -3,7 +3,7 @@ import type { CompiledBackend, UpstreamTarget } from '../backends/backend.ts';
 import type { ClientFormatOf } from '../backends/client-format.ts';
 import type { CompiledBind, CompiledListener } from '../compile/config.ts';
 import type { CompiledRule } from '../compile/rule.ts';
-import type { ProxyError } from '../errors.ts';
+import type { ProxyError } from '../http/errors.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledTrafficPolicy } from '../policies/chain.ts';

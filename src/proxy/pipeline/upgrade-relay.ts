@@ -14,7 +14,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { buildConnector } from 'undici';
 import { connectorFor, type ConnectionSettings } from '../policies/backend/connection.ts';
 import { clientFormat } from '../backends/client-format.ts';
-import { isConnectFailure, upstreamFailure, type ProxyError } from '../errors.ts';
+import { isConnectFailure, upstreamFailure, type ProxyError } from '../http/errors.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
 import { CLIENT_CLOSED, type Telemetry, type UpstreamForward } from './exchange.ts';

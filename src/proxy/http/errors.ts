@@ -1,4 +1,4 @@
-import { renderGatewayError, type ClientFormat, type GatewayError } from './http/error-format.ts';
+import { renderGatewayError, type ClientFormat, type GatewayError } from './error-format.ts';
 
 /**
  * Every failure a client can see while proxying, in one union, mapped to status and body in one
