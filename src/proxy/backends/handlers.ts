@@ -4,7 +4,7 @@ import type { Logger } from '../../common/logger.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import type { Backend } from '../../ir/types.ts';
-import type { DownstreamRequest, DownstreamResponse } from '../pipeline/downstream.ts';
+import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.ts';
 import type { PolicyContext } from '../policies/context.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 

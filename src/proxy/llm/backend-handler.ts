@@ -1,5 +1,5 @@
 import type { BackendHandler, HandlerFactory } from '../backends/handlers.ts';
-import { sendError } from '../pipeline/downstream.ts';
+import { sendError } from '../http/downstream.ts';
 import { LlmBackendHandler } from './gateway/handler.ts';
 
 /** Serves ProxyBackends with `spec.ai` in-process: translation, credentials, priority groups (gateway/handler.ts). */

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BackendHandler, HandlerFactory, HandlerRequest } from '../backends/handlers.ts';
-import type { DownstreamRequest as ProxyRequest, DownstreamResponse as ProxyResponse } from '../pipeline/downstream.ts';
+import type { DownstreamRequest as ProxyRequest, DownstreamResponse as ProxyResponse } from '../http/downstream.ts';
 import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { DownstreamRequest, DownstreamResponse } from './downstream/io.ts';
 import { createMcpHandler } from './index.ts';

@@ -1,6 +1,6 @@
 import type { ProxyError } from '../http/errors.ts';
 import { normalizeTarget, PathRefusal } from '../http/path.ts';
-import type { DownstreamRequest } from './downstream.ts';
+import type { DownstreamRequest } from '../http/downstream.ts';
 
 /**
  * The single point where a request enters the pipeline (ordinary requests, HTTP/1 and HTTP/2,

@@ -11,7 +11,7 @@ import { rewrittenHost } from '../policies/traffic/host-rewrite/host.ts';
 import { RetryBudget } from '../policies/traffic/retry/attempts.ts';
 import { FilteredResponseWriter } from './filtered-response.ts';
 import type { ProxyMetrics } from '../telemetry/metrics.ts';
-import { requestBody, sendDirect, sendError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { requestBody, sendDirect, sendError, type DownstreamRequest, type DownstreamResponse } from '../http/downstream.ts';
 import { startMirrors } from './mirror.ts';
 import type { UpstreamTarget } from '../backends/backend.ts';
 import type { Resolution } from './resolve.ts';

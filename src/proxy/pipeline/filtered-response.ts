@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici';
 import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
 import type { FilteredResponse, ResponseFilter } from '../policies/context.ts';
 import { respondError, type DirectResponse } from '../policies/result.ts';
-import { sendDirect, type DownstreamResponse } from './downstream.ts';
+import { sendDirect, type DownstreamResponse } from '../http/downstream.ts';
 
 export interface FilteredResponseOptions {
   readonly res: DownstreamResponse;

@@ -6,7 +6,7 @@ import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { PolicyResult } from '../policies/result.ts';
 import { pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
-import { sendDirect, sendError, sendGatewayError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { sendDirect, sendError, sendGatewayError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from '../http/downstream.ts';
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { requestHost, resolveRequest, selectListener, splitTarget, type IncomingView, type Resolution } from './resolve.ts';
 import type { HeaderMap } from '../http/headers.ts';

@@ -5,7 +5,7 @@ import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import type { BackendHandler, HandlerRequest } from '../backends/handlers.ts';
 import type { ResponseMutation } from '../policies/context.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
-import type { DownstreamRequest, DownstreamResponse } from './downstream.ts';
+import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.ts';
 import type { Forward } from './exchange.ts';
 import { dispatchToHandler } from './handler-dispatch.ts';
 

@@ -10,7 +10,7 @@
 import type { ProxyError } from '../http/errors.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
 import { clientFormat } from '../backends/client-format.ts';
-import { sendGatewayError, type DownstreamRequest, type DownstreamResponse } from './downstream.ts';
+import { sendGatewayError, type DownstreamRequest, type DownstreamResponse } from '../http/downstream.ts';
 import type { Forward } from './exchange.ts';
 import { HandlerResponse } from './handler-response.ts';
 

@@ -12,7 +12,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { applyHeaderModifier, type CompiledHeaderModifier } from '../filters/header-modifier.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { ResponseMutation } from '../policies/context.ts';
-import type { DownstreamResponse } from './downstream.ts';
+import type { DownstreamResponse } from '../http/downstream.ts';
 
 export class HandlerResponse implements DownstreamResponse {
   readonly #res: DownstreamResponse;

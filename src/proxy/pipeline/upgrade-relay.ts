@@ -18,7 +18,7 @@ import { isConnectFailure, upstreamFailure, type ProxyError } from '../http/erro
 import type { HeaderMap } from '../http/headers.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
 import { CLIENT_CLOSED, type Telemetry, type UpstreamForward } from './exchange.ts';
-import { sendGatewayError, type DownstreamRequest } from './downstream.ts';
+import { sendGatewayError, type DownstreamRequest } from '../http/downstream.ts';
 import { applyHeadEffects, headEnd, MAX_RESPONSE_HEAD_BYTES, parseResponseHead, serializeResponseHead } from './response-head.ts';
 
 /** Deadline for the upstream's answer head (connect included) when no route or policy sets one. */

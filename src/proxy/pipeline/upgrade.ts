@@ -13,7 +13,7 @@ import type { Duplex } from 'node:stream';
 import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
 import { clientFormat } from '../backends/client-format.ts';
 import { RequestPolicyContext } from '../policies/request-context.ts';
-import { sendDirect, sendError, sendGatewayError } from './downstream.ts';
+import { sendDirect, sendError, sendGatewayError } from '../http/downstream.ts';
 import type { UpstreamForward } from './exchange.ts';
 import { runLifecycle, type BackendPhase, type BindContext } from './handle-request.ts';
 import { applyEffectsToFirstHead, hasHeadEffects } from './response-head.ts';

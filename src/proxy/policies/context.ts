@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { CelInput } from '../../cel/index.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { DirectResponse } from './result.ts';
+import type { ResponseMutation } from '../http/downstream.ts';
 
 /** Identities established by authentication steps, visible to later steps and to CEL. */
 export interface RequestIdentity {
@@ -68,8 +69,8 @@ export interface UpstreamRequestOptions {
   answer?: DirectResponse;
 }
 
-/** A change to the response headers, run when the upstream (or a policy) answers. */
-export type ResponseMutation = (headers: HeaderMap, status: number) => void;
+/** A change to the response headers, run when the upstream (or a policy) answers (declared in http/downstream.ts). */
+export type { ResponseMutation };
 
 /**
  * Everything a traffic policy step sees of one request, and the few things it may change:

@@ -1,8 +1,8 @@
 import type { CelInput } from '../../cel/index.ts';
 import type { HeaderMap } from '../http/headers.ts';
-import type { DownstreamRequest } from '../pipeline/downstream.ts';
+import type { DownstreamRequest } from '../http/downstream.ts';
 import type { Forward } from '../pipeline/exchange.ts';
-import { requestBody } from '../pipeline/downstream.ts';
+import { requestBody } from '../http/downstream.ts';
 import {
   BodyTooLargeError,
   type CelCache, type PolicyContext, type RequestIdentity, type ResponseFilter, type ResponseMutation, type TokenUsage, type UpstreamRequestOptions,

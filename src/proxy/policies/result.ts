@@ -1,20 +1,12 @@
-import { renderGatewayError, type GatewayError } from '../http/error-format.ts';
+import type { DirectResponse } from '../http/downstream.ts';
+import { renderGatewayError } from '../http/error-format.ts';
 
 /**
  * A traffic policy step either lets the request go on (maybe changed) or answers it
- * (DESIGN.md error model). Answers carry their own status, headers and body.
+ * (DESIGN.md error model). Answers carry their own status, headers and body: a DirectResponse,
+ * declared in http/downstream.ts below the policies because every layer writes one.
  */
-export interface DirectResponse {
-  readonly status: number;
-  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
-  readonly body?: string | Buffer;
-  /**
-   * Set on the gateway's own refusals (401, 403, 429, 413, 500 …): the machine-readable cause the
-   * pipeline renders in the client's format (docs/errors.md), replacing `body`. Answers whose body
-   * a user or an external service wrote (directResponse, an ext_authz denial) never have it.
-   */
-  readonly error?: GatewayError;
-}
+export type { DirectResponse };
 
 export type PolicyResult = { readonly action: 'continue' } | { readonly action: 'respond'; readonly response: DirectResponse };
 

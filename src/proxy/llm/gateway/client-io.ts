@@ -1,6 +1,6 @@
 /** The client side of an LLM exchange: the body read under the buffer limit, and a sink that respects backpressure. */
-import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downstream.ts';
-import { requestBody } from '../../pipeline/downstream.ts';
+import type { DownstreamRequest, DownstreamResponse } from '../../http/downstream.ts';
+import { requestBody } from '../../http/downstream.ts';
 import { BodyTooLargeError, type PolicyContext } from '../../policies/context.ts';
 import { DEFAULT_MAX_BUFFER_BYTES } from '../../policies/request-context.ts';
 import type { AbortSource } from './upstream.ts';

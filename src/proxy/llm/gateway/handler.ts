@@ -13,7 +13,7 @@ import type { AiBackendIR, AiPolicy, AiProviderIR, RouteType } from '../../../ir
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { HandlerRequest } from '../../backends/handlers.ts';
 import { formatOfRouteType } from '../../backends/client-format.ts';
-import type { DownstreamRequest, DownstreamResponse } from '../../pipeline/downstream.ts';
+import type { DownstreamRequest, DownstreamResponse } from '../../http/downstream.ts';
 import { BodyTooLargeError, type PolicyContext, type RequestIdentity } from '../../policies/context.ts';
 import { renderError, type ErrorFormat } from '../translate/errors.ts';
 import { planRequest, type ClientResponse, type ForwardPlan } from '../translate/plan.ts';

@@ -2,7 +2,7 @@ import type { CompiledBind } from '../../compile/config.ts';
 import { BodyTooLargeError, readTextBounded } from '../../http/body.ts';
 import type { DirectResponse } from '../../policies/result.ts';
 import type { TrafficStep } from '../../policies/step.ts';
-import type { DownstreamRequest } from '../../pipeline/downstream.ts';
+import type { DownstreamRequest } from '../../http/downstream.ts';
 import { normalizeHost } from '../../routing/host.ts';
 import { parseOAuthPath, WELL_KNOWN, type OAuthDocument } from './paths.ts';
 import type { McpOAuthResource, ResourceAddress } from './resource.ts';

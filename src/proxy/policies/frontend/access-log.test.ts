@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Logger } from '../../../common/logger.ts';
 import type { FrontendPolicy } from '../../../ir/policy.ts';
-import type { DownstreamRequest } from '../../pipeline/downstream.ts';
+import type { DownstreamRequest } from '../../http/downstream.ts';
 import { writeAccessLog } from './access-log.ts';
 import { compileFrontend } from './compile.ts';
 

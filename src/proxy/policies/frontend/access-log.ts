@@ -1,7 +1,7 @@
 import { attributeValue, conditionHolds, createActivation } from '../../../cel/index.ts';
 import { CREDENTIAL_HEADERS, type Logger } from '../../../common/logger.ts';
 import { REDACTED } from '../../../common/secret-matcher.ts';
-import type { DownstreamRequest } from '../../pipeline/downstream.ts';
+import type { DownstreamRequest } from '../../http/downstream.ts';
 import { accessLog, type AccessLogRecord } from '../../telemetry/access-log.ts';
 import type { AccessLogSettings } from './compile.ts';
 

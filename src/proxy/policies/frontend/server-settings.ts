@@ -2,7 +2,7 @@ import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'nod
 import type { Http2SecureServer, Http2Server, Http2Session, Http2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { DownstreamResponse } from '../../pipeline/downstream.ts';
+import type { DownstreamResponse } from '../../http/downstream.ts';
 import type { CompiledFrontend } from './compile.ts';
 import { watchHeaderCase } from './header-case.ts';
 

@@ -2,11 +2,29 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { classify, toErrorResponse, type ProxyError } from '../http/errors.ts';
-import type { HeaderMap } from '../http/headers.ts';
-import { renderGatewayError, type ClientFormat } from '../http/error-format.ts';
-import type { ResponseMutation } from '../policies/context.ts';
-import type { DirectResponse } from '../policies/result.ts';
+import { classify, toErrorResponse, type ProxyError } from './errors.ts';
+import type { HeaderMap } from './headers.ts';
+import { renderGatewayError, type ClientFormat, type GatewayError } from './error-format.ts';
+
+/**
+ * A response the gateway makes itself instead of forwarding (a policy's answer, a refusal):
+ * written by `sendDirect`. Traffic policy steps return it (policies/result.ts), which is why its
+ * doc speaks of them; it lives here, below the policies, because every layer writes one.
+ */
+export interface DirectResponse {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: string | Buffer;
+  /**
+   * Set on the gateway's own refusals (401, 403, 429, 413, 500 …): the machine-readable cause the
+   * pipeline renders in the client's format (docs/errors.md), replacing `body`. Answers whose body
+   * a user or an external service wrote (directResponse, an ext_authz denial) never have it.
+   */
+  readonly error?: GatewayError;
+}
+
+/** A change to the response headers, run when the upstream (or a policy) answers. */
+export type ResponseMutation = (headers: HeaderMap, status: number) => void;
 
 /** The client side of an exchange: node's HTTP/1 request or the HTTP/2 compatibility request. */
 export type DownstreamRequest = IncomingMessage | Http2ServerRequest;
