@@ -85,7 +85,10 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
       const serve = () => {
         const celContext = request.policy?.cel();
         // After the backend request steps: their header changes are part of the delta too.
-        const headers = policyHeaderChanges(req.headers, request.headers, request.headersMayHaveChanged === true || request.policy !== undefined);
+        let headers = policyHeaderChanges(req.headers, request.headers, request.headersMayHaveChanged === true || request.policy !== undefined);
+        // traffic.hostRewrite None: targets get the client's Host, written like a policy-set header (the target's own otherwise).
+        const clientHost = request.policy?.upstream.hostRewrite === 'None' ? request.headers.host : undefined;
+        if (typeof clientHost === 'string' && clientHost !== '') headers = new Map(headers).set('host', clientHost);
         const ctx = {
           ...(celContext ? { celContext } : {}),
           ...(request.backendPolicy ? { backendPolicy: request.backendPolicy } : {}),

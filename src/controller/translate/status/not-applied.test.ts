@@ -77,7 +77,6 @@ const CASES: Readonly<Record<string, Case>> = {
   'traffic retry': { value: { retry: { attempts: 2 } }, path: 'spec.traffic.retry' },
   'traffic transformation.response.body': { value: { transformation: { response: { body: '"replaced"' } } }, path: 'spec.traffic.transformation.response.body' },
   'traffic extProc': { value: { extProc: { url: 'http://extproc.example:9000' } }, path: 'spec.traffic.extProc' },
-  'traffic hostRewrite': { value: { hostRewrite: { mode: 'None' } }, path: 'spec.traffic.hostRewrite' },
   'traffic rateLimit.local[]': { value: { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } }, path: 'spec.traffic.rateLimit.local[0]' },
   'traffic rateLimit.global.descriptors[]': {
     value: { rateLimit: { global: { url: 'http://rls.example:8081', domain: 'd', descriptors: [{ entries: [{ name: 'k', expression: '"v"' }], unit: 'Tokens' }] } } },
@@ -162,26 +161,27 @@ describe('NOT_APPLIED: every row is reported on the owning object with its path'
 });
 
 describe('not applied: what applies keeps working', () => {
-  it('a rate limit next to an ignored retry stays in the IR; the ancestor is PartiallyApplied and Attached', () => {
-    const traffic = { rateLimit: { local: [{ requests: 10, unit: 'Seconds' }] }, retry: { attempts: 2 } };
-    const { config, statuses } = translate(world('ai', [policy('traffic', traffic)]));
+  it('a CSRF check next to an ignored tokens limit stays in the IR; the ancestor is PartiallyApplied and Attached', () => {
+    const traffic = { csrf: { additionalOrigins: ['https://app.example'] }, rateLimit: { local: [{ tokens: 100, unit: 'Minutes' as const }] } };
+    const { config, statuses } = translate(world('Service', [policy('traffic', traffic)]));
     const rule = Object.values(config.routes)[0].rules[0];
-    assert.deepEqual(rule.traffic?.rateLimit, traffic.rateLimit);
+    assert.deepEqual(rule.traffic?.csrf, traffic.csrf);
     const conditions = ancestorConditions(statuses);
     assert.equal(accepted(conditions).reason, 'PartiallyApplied');
-    assert.match(accepted(conditions).message, /spec\.traffic\.retry \(on ai backends\)/);
+    assert.match(accepted(conditions).message, /spec\.traffic\.rateLimit\.local\[0\] \(on Service backends\)/);
     assert.deepEqual(conditions.find((x) => x.type === 'Attached'), { type: 'Attached', status: 'True', reason: 'Attached', message: 'Policy is attached' });
   });
 
-  it('a Gateway target reaching a Service route and an AI route names only the AI kind', () => {
-    const objects = world('Service', [policy('traffic', { retry: { attempts: 2 } }, { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' })]);
+  it('a Gateway target reaching a Service route and an AI route names only the kind it is ignored on', () => {
+    const objects = world('Service', [policy('traffic', { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } }, { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' })]);
     objects.push(proxyBackend({ ai: { provider: { providerA: {} } } }), {
       apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'llm', namespace: 'default' },
       spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [BACKENDS.ai.ref] }] },
     });
     const cond = accepted(ancestorConditions(translate(objects).statuses));
-    assert.equal(cond.reason, 'PartiallyApplied', 'retry still applies on the Service route');
-    assert.match(cond.message, /spec\.traffic\.retry \(on ai backends\)/);
+    assert.equal(cond.reason, 'PartiallyApplied', 'the tokens limit still applies on the AI route');
+    assert.match(cond.message, /spec\.traffic\.rateLimit\.local\[0\] \(on Service backends\)/);
+    assert.doesNotMatch(cond.message, /on [^)]*\bai\b[^)]* backends/);
   });
 
   it('a policy that sets nothing ignored stays Accepted=True', () => {

@@ -62,15 +62,11 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'frontend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
 
   // Traffic members on routes whose backend is served in-process (AI, MCP).
-  { scope: 'traffic', path: 'retry', kinds: AI_MCP, why: 'the AI and MCP handlers do not retry a route\'s requests (an AI backend fails over between its providers instead)', issue: 12 },
+  { scope: 'traffic', path: 'retry', kinds: ['mcp'], why: 'the MCP handler does not retry a route\'s requests', issue: 12 },
   { scope: 'traffic', path: 'transformation.response.body', kinds: AI_MCP, why: 'response body transformations are not run on AI and MCP answers (header changes are)', issue: 12 },
   {
     scope: 'traffic', path: 'extProc', kinds: AI_MCP, partial: true, when: sendsResponsePhase,
     why: 'the external processor\'s response phases are not run on AI and MCP answers (request phases are)', issue: 12,
-  },
-  {
-    scope: 'traffic', path: 'hostRewrite', kinds: AI_MCP, when: (v) => isDict(v) && v.mode === 'None',
-    why: 'the AI and MCP handlers always send the provider\'s or target\'s own Host', issue: 12,
   },
   {
     scope: 'traffic', path: 'rateLimit.local[]', kinds: NOT_AI, when: (v) => isDict(v) && v.tokens !== undefined,
