@@ -1,6 +1,6 @@
 import type { Filter } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
-import { compileHeaderModifier, type CompiledHeaderModifier } from './header-modifier.ts';
+import { compileHeaderModifier, type CompiledHeaderModifier } from '../http/header-modifier.ts';
 import type { RedirectFilter } from './redirect.ts';
 
 export type URLRewriteFilter = Extract<Filter, { type: 'URLRewrite' }>;

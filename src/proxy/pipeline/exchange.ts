@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../common/logger.ts';
 import { isConnectFailure, upstreamFailure, type ProxyError } from '../http/errors.ts';
-import { applyHeaderModifier } from '../filters/header-modifier.ts';
+import { applyHeaderModifier } from '../http/header-modifier.ts';
 import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
 import { preservesHeaderCase, withRawCase } from '../policies/frontend/header-case.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';

@@ -9,7 +9,7 @@
  * handler requests with nothing to apply, never get one.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
-import { applyHeaderModifier, type CompiledHeaderModifier } from '../filters/header-modifier.ts';
+import { applyHeaderModifier, type CompiledHeaderModifier } from '../http/header-modifier.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { ResponseMutation } from '../policies/context.ts';
 import type { DownstreamResponse } from '../http/downstream.ts';

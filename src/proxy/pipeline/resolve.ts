@@ -8,7 +8,7 @@ import type { CompiledFilters } from '../filters/compile.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
-import { applyHeaderModifier } from '../filters/header-modifier.ts';
+import { applyHeaderModifier } from '../http/header-modifier.ts';
 import { modifyPath } from '../filters/path-modifier.ts';
 import { redirectLocation } from '../filters/redirect.ts';
 import { addForwardedHeaders, endToEndHeaders, type HeaderMap } from '../http/headers.ts';

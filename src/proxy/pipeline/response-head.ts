@@ -7,7 +7,7 @@
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { applyHeaderModifier } from '../filters/header-modifier.ts';
+import { applyHeaderModifier } from '../http/header-modifier.ts';
 import type { CompiledFilters } from '../filters/compile.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { ResponseMutation } from '../policies/context.ts';

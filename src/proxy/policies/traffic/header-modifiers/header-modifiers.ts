@@ -1,6 +1,6 @@
 import type { HeaderFilterPolicy } from '../../../../ir/policy.ts';
 import type { HeaderModifier } from '../../../../ir/types.ts';
-import { applyHeaderModifier, compileHeaderModifier } from '../../../filters/header-modifier.ts';
+import { applyHeaderModifier, compileHeaderModifier } from '../../../http/header-modifier.ts';
 import { CONTINUE } from '../../result.ts';
 import type { StepCompiler } from '../../step.ts';
 

@@ -1,5 +1,5 @@
 import type { HeaderModifier } from '../../ir/types.ts';
-import type { HeaderMap } from '../http/headers.ts';
+import type { HeaderMap } from './headers.ts';
 
 /** A HeaderModifier with lowercased names, ready to apply. */
 export interface CompiledHeaderModifier {

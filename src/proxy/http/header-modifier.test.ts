@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HeaderMap } from '../http/headers.ts';
+import type { HeaderMap } from './headers.ts';
 import { applyHeaderModifier, compileHeaderModifier } from './header-modifier.ts';
 
 describe('applyHeaderModifier', () => {
