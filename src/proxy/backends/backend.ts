@@ -4,7 +4,7 @@ import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import { compileClientFormat, type ClientFormatOf } from './client-format.ts';
 import type { BackendHandler, BackendHandlers } from './handlers.ts';
-import { RoundRobin } from './picker.ts';
+import { RoundRobin } from '../routing/picker.ts';
 import type { UpstreamPools, UpstreamProtocol } from './pools.ts';
 
 export interface UpstreamTarget {

@@ -1,7 +1,7 @@
 import type { BackendPolicy, TrafficPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
-import { WeightedPicker } from '../backends/picker.ts';
+import { WeightedPicker } from '../routing/picker.ts';
 import type { ClientFormatOf } from '../backends/client-format.ts';
 import { compileFilters, mergeFilters, type CompiledFilters } from '../filters/compile.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { compile, type Program } from '../../../cel/index.ts';
 import type { BackendMember, BackendPolicy, CredentialLocation, InvalidPolicy } from '../../../ir/policy.ts';
 import type { CompiledBackend, UpstreamTarget } from '../../backends/backend.ts';
-import { RoundRobin } from '../../backends/picker.ts';
+import { RoundRobin } from '../../routing/picker.ts';
 import type { UpstreamPools } from '../../backends/pools.ts';
 import type { PolicyContext, RequestIdentity } from '../context.ts';
 import { applyBackendCredentials, writeCredential } from './auth.ts';
