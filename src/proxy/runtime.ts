@@ -10,7 +10,7 @@ import { SharedConnections } from './ext/connections.ts';
 import { HealthStates } from './policies/backend/health.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
-import { SecureContextCache } from './server/tls-contexts.ts';
+import { SecureContextCache } from './compile/tls-contexts.ts';
 import { ProxyMetrics } from './telemetry/metrics.ts';
 
 export interface RuntimeOptions {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { UpstreamPools } from '../backends/pools.ts';
-import { SecureContextCache } from '../server/tls-contexts.ts';
+import { SecureContextCache } from './tls-contexts.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
 import { silentLogger } from '../../common/logger.ts';
 import { compileConfig } from './config.ts';

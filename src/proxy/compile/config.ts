@@ -7,7 +7,7 @@ import type { BackendHandler, BackendHandlers } from '../backends/handlers.ts';
 import type { UpstreamPools } from '../backends/pools.ts';
 import { HostTable } from '../routing/host.ts';
 import { RouteTable } from '../routing/route-table.ts';
-import type { CertificatePair, SecureContextCache } from '../server/tls-contexts.ts';
+import type { CertificatePair, SecureContextCache } from './tls-contexts.ts';
 import { endpointResolver } from './endpoints.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
 import { BackendPolicyCompiler } from '../policies/backend/compile.ts';

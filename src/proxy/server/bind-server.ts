@@ -8,7 +8,7 @@ import type { Telemetry } from '../pipeline/exchange.ts';
 import { handleUpgrade } from '../pipeline/upgrade.ts';
 import { normalizeHost } from '../routing/host.ts';
 import { sniffProtocol } from './h2c-sniff.ts';
-import type { CertificatePair } from './tls-contexts.ts';
+import type { CertificatePair } from '../compile/tls-contexts.ts';
 import { acceptConnection, inheritClientAddress } from '../policies/frontend/accept.ts';
 import { applyServerSettings, closeIdleSession, limitHttp1Connection, refuseConnectSocket, refuseConnectStream, trackHttp1Request, watchSession } from '../policies/frontend/server-settings.ts';
 
