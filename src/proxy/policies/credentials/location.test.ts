@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { describe, it } from 'node:test';
 import type { CredentialLocation } from '../../../ir/policy.ts';
 import { challengeScheme, compileCredentialExtractor } from './location.ts';
-import { testContext } from './test-context.ts';
+import { testContext } from '../../testing/credential-context.ts';
 
 const BEARER: CredentialLocation = { header: { name: 'Authorization', prefix: 'Bearer ' } };
 

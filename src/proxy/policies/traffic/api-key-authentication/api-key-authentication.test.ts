@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../../../common/logger.ts';
 import type { ApiKeyAuthenticationPolicy, AuthMode } from '../../../../ir/policy.ts';
-import { testContext } from '../../credentials/test-context.ts';
+import { testContext } from '../../../testing/credential-context.ts';
 import type { PolicyResult } from '../../result.ts';
 import { compileApiKeyAuthentication } from './api-key-authentication.ts';
 

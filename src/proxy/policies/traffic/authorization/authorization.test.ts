@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { silentLogger } from '../../../../common/logger.ts';
 import type { AuthorizationAction, AuthorizationPolicy } from '../../../../ir/policy.ts';
 import type { RequestIdentity } from '../../context.ts';
-import { testContext } from '../../credentials/test-context.ts';
+import { testContext } from '../../../testing/credential-context.ts';
 import { compileAuthorization } from './authorization.ts';
 
 type Rule = [AuthorizationAction, ...string[]];

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../../../common/logger.ts';
 import type { BasicAuthenticationPolicy } from '../../../../ir/policy.ts';
-import { testContext } from '../../credentials/test-context.ts';
+import { testContext } from '../../../testing/credential-context.ts';
 import { htpasswdLines } from '../../../../../test/support/htpasswd.ts';
 import { compileBasicAuthentication } from './basic-authentication.ts';
 

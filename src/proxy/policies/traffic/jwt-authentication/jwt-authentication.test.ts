@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { silentLogger } from '../../../../common/logger.ts';
 import type { AuthMode, JwtAuthenticationPolicy } from '../../../../ir/policy.ts';
-import { testContext } from '../../credentials/test-context.ts';
+import { testContext } from '../../../testing/credential-context.ts';
 import { compileJwtAuthentication } from './jwt-authentication.ts';
 import { jwks, testSigner, type TestSigner } from './test-keys.ts';
 

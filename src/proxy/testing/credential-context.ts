@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { fakePolicyContext, type FakePolicyContext } from '../../testing/policy-context.ts';
-import type { RequestIdentity } from '../context.ts';
+import { fakePolicyContext, type FakePolicyContext } from './policy-context.ts';
+import type { RequestIdentity } from '../policies/context.ts';
 
 /** What a unit test of an authentication step says about a request; the rest has plain defaults. */
 export interface TestRequest {
