@@ -9,7 +9,7 @@ import type { RouteType } from '../../ir/ai.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import type { ClientFormat } from '../http/error-format.ts';
-import { routeTypeFor } from '../llm/gateway/route-type.ts';
+import { routeTypeFor } from '../llm/translate/route-type.ts';
 
 /** A format fixed at compile time, or (AI backends serving several route types) one chosen by path when an error is rendered. */
 export type ClientFormatOf = ClientFormat | ((path: string, headers: IncomingHttpHeaders) => ClientFormat);

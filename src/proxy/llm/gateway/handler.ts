@@ -24,7 +24,7 @@ import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
 import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from './failover.ts';
 import { RealtimeRelay } from './realtime.ts';
-import { routeTypeFor } from './route-type.ts';
+import { routeTypeFor } from '../translate/route-type.ts';
 import { bufferedRequest, clientHostFor, ClientGoneError, hostHeader, pinnedServerName, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
 import { maskSecrets, sentSecrets } from './credential-mask.ts';
