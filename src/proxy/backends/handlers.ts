@@ -41,6 +41,12 @@ export interface HandlerRequest {
 export interface BackendHandler {
   handle(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): void;
   /**
+   * True: the pipeline runs the request's ResponseFilters (transformation `response.body`, ext_proc
+   * response phases) on what `handle` writes, except answers marked as the gateway's own
+   * (pipeline/handler-response.ts). Absent: the handler's answer goes out as written.
+   */
+  readonly filtersResponses?: boolean;
+  /**
    * An HTTP/1.1 Upgrade (WebSocket) request, after routing and traffic policies; the handler owns
    * the socket from here and calls `request.done` once (101 when upgraded, else the status it
    * wrote). Handlers without it refuse upgrades.

@@ -41,6 +41,12 @@ export interface DownstreamResponse {
   destroy(error?: Error): unknown;
   once(event: 'drain', listener: () => void): unknown;
   on(event: 'close', listener: () => void): unknown;
+  /**
+   * Present on the pipeline's wrapper around an in-process handler's response
+   * (pipeline/handler-response.ts): the next head is the gateway's own refusal or failure, so
+   * response filters (transformation `response.body`, ext_proc) skip it. Node's responses lack it.
+   */
+  gatewayAnswer?(): void;
 }
 
 /** Does the request carry a body we must stream upstream? */

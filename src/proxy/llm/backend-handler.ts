@@ -7,6 +7,7 @@ export const llmHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
   if (!backend.ai) return undefined;
   const llm = new LlmBackendHandler(backend.ai, { logger: deps.logger });
   return {
+    filtersResponses: true,
     handle(req, res, request) {
       llm.serve(req, res, request).then(
         ({ status, bytes }) => request.done(status, bytes),

@@ -3,7 +3,8 @@
  * (transformation `response.body`, ext_proc). The Exchange hands the upstream response here
  * instead of writing it: header filters run first (and may answer instead), then the body flows
  * through each body filter in turn, with backpressure back to the upstream. Only requests whose
- * policies registered a ResponseFilter take this path.
+ * policies registered a ResponseFilter take this path. In-process handlers' answers (ai) take it
+ * too, through HandlerResponse, which feeds their writes in as the upstream body.
  */
 import { PassThrough } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -47,10 +48,11 @@ export class FilteredResponseWriter {
     void this.#run();
   }
 
-  push(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  /** `flow` is the upstream's controller, or whatever else can hold a producer back (an in-process handler's writes). */
+  push(flow: Pick<Dispatcher.DispatchController, 'pause' | 'resume'>, chunk: Buffer): void {
     if (!this.#body.write(chunk)) {
-      controller.pause();
-      this.#body.once('drain', () => controller.resume());
+      flow.pause();
+      this.#body.once('drain', () => flow.resume());
     }
   }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import type { BackendHandler, HandlerRequest } from '../backends/handlers.ts';
-import type { ResponseMutation } from '../policies/context.ts';
+import type { ResponseFilter, ResponseMutation } from '../policies/context.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.ts';
 import type { Forward } from './exchange.ts';
@@ -75,11 +75,56 @@ describe('dispatchToHandler: response effects the backend policy adds while the 
   for (const c of cases) {
     it(c.name, () => {
       const { res, head } = recordingResponse();
-      const context = { responseMutations: [] as ResponseMutation[], upstream: { delayedMs: 0 } } as unknown as RequestPolicyContext;
+      const context = { responseMutations: [] as ResponseMutation[], responseFilters: [], upstream: { delayedMs: 0 } } as unknown as RequestPolicyContext;
       let status = 0;
       dispatchToHandler({ headers: {} } as DownstreamRequest, res, forward(handlerAddingEffect(addHeader), c.runtime), (s) => (status = s), context);
       assert.equal(status, 200);
       assert.equal(head()?.['x-authz-result'], c.expected);
+    });
+  }
+});
+
+/** A handler answering `{"text":"hi"}` in one go, as the LLM handler's buffered answers are written. */
+function answering(filtersResponses: boolean | undefined): BackendHandler {
+  return {
+    ...(filtersResponses === undefined ? {} : { filtersResponses }),
+    handle(_req, res, request: HandlerRequest) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '13' });
+      res.end('{"text":"hi"}');
+      request.done(200, 13);
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+const upperCase: ResponseFilter = {
+  async *body(body) {
+    let all = '';
+    for await (const c of body) all += Buffer.from(c).toString();
+    yield Buffer.from(all.toUpperCase());
+  },
+};
+
+describe('dispatchToHandler: response filters on handlers that take them', () => {
+  const cases: readonly { name: string; filtersResponses: boolean | undefined; body: string }[] = [
+    { name: 'a handler that takes them (ai): its answer passes the body filter', filtersResponses: true, body: '{"TEXT":"HI"}' },
+    { name: 'a handler that does not: its answer goes out as written', filtersResponses: undefined, body: '{"text":"hi"}' },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      let body = '';
+      const { res } = recordingResponse();
+      (res as { write: (chunk: Buffer) => boolean }).write = (chunk) => {
+        body += chunk.toString();
+        return true;
+      };
+      (res as { end: (chunk?: string | Buffer) => unknown }).end = (chunk) => (body += chunk?.toString() ?? '');
+      const context = { responseMutations: [] as ResponseMutation[], responseFilters: [upperCase], upstream: { delayedMs: 0 } } as unknown as RequestPolicyContext;
+      const done = new Promise<number>((resolve) => {
+        dispatchToHandler({ method: 'POST', headers: {} } as DownstreamRequest, res, forward(answering(c.filtersResponses), undefined), (s) => resolve(s), context);
+      });
+      assert.equal(await done, 200);
+      assert.equal(body, c.body);
     });
   }
 });

@@ -132,6 +132,17 @@ export class ClientSink implements AbortSource {
     (this.#res as { end(chunk: Buffer): void }).end(Buffer.from(body.buffer, body.byteOffset, body.length));
   }
 
+  /**
+   * The gateway's own refusal or failure (a policy refusal, 413, no provider reachable …), not the
+   * backend's answer: route response effects apply, response filters do not — as on a Service
+   * backend, where they see only what the upstream answered.
+   */
+  refuse(status: number, headers: Readonly<Record<string, string>>, body: Uint8Array): void {
+    if (this.#closed) return;
+    this.#res.gatewayAnswer?.();
+    this.send(status, headers, body);
+  }
+
   end(): void {
     if (!this.#closed && !this.#res.writableEnded) this.#res.end();
   }

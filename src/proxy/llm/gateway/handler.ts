@@ -23,7 +23,7 @@ import { ClientSink, readRequestBody } from './client-io.ts';
 import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker } from './picker.ts';
 import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from './failover.ts';
-import { RealtimeRelay } from './realtime.ts';
+import { RealtimeRelay, type RealtimeAttempt } from './realtime.ts';
 import { routeTypeFor } from '../translate/route-type.ts';
 import { bufferedRequest, clientHostFor, ClientGoneError, hostHeader, pinnedServerName, ProviderPools, ReplicaTurns } from './upstream.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, readProviderAnswer, ResponseTooLargeError } from './bounded-body.ts';
@@ -96,28 +96,33 @@ export class LlmBackendHandler {
       const policy = effectivePolicy(request.backendPolicy, provider);
       return { provider, policy, ai: aiOf(policy) ?? this.#ir.policy };
     });
-    return this.#gateUpgrade(socket, request, attempts).then((refused) => (refused ? undefined : this.#realtime?.serve(req, socket, head, request, attempts)));
+    return this.#gateUpgrade(socket, request, attempts).then((gated) => (gated === undefined ? undefined : this.#realtime?.serve(req, socket, head, request, gated)));
   }
 
   /**
    * The backend-policy layer before a Realtime relay: every provider it may try must pass (an
-   * invalid policy or an extAuth refusal on any of them refuses the upgrade, nothing sent). Header
-   * changes of the request steps do not reach the relayed handshake. Resolves true when refused.
+   * invalid policy or an extAuth refusal on any of them refuses the upgrade, nothing sent). Each
+   * attempt gets the header changes its request steps made, for the relayed handshake. Resolves
+   * undefined when refused (the answer written).
    */
-  async #gateUpgrade(socket: Duplex, request: HandlerRequest, attempts: readonly { provider: AiProviderIR; policy: BackendPolicy | undefined }[]): Promise<boolean> {
+  async #gateUpgrade(socket: Duplex, request: HandlerRequest, attempts: readonly RealtimeAttempt[]): Promise<RealtimeAttempt[] | undefined> {
     const ran = new Map<CompiledBackendPolicy, PolicyGate>();
-    for (const { provider, policy } of attempts) {
-      const gating = gateProviderCall(request.backendRuntime?.subBackend(provider.name), policy, request.policy, ran);
+    const gated: RealtimeAttempt[] = [];
+    for (const attempt of attempts) {
+      const gating = gateProviderCall(request.backendRuntime?.subBackend(attempt.provider.name), attempt.policy, request.policy, ran);
       const gate = gating instanceof Promise ? await gating : gating;
-      if (gate.kind === 'passed') continue;
+      if (gate.kind === 'passed') {
+        gated.push({ ...attempt, stepHeaders: gate.headers });
+        continue;
+      }
       const response = gate.response;
       const body = response.error ? renderGatewayError(response.status, response.error, 'openai') : String(response.body ?? '');
       const length = Buffer.byteLength(body);
       socket.end(`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n${body}`);
       request.done(response.status, length);
-      return true;
+      return undefined;
     }
-    return false;
+    return gated;
   }
 
   /** Serves one request; resolves with the status the client saw and the body bytes written. */
@@ -128,7 +133,7 @@ export class LlmBackendHandler {
     const format = errorFormatOf(route, req.headers['anthropic-version']);
     const fail = (status: number, message: string, code?: string) => {
       const r = renderError({ status, message, ...(code ? { code } : {}) }, format);
-      sink.send(r.status, r.headers, r.body);
+      sink.refuse(r.status, r.headers, r.body);
       return { status: r.status, bytes: sink.bytes };
     };
     let body: Buffer;
@@ -144,6 +149,7 @@ export class LlmBackendHandler {
     // Failover between providers and the route's traffic.retry, combined (failover.ts).
     const schedule = new ProviderSchedule(this.#picker, request.policy?.upstream.retry);
     const ran = new Map<CompiledBackendPolicy, PolicyGate>();
+    const bodies = new Map<CompiledBackendPolicy, Buffer>();
     let last: Retryable | undefined;
     /** Further replicas of the current provider to try after a refused connection. */
     let replicasLeft = -1;
@@ -152,7 +158,7 @@ export class LlmBackendHandler {
       if (replicasLeft < 0) replicasLeft = (provider.endpoints?.length ?? 1) - 1;
       let failure: AttemptFailure;
       try {
-        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule, bodies });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
         failure = { status: outcome.status, failover: isFailoverStatus(outcome.status) };
@@ -198,10 +204,17 @@ export class LlmBackendHandler {
 
   async #attempt(a: Attempt): Promise<Outcome> {
     const policy = effectivePolicy(a.request.backendPolicy, a.provider);
+    const runtime = a.request.backendRuntime?.subBackend(a.provider.name);
+    const ctx = a.request.policy;
+    // A backend transformation's `request.body` sees the client's body (after the traffic policies) and what it
+    // makes of it is planned for this provider (docs/llm.md): each policy starts from the client's body, not from
+    // what another provider's transformation made of it on an earlier attempt.
+    const transformsBody = runtime?.transformation !== undefined && ctx !== undefined;
+    if (transformsBody && !a.ran.has(runtime)) ctx.replaceBody(a.body);
     // The backend-policy layer first: an invalid policy, an extAuth refusal or a transformation answer ends here, nothing sent.
     let gate: PolicyGate;
     try {
-      const gating = gateProviderCall(a.request.backendRuntime?.subBackend(a.provider.name), policy, a.request.policy, a.ran);
+      const gating = gateProviderCall(runtime, policy, ctx, a.ran);
       gate = gating instanceof Promise ? await gating : gating;
     } catch (err) {
       if (err instanceof BodyTooLargeError) return { kind: 'answered', status: this.#refuse(a, { status: 413, error: { code: 'payload_too_large', message: err.message } }) };
@@ -209,10 +222,14 @@ export class LlmBackendHandler {
       return { kind: 'answered', status: this.#refuse(a, { status: 500, error: { code: 'backend_policy_failed', message: 'the backend policy could not be applied' } }) };
     }
     if (gate.kind === 'refused') return { kind: 'answered', status: this.#refuse(a, gate.response) };
+    const body = transformsBody ? await this.#transformedBody(a, runtime, ctx) : a.body;
+    if (body !== a.body && !OPAQUE_BODY_ROUTES.has(a.route) && jsonTooDeep(body)) {
+      return { kind: 'answered', status: this.#refuse(a, { status: 400, error: { code: 'bad_request', message: TOO_DEEP_MESSAGE } }) };
+    }
     const ai = aiOf(policy) ?? this.#ir.policy;
     const compiled = ai ? compileAiPolicy(ai) : undefined;
     const cel = (): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: { provider: a.provider.name } });
-    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(a.body, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : a.body;
+    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(body, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : body;
     const plan = planRequest({
       routeType: a.route, provider: a.provider.provider, body: clientBody, path: a.request.path, method: a.req.method,
       modelAliases: ai?.modelAliases, promptCaching: ai?.promptCaching, headers: plainHeaders(a.req.headers),
@@ -305,6 +322,15 @@ export class LlmBackendHandler {
     return { kind: 'answered', status };
   }
 
+  /** The body after this provider's backend transformation, kept per compiled policy for a failover under the same one. */
+  async #transformedBody(a: Attempt, runtime: CompiledBackendPolicy, ctx: PolicyContext): Promise<Buffer> {
+    const known = a.bodies.get(runtime);
+    if (known) return known;
+    const body = await ctx.readBody();
+    a.bodies.set(runtime, body);
+    return body;
+  }
+
   /** Answers from the gateway in the client's format (a gateway error) or as the policy wrote it (an ext_authz denial); returns the status. */
   #refuse(a: Attempt, response: DirectResponse): number {
     const headers: Record<string, string> = {};
@@ -314,7 +340,7 @@ export class LlmBackendHandler {
       headers['content-type'] = 'application/json';
       body = Buffer.from(renderGatewayError(response.status, response.error, a.format));
     } else body = typeof response.body === 'string' ? Buffer.from(response.body) : (response.body ?? Buffer.alloc(0));
-    a.sink.send(response.status, headers, body);
+    a.sink.refuse(response.status, headers, body);
     return response.status;
   }
 
@@ -354,6 +380,8 @@ interface Attempt {
   readonly format: ErrorFormat;
   /** The backend policies already run for this request (failover to a provider under the same one does not rerun them). */
   readonly ran: Map<CompiledBackendPolicy, PolicyGate>;
+  /** The request body each backend transformation made (kept with `ran`). */
+  readonly bodies: Map<CompiledBackendPolicy, Buffer>;
   /** Failover and retry (failover.ts): which answers are held back for another attempt. */
   readonly schedule: ProviderSchedule;
 }
