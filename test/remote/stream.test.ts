@@ -15,7 +15,7 @@ import type { Bind, ProxyConfig } from '../../src/ir/types.ts';
 import type { ApplyResult, ConfigRuntime } from '../../src/distribute/types.ts';
 import { StaticTokenAuthenticator } from '../../src/distribute/remote/auth.ts';
 import { RemoteConfigClient } from '../../src/distribute/remote/client.ts';
-import { ConfigDistribution, ConfigRequestSchema, ResourceType, SubscribeSchema, type ConfigRequest, type ConfigResponse } from '../../src/distribute/remote/gen/v1/config_pb.js';
+import { ConfigDistribution, ConfigRequestSchema, SubscribeSchema, type ConfigRequest, type ConfigResponse, type ResourceType } from '../../src/distribute/remote/gen/v1/config_pb.js';
 import { RemoteDistributor } from '../../src/distribute/remote/server.ts';
 import type { GatewayRef } from '../../src/distribute/remote/split.ts';
 
