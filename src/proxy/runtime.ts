@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../common/logger.ts';
 import type { ProxyConfig } from '../ir/types.ts';
-import { UpstreamPools } from './backends/pools.ts';
+import { UpstreamPools } from './policies/backend/pools.ts';
 import { BACKEND_HANDLER_FACTORIES } from './handler-factories.ts';
 import { BackendHandlers } from './backends/handlers.ts';
 import { compileConfig, type CompiledBind, type CompiledConfig } from './compile/config.ts';

@@ -1,25 +1,16 @@
 import type { UpstreamKind } from '../policies/backend/support.ts';
-import type { Dispatcher } from 'undici';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import { compileClientFormat, type ClientFormatOf } from './client-format.ts';
 import type { BackendHandler, BackendHandlers } from './handlers.ts';
 import { RoundRobin } from '../routing/picker.ts';
-import type { UpstreamPools, UpstreamProtocol } from './pools.ts';
+import type { UpstreamEndpoints, UpstreamPools, UpstreamProtocol, UpstreamTarget } from '../policies/backend/pools.ts';
 
-export interface UpstreamTarget {
-  readonly dispatcher: Dispatcher;
-  readonly host: string;
-  readonly port: number;
-  /** `host[:port]` for a rewritten Host header (port left out when 80). */
-  readonly authority: string;
-}
+export type { UpstreamTarget };
 
-export interface CompiledBackend {
-  readonly key: string;
+/** A backend compiled once per config: its endpoints (key, protocol, round robin of targets) and how it is served. */
+export interface CompiledBackend extends UpstreamEndpoints {
   readonly rewriteHost: boolean;
-  readonly protocol: UpstreamProtocol;
-  readonly endpoints: RoundRobin<UpstreamTarget>;
   /** Set for backends served in-process (MCP, LLM …): requests go to it instead of an endpoint. */
   readonly handler?: BackendHandler;
   /** Which backend-policy members its upstream calls apply (policies/backend/support.ts). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { UpstreamPools } from '../backends/pools.ts';
+import { UpstreamPools } from '../policies/backend/pools.ts';
 import { SecureContextCache } from './tls-contexts.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
 import { silentLogger } from '../../common/logger.ts';

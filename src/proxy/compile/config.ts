@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { Bind, Listener, ProxyConfig } from '../../ir/types.ts';
 import { compileBackend, type CompiledBackend } from '../backends/backend.ts';
 import type { BackendHandler, BackendHandlers } from '../backends/handlers.ts';
-import type { UpstreamPools } from '../backends/pools.ts';
+import type { UpstreamPools } from '../policies/backend/pools.ts';
 import { HostTable } from '../routing/host.ts';
 import { RouteTable } from '../routing/route-table.ts';
 import type { CertificatePair, SecureContextCache } from './tls-contexts.ts';

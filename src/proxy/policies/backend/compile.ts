@@ -1,9 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { compile, type Program } from '../../../cel/index.ts';
 import type { BackendMember, BackendPolicy, CredentialLocation, InvalidPolicy } from '../../../ir/policy.ts';
-import type { CompiledBackend, UpstreamTarget } from '../../backends/backend.ts';
 import { RoundRobin } from '../../routing/picker.ts';
-import type { UpstreamPools } from '../../backends/pools.ts';
+import type { UpstreamEndpoints, UpstreamPools, UpstreamTarget } from './pools.ts';
 import type { PolicyContext, RequestIdentity } from '../context.ts';
 import { applyBackendCredentials, writeCredential } from './auth.ts';
 import { compileCloudCredentials, type UpstreamCall } from './cloud-auth.ts';
@@ -70,7 +69,7 @@ const NO_STEP_DEPS: BackendStepDeps = { logger: silentLogger };
 
 export function compileBackendPolicy(
   policy: BackendPolicy,
-  backend: CompiledBackend,
+  backend: UpstreamEndpoints,
   pools: UpstreamPools,
   onError: (message: string) => void,
   healthStates?: HealthStates,
@@ -200,7 +199,7 @@ export class BackendPolicyCompiler {
   }
 
   /** `kind` says which members the upstream call applies (support.ts); a backend is of one kind, so it is not part of the cache key. */
-  compile(policy: BackendPolicy, backend: CompiledBackend, kind: UpstreamKind = 'service'): CompiledBackendPolicy {
+  compile(policy: BackendPolicy, backend: UpstreamEndpoints, kind: UpstreamKind = 'service'): CompiledBackendPolicy {
     let byBackend = this.#cache.get(policy);
     if (!byBackend) this.#cache.set(policy, (byBackend = new Map()));
     let compiled = byBackend.get(backend.key);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import { compileBackend } from '../../backends/backend.ts';
-import { UpstreamPools } from '../../backends/pools.ts';
+import { UpstreamPools } from './pools.ts';
 import { backend } from '../../testing/config.ts';
 import { compileBackendPolicy, type CompiledBackendPolicy } from './compile.ts';
 import { HealthStates, PassiveHealth } from './health.ts';

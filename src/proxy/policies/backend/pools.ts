@@ -1,8 +1,29 @@
 import { H2CClient, Pool, type Dispatcher } from 'undici';
-import type { Endpoint } from '../../ir/types.ts';
-import { connectorFor, serverNameFor, type ConnectionSettings } from '../policies/backend/connection.ts';
+import type { Endpoint } from '../../../ir/types.ts';
+import { connectorFor, serverNameFor, type ConnectionSettings } from './connection.ts';
+
+import type { RoundRobin } from '../../routing/picker.ts';
 
 export type UpstreamProtocol = 'http1' | 'h2c';
+
+/** One endpoint of a backend with the dispatcher (pool) that reaches it. */
+export interface UpstreamTarget {
+  readonly dispatcher: Dispatcher;
+  readonly host: string;
+  readonly port: number;
+  /** `host[:port]` for a rewritten Host header (port left out when 80). */
+  readonly authority: string;
+}
+
+/**
+ * The endpoints of one backend as the backend-policy layer sees them (compile.ts re-pools them
+ * under a policy's connection settings); backends/backend.ts's CompiledBackend is one.
+ */
+export interface UpstreamEndpoints {
+  readonly key: string;
+  readonly protocol: UpstreamProtocol;
+  readonly endpoints: RoundRobin<UpstreamTarget>;
+}
 
 /**
  * Keep-alive connection pools per upstream endpoint and protocol, shared by every config that
