@@ -12,7 +12,8 @@ import { requestHost, resolveRequest, selectListener, splitTarget, type Incoming
 import type { HeaderMap } from '../http/headers.ts';
 import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
 import { writeAccessLog } from '../policies/frontend/access-log.ts';
-import { mcpOAuthAnswer } from '../mcp/oauth/well-known.ts';
+import { answerDiscovery } from '../mcp/oauth/well-known.ts';
+import { resolveMcpDiscovery, type McpDiscovery } from './mcp-discovery.ts';
 import { admitRequest } from './admit.ts';
 import { dispatchToHandler } from './handler-dispatch.ts';
 import { clientFormat } from '../backends/client-format.ts';
@@ -89,12 +90,6 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
       done(sendError(res, refused), 0);
       return;
     }
-    // MCP OAuth discovery lives outside the MCP route's paths, so it is answered before routing.
-    const oauth = mcpOAuthAnswer(bind, req, ctx.scheme);
-    if (oauth) {
-      oauth.then((answer) => done(sendDirect(res, answer, []), 0), (err: unknown) => done(sendError(res, { code: 'INTERNAL', cause: String(err) }), 0));
-      return;
-    }
     const view = viewOf(req, ctx.scheme);
     if (bind.hasPreRouting) {
       const host = requestHost(req.headers);
@@ -107,8 +102,8 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
         return;
       }
     }
-    const resolution = resolveRequest(bind, view);
-    labels = resolution.labels;
+    const resolution = route(bind, view);
+    labels = resolution.kind === 'mcp-discovery' ? resolution.request.labels : resolution.labels;
     continueResolved(ctx, req, res, resolution, done, undefined, backend);
   } catch (err) {
     // A bug must cost one request, never the process.
@@ -117,9 +112,17 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
   }
 }
 
+/** The route phase: an MCP OAuth discovery request is routed to the MCP route of its resource (mcp-discovery.ts), any other by its own path. */
+function route(bind: CompiledBind, view: IncomingView): Resolution | McpDiscovery {
+  return resolveMcpDiscovery(bind, view) ?? resolveRequest(bind, view);
+}
+
 /** After routing: answer the error or redirect, or run the route's policy and forward. */
-function continueResolved(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, resolution: Resolution, done: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined, backend: BackendPhase): void {
+function continueResolved(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, resolution: Resolution | McpDiscovery, done: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined, backend: BackendPhase): void {
   switch (resolution.kind) {
+    case 'mcp-discovery':
+      discover(ctx, req, res, resolution, done, preRouted);
+      return;
     case 'error':
       done(sendError(res, resolution.error), 0);
       return;
@@ -165,8 +168,8 @@ function preRoute(
       done(sendDirect(res, result.response, policy.responseMutations), 0);
       return;
     }
-    const resolution = resolveRequest(bind, { ...view, headers: policy.upstreamHeaders as IncomingView['headers'] });
-    setLabels(resolution.labels);
+    const resolution = route(bind, { ...view, headers: policy.upstreamHeaders as IncomingView['headers'] });
+    setLabels(resolution.kind === 'mcp-discovery' ? resolution.request.labels : resolution.labels);
     continueResolved(ctx, req, res, resolution, done, policy, backend);
   };
   // No route yet, so no backend whose clients' format is known: PreRouting answers use the gateway's.
@@ -210,6 +213,35 @@ function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: Downstream
     done(sendDirect(res, result.response, policy.responseMutations, result.response.error ? format() : 'gateway'), 0);
   };
   runPolicy(ctx, res, fwd.traffic!, policy, proceed, done, format);
+}
+
+/**
+ * An MCP OAuth discovery request on its MCP route: the route's traffic policy up to its
+ * jwtAuthentication step, then that step's document. Answers carry the response effects the
+ * policies registered (PreRouting's, the route's CORS), like any policy answer on the route.
+ */
+function discover(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, discovery: McpDiscovery, requestDone: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined): void {
+  preRouted?.routed(discovery.request);
+  const policy = preRouted ?? new RequestPolicyContext(req, discovery.request, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
+  const done = (status: number, bytes: number) => {
+    policy.end();
+    requestDone(status, bytes);
+  };
+  const proceed = (result: PolicyResult) => {
+    if (result.action !== 'continue') {
+      done(sendDirect(res, result.response, policy.responseMutations), 0);
+      return;
+    }
+    const { resource, document, address, request } = discovery;
+    answerDiscovery(resource, document, address, req, request.query).then(
+      (answer) => done(sendDirect(res, answer, policy.responseMutations), 0),
+      (err: unknown) => {
+        ctx.telemetry.logger.error({ err }, 'MCP OAuth discovery answer failed');
+        done(sendGatewayError(res, { code: 'INTERNAL', cause: String(err) }, policy.responseMutations, 'gateway'), 0);
+      },
+    );
+  };
+  runPolicy(ctx, res, discovery.before, policy, proceed, done, gatewayFormat);
 }
 
 function gatewayFormat(): ClientFormat {

@@ -1,11 +1,9 @@
-import type { CompiledBind } from '../../compile/config.ts';
 import { BodyTooLargeError, readTextBounded } from '../../http/body.ts';
 import type { DirectResponse } from '../../policies/result.ts';
 import type { TrafficStep } from '../../policies/step.ts';
 import type { DownstreamRequest } from '../../http/downstream.ts';
-import { normalizeHost } from '../../routing/host.ts';
-import { parseOAuthPath, WELL_KNOWN, type OAuthDocument } from './paths.ts';
-import type { McpOAuthResource, ResourceAddress } from './resource.ts';
+import type { OAuthDocument } from '../../policies/traffic/jwt-authentication/oauth-resource/paths.ts';
+import type { McpOAuthResource, ResourceAddress } from '../../policies/traffic/jwt-authentication/oauth-resource/resource.ts';
 import { proxyTokenRequest } from './token-proxy.ts';
 
 /** The jwtAuthentication step exposes its MCP OAuth face here (policies/traffic/jwt-authentication/mcp-oauth.ts). */
@@ -13,41 +11,18 @@ export interface McpOAuthStep extends TrafficStep {
   readonly mcpOAuth: McpOAuthResource;
 }
 
+export const isMcpOAuthStep = (step: TrafficStep): step is McpOAuthStep => 'mcpOAuth' in step;
+
 const MAX_REGISTRATION_BYTES = 64 * 1024;
 /** Discovery documents are public; browser-based MCP clients fetch them cross-origin. */
 const CORS = { 'access-control-allow-origin': '*' } as const;
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', ...CORS } as const;
 
 /**
- * Discovery requests are answered before route selection, because the well-known paths sit
- * outside the MCP route (PathPrefix `/mcp` never sees `/.well-known/…/mcp`). The resource path
- * after the well-known prefix is matched against the listener's own route table exactly as the
- * MCP request would be (as a POST with this request's headers); when the rule it selects runs a
- * jwtAuthentication with `mcp`, that policy answers. Anything else falls through to routing, so
- * a route of the application's own for these paths keeps working.
- *
- * Returns the pending answer, or undefined when the gateway has nothing to serve here.
+ * The answer to one discovery request, once the pipeline has routed it to the resource's route
+ * and run what comes before that route's jwtAuthentication step (src/proxy/pipeline/mcp-discovery.ts).
  */
-export function mcpOAuthAnswer(bind: CompiledBind, req: DownstreamRequest, scheme: 'http' | 'https'): Promise<DirectResponse> | undefined {
-  const url = req.url ?? '/';
-  // The hot path: every other request costs one prefix comparison.
-  if (!url.startsWith(WELL_KNOWN)) return undefined;
-  const q = url.indexOf('?');
-  const parsed = parseOAuthPath(q < 0 ? url : url.slice(0, q));
-  if (!parsed) return undefined;
-  const rawAuthority = req.headers[':authority'] ?? req.headers.host;
-  const authority = typeof rawAuthority === 'string' ? rawAuthority : undefined;
-  if (authority === undefined) return undefined;
-  const host = normalizeHost(authority);
-  const listener = bind.listeners.lookup(host);
-  const entry = listener?.routes.match(host, { path: parsed.resourcePath, query: '', method: 'POST', headers: req.headers });
-  const step = entry?.rule.trafficFor(listener!.key)?.steps.find((s): s is McpOAuthStep => 'mcpOAuth' in s);
-  if (!step) return undefined;
-  const address: ResourceAddress = { origin: `${scheme}://${authority}`, path: parsed.resourcePath };
-  return answer(step.mcpOAuth, parsed.document, address, req, q < 0 ? '' : url.slice(q + 1));
-}
-
-async function answer(resource: McpOAuthResource, document: OAuthDocument, a: ResourceAddress, req: DownstreamRequest, query: string): Promise<DirectResponse> {
+export async function answerDiscovery(resource: McpOAuthResource, document: OAuthDocument, a: ResourceAddress, req: DownstreamRequest, query: string): Promise<DirectResponse> {
   const method = req.method ?? 'GET';
   if (method === 'OPTIONS') {
     return { status: 204, headers: { ...CORS, 'access-control-allow-methods': document === 'registration' || document === 'token' ? 'POST' : 'GET', 'access-control-allow-headers': 'content-type, mcp-protocol-version' } };
