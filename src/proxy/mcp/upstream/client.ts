@@ -7,6 +7,7 @@ import { SSEEventTooLargeError } from '../../http/sse.ts';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.ts';
 import type { RetryPolicy } from '../../policies/context.ts';
 import type { Prepared, TargetAccess, UpstreamHeaders } from './policy.ts';
+import { mcpCall } from '../../policies/backend/cloud-auth.ts';
 import type { OutcomeRecorder } from './retry.ts';
 
 /** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
@@ -49,11 +50,15 @@ export interface EndpointHealthView {
 /** The MCP session and framing headers stay the gateway's own: the target's session is not the client's. */
 const GATEWAY_MCP_HEADERS: ReadonlySet<string> = new Set(['mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'accept', 'content-type']);
 
-/** The headers and path of one upstream request with the policy-set headers and the target's credentials written in. */
-export function prepareRequest(link: UpstreamLink, headers: UpstreamHeaders, path: string): Prepared | Promise<Prepared> {
+/**
+ * The headers and path of one upstream request with the policy-set headers and the target's
+ * credentials written in. `method`, `origin` and `body` are what cloud credentials sign (the Host
+ * is the `host` header when one is set, else the origin's).
+ */
+export function prepareRequest(link: UpstreamLink, headers: UpstreamHeaders, path: string, method: string, origin: string, body: string | undefined): Prepared | Promise<Prepared> {
   // Policy-set headers first: the credentials the target's policy writes win over them.
   if (link.headers !== undefined && link.headers.size > 0) applyHeaderChanges(headers, link.headers, GATEWAY_MCP_HEADERS);
-  return link.access.prepare(headers, path, link.policy);
+  return link.access.prepare(headers, path, link.policy, link.access.needsCall ? mcpCall(headers, method, origin, body) : undefined);
 }
 
 /**

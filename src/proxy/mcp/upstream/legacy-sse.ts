@@ -158,7 +158,7 @@ export class LegacySseClient implements UpstreamClient {
 
   /** One request with the target's credentials written in; `http.requestTimeout` also bounds the wait for the answer to start. */
   async #dispatch(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-    const prepared = await prepareRequest(this.#link, this.#headers(headers), path);
+    const prepared = await prepareRequest(this.#link, this.#headers(headers), path, method, this.#origin, body);
     const timeout = this.#link.access.timeoutMs;
     return this.#link.dispatcher.request({
       origin: this.#origin, path: prepared.path, method, headers: prepared.headers, body, signal,

@@ -62,7 +62,6 @@ describe('compileTargetAccess', () => {
   });
 
   const failing: { name: string; policy: BackendPolicy; reason: RegExp }[] = [
-    { name: 'cloudA auth', policy: { auth: { cloudA: {} }, sources: {} }, reason: /backend auth cloudA is not supported yet/ },
     { name: 'crossAppAccess without its endpoints', policy: { auth: { crossAppAccess: {} as never /* malformed on purpose: no endpoints */ }, sources: {} }, reason: /crossAppAccess needs identityProvider and resourceAuthorizationServer/ },
     { name: 'an extraction-only location', policy: { auth: { key: 'k', location: { expression: 'request.headers.x' } }, sources: {} }, reason: /auth.location must be a header, query parameter or cookie/ },
     { name: 'an invalid policy', policy: { invalid: [{ source: 'ProxyPolicy/default/p', message: 'Secret default/k not found' }], sources: {} }, reason: /ProxyPolicy\/default\/p: Secret default\/k not found/ },
@@ -70,6 +69,15 @@ describe('compileTargetAccess', () => {
   for (const c of failing) {
     it(`fails the target: ${c.name}`, () => assert.match(compileTargetAccess(c.policy).failure ?? '', c.reason));
   }
+
+  it('cloudA auth signs the target request with SigV4 over its method, Host and body; without them nothing is signed', async () => {
+    const access = compileTargetAccess({ auth: { cloudA: { secret: { accessKey: 'AKIDEXAMPLE', secretKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' }, serviceName: 'execute-api', region: 'eu-west-1' } }, sources: {} });
+    assert.equal(access.failure, undefined);
+    assert.equal(access.needsCall, true);
+    const out = await access.prepare({ 'content-type': 'application/json' }, '/mcp', undefined, { method: 'POST', host: 'tools.example', body: Buffer.from('{}') });
+    assert.match(String(out.headers.authorization), /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=content-length;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+    assert.throws(() => access.prepare({}, '/mcp', undefined), /cloud credentials need the upstream request/);
+  });
 
   it('connection settings: tls makes a fingerprinted setting; requestTimeout becomes timeoutMs', () => {
     const access = compileTargetAccess({ tls: { sni: 'a.example' }, http: { requestTimeoutMs: 1500 }, sources: {} });

@@ -16,6 +16,8 @@ import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
 import { subBackendPolicy } from '../../policies/backend/sub-backend.ts';
 import { unsupportedMembers } from '../../policies/backend/support.ts';
 import { compileTokenMechanism } from '../../policies/backend/token-auth.ts';
+import { compileCloudCredentials, type UpstreamCall } from '../../policies/backend/cloud-auth.ts';
+import { usesCloudCredentials } from '../../policies/credentials/backend-credentials.ts';
 import { compile, type Program } from '../../../cel/index.ts';
 
 export type UpstreamHeaders = Record<string, string | string[]>;
@@ -44,8 +46,10 @@ export interface TargetAccess {
   readonly timeoutMs: number | undefined;
   /** Backend `health`: passive health and eviction of the target's endpoints (pool.ts); undefined: not tracked. */
   readonly health: TargetHealthPolicy | undefined;
-  /** Writes the credentials into one upstream request (a promise only for signed or exchanged tokens). */
-  prepare(headers: UpstreamHeaders, path: string, policy: PolicyContext | undefined): Prepared | Promise<Prepared>;
+  /** Writes the credentials into one upstream request (a promise only for signed or exchanged tokens); `call` when `needsCall`. */
+  prepare(headers: UpstreamHeaders, path: string, policy: PolicyContext | undefined, call?: UpstreamCall): Prepared | Promise<Prepared>;
+  /** Cloud credentials (auth.cloudA/B/C) sign or audience the request: `prepare` needs its method, Host and body. */
+  readonly needsCall: boolean;
 }
 
 /** Backend `health` compiled: the member and its unhealthyCondition. */
@@ -108,12 +112,14 @@ export function compileTargetAccess(policy: BackendPolicy | undefined): TargetAc
     timeoutMs: timeout !== undefined && timeout > 0 ? timeout : undefined,
     health,
     prepare,
+    needsCall: usesCloudCredentials(auth),
   };
 }
 
-const PLAIN: TargetAccess = Object.freeze({ failure: undefined, settings: undefined, timeoutMs: undefined, health: undefined, prepare: (headers: UpstreamHeaders, path: string) => ({ headers, path }) });
+const PLAIN: TargetAccess = Object.freeze({ failure: undefined, settings: undefined, timeoutMs: undefined, health: undefined, needsCall: false, prepare: (headers: UpstreamHeaders, path: string) => ({ headers, path }) });
 
 function credentialWriter(auth: BackendAuthPolicy): TargetAccess['prepare'] {
+  if (usesCloudCredentials(auth)) return compileCloudCredentials(auth);
   const identityOf = (ctx: PolicyContext | undefined) => ctx?.identity ?? NO_IDENTITY;
   const mechanism = compileTokenMechanism(auth);
   if (mechanism) {

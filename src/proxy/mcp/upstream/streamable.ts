@@ -142,7 +142,7 @@ export class StreamableHttpClient implements UpstreamClient {
    * `http.requestTimeout` also bounds the wait for the GET stream or DELETE answer to start.
    */
   async #dispatch(method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<ResponseData> {
-    const prepared = await prepareRequest(this.#link, headers, this.#target.path);
+    const prepared = await prepareRequest(this.#link, headers, this.#target.path, method, this.#link.address.origin, body);
     const timeout = this.#link.access.timeoutMs;
     return this.#link.dispatcher.request({
       origin: this.#link.address.origin, path: prepared.path, method, headers: prepared.headers, body, signal, bodyTimeout: 0,

@@ -3,6 +3,8 @@ import { BodyTooLargeError, type PolicyContext } from '../context.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../result.ts';
 import type { CompiledBackendPolicy, PreparedRequest } from './compile.ts';
 import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
+import { serviceCall } from './cloud-auth.ts';
+import { CredentialError, CredentialRequestError, CredentialUnavailableError } from '../credentials/backend-credentials.ts';
 import { hasRequestSteps, runRequestSteps } from './request-steps.ts';
 
 /** The answer to a request under an invalid backend policy, on every kind: 500, nothing sent. */
@@ -47,18 +49,24 @@ export function forwardWithBackendPolicy<C extends PolicyContext>(
       done(steps.respond(responseOf(respondError(err.status, 'backend_token_exchange_rejected', err.message)), policy), 0);
       return;
     }
-    if (err instanceof TokenEndpointError) {
+    if (err instanceof CredentialRequestError) {
+      done(steps.respond(responseOf(respondError(err.status, 'backend_credential_rejected', err.message)), policy), 0);
+      return;
+    }
+    if (err instanceof TokenEndpointError || err instanceof CredentialUnavailableError) {
       // The token endpoint is an upstream dependency: no credential, no forwarding. Its address stays private.
       done(steps.respond(responseOf(respondError(502, 'backend_token_endpoint_failed', 'the gateway could not obtain a token for the backend')), policy), 0);
       return;
     }
-    const failure = respondError(500, 'backend_policy_failed', `the backend policy could not be applied: ${(err as Error).message}`);
+    // No credential, no forwarding (fail closed); which keys or variables are missing stays in the gateway's configuration.
+    const message = err instanceof CredentialError ? 'the gateway has no credential for the backend' : `the backend policy could not be applied: ${(err as Error).message}`;
+    const failure = respondError(500, 'backend_policy_failed', message);
     done(steps.respond(responseOf(failure), policy), 0);
   };
   const credentials = (ctx: C | undefined) => {
     // Transformations change the headers in place: the context's upstream headers are fwd.headers.
     const go = (prepared: PreparedRequest) => steps.start({ ...fwd, headers: prepared.headers, path: prepared.path }, finish, ctx);
-    const prepared = runtime.prepare(fwd.headers, fwd.path, ctx);
+    const prepared = runtime.prepare(fwd.headers, fwd.path, ctx, runtime.needsCall ? serviceCall(fwd, ctx) : undefined);
     if (prepared instanceof Promise) prepared.then(go, fail);
     else go(prepared);
   };

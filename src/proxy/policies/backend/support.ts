@@ -1,7 +1,12 @@
 /**
- * Backend policy members and auth mechanisms an upstream call of a given kind cannot apply yet
+ * Backend policy members and auth mechanisms an upstream call of a given kind cannot apply
  * (SPEC.md BackendFull). Every kind fails closed on them: a request under such a policy is refused
  * and never sent, rather than sent without the check or credential the policy asks for.
+ *
+ * Today every kind applies every member and mechanism: extAuth runs on Service endpoints, AI
+ * providers and MCP requests (ext-auth.ts, gate.ts), and cloud credentials (auth.cloudA/B/C) on
+ * all three through the shared credentials (policies/credentials/backend-credentials.ts,
+ * cloud-auth.ts). A kind added later (a2a, tunnels) lists its gaps here until it applies them.
  */
 import type { BackendMember, BackendPolicy } from '../../../ir/policy.ts';
 
@@ -10,15 +15,11 @@ export type UpstreamKind = 'service' | 'ai' | 'mcp';
 
 type AuthKind = 'cloudA' | 'cloudB' | 'cloudC';
 
-/**
- * Per kind: members and auth mechanisms not applied. Service endpoints, AI providers and MCP
- * requests apply extAuth (policies/backend/ext-auth.ts, gate.ts); cloud signing/tokens exist only
- * in the LLM gateway's credentials.
- */
+/** Per kind: members and auth mechanisms not applied. */
 const UNSUPPORTED: Readonly<Record<UpstreamKind, { readonly members: readonly BackendMember[]; readonly auth: readonly AuthKind[] }>> = {
-  service: { members: [], auth: ['cloudA', 'cloudB', 'cloudC'] },
+  service: { members: [], auth: [] },
   ai: { members: [], auth: [] },
-  mcp: { members: [], auth: ['cloudA', 'cloudB', 'cloudC'] },
+  mcp: { members: [], auth: [] },
 };
 
 export interface UnsupportedMember {
@@ -27,11 +28,11 @@ export interface UnsupportedMember {
 }
 
 /** What `policy` asks for that an upstream call of `kind` cannot apply. */
-export function unsupportedOn(kind: UpstreamKind, policy: BackendPolicy): UnsupportedMember[] {
+export function unsupportedOn(kind: UpstreamKind, policy: BackendPolicy, table: typeof UNSUPPORTED = UNSUPPORTED): UnsupportedMember[] {
   const out: UnsupportedMember[] = [];
-  const table = UNSUPPORTED[kind];
-  for (const member of table.members) if (policy[member] !== undefined) out.push({ member, message: `backend ${member} is not supported yet` });
-  for (const auth of table.auth) if (policy.auth?.[auth] !== undefined) out.push({ member: 'auth', message: `backend auth ${auth} is not supported yet` });
+  const gaps = table[kind];
+  for (const member of gaps.members) if (policy[member] !== undefined) out.push({ member, message: `backend ${member} is not supported yet` });
+  for (const auth of gaps.auth) if (policy.auth?.[auth] !== undefined) out.push({ member: 'auth', message: `backend auth ${auth} is not supported yet` });
   return out;
 }
 
