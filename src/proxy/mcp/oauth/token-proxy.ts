@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { BodyTooLargeError, readBodyBounded, readTextBounded } from '../../http/body.ts';
 import type { DirectResponse } from '../../policies/result.ts';
-import type { McpOAuthResource } from './resource.ts';
+import type { McpOAuthResource } from '../../policies/traffic/jwt-authentication/oauth-resource/resource.ts';
 
 /**
  * The token endpoint the gateway publishes when `clientSecretRef` is set (`POST

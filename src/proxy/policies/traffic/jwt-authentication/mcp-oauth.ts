@@ -1,7 +1,7 @@
 import type { JwtAuthenticationPolicy } from '../../../../ir/policy.ts';
 import type { Logger } from '../../../../common/logger.ts';
-import { parseMcpOAuthConfig } from '../../../mcp/oauth/config.ts';
-import { McpOAuthResource, type ResourceAddress } from '../../../mcp/oauth/resource.ts';
+import { parseMcpOAuthConfig } from './oauth-resource/config.ts';
+import { McpOAuthResource, type ResourceAddress } from './oauth-resource/resource.ts';
 import type { PolicyContext } from '../../context.ts';
 import { unauthorized } from '../../credentials/unauthorized.ts';
 import type { PolicyResult } from '../../result.ts';

@@ -1,4 +1,4 @@
-import type { Json, JwtMcpPolicy } from '../../../ir/policy.ts';
+import type { Json, JwtMcpPolicy } from '../../../../../ir/policy.ts';
 import { IDP_VALUES, type IdpValue } from './providers.ts';
 
 /** `jwtAuthentication.mcp` (or the deprecated backend `mcp.authentication`), checked. */

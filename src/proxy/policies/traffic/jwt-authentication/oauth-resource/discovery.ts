@@ -1,6 +1,6 @@
 import { request } from 'undici';
-import { readTextBounded } from '../../http/body.ts';
-import type { Logger } from '../../../common/logger.ts';
+import { readTextBounded } from '../../../../http/body.ts';
+import type { Logger } from '../../../../../common/logger.ts';
 import type { ProviderQuirks } from './providers.ts';
 
 /** A fetched document is reused this long; IdPs change metadata rarely and clients ask often. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { JwtMcpPolicy } from '../../../ir/policy.ts';
+import type { JwtMcpPolicy } from '../../../../../ir/policy.ts';
 import { parseMcpOAuthConfig } from './config.ts';
 
 describe('parseMcpOAuthConfig', () => {

@@ -1,4 +1,4 @@
-import type { Logger } from '../../../common/logger.ts';
+import type { Logger } from '../../../../../common/logger.ts';
 import type { McpOAuthConfig } from './config.ts';
 import { DiscoveryCache, type Metadata } from './discovery.ts';
 import { AUTHORIZE_PREFIX, documentPath, PROTECTED_RESOURCE_PREFIX, REGISTRATION_PREFIX, TOKEN_PREFIX } from './paths.ts';
