@@ -5,6 +5,8 @@ export const MAIN_HELP = `switchboard — a gateway for AI traffic
 Usage:
   switchboard run -f PATH [-f PATH…] [flags]   serve the objects in YAML files and folders
   switchboard validate -f PATH [-f PATH…]      check YAML files without serving them
+  switchboard proxy --controller URL --gateway NAME
+                                               the data plane alone, configured by a controller
   switchboard crds                             print the CustomResourceDefinitions of switchboard.dev
   switchboard version                          print the version
 

@@ -17,6 +17,8 @@ async function main(argv: readonly string[]): Promise<number> {
         const options = parseValidateArgs(rest);
         return options === 'help' ? print(VALIDATE_HELP) : await (await import('./commands/validate.ts')).validate(options);
       }
+      case 'proxy':
+        return await (await import('./commands/proxy.ts')).proxyCommand(rest);
       case 'crds':
         return parseCrdsArgs(rest) === 'help' ? print(CRDS_HELP) : print((await import('./crds.ts')).renderCrds());
       case 'version':
