@@ -57,7 +57,6 @@ const LAYER: Readonly<Record<string, number>> = {
  * upward import pass — move the shared piece down or pass a callback instead.
  */
 const KNOWN_UPWARD_IMPORTS: ReadonlySet<string> = new Set([
-  'policies -> pipeline',
 ]);
 
 const IMPORT_PATTERN = /(?:\bfrom\s*|\bimport\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;

@@ -1,7 +1,7 @@
 import type { CelInput } from '../../cel/index.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { DownstreamRequest } from '../http/downstream.ts';
-import type { Forward } from '../pipeline/exchange.ts';
+import type { RequestLabels } from '../telemetry/metrics.ts';
 import { requestBody } from '../http/downstream.ts';
 import {
   BodyTooLargeError,
@@ -17,8 +17,17 @@ async function* oneChunk(body: Buffer): AsyncIterable<Uint8Array> {
 
 const NO_BODY = new Uint8Array(0);
 
-/** What a context needs of the request's routing (before routing: the listener and the raw request). */
-export type RoutedRequest = Pick<Forward, 'clientPath' | 'query' | 'host' | 'headers' | 'labels'>;
+/**
+ * What a context needs of the request's routing (before routing: the listener and the raw request);
+ * the pipeline's forward (pipeline/resolve.ts) is one.
+ */
+export interface RoutedRequest {
+  readonly clientPath: string;
+  readonly query: string;
+  readonly host: string;
+  readonly headers: HeaderMap;
+  readonly labels: RequestLabels;
+}
 
 /** The PolicyContext of one proxied request; also carries what the Exchange needs afterwards. */
 export class RequestPolicyContext implements PolicyContext {

@@ -1,18 +1,30 @@
-import type { UpstreamForward } from '../../pipeline/exchange.ts';
+import type { HeaderMap } from '../../http/headers.ts';
 import { BodyTooLargeError, type PolicyContext } from '../context.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../result.ts';
 import type { CompiledBackendPolicy, PreparedRequest } from './compile.ts';
+import type { UpstreamTarget } from './pools.ts';
 import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
-import { serviceCall } from './cloud-auth.ts';
+import { serviceCall, type ForwardView } from './cloud-auth.ts';
 import { CredentialError, CredentialRequestError, CredentialUnavailableError } from '../credentials/backend-credentials.ts';
 import { hasRequestSteps, runRequestSteps } from './request-steps.ts';
 
 /** The answer to a request under an invalid backend policy, on every kind: 500, nothing sent. */
 export const FAIL_CLOSED = responseOf(respondError(500, 'policy_invalid', 'a backend policy that applies to this route is invalid'));
 
-export interface ForwardSteps<C extends PolicyContext> {
+/**
+ * What the upstream leg reads of a forward: its endpoint, upstream headers and path (and what
+ * serviceCall reads). The pipeline's UpstreamForward is one; the leg hands it back to `start`
+ * whole, so this layer never names the pipeline's type.
+ */
+export interface ForwardedRequest extends ForwardView {
+  readonly target: UpstreamTarget;
+  readonly headers: HeaderMap;
+  readonly path: string;
+}
+
+export interface ForwardSteps<C extends PolicyContext, F extends ForwardedRequest> {
   /** Sends the (transformed, credentialed) request upstream with the request's policy context. */
-  start(fwd: UpstreamForward, done: (status: number, bytes: number) => void, policy: C | undefined): void;
+  start(fwd: F, done: (status: number, bytes: number) => void, policy: C | undefined): void;
   /** Answers from the gateway instead (invalid policy, a transformation answer, failed signing). */
   respond(response: DirectResponse, policy: C | undefined): number;
   /** A policy context for requests no traffic policy ran on (backend transformation needs one). */
@@ -24,12 +36,12 @@ export interface ForwardSteps<C extends PolicyContext> {
  * backend extAuth and transformation, write the backend credentials, then forward, feeding the
  * outcome to passive health.
  */
-export function forwardWithBackendPolicy<C extends PolicyContext>(
+export function forwardWithBackendPolicy<C extends PolicyContext, F extends ForwardedRequest>(
   runtime: CompiledBackendPolicy,
-  fwd: UpstreamForward,
+  fwd: F,
   policy: C | undefined,
   done: (status: number, bytes: number) => void,
-  steps: ForwardSteps<C>,
+  steps: ForwardSteps<C, F>,
 ): void {
   if (runtime.invalid.length > 0) {
     done(steps.respond(FAIL_CLOSED, policy), 0);
