@@ -51,14 +51,6 @@ const LAYER: Readonly<Record<string, number>> = {
   '.': 8,
 };
 
-/**
- * Upward imports that still exist while issue 12 item 10 is being finished, each `from -> to`.
- * Remove an entry once its import is gone (the test says which); never add one to make a new
- * upward import pass — move the shared piece down or pass a callback instead.
- */
-const KNOWN_UPWARD_IMPORTS: ReadonlySet<string> = new Set([
-]);
-
 const IMPORT_PATTERN = /(?:\bfrom\s*|\bimport\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
 
 interface ImportSite {
@@ -122,17 +114,14 @@ test('every folder of src/proxy has a layer', () => {
 });
 
 test('the folders of src/proxy import only lower layers', () => {
-  const edges = upwardEdges(folderGraph(), LAYER);
-  const unexpected = [...edges].filter(([edge]) => !KNOWN_UPWARD_IMPORTS.has(edge));
+  const edges = [...upwardEdges(folderGraph(), LAYER)];
   assert.equal(
-    unexpected.length,
+    edges.length,
     0,
-    `import(s) into the same or a higher layer (see the layer list at the top of this file):\n${unexpected
+    `import(s) into the same or a higher layer — move the shared piece down to the layer that owns it, or pass a callback (see the layer list at the top of this file):\n${edges
       .map(([edge, s]) => `  ${edge}   e.g. ${s.file} imports '${s.specifier}'`)
       .join('\n')}`,
   );
-  const stale = [...KNOWN_UPWARD_IMPORTS].filter((edge) => !edges.has(edge));
-  assert.deepEqual(stale, [], 'these allow-listed imports are gone: remove them from KNOWN_UPWARD_IMPORTS');
 });
 
 test('the layer check refuses an upward, a sideways and a cyclic import and accepts a downward one', () => {
