@@ -6,6 +6,7 @@
  * `response.output_text.delta` and `response.done` carrying usage; binary frames are echoed.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -25,12 +26,13 @@ export interface MockRealtime {
 
 export const REALTIME_USAGE = { total_tokens: 57, input_tokens: 40, output_tokens: 17, input_token_details: { cached_tokens: 8, text_tokens: 30, audio_tokens: 10 }, output_token_details: { text_tokens: 12, audio_tokens: 5 } };
 
-/** `accept(headers)` says whether the handshake carries the right credential. */
-export async function startMockRealtime(accept: (headers: IncomingHttpHeaders) => boolean): Promise<MockRealtime> {
+/** `accept(headers)` says whether the handshake carries the right credential; with `tls` it speaks only TLS (wss://). */
+export async function startMockRealtime(accept: (headers: IncomingHttpHeaders) => boolean, tls?: { readonly certPem: string; readonly keyPem: string }): Promise<MockRealtime> {
   const handshakes: Handshake[] = [];
   const received: (string | Buffer)[] = [];
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => (offered.has('realtime') ? 'realtime' : false) });
-  const server: Server = createServer((_req, res) => res.writeHead(404).end());
+  const notFound = (_req: unknown, res: { writeHead(status: number): { end(): void } }) => res.writeHead(404).end();
+  const server: Server = tls ? createTlsServer({ cert: tls.certPem, key: tls.keyPem }, notFound) : createServer(notFound);
   server.on('upgrade', (req, socket, head) => {
     handshakes.push({ url: req.url ?? '', headers: req.headers });
     if (!accept(req.headers)) {

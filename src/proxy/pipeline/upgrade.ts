@@ -53,7 +53,21 @@ function upgradeBackend(req: IncomingMessage, client: Duplex, head: Buffer): Bac
       res.detachSocket(client as Socket);
       const effects = { filters: fwd.filters, mutations: policy?.responseMutations };
       if (hasHeadEffects(effects)) applyEffectsToFirstHead(client, effects);
-      handler.upgrade(req, client, head, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done });
+      // As on ordinary requests (handle-request.ts dispatch): the backend policy's request steps (extAuth,
+      // transformation) need a policy context even when no traffic policy made one; without it they fail closed.
+      let context = policy;
+      let finish = done;
+      if (!context && fwd.backendRuntime?.needsContext) {
+        const made = new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
+        context = made;
+        finish = (status, bytes) => {
+          made.end();
+          done(status, bytes);
+        };
+      }
+      // The handler looks for policy-set headers only when something may have set some (handler-dispatch.ts).
+      const headersMayHaveChanged = context !== undefined || fwd.filters.requestHeaders.length > 0;
+      handler.upgrade(req, client, head, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, headersMayHaveChanged, policy: context, backendPolicy: fwd.backendPolicy, backendRuntime: fwd.backendRuntime, done: finish });
       return;
     }
     if (fwd.target === null) {

@@ -17,6 +17,8 @@ const ORIGIN = 'https://app.example.com';
 const MCP_INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const CHAT_BODY = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+/** A response body transformation that reads the body: the providers' `hello` comes back upper-cased. */
+const TX_BODY = 'string(response.body).replace("hello", "HELLO")';
 
 /** Defects found by this matrix (see the final report of the helper that wrote it). */
 
@@ -31,7 +33,12 @@ function startProcessor(): Promise<RunningServer> {
         if (r.case === 'requestHeaders') yield respond({ response: { case: 'requestHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-extproc', value: 'yes' } }] } } } } });
         else if (r.case === 'responseHeaders') yield respond({ response: { case: 'responseHeaders', value: { response: { headerMutation: { setHeaders: [{ header: { key: 'x-extproc-resp', value: 'yes' } }] } } } } });
         else if (r.case === 'requestBody') yield respond({ response: { case: 'requestBody', value: {} } });
-        else if (r.case === 'responseBody') yield respond({ response: { case: 'responseBody', value: {} } });
+        else if (r.case === 'responseBody') {
+          // Buffered response bodies (the `extproc-body` variant) come back with `hello` upper-cased.
+          const text = Buffer.from(r.value.body).toString('utf8');
+          const mutated = text.includes('hello') ? { response: { bodyMutation: { mutation: { case: 'body' as const, value: Buffer.from(text.replaceAll('hello', 'HELLO')) } } } } : {};
+          yield respond({ response: { case: 'responseBody', value: mutated } });
+        }
         else if (r.case === 'requestTrailers') yield respond({ response: { case: 'requestTrailers', value: {} } });
         else if (r.case === 'responseTrailers') yield respond({ response: { case: 'responseTrailers', value: {} } });
       }
@@ -52,6 +59,8 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
     const variants: Variant[] = [
       { name: 'transformation', traffic: { transformation: { request: { set: [{ name: 'x-tx', value: '"on"' }] }, response: { set: [{ name: 'x-tx-resp', value: '"on"' }] } } } },
       { name: 'extproc', traffic: { extProc: { url: processor.url, processingOptions: { requestBodyMode: 'None', responseBodyMode: 'None' } } } },
+      { name: 'extproc-body', traffic: { extProc: { url: processor.url, processingOptions: { requestHeaderMode: 'Skip', requestBodyMode: 'None', responseBodyMode: 'Buffered' } } } },
+      { name: 'tx-body', traffic: { transformation: { response: { body: TX_BODY } } } },
       { name: 'cors', traffic: { cors: { allowOrigins: [ORIGIN], allowMethods: ['GET', 'POST'], allowHeaders: ['content-type', 'authorization', 'accept', 'mcp-session-id', 'mcp-protocol-version'] } } },
       { name: 'headermodifiers', traffic: { headerModifiers: { request: { set: [{ name: 'x-hm', value: 'on' }], remove: ['x-drop'] }, response: { set: [{ name: 'x-hm-resp', value: 'on' }] } } } },
       { name: 'host-none', traffic: { hostRewrite: { mode: 'None' } } },
@@ -86,7 +95,7 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
       svc: async () => {
         assert.equal((await clients.svc('transformation')).headers['x-tx-resp'], 'on');
       },
-      // Header changes apply on every kind (only `response.body` is reported on ai/mcp).
+      // Header changes apply on every kind (only `response.body` is reported, on mcp).
       ai: async () => {
         const { headers } = await clients.chat('transformation');
         assert.equal(headers.get('x-tx-resp'), 'on');
@@ -96,6 +105,34 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
         const { responses } = await clients.callTool('transformation');
         for (const h of responses) assert.equal(h.get('x-tx-resp'), 'on');
         assertAccepted(gw, 'transformation-mcp');
+      },
+    }),
+    ...perKind('transformation.response.body (CEL over the buffered answer)', {
+      svc: async () => {
+        const res = await clients.svc('tx-body', { path: '/hello' });
+        assert.equal(res.status, 200);
+        assert.match(res.text, /\/HELLO/, 'the echo of the path went through the expression');
+        assertAccepted(gw, 'tx-body-svc');
+      },
+      // The expression sees the answer in the client's format (translated back), the OpenAI SDK's and the Anthropic SDK's alike.
+      ai: async () => {
+        assert.equal((await clients.chat('tx-body')).text, 'HELLO');
+        assert.equal(await clients.message('tx-body'), 'HELLO');
+        assertAccepted(gw, 'tx-body-ai');
+      },
+      mcp: async (t) => {
+        const { text } = await clients.callTool('tx-body');
+        await appliedOrReported(t, gw, 'tx-body-mcp', 'spec.traffic.transformation.response.body', 'mcp', async () => {
+          assert.fail(`response.body is no longer reported on mcp (tool text ${text}): give this row an effect check`);
+        });
+      },
+    }),
+    ...perKind('transformation.response.body on a streamed answer (the stream is buffered, transformed, then sent)', {
+      ai: async () => {
+        const stream = await clients.openai('tx-body').chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+        let text = '';
+        for await (const event of stream) text += event.choices[0]?.delta.content ?? '';
+        assert.equal(text, 'HELLO');
       },
     }),
     ...perKind('extProc request headers phase (a header mutation)', {
@@ -116,18 +153,35 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
       svc: async () => {
         assert.equal((await clients.svc('extproc')).headers['x-extproc-resp'], 'yes');
       },
-      ai: async (t) => {
+      ai: async () => {
         const { headers } = await clients.chat('extproc');
-        await appliedOrReported(t, gw, 'extproc-ai', 'spec.traffic.extProc', 'ai', async () => {
-          assert.equal(headers.get('x-extproc-resp'), 'yes');
-          assertAccepted(gw, 'extproc-ai');
-        });
+        assert.equal(headers.get('x-extproc-resp'), 'yes');
+        assertAccepted(gw, 'extproc-ai');
       },
       mcp: async (t) => {
         const { responses } = await clients.callTool('extproc');
         await appliedOrReported(t, gw, 'extproc-mcp', 'spec.traffic.extProc', 'mcp', async () => {
           for (const h of responses) assert.equal(h.get('x-extproc-resp'), 'yes');
           assertAccepted(gw, 'extproc-mcp');
+        });
+      },
+    }),
+    ...perKind('extProc response body phase (Buffered: the processor rewrites the body)', {
+      svc: async () => {
+        const res = await clients.svc('extproc-body', { path: '/hello' });
+        assert.equal(res.status, 200);
+        assert.match(res.text, /\/HELLO/);
+        assertAccepted(gw, 'extproc-body-svc');
+      },
+      ai: async () => {
+        assert.equal((await clients.chat('extproc-body')).text, 'HELLO');
+        assert.equal(await clients.message('extproc-body'), 'HELLO');
+        assertAccepted(gw, 'extproc-body-ai');
+      },
+      mcp: async (t) => {
+        const { text } = await clients.callTool('extproc-body');
+        await appliedOrReported(t, gw, 'extproc-body-mcp', 'spec.traffic.extProc', 'mcp', async () => {
+          assert.fail(`extProc response phases are no longer reported on mcp (tool text ${text}): give this row an effect check`);
         });
       },
     }),

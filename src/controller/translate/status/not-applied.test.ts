@@ -89,7 +89,6 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend transformation.request.body': { value: { transformation: { request: { body: '"replaced"' } } }, path: 'spec.backend.transformation.request.body' },
   'backend transformation.response.body': { value: { transformation: { response: { body: '"replaced"' } } }, path: 'spec.backend.transformation.response.body' },
   'backend transformation': { value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation' },
-  'backend extAuth': { value: { extAuth: { url: 'http://authz.example:9000', grpc: {} } }, path: 'spec.backend.extAuth' },
   'backend auth.cloudA': { value: { auth: { cloudA: { region: 'us-east-1' } } }, path: 'spec.backend.auth.cloudA' },
   'backend auth.cloudB': { value: { auth: { cloudB: { managedIdentity: { clientId: 'a', objectId: 'b', resourceId: 'c' } } } }, path: 'spec.backend.auth.cloudB' },
   'backend auth.cloudC': { value: { auth: { cloudC: { type: 'AccessToken' } } }, path: 'spec.backend.auth.cloudC' },

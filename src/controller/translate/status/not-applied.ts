@@ -86,10 +86,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'transformation.response.body', kinds: ['ai'], why: 'backend body transformations are not run on AI provider answers (header changes are)', issue: 12 },
   { scope: 'backend', path: 'transformation', kinds: ['mcp'], why: 'backend transformations are not run on MCP target calls', issue: 12 },
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
-  {
-    scope: 'backend', path: 'extAuth', kinds: ['ai'], partial: true,
-    why: 'on a Realtime (WebSocket) upgrade the header changes backend extAuth makes are not put on the relayed handshake (the check itself runs)', issue: 12,
-  },
   { scope: 'backend', path: 'auth.cloudA', kinds: NOT_AI, why: 'cloud-A signing is implemented for AI providers only: requests are answered 500', issue: 12 },
   { scope: 'backend', path: 'auth.cloudB', kinds: NOT_AI, why: 'cloud-B tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
   { scope: 'backend', path: 'auth.cloudC', kinds: NOT_AI, why: 'cloud-C tokens are implemented for AI providers only: requests are answered 500', issue: 12 },

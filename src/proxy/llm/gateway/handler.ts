@@ -252,7 +252,8 @@ export class LlmBackendHandler {
     if (plan.upstreamFormat === 'messages') for (const name of FORWARDED_TO_MESSAGES) if (typeof a.req.headers[name] === 'string') baseHeaders[name] = a.req.headers[name];
     // Headers filters and policies added, changed or removed reach the provider on every route type
     // (docs/llm.md); the credentials written next still win over them.
-    applyHeaderChanges(baseHeaders, gate.headers);
+    // Framing is the gateway's: a backend body transformation's new content-length is the client-format body's, not the provider's.
+    applyHeaderChanges(baseHeaders, gate.headers, HOP_BY_HOP);
     applyHeaderChanges(baseHeaders, policyHeaderChanges(a.req.headers, a.request.headers, a.request.headersMayHaveChanged === true || gate.headers.size > 0));
     const identity: RequestIdentity = a.request.policy?.identity ?? {};
     const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);

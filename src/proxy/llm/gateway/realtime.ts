@@ -21,7 +21,8 @@ import { planRequest } from '../translate/plan.ts';
 import { makeUsage, type Usage } from '../translate/usage.ts';
 import { CredentialError, type LlmCredentials } from './credentials/index.ts';
 import { AiPolicyError } from './body-policy.ts';
-import { hostHeader, type ReplicaTurns } from './upstream.ts';
+import { clientHostFor, hostHeader, type ReplicaTurns } from './upstream.ts';
+import { applyHeaderChanges, NO_HEADER_CHANGES, policyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 
 /** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
 const FORWARDED = ['openai-beta', 'openai-organization', 'openai-project', 'user-agent'] as const;
@@ -37,6 +38,8 @@ export interface RealtimeAttempt {
   readonly provider: AiProviderIR;
   readonly policy: BackendPolicy | undefined;
   readonly ai: AiPolicy | undefined;
+  /** Header changes the provider's backend request steps (extAuth, transformation) made. */
+  readonly stepHeaders?: HeaderChanges;
 }
 
 export interface RealtimeDeps {
@@ -112,16 +115,24 @@ export class RealtimeRelay {
     if (plan.kind === 'respond') return { kind: 'refused', status: plan.response.status, headers: { ...plan.response.headers }, body: Buffer.from(plan.response.body), retryable: false };
     const up = plan.upstream;
     const host = hostHeader(up);
+    // traffic.hostRewrite None: the client's Host is sent (and signed); the URL, hence SNI, stays the provider's.
+    const clientHost = clientHostFor(request);
     const base: Record<string, string> = { ...up.headers };
     for (const name of FORWARDED) {
       const v = req.headers[name];
       if (typeof v === 'string') base[name] = v;
     }
+    // What filters, traffic policies and the backend request steps set or removed reaches the provider,
+    // as on the HTTP routes (docs/llm.md); the credential written next still wins.
+    const steps = a.stepHeaders ?? NO_HEADER_CHANGES;
+    applyHeaderChanges(base, steps);
+    applyHeaderChanges(base, policyHeaderChanges(req.headers, request.headers, request.headersMayHaveChanged === true || steps.size > 0));
     const identity: RequestIdentity = request.policy?.identity ?? {};
     // The request's CEL input: token mechanisms read the client's subject token from it, as on the HTTP routes.
     const cel = (): CelInput => request.policy?.cel() ?? { request: { method: 'GET', url: req.url ?? '/', headers: req.headers } };
-    const signed = await this.#deps.credentials.apply({ host, method: 'GET', path: up.path, headers: base, body: new Uint8Array(0), credential: up.credential }, a.policy?.auth, identity, cel);
+    const signed = await this.#deps.credentials.apply({ host: clientHost ?? host, method: 'GET', path: up.path, headers: base, body: new Uint8Array(0), credential: up.credential }, a.policy?.auth, identity, cel);
     const { host: _host, ...headers } = signed.headers;
+    if (clientHost !== undefined) headers.host = clientHost;
     const protocols = offeredProtocols(req).filter((p) => !p.startsWith(KEY_PROTOCOL_PREFIX));
     const settings = a.policy ? connectionSettings(a.policy) : undefined;
     const tls = up.tls || settings?.tls !== undefined;
@@ -130,7 +141,7 @@ export class RealtimeRelay {
     // A custom provider's Service replica is dialled by address; Host and TLS keep the Service's name.
     const at = this.#deps.replicas.target(a.provider, up);
     const url = `${tls ? 'wss' : 'ws'}://${at === up ? host : hostHeader(at)}${signed.path}`;
-    if (at !== up) headers.host = host;
+    if (at !== up) headers.host = clientHost ?? host;
 
     return new Promise((resolve) => {
       const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...tlsOptions });
