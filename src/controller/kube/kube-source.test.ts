@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../../common/logger.ts';
+import { FakeApiServer } from '../../../test/kube/fake-apiserver.ts';
+import { DEFAULT_RESOURCE_TYPES } from '../../../test/kube/fake-apiserver/resources.ts';
+import type { SourceSnapshot } from '../sources/types.ts';
+import { KubeClient } from './client.ts';
+import { KubeSource, type KubeSourceOptions } from './kube-source.ts';
+
+const GW = 'gateway.networking.k8s.io/v1';
+
+const route = (name: string, namespace: string, hostname = `${name}.example`) => ({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace }, spec: { hostnames: [hostname] } });
+const namespace = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+
+async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Starts a KubeSource on `server`, recording every snapshot. */
+async function watch(server: FakeApiServer, options: Partial<KubeSourceOptions> = {}): Promise<{ source: KubeSource; snapshots: SourceSnapshot[]; names: (kind: string) => string[] }> {
+  const snapshots: SourceSnapshot[] = [];
+  const source = new KubeSource({ client: new KubeClient(server.kubeConfig()), logger: silentLogger, debounceMs: 20, retryBaseMs: 20, ...options });
+  await source.start((s) => snapshots.push(s));
+  const names = (kind: string): string[] => snapshots.at(-1)!.objects.filter((o) => o.object.kind === kind).map((o) => `${o.object.metadata.namespace ?? ''}/${o.object.metadata.name}`).sort();
+  return { source, snapshots, names };
+}
+
+describe('KubeSource against the fake API server', () => {
+  let server: FakeApiServer;
+  before(async () => {
+    // No XListenerSet CRD in this cluster: an optional kind, so the source starts without it.
+    server = await FakeApiServer.start({ types: DEFAULT_RESOURCE_TYPES.filter((t) => t.kind !== 'XListenerSet') });
+    server.put(namespace('apps'));
+    server.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'apps' }, spec: { ports: [{ port: 80 }] } });
+    server.put(route('a', 'apps'));
+  });
+  after(async () => { await server.close(); });
+
+  it('delivers a first snapshot with every kind listed, apiVersion/kind filled and managedFields dropped', async () => {
+    const { source, snapshots } = await watch(server);
+    try {
+      assert.equal(snapshots.length, 1);
+      const service = snapshots[0]!.objects.find((o) => o.object.kind === 'Service');
+      assert.equal(service?.object.apiVersion, 'v1', 'list items of built-in kinds come without apiVersion; the source fills it');
+      assert.equal((service?.object.metadata as { managedFields?: unknown }).managedFields, undefined);
+      assert.ok(snapshots[0]!.objects.some((o) => o.object.kind === 'HTTPRoute' && o.object.metadata.name === 'a'));
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('follows creates, edits and deletes, coalescing a burst into few snapshots', async () => {
+    const { source, snapshots, names } = await watch(server);
+    try {
+      for (let i = 0; i < 40; i++) server.put(route(`burst-${i}`, 'apps'));
+      await until(() => names('HTTPRoute').length === 41, 'the burst');
+      assert.ok(snapshots.length <= 4, `40 creates became ${snapshots.length - 1} snapshots`);
+      server.put(route('a', 'apps', 'changed.example'));
+      await until(() => snapshots.at(-1)!.objects.some((o) => o.object.metadata.name === 'a' && JSON.stringify(o.object.spec).includes('changed.example')), 'the edit');
+      for (let i = 0; i < 40; i++) server.remove(GW, 'HTTPRoute', `burst-${i}`, 'apps');
+      await until(() => names('HTTPRoute').length === 1, 'the deletes');
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('re-lists after a 410 and sees what changed while the watch was down', async () => {
+    const { source, names } = await watch(server);
+    try {
+      server.dropWatches();
+      server.put(route('during-outage', 'apps'));
+      server.remove(GW, 'HTTPRoute', 'a', 'apps');
+      server.compact();
+      await until(() => names('HTTPRoute').join() === 'apps/during-outage', 'the re-listed state');
+    } finally {
+      await source.stop();
+      server.put(route('a', 'apps'));
+      server.remove(GW, 'HTTPRoute', 'during-outage', 'apps');
+    }
+  });
+
+  it('waits for a required kind whose list fails, retrying, before the first snapshot', async () => {
+    server.failNext('GET', /^\/api\/v1\/services$/, 500, 3);
+    const { source, snapshots } = await watch(server);
+    try {
+      assert.equal(snapshots.length, 1);
+      assert.ok(snapshots[0]!.objects.some((o) => o.object.kind === 'Service'), 'the first snapshot has the Services');
+      assert.equal(server.requests.filter((r) => r.path === '/api/v1/services' && r.query.watch === undefined).length >= 4, true);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('restarts a watch that failed with a server error', async () => {
+    const { source, names } = await watch(server);
+    try {
+      server.failNext('GET', /\/httproutes$/, 500, 2);
+      server.dropWatches();
+      server.put(route('after-error', 'apps'));
+      await until(() => names('HTTPRoute').includes('apps/after-error'), 'the change after the watch restarted');
+    } finally {
+      await source.stop();
+      server.remove(GW, 'HTTPRoute', 'after-error', 'apps');
+    }
+  });
+
+  it('discoveryNamespaceSelectors: reads only selected namespaces and follows label changes', async () => {
+    server.put(namespace('other'));
+    server.put(route('r', 'other'));
+    const { source, names } = await watch(server, { namespaceSelectors: [{ matchLabels: { gateway: 'yes' } }] });
+    try {
+      assert.deepEqual(names('HTTPRoute'), []);
+      assert.deepEqual(names('Namespace'), []);
+      server.put(namespace('other', { gateway: 'yes' }));
+      await until(() => names('HTTPRoute').join() === 'other/r', 'the newly selected namespace');
+      assert.deepEqual(names('Namespace'), ['/other']);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('stops delivering past maxObjects, keeping the last snapshot', async () => {
+    const { source, snapshots } = await watch(server, { maxObjects: 50 });
+    try {
+      const before = snapshots.length;
+      for (let i = 0; i < 60; i++) server.put(route(`many-${i}`, 'apps'));
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(snapshots.length, before, 'no snapshot over the bound');
+      for (let i = 0; i < 60; i++) server.remove(GW, 'HTTPRoute', `many-${i}`, 'apps');
+      await until(() => snapshots.length > before, 'snapshots again under the bound');
+    } finally {
+      await source.stop();
+    }
+  });
+});

@@ -1,0 +1,216 @@
+/**
+ * The Kubernetes source: one client-node ListWatch (list, then watch from the list's
+ * resourceVersion; re-list after 410 Gone) per kind the translator reads, turned into complete
+ * snapshots for the same store and translator embedded mode uses.
+ *
+ * - Snapshots are built from the informers' caches at most once per `debounceMs`: a burst of
+ *   events (a `kubectl apply -f` of a hundred objects) becomes one translation, and no event
+ *   waits longer than `debounceMs` to be seen.
+ * - The first snapshot waits until every required kind has listed: a snapshot without, say, the
+ *   Services would translate into a config with every backend missing.
+ * - A watch or list that fails is restarted with backoff (client-node's ListWatch stops on any
+ *   error other than 410 and client timeouts); meanwhile the last snapshot keeps being served.
+ * - The total number of objects is bounded (`maxObjects`): past it the source stops delivering
+ *   snapshots, logs and keeps the last good one, instead of growing without limit.
+ */
+import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubeObject, SourcedObject } from '../../api/gateway/object.ts';
+import type { Logger } from '../../common/logger.ts';
+import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../sources/types.ts';
+import { KubeApiError, type KubeClient } from './client.ts';
+import { collectionPath, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
+import { namespaceSelected, type LabelSelector } from './namespace-selector.ts';
+
+export interface KubeSourceOptions {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  readonly kinds?: readonly WatchedKind[];
+  /** `discoveryNamespaceSelectors`: namespaced objects outside the selected namespaces are not read. */
+  readonly namespaceSelectors?: readonly LabelSelector[];
+  readonly debounceMs?: number;
+  readonly maxObjects?: number;
+  /** First and longest wait before restarting a failed list/watch. */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  /** How often a missing optional kind (its CRD not installed) is looked for again. */
+  readonly optionalRetryMs?: number;
+}
+
+export const DEFAULT_DEBOUNCE_MS = 50;
+export const DEFAULT_MAX_OBJECTS = 250_000;
+
+interface KindState {
+  readonly kind: WatchedKind;
+  readonly informer: ListWatch<KubernetesObject>;
+  listed: boolean;
+  /** An optional kind whose list answered 404: counted as empty until it appears. */
+  absent: boolean;
+  failures: number;
+  restart: NodeJS.Timeout | undefined;
+}
+
+export class KubeSource implements ObjectSource {
+  readonly #options: KubeSourceOptions;
+  readonly #selectors: readonly LabelSelector[];
+  readonly #states: KindState[] = [];
+  #onSnapshot: ((snapshot: SourceSnapshot) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #started = false;
+  #stopped = false;
+  #overLimit = false;
+  #allListed: (() => void) | undefined;
+
+  constructor(options: KubeSourceOptions) {
+    this.#options = options;
+    this.#selectors = options.namespaceSelectors ?? [];
+  }
+
+  async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
+    this.#onSnapshot = onSnapshot;
+    const watch = new Watch(this.#options.client.kubeConfig);
+    const listed = new Promise<void>((resolve) => { this.#allListed = resolve; });
+    for (const kind of this.#options.kinds ?? WATCHED_KINDS) this.#states.push(this.#informer(kind, watch));
+    await Promise.all(this.#states.map((s) => s.informer.start()));
+    this.#checkListed();
+    await listed;
+    if (this.#stopped) return;
+    this.#started = true;
+    this.#deliver();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#allListed?.();
+    for (const state of this.#states) {
+      clearTimeout(state.restart);
+      await state.informer.stop();
+    }
+  }
+
+  #informer(kind: WatchedKind, watch: Watch): KindState {
+    const { client } = this.#options;
+    const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+      try {
+        const answer = await client.request<KubernetesListObject<KubernetesObject>>('GET', collectionPath(kind));
+        // Built-in kinds' list items carry no apiVersion/kind; the translator needs both.
+        for (const item of answer.items as KubeObject[]) {
+          item.apiVersion = kind.apiVersion;
+          item.kind = kind.kind;
+          trim(item);
+        }
+        state.absent = false;
+        return answer;
+      } catch (err) {
+        if (kind.optional && err instanceof KubeApiError && err.statusCode === 404) state.absent = true;
+        throw err;
+      }
+    };
+    // Bookmarks keep a quiet kind's resourceVersion fresh, so resuming after the client's watch
+    // timeout does not fall behind the server's history (which would force a full re-list).
+    const informer = new ListWatch<KubernetesObject>(`${collectionPath(kind)}?allowWatchBookmarks=true`, watch, list, false);
+    const state: KindState = { kind, informer, listed: false, absent: false, failures: 0, restart: undefined };
+    const changed = (object: KubernetesObject): void => {
+      trim(object as KubeObject);
+      this.#changed();
+    };
+    informer.on('add', changed);
+    informer.on('update', changed);
+    informer.on('delete', () => this.#changed());
+    informer.on('error', (err: unknown) => this.#failed(state, err));
+    return state;
+  }
+
+  #failed(state: KindState, err: unknown): void {
+    if (this.#stopped) return;
+    const { logger } = this.#options;
+    let delay: number;
+    if (state.absent) {
+      delay = this.#options.optionalRetryMs ?? 30_000;
+      if (!state.listed) logger.info({ kind: state.kind.kind, apiVersion: state.kind.apiVersion }, 'kind not served by this cluster (CRD not installed); looking again later');
+      state.listed = true;
+      this.#checkListed();
+    } else {
+      state.failures++;
+      const base = this.#options.retryBaseMs ?? 1000;
+      delay = Math.min(base * 2 ** (state.failures - 1), this.#options.retryMaxMs ?? 30_000);
+      logger.warn({ kind: state.kind.kind, err: (err as Error)?.message ?? String(err), retryInMs: delay }, 'list/watch failed; retrying (the last snapshot stays served)');
+    }
+    state.restart = setTimeout(() => {
+      state.restart = undefined;
+      if (!this.#stopped) void state.informer.start().then(() => this.#checkListed());
+    }, delay);
+    state.restart.unref();
+  }
+
+  /** A kind has listed once its informer holds a resourceVersion (ListWatch sets it from the list). */
+  #checkListed(): void {
+    for (const state of this.#states) {
+      if (!state.listed && state.informer.latestResourceVersion() !== '') {
+        state.listed = true;
+        state.failures = 0;
+      }
+    }
+    if (this.#states.length > 0 && this.#states.every((s) => s.listed)) this.#allListed?.();
+  }
+
+  #changed(): void {
+    if (!this.#started || this.#stopped || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#deliver();
+    }, this.#options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+  }
+
+  #deliver(): void {
+    if (this.#stopped) return;
+    const snapshot = this.#snapshot();
+    if (snapshot) this.#onSnapshot?.(snapshot);
+  }
+
+  #snapshot(): SourceSnapshot | undefined {
+    const limit = this.#options.maxObjects ?? DEFAULT_MAX_OBJECTS;
+    let total = 0;
+    for (const state of this.#states) total += state.informer.list().length;
+    if (total > limit) {
+      if (!this.#overLimit) this.#options.logger.error({ objects: total, limit }, 'the cluster holds more objects than --max-objects; still serving the last snapshot');
+      this.#overLimit = true;
+      return undefined;
+    }
+    this.#overLimit = false;
+    const selectedNamespaces = this.#selectedNamespaces();
+    const objects: SourcedObject[] = [];
+    const problems: ConfigProblem[] = [];
+    for (const state of this.#states) {
+      for (const object of state.informer.list() as KubeObject[]) {
+        if (!this.#selected(object, state.kind, selectedNamespaces)) continue;
+        objects.push({ object });
+      }
+    }
+    return { objects, problems };
+  }
+
+  /** Names of the namespaces the selectors pick, or undefined when every namespace is read. */
+  #selectedNamespaces(): ReadonlySet<string> | undefined {
+    if (this.#selectors.length === 0) return undefined;
+    const namespaces = this.#states.find((s) => s.kind.kind === 'Namespace' && s.kind.apiVersion === 'v1');
+    const selected = new Set<string>();
+    for (const ns of (namespaces?.informer.list() ?? []) as KubeObject[]) {
+      if (namespaceSelected(ns.metadata.labels ?? {}, this.#selectors)) selected.add(ns.metadata.name);
+    }
+    return selected;
+  }
+
+  #selected(object: KubeObject, kind: WatchedKind, selected: ReadonlySet<string> | undefined): boolean {
+    if (!selected) return true;
+    if (kind.kind === 'Namespace') return selected.has(object.metadata.name);
+    if (!kind.namespaced) return true;
+    return selected.has(object.metadata.namespace ?? 'default');
+  }
+}
+
+/** managedFields can outweigh the object itself and nothing downstream reads them. */
+function trim(object: KubeObject): void {
+  const metadata = object.metadata as KubeObject['metadata'] & { managedFields?: unknown };
+  if (metadata?.managedFields !== undefined) delete metadata.managedFields;
+}
