@@ -86,8 +86,6 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.backend.tcp.keepalive.interval' },
   'backend health ai': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
   'backend health mcp': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
-  'backend transformation.request.body': { value: { transformation: { request: { body: '"replaced"' } } }, path: 'spec.backend.transformation.request.body' },
-  'backend transformation.response.body': { value: { transformation: { response: { body: '"replaced"' } } }, path: 'spec.backend.transformation.response.body' },
   'backend transformation': { value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation' },
   'backend auth.cloudA': { value: { auth: { cloudA: { region: 'us-east-1' } } }, path: 'spec.backend.auth.cloudA' },
   'backend auth.cloudB': { value: { auth: { cloudB: { managedIdentity: { clientId: 'a', objectId: 'b', resourceId: 'c' } } } }, path: 'spec.backend.auth.cloudB' },
@@ -199,6 +197,18 @@ describe('not applied: what applies keeps working', () => {
         assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
       });
     }
+  }
+
+  const bodies: readonly { name: string; section: string; value: Spec }[] = [
+    { name: 'traffic transformation.response.body', section: 'traffic', value: { transformation: { response: { body: 'string(response.body)' } } } },
+    { name: 'traffic extProc with its response phases on', section: 'traffic', value: { extProc: { url: 'http://extproc.example:9000' } } },
+    { name: 'backend transformation request.body and response.body', section: 'backend', value: { transformation: { request: { body: 'string(request.body)' }, response: { body: 'string(response.body)' } } } },
+  ];
+  for (const c of bodies) {
+    it(`${c.name} apply on ai (response filters run on AI answers): Accepted=True`, () => {
+      const conditions = ancestorConditions(translate(world('ai', [policy(c.section, c.value)])).statuses);
+      assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
+    });
   }
 
   it('an invalid policy keeps Invalid (fail closed), not a not-applied reason', () => {

@@ -43,7 +43,6 @@ export interface NotAppliedRow {
   readonly issue?: number;
 }
 
-const AI_MCP: readonly BackendKind[] = ['ai', 'mcp'];
 const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp'];
 const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai'];
 const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepalive probes, not their count or interval";
@@ -63,10 +62,10 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 
   // Traffic members on routes whose backend is served in-process (AI, MCP).
   { scope: 'traffic', path: 'retry', kinds: ['mcp'], why: 'the MCP handler does not retry a route\'s requests', issue: 12 },
-  { scope: 'traffic', path: 'transformation.response.body', kinds: AI_MCP, why: 'response body transformations are not run on AI and MCP answers (header changes are)', issue: 12 },
+  { scope: 'traffic', path: 'transformation.response.body', kinds: ['mcp'], why: 'response body transformations are not run on MCP answers (header changes are)', issue: 12 },
   {
-    scope: 'traffic', path: 'extProc', kinds: AI_MCP, partial: true, when: sendsResponsePhase,
-    why: 'the external processor\'s response phases are not run on AI and MCP answers (request phases are)', issue: 12,
+    scope: 'traffic', path: 'extProc', kinds: ['mcp'], partial: true, when: sendsResponsePhase,
+    why: 'the external processor\'s response phases are not run on MCP answers (request phases are)', issue: 12,
   },
   {
     scope: 'traffic', path: 'rateLimit.local[]', kinds: NOT_AI, when: (v) => isDict(v) && v.tokens !== undefined,
@@ -82,8 +81,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'health', kinds: ['ai'], why: 'passive health and eviction are not applied to AI providers (providers of a group are taken in turn)', issue: 13 },
   { scope: 'backend', path: 'health', kinds: ['mcp'], why: 'passive health and eviction are not applied to MCP targets', issue: 12 },
-  { scope: 'backend', path: 'transformation.request.body', kinds: ['ai'], why: 'backend body transformations are not run on AI provider calls (header changes are)', issue: 12 },
-  { scope: 'backend', path: 'transformation.response.body', kinds: ['ai'], why: 'backend body transformations are not run on AI provider answers (header changes are)', issue: 12 },
   { scope: 'backend', path: 'transformation', kinds: ['mcp'], why: 'backend transformations are not run on MCP target calls', issue: 12 },
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
   { scope: 'backend', path: 'auth.cloudA', kinds: NOT_AI, why: 'cloud-A signing is implemented for AI providers only: requests are answered 500', issue: 12 },
