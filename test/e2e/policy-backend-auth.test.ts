@@ -23,7 +23,8 @@ const AUTH_RULES: Record<string, Record<string, unknown>> = {
   query: { key: 'q-456', location: { queryParameter: { name: 'api_key' } } },
   cookie: { key: 'c-789', location: { cookie: { name: 'session' } } },
   jwt: { jwtSign: { signingKeyRef: { name: 'signer' }, alg: 'ES256', kid: 'k1', claims: { iss: 'switchboard', aud: 'upstream' }, ttl: '60s' } },
-  unsupported: { cloudC: { type: 'AccessToken' } },
+  // A cloud-B Secret without clientID, tenantID and clientSecret cannot work: refused when compiled.
+  unsupported: { cloudB: { secretRef: { name: 'extra' } } },
 };
 
 interface TokenEndpoint extends Server { forms: URLSearchParams[]; authorizations: (string | undefined)[] }
@@ -161,7 +162,7 @@ describe('backend policy: auth and health', () => {
     assert.equal(res.status, 401, res.text);
   });
 
-  it('fails closed on a backend auth it cannot perform', async () => {
+  it('fails closed on a backend credential that cannot work', async () => {
     const res = await gw.request(80, { path: '/unsupported' });
     assert.equal(res.status, 500);
     assert.match(res.text, /policy_invalid/);

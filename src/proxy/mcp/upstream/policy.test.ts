@@ -76,7 +76,7 @@ describe('compileTargetAccess', () => {
     assert.equal(access.needsCall, true);
     const out = await access.prepare({ 'content-type': 'application/json' }, '/mcp', undefined, { method: 'POST', host: 'tools.example', body: Buffer.from('{}') });
     assert.match(String(out.headers.authorization), /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=content-length;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
-    assert.throws(() => access.prepare({}, '/mcp', undefined), /cloud credentials need the upstream request/);
+    await assert.rejects(Promise.resolve(access.prepare({}, '/mcp', undefined)), /cloud credentials need the upstream request/);
   });
 
   it('connection settings: tls makes a fingerprinted setting; requestTimeout becomes timeoutMs', () => {

@@ -45,9 +45,14 @@ const EMPTY = new Uint8Array(0);
 export function compileCloudCredentials(auth: BackendAuthPolicy): CloudCredentialWriter {
   return (headers, path, ctx, call) => {
     // Without the request's method and host nothing can be signed or audienced: refuse, never send unsigned.
-    if (call === undefined) throw new CredentialError('cloud credentials need the upstream request (method, host, body)');
+    if (call === undefined) return Promise.reject(new CredentialError('cloud credentials need the upstream request (method, host, body)'));
     shared ??= new BackendCredentials();
-    return shared.apply({ host: call.host, method: call.method, path, headers, body: call.body }, auth, ctx?.identity ?? NO_IDENTITY, ctx ? () => ctx.cel() : undefined, PLAIN_BACKEND);
+    try {
+      return shared.apply({ host: call.host, method: call.method, path, headers, body: call.body }, auth, ctx?.identity ?? NO_IDENTITY, ctx ? () => ctx.cel() : undefined, PLAIN_BACKEND);
+    } catch (err) {
+      // Callers handle a refusal as a rejection (forward.ts answers it; nothing is sent).
+      return Promise.reject(err);
+    }
   };
 }
 

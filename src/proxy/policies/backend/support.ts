@@ -8,7 +8,8 @@
  * all three through the shared credentials (policies/credentials/backend-credentials.ts,
  * cloud-auth.ts). A kind added later (a2a, tunnels) lists its gaps here until it applies them.
  */
-import type { BackendMember, BackendPolicy } from '../../../ir/policy.ts';
+import type { BackendAuthPolicy, BackendMember, BackendPolicy } from '../../../ir/policy.ts';
+import { parseServiceAccount } from '../credentials/cloud-tokens.ts';
 
 /** The kinds of upstream call the backend-policy layer serves. */
 export type UpstreamKind = 'service' | 'ai' | 'mcp';
@@ -33,6 +34,29 @@ export function unsupportedOn(kind: UpstreamKind, policy: BackendPolicy, table: 
   const gaps = table[kind];
   for (const member of gaps.members) if (policy[member] !== undefined) out.push({ member, message: `backend ${member} is not supported yet` });
   for (const auth of gaps.auth) if (policy.auth?.[auth] !== undefined) out.push({ member: 'auth', message: `backend auth ${auth} is not supported yet` });
+  if (policy.auth) for (const message of unusableCloudCredentials(kind, policy.auth)) out.push({ member: 'auth', message });
+  return out;
+}
+
+/**
+ * Cloud credentials whose configuration alone shows they cannot work, so every request under
+ * them would fail: refused when the policy is compiled (500 policy_invalid on every kind, nothing
+ * sent) rather than on each request. What depends on the environment (ambient keys, a metadata
+ * server, a token endpoint) is found per request instead.
+ */
+export function unusableCloudCredentials(kind: UpstreamKind, auth: BackendAuthPolicy): string[] {
+  const out: string[] = [];
+  // An AI provider that needs signing names its service (providerG); any other upstream has no default.
+  if (auth.cloudA && kind !== 'ai' && !auth.cloudA.serviceName) out.push('auth.cloudA needs serviceName (the SigV4 signing service) on a Service, static or MCP backend');
+  const secret = auth.cloudB?.secret;
+  if (secret && (!secret.clientID || !secret.tenantID || !secret.clientSecret)) out.push('auth.cloudB: the Secret needs clientID, tenantID and clientSecret');
+  if (auth.cloudC?.secret !== undefined) {
+    try {
+      parseServiceAccount(auth.cloudC.secret);
+    } catch (err) {
+      out.push(`auth.cloudC: the Secret does not hold a service account key (${err instanceof SyntaxError ? 'not JSON' : (err as Error).message})`);
+    }
+  }
   return out;
 }
 

@@ -53,8 +53,9 @@ export function signSigV4(input: SignInput, credentials: AwsCredentials): Record
     service: input.service,
     region: input.region,
     headers: { ...input.headers, host: input.host, ...(unsigned ? { 'x-amz-content-sha256': UNSIGNED_PAYLOAD } : {}) },
-    // aws4 hashes the body unless x-amz-content-sha256 names the payload hash.
-    ...(unsigned ? {} : { body: Buffer.from(input.body as Uint8Array) }),
+    // aws4 hashes the body unless x-amz-content-sha256 names the payload hash. An empty body is
+    // not given: aws4 would add `content-length: 0`, which a bodiless GET does not carry on the wire.
+    ...(unsigned || input.body.length === 0 ? {} : { body: Buffer.from(input.body as Uint8Array) }),
   };
   aws4.sign(request, credentials);
   const out: Record<string, string> = {};
