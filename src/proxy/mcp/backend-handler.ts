@@ -11,6 +11,10 @@ import { NO_HEADER_CHANGES, policyHeaderChanges } from '../policies/backend/poli
 import { hasRequestSteps } from '../policies/backend/request-steps.ts';
 import { renderGatewayError } from '../http/error-format.ts';
 import type { DirectResponse } from '../policies/result.ts';
+import type { ResponseFilter } from '../policies/context.ts';
+import type { HeaderMap } from '../http/headers.ts';
+import type { Logger } from '../../common/logger.ts';
+import { takeMessageFilters, type SseChunkRewriter } from './answer-messages.ts';
 
 /**
  * The request the MCP handler sees: the client's method and URL (legacy SSE endpoints and
@@ -33,14 +37,33 @@ async function* oneChunk(body: Buffer): AsyncGenerator<Buffer> {
   if (body.length > 0) yield body;
 }
 
-/** Counts what the client is sent, for the access log and metrics (`done(status, bytes)`). */
+/** What a streamed (SSE) answer's messages pass through: the request's response filters that work message by message. */
+export interface AnswerMessages {
+  /** The request's list (the pipeline runs what is left in it on the answer's bytes). */
+  readonly filters: ResponseFilter[];
+  readonly logger: Logger;
+}
+
+/**
+ * Counts what the client is sent, for the access log and metrics (`done(status, bytes)`), and
+ * hands each message of an SSE answer to the response filters that work message by message
+ * (answer-messages.ts); JSON answers and what other filters do are the pipeline's.
+ */
 export class CountingResponse implements DownstreamResponse {
   status = 200;
   bytes = 0;
   readonly #res: ProxyResponse;
+  readonly #messages: AnswerMessages | undefined;
+  #rewrite: SseChunkRewriter | undefined;
 
-  constructor(res: ProxyResponse) {
+  constructor(res: ProxyResponse, messages?: AnswerMessages) {
     this.#res = res;
+    this.#messages = messages;
+  }
+
+  /** The next head is the gateway's own refusal or transport error, not an answer: response filters skip it. */
+  gatewayAnswer(): void {
+    this.#res.gatewayAnswer?.();
   }
 
   get headersSent(): boolean {
@@ -53,10 +76,20 @@ export class CountingResponse implements DownstreamResponse {
 
   writeHead(status: number, headers: Record<string, string | number> = {}): unknown {
     this.status = status;
+    const type = headers['content-type'];
+    if (this.#messages !== undefined && this.#messages.filters.length > 0) {
+      const seen: HeaderMap = {};
+      for (const [name, value] of Object.entries(headers)) seen[name.toLowerCase()] = String(value);
+      // An SSE answer's messages one by one; an answer without a body (202 to a notification, a DELETE) has no message to transform.
+      if (typeof type === 'string' && type.startsWith('text/event-stream')) this.#rewrite = takeMessageFilters(this.#messages.filters, { status, headers: seen }, this.#messages.logger);
+      else if (type === undefined) takeMessageFilters(this.#messages.filters, { status, headers: seen }, this.#messages.logger);
+    }
     return this.#res.writeHead(status, headers);
   }
 
-  write(chunk: string): boolean {
+  write(text: string): boolean {
+    const chunk = this.#rewrite === undefined ? text : this.#rewrite(text);
+    if (chunk === '') return true;
     const buffer = Buffer.from(chunk);
     this.bytes += buffer.length;
     return this.#res.write(buffer);
@@ -79,8 +112,11 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
   const mcpIr = backend.mcp;
   const mcp = createMcpHandler(mcpIr, { logger: deps.logger });
   return {
+    // transformation response.body and ext_proc response phases run on MCP answers (JSON ones whole, SSE ones per message: docs/mcp.md).
+    filtersResponses: true,
     handle(req, res, request) {
-      const counted = new CountingResponse(res);
+      const filters = request.policy?.responseFilters;
+      const counted = new CountingResponse(res, filters !== undefined ? { filters, logger: deps.logger } : undefined);
       const finished = () => request.done(counted.status, counted.bytes);
       const serve = () => {
         const celContext = request.policy?.cel();
@@ -153,6 +189,7 @@ function gateTargets(ir: McpBackendIR, request: HandlerRequest): PolicyGate | Pr
 
 /** A refusal of the backend-policy layer: a gateway error as a JSON-RPC error (docs/errors.md), an ext_authz denial as the service wrote it. */
 function sendRefusal(res: DownstreamResponse, response: DirectResponse): void {
+  res.gatewayAnswer?.();
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers ?? {})) headers[name.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
   if (response.error) {

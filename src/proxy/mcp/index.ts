@@ -86,6 +86,7 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
     if (refusal !== undefined) {
       // Fail closed before any target is contacted: the client gets a JSON-RPC error, nothing is sent upstream.
       logger.error({ reason: refusal }, 'MCP request refused: its backend policy cannot be applied');
+      res.gatewayAnswer?.();
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(renderGatewayError(500, { code: 'policy_invalid', message: 'a backend policy that applies to this route is invalid' }, 'jsonrpc'));
       return;

@@ -45,6 +45,12 @@ export interface ResponseFilter {
   headers?(response: FilteredResponse): DirectResponse | undefined | Promise<DirectResponse | undefined>;
   /** The body, as a stream in and a stream out; throwing ends the response with an error. */
   body?(body: AsyncIterable<Uint8Array>, response: FilteredResponse): AsyncIterable<Uint8Array>;
+  /**
+   * The same processing on one framed message of a streamed answer (an MCP SSE event's JSON-RPC
+   * message), for a filter that can work message by message; throwing fails that message. A
+   * handler that frames its answer as messages applies it there instead of `body` (docs/mcp.md).
+   */
+  message?(message: Uint8Array, response: FilteredResponse): Uint8Array;
 }
 
 /** HTTPRouteRetry semantics, compiled. */

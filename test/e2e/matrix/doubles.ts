@@ -6,7 +6,9 @@
  *   after 2 s, model `flaky` alternates 503 and 200 (first 503); any other path answers `{path}` as JSON, so a Service can point at it too (the
  *   backend TLS rows use it over HTTPS for the Service kind);
  * - an MCP target built with the official MCP SDK server (Streamable HTTP at `/mcp`, stateful)
- *   with tools `whoami` (answers `matrix`) and `slow` (answers after 2 s).
+ *   with tools `whoami` (answers `matrix`), `slow` (answers after 2 s) and `flaky` (answers
+ *   `matrix`, but every other call — the first included — is refused with HTTP 503) and `greet`
+ *   (answers `hello`); a tool call records its `tool`.
  *
  * Both speak HTTPS when given a certificate.
  */
@@ -25,6 +27,8 @@ export interface Seen {
   readonly headers: IncomingHttpHeaders;
   /** The JSON body's `model` (provider) or JSON-RPC `method` (MCP target), when there is one. */
   readonly what?: string;
+  /** The tool a `tools/call` names (MCP target). */
+  readonly tool?: string;
 }
 
 export interface RecordingServer {
@@ -125,11 +129,13 @@ function buildMcpServer(): Server {
     tools: [
       { name: 'whoami', description: 'Answers matrix', inputSchema: { type: 'object', properties: {} } },
       { name: 'slow', description: `Answers after ${SLOW_MS} ms`, inputSchema: { type: 'object', properties: {} } },
+      { name: 'flaky', description: 'Answers matrix; every other call is refused with HTTP 503 first', inputSchema: { type: 'object', properties: {} } },
+      { name: 'greet', description: 'Answers hello', inputSchema: { type: 'object', properties: {} } },
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     if (req.params.name === 'slow') await sleep(SLOW_MS);
-    return { content: [{ type: 'text', text: 'matrix' }] };
+    return { content: [{ type: 'text', text: req.params.name === 'greet' ? 'hello' : 'matrix' }] };
   });
   return server;
 }
@@ -138,15 +144,23 @@ export async function startMcpTarget(tls?: TlsOptions): Promise<RecordingServer>
   const seen: Seen[] = [];
   const aborted: Seen[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let flaky = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = await readBody(req);
     const body = parse(raw);
     const rpc = typeof body?.method === 'string' ? body.method : undefined;
-    const record: Seen = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, ...(rpc ? { what: rpc } : {}) };
+    const params = body?.params as { name?: unknown } | undefined;
+    const tool = rpc === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+    const record: Seen = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, ...(rpc ? { what: rpc } : {}), ...(tool !== undefined ? { tool } : {}) };
     seen.push(record);
     res.on('close', () => {
       if (!res.writableEnded) aborted.push(record);
     });
+    // Every other call of `flaky` is refused at the HTTP level, before the MCP server sees it.
+    if (tool === 'flaky' && flaky++ % 2 === 0) {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('flaky');
+      return;
+    }
     if (new URL(req.url ?? '/', 'http://target').pathname !== '/mcp') {
       res.writeHead(404).end();
       return;

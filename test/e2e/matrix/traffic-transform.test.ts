@@ -11,7 +11,7 @@ import { startGrpcServer, type RunningServer } from '../../ext/servers.ts';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
 import { startMcpTarget, startProvider, type RecordingServer } from './doubles.ts';
-import { appliedOrReported, assertAccepted, Clients, header, last, matrixYaml, perKind, runRows, type Row, type Variant } from './support.ts';
+import { assertAccepted, Clients, header, last, matrixYaml, perKind, runRows, type Row, type Variant } from './support.ts';
 
 const ORIGIN = 'https://app.example.com';
 const MCP_INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
@@ -120,11 +120,10 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
         assert.equal(await clients.message('tx-body'), 'HELLO');
         assertAccepted(gw, 'tx-body-ai');
       },
-      mcp: async (t) => {
-        const { text } = await clients.callTool('tx-body');
-        await appliedOrReported(t, gw, 'tx-body-mcp', 'spec.traffic.transformation.response.body', 'mcp', async () => {
-          assert.fail(`response.body is no longer reported on mcp (tool text ${text}): give this row an effect check`);
-        });
+      // The expression sees the JSON-RPC message (docs/mcp.md): the `greet` tool's `hello` comes back upper-cased.
+      mcp: async () => {
+        assert.equal((await clients.callTool('tx-body', {}, 'greet')).text, 'HELLO');
+        assertAccepted(gw, 'tx-body-mcp');
       },
     }),
     ...perKind('transformation.response.body on a streamed answer (the stream is buffered, transformed, then sent)', {
@@ -158,12 +157,11 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
         assert.equal(headers.get('x-extproc-resp'), 'yes');
         assertAccepted(gw, 'extproc-ai');
       },
-      mcp: async (t) => {
+      mcp: async () => {
         const { responses } = await clients.callTool('extproc');
-        await appliedOrReported(t, gw, 'extproc-mcp', 'spec.traffic.extProc', 'mcp', async () => {
-          for (const h of responses) assert.equal(h.get('x-extproc-resp'), 'yes');
-          assertAccepted(gw, 'extproc-mcp');
-        });
+        assert.ok(responses.length > 0);
+        for (const h of responses) assert.equal(h.get('x-extproc-resp'), 'yes');
+        assertAccepted(gw, 'extproc-mcp');
       },
     }),
     ...perKind('extProc response body phase (Buffered: the processor rewrites the body)', {
@@ -178,11 +176,10 @@ describe('member × kind matrix: transformation, extProc, cors, headerModifiers,
         assert.equal(await clients.message('extproc-body'), 'HELLO');
         assertAccepted(gw, 'extproc-body-ai');
       },
-      mcp: async (t) => {
-        const { text } = await clients.callTool('extproc-body');
-        await appliedOrReported(t, gw, 'extproc-body-mcp', 'spec.traffic.extProc', 'mcp', async () => {
-          assert.fail(`extProc response phases are no longer reported on mcp (tool text ${text}): give this row an effect check`);
-        });
+      // The processor gets the answer's JSON-RPC body (docs/mcp.md).
+      mcp: async () => {
+        assert.equal((await clients.callTool('extproc-body', {}, 'greet')).text, 'HELLO');
+        assertAccepted(gw, 'extproc-body-mcp');
       },
     }),
     ...perKind('cors (preflight answered by the gateway, allow-origin on answers)', {

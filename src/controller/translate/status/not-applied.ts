@@ -60,13 +60,7 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'frontend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
   { scope: 'frontend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
 
-  // Traffic members on routes whose backend is served in-process (AI, MCP).
-  { scope: 'traffic', path: 'retry', kinds: ['mcp'], why: 'the MCP handler does not retry a route\'s requests', issue: 12 },
-  { scope: 'traffic', path: 'transformation.response.body', kinds: ['mcp'], why: 'response body transformations are not run on MCP answers (header changes are)', issue: 12 },
-  {
-    scope: 'traffic', path: 'extProc', kinds: ['mcp'], partial: true, when: sendsResponsePhase,
-    why: 'the external processor\'s response phases are not run on MCP answers (request phases are)', issue: 12,
-  },
+  // Traffic members that mean nothing on some kinds.
   {
     scope: 'traffic', path: 'rateLimit.local[]', kinds: NOT_AI, when: (v) => isDict(v) && v.tokens !== undefined,
     why: 'a `tokens` limit: only AI backends report token usage, so it never triggers here',
@@ -80,12 +74,7 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'health', kinds: ['ai'], why: 'passive health and eviction are not applied to AI providers (providers of a group are taken in turn)', issue: 13 },
-  { scope: 'backend', path: 'health', kinds: ['mcp'], why: 'passive health and eviction are not applied to MCP targets', issue: 12 },
-  { scope: 'backend', path: 'transformation', kinds: ['mcp'], why: 'backend transformations are not run on MCP target calls', issue: 12 },
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
-  { scope: 'backend', path: 'auth.cloudA', kinds: NOT_AI, why: 'cloud-A signing is implemented for AI providers only: requests are answered 500', issue: 12 },
-  { scope: 'backend', path: 'auth.cloudB', kinds: NOT_AI, why: 'cloud-B tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
-  { scope: 'backend', path: 'auth.cloudC', kinds: NOT_AI, why: 'cloud-C tokens are implemented for AI providers only: requests are answered 500', issue: 12 },
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
   { scope: 'backend', path: 'ai.promptGuard', kinds: ['ai'], why: 'prompt guards are not implemented: requests and responses pass unchecked', issue: 13 },
@@ -172,17 +161,6 @@ function valuesAt(root: unknown, path: string, at: string): { value: unknown; pa
     });
   }
   return current;
-}
-
-/** extProc (or each of its conditional entries) with any response phase left on (they default to on). */
-function sendsResponsePhase(value: unknown): boolean {
-  if (!isDict(value)) return false;
-  if (Array.isArray(value.conditional)) return value.conditional.some((entry) => isDict(entry) && sendsResponsePhase(entry.policy));
-  const options = isDict(value.processingOptions) ? value.processingOptions : {};
-  const headers = options.responseHeaderMode !== 'Skip';
-  const body = options.responseBodyMode !== 'None';
-  const trailers = options.responseTrailerMode !== 'Skip';
-  return headers || body || trailers;
 }
 
 /** One sentence per finding, for a condition message. */

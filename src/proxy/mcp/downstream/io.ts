@@ -19,6 +19,8 @@ export interface DownstreamResponse {
   write(chunk: string): boolean;
   end(chunk?: string): unknown;
   once(event: 'close', listener: () => void): unknown;
+  /** Marks the next head as the gateway's own error, not an answer: response filters skip it (pipeline/handler-response.ts). */
+  gatewayAnswer?(): void;
 }
 
 export { MAX_MESSAGE_BYTES, type ParsedBody } from './parse.ts';
@@ -45,6 +47,7 @@ export function sendJson(res: DownstreamResponse, status: number, body: unknown,
 
 /** An HTTP error carrying a JSON-RPC error body, as MCP servers answer transport-level failures. */
 export function sendError(res: DownstreamResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  if (!res.headersSent) res.gatewayAnswer?.();
   sendJson(res, status, errorOf(null, code, message), headers);
 }
 

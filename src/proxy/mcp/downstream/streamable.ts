@@ -134,7 +134,8 @@ export class StreamableDownstream {
       if (created.id === undefined) await Promise.all([...created.clients.values()].map((c) => c.close()));
       sendJson(res, 200, resultOf(request.id, created.result), headers);
     } catch (error) {
-      if (error instanceof McpError) return sendJson(res, 200, errorOf(request.id, error.code, error.message));
+      // data (e.g. {status: 503, code: no_healthy_upstream} when every target is evicted) goes along.
+      if (error instanceof McpError) return sendJson(res, 200, errorOf(request.id, error.code, error.message, error.data));
       this.#failed(res, error);
     }
   }

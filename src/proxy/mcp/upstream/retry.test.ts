@@ -8,6 +8,9 @@ import type { RetryPolicy } from '../../policies/context.ts';
 import { UpstreamError } from './client.ts';
 import { UpstreamPool } from './pool.ts';
 import { sendWithRetry } from './retry.ts';
+import { initializeAll } from '../initialize.ts';
+import { McpError } from '../jsonrpc.ts';
+import { silentLogger } from '../../../common/logger.ts';
 
 /** A target whose answers a test scripts: each POST takes the next behaviour (the last one repeats). */
 type Behaviour = 'ok' | 'sse' | 503 | 500 | 'broken-stream';
@@ -127,6 +130,30 @@ describe('traffic retry and backend health on MCP target calls', () => {
       script = ['ok'];
       await pool.streamable(target(), undefined, undefined, {}).request(call, () => undefined);
       assert.equal(posts, 2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('health: initialize leaves an evicted target out under FailClosed; all evicted is a 503 no_healthy_upstream', async () => {
+    const health = { unhealthyCondition: 'response.code >= 500', eviction: { durationMs: 60_000 } };
+    const two: McpTargetIR = { ...target(), name: 'two' };
+    const policy = { sources: {}, health };
+    const pool = new UpstreamPool([target(), two]);
+    const ctx = { backendPolicy: policy };
+    try {
+      script = [500];
+      await assert.rejects(pool.streamable(target(), undefined, undefined, ctx).request(call, () => undefined));
+      script = ['ok'];
+      posts = 0;
+      const joined = await initializeAll(pool, [target(), two], {}, 'FailClosed', silentLogger, undefined, ctx);
+      assert.deepEqual([...joined.keys()], ['two']);
+      assert.equal(posts, 2, 'initialize and initialized went to `two` only');
+      script = [500];
+      await assert.rejects(pool.streamable(two, undefined, undefined, ctx).request(call, () => undefined));
+      const err = await initializeAll(pool, [target(), two], {}, 'FailClosed', silentLogger, undefined, ctx).then(() => assert.fail('expected a refusal'), (e: unknown) => e);
+      assert.ok(err instanceof McpError);
+      assert.deepEqual(err.data, { status: 503, code: 'no_healthy_upstream' });
     } finally {
       await pool.close();
     }

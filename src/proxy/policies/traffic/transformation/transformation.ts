@@ -66,13 +66,17 @@ function registerResponse(side: CompiledSide, ctx: PolicyContext): void {
   }
   const bodyProgram = side.body;
   if (!bodyProgram) return;
+  const transform = (original: Uint8Array, response: FilteredResponse): Uint8Array => {
+    const value = evalBody(bodyProgram, responseActivation(ctx, response.status, response.headers, original));
+    if (!value.ok) throw new Error(`response body transformation failed: ${value.error.message}`);
+    return typeof value.value === 'string' ? Buffer.from(value.value) : value.value;
+  };
   ctx.responseFilters.push({
     async *body(body, response) {
-      const original = await collect(body, DEFAULT_MAX_BUFFER_BYTES);
-      const value = evalBody(bodyProgram, responseActivation(ctx, response.status, response.headers, original));
-      if (!value.ok) throw new Error(`response body transformation failed: ${value.error.message}`);
-      yield typeof value.value === 'string' ? Buffer.from(value.value) : value.value;
+      yield transform(await collect(body, DEFAULT_MAX_BUFFER_BYTES), response);
     },
+    // One MCP message of a streamed answer: `response.body` is that message (docs/mcp.md).
+    message: transform,
   });
 }
 
