@@ -15,6 +15,7 @@ import { Authorization, CheckResponseSchema } from '../../src/proxy/ext/gen/envo
 import { StatusCode } from '../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
 import { startGrpcServer, type RunningServer } from '../ext/servers.ts';
 import { createCertificate } from '../support/certs.ts';
+import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
 import { startMockRealtime, type MockRealtime } from './mock-realtime.ts';
@@ -70,6 +71,7 @@ describe('Realtime upgrades: policy headers, backend extAuth, hostRewrite and ba
   let plain: MockRealtime;
   let secure: MockRealtime;
   let authz: RunningServer;
+  let tunnel: ConnectProxy;
   let gw: GatewayHarness;
 
   const routeTo = (name: string) => `---
@@ -99,13 +101,14 @@ spec:
 
   before(async () => {
     const accept = (h: IncomingHttpHeaders) => h.authorization === 'Bearer sk-provider';
-    [plain, secure, authz] = await Promise.all([startMockRealtime(accept), startMockRealtime(accept, PROVIDER_CERT), startAuthz()]);
+    [plain, secure, authz, tunnel] = await Promise.all([startMockRealtime(accept), startMockRealtime(accept, PROVIDER_CERT), startAuthz(), startConnectProxy()]);
     gw = await startGateway(httpGateway()
       + backend('headers', plain) + traffic('headers', '{ headerModifiers: { request: { set: [{ name: x-team, value: red }], remove: [user-agent] } } }')
       + backend('authz', plain, `extAuth: { url: "${authz.url}", grpc: {} }`)
       + backend('hostnone', plain) + traffic('hostnone', '{ hostRewrite: { mode: None } }')
       // The provider is dialled by address and its certificate names provider.test: the policy's SNI and CA make it work.
       + backend('tls', secure, 'tls: { caCertificateRefs: [{ name: provider-ca }], sni: provider.test }')
+      + backend('tunnel', secure, `tls: { caCertificateRefs: [{ name: provider-ca }], sni: provider.test }, tunnel: { url: "${tunnel.url}" }`)
       + `---
 apiVersion: v1
 kind: ConfigMap
@@ -116,7 +119,7 @@ data: { ca.crt: ${JSON.stringify(PROVIDER_CERT.certPem)} }
   });
   after(async () => {
     await gw?.close();
-    await Promise.all([plain?.stop(), secure?.stop(), authz?.close()]);
+    await Promise.all([plain?.stop(), secure?.stop(), authz?.close(), tunnel?.close()]);
   });
 
   const url = (prefix: string) => `ws://127.0.0.1:${gw.portOf(80)}/${prefix}${PATH}`;
@@ -162,5 +165,12 @@ data: { ca.crt: ${JSON.stringify(PROVIDER_CERT.certPem)} }
     opened(await upgrade(url('tls')));
     assert.equal(secure.handshakes.length, before + 1);
     assert.equal(secure.handshakes.at(-1)!.headers.authorization, 'Bearer sk-provider');
+  });
+
+  it('backend tunnel: the provider handshake goes through the CONNECT proxy, TLS inside it', async () => {
+    const before = secure.handshakes.length;
+    opened(await upgrade(url('tunnel')));
+    assert.equal(tunnel.targets.at(-1), `${secure.host}:${secure.port}`);
+    assert.equal(secure.handshakes.length, before + 1);
   });
 });

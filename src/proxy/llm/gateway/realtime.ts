@@ -8,12 +8,14 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { Socket } from 'node:net';
+import type { buildConnector } from 'undici';
+import { WebSocket, WebSocketServer, type ClientOptions, type RawData } from 'ws';
 import type { Logger } from '../../../common/logger.ts';
 import type { CelInput } from '../../../cel/index.ts';
 import type { AiPolicy, AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
-import { connectionSettings, identityCheck, serverNameFor } from '../../policies/backend/connection.ts';
+import { connectorFor } from '../../policies/backend/connection.ts';
 import type { HandlerRequest } from '../../backends/handlers.ts';
 import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
 import { renderError } from '../translate/errors.ts';
@@ -21,7 +23,7 @@ import { planRequest } from '../translate/plan.ts';
 import { makeUsage, type Usage } from '../translate/usage.ts';
 import { CredentialError, type LlmCredentials } from './credentials/index.ts';
 import { AiPolicyError } from './body-policy.ts';
-import { clientHostFor, hostHeader, type ReplicaTurns } from './upstream.ts';
+import { clientHostFor, hostHeader, providerConnection, type ReplicaTurns } from './upstream.ts';
 import { applyHeaderChanges, NO_HEADER_CHANGES, policyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 
 /** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
@@ -134,9 +136,11 @@ export class RealtimeRelay {
     const { host: _host, ...headers } = signed.headers;
     if (clientHost !== undefined) headers.host = clientHost;
     const protocols = offeredProtocols(req).filter((p) => !p.startsWith(KEY_PROTOCOL_PREFIX));
-    const settings = a.policy ? connectionSettings(a.policy) : undefined;
+    // The backend policy's connection (TLS with its CA, SNI and checks, a tunnel, tcp settings) through the same
+    // connector as an HTTP provider call and a Service upgrade; WebSocket is HTTP/1.1, so ALPN offers only http/1.1.
+    const settings = a.policy ? providerConnection(a.policy, up.tls) : undefined;
     const tls = up.tls || settings?.tls !== undefined;
-    const tlsOptions = settings?.tls ? { ...settings.tls.options, servername: serverNameFor(settings.tls, up.host), checkServerIdentity: identityCheck(settings.tls, up.host) } : {};
+    const connection = settings ? { createConnection: socketVia(connectorFor({ ...settings, version: 'http1' }, up.host), tls) } : {};
     const timeoutMs = Math.min(a.policy?.http?.requestTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS);
     // A custom provider's Service replica is dialled by address; Host and TLS keep the Service's name.
     const at = this.#deps.replicas.target(a.provider, up);
@@ -144,7 +148,7 @@ export class RealtimeRelay {
     if (at !== up) headers.host = clientHost ?? host;
 
     return new Promise((resolve) => {
-      const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...tlsOptions });
+      const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...connection });
       const early: [RawData, boolean][] = [];
       let settled = false;
       const settle = (v: Opened | Refused) => {
@@ -237,6 +241,21 @@ function relay(from: WebSocket, to: WebSocket, onText?: (text: string) => void):
     if (code === 1005 || !sendableCode(code)) return to.close();
     to.close(code, reason);
   });
+}
+
+/**
+ * ws's `createConnection` (handed to node's http client, which accepts a socket made later through
+ * its callback) backed by an undici-style connector: the socket comes back connected, TLS done.
+ */
+function socketVia(connect: buildConnector.connector, tls: boolean): NonNullable<ClientOptions['createConnection']> {
+  return ((options: { host?: string; port?: number | string }, oncreate: (err: Error | null, socket?: Socket) => void) => {
+    const host = options.host ?? 'localhost';
+    connect({ hostname: host, host, port: String(options.port ?? (tls ? 443 : 80)), protocol: tls ? 'https:' : 'http:', servername: undefined }, (err, socket) => {
+      if (err) oncreate(err);
+      else oncreate(null, socket as Socket);
+    });
+    return undefined;
+  }) as unknown as NonNullable<ClientOptions['createConnection']>;
 }
 
 function sendableCode(code: number): boolean {

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Pool } from 'undici';
 import type { BackendPolicy } from '../../../ir/policy.ts';
 import type { AiProviderIR } from '../../../ir/ai.ts';
+import { createCertificate } from '../../../../test/support/certs.ts';
 import { bufferedRequest, ClientGoneError, ProviderPools, ReplicaTurns, type AbortSource } from './upstream.ts';
 
 function abortSource(): AbortSource & { abort(): void; listeners(): number } {
@@ -142,4 +144,40 @@ describe('ReplicaTurns', () => {
     assert.equal(new ReplicaTurns().target(provider(), own), own);
     assert.equal(new ReplicaTurns().target(provider([]), own), own);
   });
+});
+
+describe('ProviderPools: a TLS provider under a policy without tls', () => {
+  let server: https.Server;
+  let port: number;
+  const plaintext: string[] = [];
+
+  before(async () => {
+    const cert = await createCertificate(['provider.test']);
+    server = https.createServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) => res.end('{}'));
+    // A plaintext request to the TLS port shows up as a TLS client error with the request line as its bytes.
+    server.on('tlsClientError', (err) => plaintext.push(err.message));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  // tcp/tunnel settings alone must not turn a provider that speaks TLS into a plaintext one.
+  for (const [name, policy] of [['tcp.connectTimeout', { tcp: { connectTimeoutMs: 2000 } }], ['http.version HTTP1', { http: { version: 'HTTP1' } }]] as const) {
+    it(`${name}: the connection still speaks TLS (verified against the system CAs, which refuse the test certificate)`, async () => {
+      const pools = new ProviderPools();
+      try {
+        const pool = pools.acquire({ host: '127.0.0.1', port, tls: true, serverName: 'provider.test' }, policy as unknown as BackendPolicy);
+        await assert.rejects(
+          bufferedRequest(pool, { method: 'GET', path: '/', headers: { host: 'provider.test' } }, neverAborted()),
+          (err: Error & { code?: string }) => /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/.test(`${err.code ?? ''} ${err.message}`),
+        );
+      } finally {
+        await pools.close();
+      }
+    });
+  }
 });

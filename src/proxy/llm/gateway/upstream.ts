@@ -7,18 +7,32 @@ import { isIP } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import type { AiProviderIR } from '../../../ir/ai.ts';
 import type { BackendPolicy } from '../../../ir/policy.ts';
-import { connectionSettings, connectorFor, serverNameFor } from '../../policies/backend/connection.ts';
+import { connectionSettings, connectorFor, serverNameFor, type ConnectionSettings } from '../../policies/backend/connection.ts';
 import type { UpstreamTarget } from '../translate/providers/types.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-body.ts';
 
 /** Connection settings per (merged, per-config) policy object: derived once, not per request. */
-const settingsOf = new WeakMap<BackendPolicy, ReturnType<typeof connectionSettings>>();
+const settingsOf = new WeakMap<BackendPolicy, ConnectionSettings | undefined>();
+/** The same with TLS on, for providers that speak TLS under a policy without `tls`. */
+const tlsSettingsOf = new WeakMap<BackendPolicy, ConnectionSettings | undefined>();
 
-function cachedSettings(policy: BackendPolicy): ReturnType<typeof connectionSettings> {
-  if (settingsOf.has(policy)) return settingsOf.get(policy);
-  const settings = connectionSettings(policy);
-  settingsOf.set(policy, settings);
+function cached(cache: WeakMap<BackendPolicy, ConnectionSettings | undefined>, policy: BackendPolicy, derive: () => ConnectionSettings | undefined): ConnectionSettings | undefined {
+  if (cache.has(policy)) return cache.get(policy);
+  const settings = derive();
+  cache.set(policy, settings);
   return settings;
+}
+
+/**
+ * The connection settings of a provider call (HTTP routes and Realtime alike). A policy with
+ * connection members but no `tls` (tcp timeouts, a tunnel, an HTTP version) keeps a provider that
+ * speaks TLS on TLS — system CAs, the provider's name as SNI and in the certificate check — instead
+ * of the plaintext connection its own connector would make.
+ */
+export function providerConnection(policy: BackendPolicy, tls: boolean): ConnectionSettings | undefined {
+  const settings = cached(settingsOf, policy, () => connectionSettings(policy));
+  if (settings === undefined || settings.tls !== undefined || !tls) return settings;
+  return cached(tlsSettingsOf, policy, () => connectionSettings({ ...policy, tls: {} }));
 }
 
 export class ProviderPools {
@@ -35,7 +49,7 @@ export class ProviderPools {
   }
 
   #pool(target: UpstreamTarget, policy: BackendPolicy | undefined): Dispatcher {
-    const settings = policy ? cachedSettings(policy) : undefined;
+    const settings = policy ? providerConnection(policy, target.tls) : undefined;
     const tls = target.tls || settings?.tls !== undefined;
     const host = target.host.includes(':') ? `[${target.host}]` : target.host;
     const origin = `${tls ? 'https' : 'http'}://${host}:${target.port}`;
