@@ -53,6 +53,8 @@ interface Retryable { readonly kind: 'retryable'; readonly status: number; reado
 /** Routes whose body is not JSON for the gateway: forwarded or ignored as they are. */
 const OPAQUE_BODY_ROUTES = new Set<RouteType>(['Passthrough', 'Realtime', 'Models']);
 type Outcome = { readonly kind: 'answered'; readonly status: number } | Retryable;
+/** Per request, made on first use (only requests whose provider policy transforms bodies pay for it): the body each compiled policy's transformation made. */
+const transformedBodies = new WeakMap<PolicyContext, Map<CompiledBackendPolicy, Buffer>>();
 
 export class LlmBackendHandler {
   readonly #ir: AiBackendIR;
@@ -149,7 +151,6 @@ export class LlmBackendHandler {
     // Failover between providers and the route's traffic.retry, combined (failover.ts).
     const schedule = new ProviderSchedule(this.#picker, request.policy?.upstream.retry);
     const ran = new Map<CompiledBackendPolicy, PolicyGate>();
-    const bodies = new Map<CompiledBackendPolicy, Buffer>();
     let last: Retryable | undefined;
     /** Further replicas of the current provider to try after a refused connection. */
     let replicasLeft = -1;
@@ -158,7 +159,7 @@ export class LlmBackendHandler {
       if (replicasLeft < 0) replicasLeft = (provider.endpoints?.length ?? 1) - 1;
       let failure: AttemptFailure;
       try {
-        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule, bodies });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
         failure = { status: outcome.status, failover: isFailoverStatus(outcome.status) };
@@ -222,7 +223,7 @@ export class LlmBackendHandler {
       return { kind: 'answered', status: this.#refuse(a, { status: 500, error: { code: 'backend_policy_failed', message: 'the backend policy could not be applied' } }) };
     }
     if (gate.kind === 'refused') return { kind: 'answered', status: this.#refuse(a, gate.response) };
-    const body = transformsBody ? await this.#transformedBody(a, runtime, ctx) : a.body;
+    const body = transformsBody ? await this.#transformedBody(runtime, ctx) : a.body;
     if (body !== a.body && !OPAQUE_BODY_ROUTES.has(a.route) && jsonTooDeep(body)) {
       return { kind: 'answered', status: this.#refuse(a, { status: 400, error: { code: 'bad_request', message: TOO_DEEP_MESSAGE } }) };
     }
@@ -324,11 +325,13 @@ export class LlmBackendHandler {
   }
 
   /** The body after this provider's backend transformation, kept per compiled policy for a failover under the same one. */
-  async #transformedBody(a: Attempt, runtime: CompiledBackendPolicy, ctx: PolicyContext): Promise<Buffer> {
-    const known = a.bodies.get(runtime);
+  async #transformedBody(runtime: CompiledBackendPolicy, ctx: PolicyContext): Promise<Buffer> {
+    let made = transformedBodies.get(ctx);
+    const known = made?.get(runtime);
     if (known) return known;
     const body = await ctx.readBody();
-    a.bodies.set(runtime, body);
+    if (!made) transformedBodies.set(ctx, (made = new Map()));
+    made.set(runtime, body);
     return body;
   }
 
@@ -381,8 +384,6 @@ interface Attempt {
   readonly format: ErrorFormat;
   /** The backend policies already run for this request (failover to a provider under the same one does not rerun them). */
   readonly ran: Map<CompiledBackendPolicy, PolicyGate>;
-  /** The request body each backend transformation made (kept with `ran`). */
-  readonly bodies: Map<CompiledBackendPolicy, Buffer>;
   /** Failover and retry (failover.ts): which answers are held back for another attempt. */
   readonly schedule: ProviderSchedule;
 }
