@@ -63,7 +63,7 @@ export class StatusWriter {
  * `listeners[]` …). Array elements are named by what identifies them (a parentRef, an
  * ancestorRef, a name) rather than their index, so reordering does not reset transition times.
  */
-function forEachCondition(value: unknown, path: string, visit: (condition: Condition, path: string) => void): void {
+export function forEachCondition(value: unknown, path: string, visit: (condition: Condition, path: string) => void): void {
   if (Array.isArray(value)) {
     value.forEach((item, index) => forEachCondition(item, `${path}[${identify(item) ?? index}]`, visit));
     return;

@@ -16,7 +16,8 @@
  * - create (POST), update (PUT, optimistic concurrency on `metadata.resourceVersion`: 409
  *   Conflict), delete, merge patch (`application/merge-patch+json`; strategic merge is treated
  *   as a merge patch), server-side apply (`application/apply-patch+yaml` with `fieldManager` and
- *   `force`, field ownership as in managed-fields.ts, 409 Conflict naming the other manager);
+ *   `force`, field ownership as in managed-fields.ts, 409 Conflict naming the other manager, a
+ *   `metadata.resourceVersion` in the applied config is a precondition);
  * - the status subresource: `.../status` GET/PUT/PATCH changes only `status`, the main resource
  *   ignores `status` for kinds that have the subresource; `generation` counts spec changes only;
  * - Lease (coordination.k8s.io/v1), namespaces, TokenReview (authentication.k8s.io/v1: create
@@ -401,6 +402,10 @@ export class FakeApiServer {
     if (meta.name !== path.name) throw new HttpError(400, 'BadRequest', 'the name of the applied object does not match the name in the URL');
     const sub = path.subresource ?? '';
     if (!existing && sub === 'status') throw notFound(path);
+    // A resourceVersion in the applied config is a precondition, as on the real server.
+    if (existing && meta.resourceVersion !== undefined && meta.resourceVersion !== (existing.object.metadata as JsonObject).resourceVersion) {
+      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${path.type.plural} "${path.name!}": the object has been modified; please apply your changes to the latest version and try again`);
+    }
     const skeleton: JsonObject = { apiVersion: apiVersionOf(path.type), kind: path.type.kind, metadata: { name: path.name!, ...(path.namespace !== undefined ? { namespace: path.namespace } : {}) } };
     const current = existing ?? { object: skeleton, managers: [] };
     let self = current.managers.find((m) => m.manager === manager && m.operation === 'Apply' && m.subresource === sub);

@@ -108,6 +108,22 @@ describe('KubeSource against the fake API server', () => {
     }
   });
 
+  it('ignores a status-only change (the status writer\'s own writes), not a spec or label change', async () => {
+    const { source, snapshots } = await watch(server);
+    try {
+      const before = snapshots.length;
+      server.putStatus({ ...route('a', 'apps'), status: { parents: [] } });
+      await new Promise((r) => setTimeout(r, 150));
+      assert.equal(snapshots.length, before, 'no snapshot for a status write');
+      assert.deepEqual(source.observed(GW, 'HTTPRoute', 'a', 'apps')?.status, { parents: [] }, 'the cache still holds the new status for the writer');
+      server.put({ ...route('a', 'apps'), metadata: { name: 'a', namespace: 'apps', labels: { x: 'y' } } });
+      await until(() => snapshots.length > before, 'a snapshot for a label change');
+    } finally {
+      await source.stop();
+      server.put(route('a', 'apps'));
+    }
+  });
+
   it('discoveryNamespaceSelectors: reads only selected namespaces and follows label changes', async () => {
     server.put(namespace('other'));
     server.put(route('r', 'other'));

@@ -59,6 +59,8 @@ export class KubeSource implements ObjectSource {
   #stopped = false;
   #overLimit = false;
   #allListed: (() => void) | undefined;
+  /** Per object of a kind with a status subresource: what a non-status change would alter. */
+  readonly #fingerprints = new Map<string, string>();
 
   constructor(options: KubeSourceOptions) {
     this.#options = options;
@@ -88,6 +90,13 @@ export class KubeSource implements ObjectSource {
     }
   }
 
+  /** The object as last seen in the cluster (status included), for the status writer. */
+  observed(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined {
+    const state = this.#states.find((s) => s.kind.apiVersion === apiVersion && s.kind.kind === kind);
+    if (!state) return undefined;
+    return state.informer.get(name, state.kind.namespaced ? (namespace ?? 'default') : undefined) as KubeObject | undefined;
+  }
+
   #informer(kind: WatchedKind, watch: Watch): KindState {
     const { client } = this.#options;
     const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
@@ -110,13 +119,26 @@ export class KubeSource implements ObjectSource {
     // timeout does not fall behind the server's history (which would force a full re-list).
     const informer = new ListWatch<KubernetesObject>(`${collectionPath(kind)}?allowWatchBookmarks=true`, watch, list, false);
     const state: KindState = { kind, informer, listed: false, absent: false, failures: 0, restart: undefined };
-    const changed = (object: KubernetesObject): void => {
+    informer.on('add', (object) => {
       trim(object as KubeObject);
+      if (kind.hasStatus) this.#fingerprints.set(fingerprintKey(object), fingerprint(object));
       this.#changed();
-    };
-    informer.on('add', changed);
-    informer.on('update', changed);
-    informer.on('delete', () => this.#changed());
+    });
+    informer.on('update', (object) => {
+      trim(object as KubeObject);
+      // The translator never reads status: a status-only change (ours, written back) is no change.
+      if (kind.hasStatus) {
+        const key = fingerprintKey(object);
+        const print = fingerprint(object);
+        if (this.#fingerprints.get(key) === print) return;
+        this.#fingerprints.set(key, print);
+      }
+      this.#changed();
+    });
+    informer.on('delete', (object) => {
+      if (kind.hasStatus) this.#fingerprints.delete(fingerprintKey(object));
+      this.#changed();
+    });
     informer.on('error', (err: unknown) => this.#failed(state, err));
     return state;
   }
@@ -207,6 +229,16 @@ export class KubeSource implements ObjectSource {
     if (!kind.namespaced) return true;
     return selected.has(object.metadata.namespace ?? 'default');
   }
+}
+
+function fingerprintKey(object: KubernetesObject): string {
+  return `${object.kind ?? ''}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+}
+
+/** Status subresource kinds bump generation on every spec change; labels and annotations do not bump it. */
+function fingerprint(object: KubernetesObject): string {
+  const m = object.metadata;
+  return JSON.stringify([m?.generation, m?.labels, m?.annotations, m?.deletionTimestamp]);
 }
 
 /** managedFields can outweigh the object itself and nothing downstream reads them. */

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ObjectStatus } from '../../api/gateway/object.ts';
+import { silentLogger } from '../../common/logger.ts';
+import { FakeApiServer } from '../../../test/kube/fake-apiserver.ts';
+import { KubeClient } from './client.ts';
+import { WATCHED_KINDS } from './kinds.ts';
+import { KubeSource } from './kube-source.ts';
+import { FIELD_MANAGER, KubeStatusWriter } from './status-writer.ts';
+
+const GW = 'gateway.networking.k8s.io/v1';
+const OURS = 'switchboard.dev/gateway-controller';
+
+const routeStatus = (name: string, accepted: 'True' | 'False', reason = accepted === 'True' ? 'Accepted' : 'NotAllowedByListeners'): ObjectStatus => ({
+  apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' },
+  status: { parents: [{ parentRef: { name: 'gw' }, controllerName: OURS, conditions: [{ type: 'Accepted', status: accepted, reason, message: '', observedGeneration: 1 }] }] },
+});
+
+async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+type Parent = { controllerName: string; conditions: { type: string; status: string; lastTransitionTime: string }[] };
+const parentsOf = (server: FakeApiServer, name: string): Parent[] => ((server.get(GW, 'HTTPRoute', name, 'apps')?.status as { parents?: Parent[] } | undefined)?.parents ?? []);
+
+describe('KubeStatusWriter against the fake API server', () => {
+  let server: FakeApiServer;
+  let source: KubeSource;
+  let client: KubeClient;
+  const writer = (options: { leader?: () => boolean; now?: () => Date } = {}): KubeStatusWriter => new KubeStatusWriter({
+    client, logger: silentLogger, controllerName: OURS, retryDelayMs: 20,
+    observed: (...args) => source.observed(...args), isLeader: options.leader ?? (() => true), ...(options.now ? { now: options.now } : {}),
+  });
+
+  before(async () => {
+    server = await FakeApiServer.start();
+    for (const name of ['r1', 'r2', 'r3', 'r4']) server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, spec: { hostnames: [`${name}.example`] } });
+    client = new KubeClient(server.kubeConfig());
+    source = new KubeSource({ client, logger: silentLogger, kinds: WATCHED_KINDS.filter((k) => k.kind === 'HTTPRoute'), debounceMs: 10 });
+    await source.start(() => {});
+  });
+  after(async () => {
+    await source.stop();
+    await server.close();
+  });
+
+  it('writes status through the status subresource with server-side apply, then not again while unchanged', async () => {
+    const w = writer();
+    w.update([routeStatus('r1', 'True')]);
+    await w.flushed();
+    assert.equal(w.writes, 1);
+    const request = server.requests.findLast((r) => r.method === 'PATCH')!;
+    assert.equal(request.path, '/apis/gateway.networking.k8s.io/v1/namespaces/apps/httproutes/r1/status');
+    assert.equal(request.contentType, 'application/apply-patch+yaml');
+    assert.equal(request.query.fieldManager, FIELD_MANAGER);
+    const parents = parentsOf(server, 'r1');
+    assert.equal(parents[0]!.conditions[0]!.status, 'True');
+    assert.ok(parents[0]!.conditions[0]!.lastTransitionTime, 'lastTransitionTime is written');
+    const managed = (server.get(GW, 'HTTPRoute', 'r1', 'apps')!.metadata as { managedFields: { manager: string; subresource?: string }[] }).managedFields;
+    assert.ok(managed.some((m) => m.manager === FIELD_MANAGER && m.subresource === 'status'));
+
+    await until(() => (source.observed(GW, 'HTTPRoute', 'r1', 'apps')?.status as object | undefined) !== undefined, 'the watch to see the status');
+    w.update([routeStatus('r1', 'True')]);
+    await w.flushed();
+    assert.equal(w.writes, 1, 'an unchanged status is not written again');
+    w.update([routeStatus('r1', 'False')]);
+    await w.flushed();
+    assert.equal(w.writes, 2);
+    assert.equal(parentsOf(server, 'r1')[0]!.conditions[0]!.status, 'False');
+  });
+
+  it('a restarted controller keeps the cluster lastTransitionTime and writes nothing when nothing changed', async () => {
+    const first = writer({ now: () => new Date('2026-01-01T00:00:00Z') });
+    first.update([routeStatus('r2', 'True')]);
+    await first.flushed();
+    await until(() => source.observed(GW, 'HTTPRoute', 'r2', 'apps')?.status !== undefined, 'the watch to see the status');
+    const restarted = writer({ now: () => new Date('2026-06-01T00:00:00Z') });
+    restarted.update([routeStatus('r2', 'True')]);
+    await restarted.flushed();
+    assert.equal(restarted.writes, 0);
+    assert.equal(parentsOf(server, 'r2')[0]!.conditions[0]!.lastTransitionTime, '2026-01-01T00:00:00.000Z');
+  });
+
+  it('writes only on the leader, and a new leader writes what differs', async () => {
+    let leader = false;
+    const w = writer({ leader: () => leader });
+    w.update([routeStatus('r3', 'True')]);
+    await w.flushed();
+    assert.equal(w.writes, 0);
+    assert.deepEqual(parentsOf(server, 'r3'), []);
+    leader = true;
+    w.resync();
+    await w.flushed();
+    assert.equal(w.writes, 1);
+    assert.equal(parentsOf(server, 'r3').length, 1);
+  });
+
+  it('keeps another controller\'s parent entries and retries after a conflict', async () => {
+    server.putStatus({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'r4', namespace: 'apps' }, status: { parents: [{ parentRef: { name: 'other-gw' }, controllerName: 'example.com/other', conditions: [] }] } }, 'other-controller');
+    await until(() => source.observed(GW, 'HTTPRoute', 'r4', 'apps')?.status !== undefined, 'the watch to see the other status');
+    server.failNext('PATCH', /\/r4\/status$/, 409);
+    const w = writer();
+    w.update([routeStatus('r4', 'True')]);
+    await until(() => parentsOf(server, 'r4').length === 2, 'the retried write');
+    assert.deepEqual(parentsOf(server, 'r4').map((p) => p.controllerName).sort(), ['example.com/other', OURS]);
+    assert.ok(w.writes >= 2, 'the conflicting write was retried');
+    w.close();
+  });
+
+  it('refuses a write computed against an outdated object (resourceVersion precondition)', async () => {
+    const stale = server.get(GW, 'HTTPRoute', 'r1', 'apps')!;
+    server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'r1', namespace: 'apps' }, spec: { hostnames: ['moved.example'] } });
+    await assert.rejects(
+      client.request('PATCH', '/apis/gateway.networking.k8s.io/v1/namespaces/apps/httproutes/r1/status', {
+        query: { fieldManager: FIELD_MANAGER, force: 'true' }, contentType: 'application/apply-patch+yaml',
+        body: { apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'r1', namespace: 'apps', resourceVersion: (stale.metadata as { resourceVersion: string }).resourceVersion }, status: {} },
+      }),
+      (err: { statusCode: number }) => err.statusCode === 409,
+    );
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * The status writer of Kubernetes mode: everything the embedded writer does (keeps the latest
+ * statuses for the admin endpoint, owns lastTransitionTime, logs changes), plus it writes each
+ * object's status to the API server through the status subresource.
+ *
+ * - Server-side apply with field manager `switchboard-controller` (`force`: the controller is the
+ *   authority on the status it computes).
+ * - Conflict-safe: status lists are atomic, so another controller's `parents[]`/`ancestors[]`
+ *   entries (another `controllerName`) seen on the object are carried over, and the apply names
+ *   the resourceVersion it was computed against as a precondition; a 409 means the object moved
+ *   on, and the write is retried against the newer copy.
+ * - Only when changed: an object whose status in the cluster already equals the computed one is
+ *   not written; lastTransitionTime comes from the cluster's copy when a condition's status and
+ *   reason did not change, so a controller restart or a leader change does not restamp them.
+ * - Only on the leader (`isLeader`); a new leader writes everything that differs (`resync`).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Condition, KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
+import type { Logger } from '../../common/logger.ts';
+import { forEachCondition, StatusWriter } from '../../embedded/status-writer.ts';
+import { KubeApiError, type KubeClient } from './client.ts';
+import { findWatchedKind, groupOf, objectPath } from './kinds.ts';
+
+export const FIELD_MANAGER = 'switchboard-controller';
+const APPLY_PATCH = 'application/apply-patch+yaml';
+/** Status writes in flight at once: enough to write thousands of routes quickly, few enough not to flood the API server. */
+const CONCURRENCY = 8;
+
+export interface KubeStatusWriterOptions {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  readonly controllerName: string;
+  /** The object as last observed in the cluster (the source's cache), or undefined when gone. */
+  readonly observed: (apiVersion: string, kind: string, name: string, namespace?: string) => KubeObject | undefined;
+  readonly isLeader: () => boolean;
+  readonly retryDelayMs?: number;
+  readonly now?: () => Date;
+}
+
+export class KubeStatusWriter extends StatusWriter {
+  readonly #options: KubeStatusWriterOptions;
+  /** What this process last wrote per object: skips a second write while the watch has not caught up. */
+  readonly #written = new Map<string, unknown>();
+  #flushing: Promise<void> | undefined;
+  #again = false;
+  #retry: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Count of status writes sent, for tests and metrics. */
+  writes = 0;
+
+  constructor(options: KubeStatusWriterOptions) {
+    super(options.logger, options.now);
+    this.#options = options;
+  }
+
+  override update(statuses: readonly ObjectStatus[]): void {
+    super.update(statuses);
+    this.#kick();
+  }
+
+  /** After winning leadership: write whatever differs from the cluster. */
+  resync(): void {
+    this.#written.clear();
+    this.#kick();
+  }
+
+  /** Resolves once no write is pending (the current statuses are written or given up on). */
+  async flushed(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+  }
+
+  #kick(): void {
+    if (this.#closed) return;
+    if (this.#flushing) {
+      this.#again = true;
+      return;
+    }
+    this.#flushing = this.#flush().finally(() => {
+      this.#flushing = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.#kick();
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    if (!this.#options.isLeader()) return;
+    const queue = [...this.current()];
+    let retry = false;
+    const worker = async (): Promise<void> => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        if (this.#closed || !this.#options.isLeader()) return;
+        if (!(await this.#write(next))) retry = true;
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    if (retry && !this.#closed) {
+      clearTimeout(this.#retry);
+      this.#retry = setTimeout(() => this.#kick(), this.#options.retryDelayMs ?? 1000);
+      this.#retry.unref();
+    }
+  }
+
+  /** Writes one object's status if it differs; false when it should be tried again later. */
+  async #write(computed: ObjectStatus): Promise<boolean> {
+    const { apiVersion, kind, metadata } = computed;
+    const watched = findWatchedKind(groupOf(apiVersion), kind);
+    if (!watched?.hasStatus) return true;
+    const observed = this.#options.observed(watched.apiVersion, kind, metadata.name, metadata.namespace);
+    if (!observed) return true;
+    const desired = this.#desired(computed.status, observed);
+    const key = `${watched.apiVersion}/${kind}/${metadata.namespace ?? ''}/${metadata.name}`;
+    if (isDeepStrictEqual(desired, observed.status ?? {})) {
+      this.#written.set(key, desired);
+      return true;
+    }
+    if (isDeepStrictEqual(this.#written.get(key), desired)) return true;
+    const body = {
+      apiVersion: watched.apiVersion,
+      kind,
+      metadata: { name: metadata.name, ...(watched.namespaced ? { namespace: metadata.namespace ?? 'default' } : {}), ...(observed.metadata.resourceVersion ? { resourceVersion: observed.metadata.resourceVersion } : {}) },
+      status: desired,
+    };
+    try {
+      this.writes++;
+      await this.#options.client.request('PATCH', objectPath(watched, metadata.name, metadata.namespace, 'status'), {
+        query: { fieldManager: FIELD_MANAGER, force: 'true' },
+        body,
+        contentType: APPLY_PATCH,
+      });
+      this.#written.set(key, desired);
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.statusCode === 404) return true;
+      const conflict = err instanceof KubeApiError && err.statusCode === 409;
+      this.#options.logger[conflict ? 'debug' : 'warn']({ kind, name: metadata.name, namespace: metadata.namespace, err: (err as Error).message }, conflict ? 'status write raced another change; retrying against the newer object' : 'status write failed; retrying');
+      return false;
+    }
+  }
+
+  /**
+   * Our status, with lastTransitionTime taken from the cluster where the condition did not
+   * change, and the other controllers' parents/ancestors entries kept.
+   */
+  #desired(computed: Record<string, unknown>, observed: KubeObject): Record<string, unknown> {
+    const status = structuredClone(computed);
+    const before = new Map<string, Condition>();
+    if (observed.status) forEachCondition(observed.status, '', (c, path) => before.set(`${path}/${c.type}`, c));
+    forEachCondition(status, '', (condition, path) => {
+      const old = before.get(`${path}/${condition.type}`);
+      if (old?.lastTransitionTime && old.status === condition.status && old.reason === condition.reason) condition.lastTransitionTime = old.lastTransitionTime;
+    });
+    const observedStatus = (observed.status ?? {}) as Record<string, unknown>;
+    for (const list of ['parents', 'ancestors']) {
+      const theirs = Array.isArray(observedStatus[list]) ? (observedStatus[list] as { controllerName?: string }[]).filter((e) => e.controllerName !== undefined && e.controllerName !== this.#options.controllerName) : [];
+      if (theirs.length === 0) continue;
+      status[list] = [...theirs, ...(Array.isArray(status[list]) ? status[list] as unknown[] : [])];
+    }
+    return status;
+  }
+}
