@@ -150,6 +150,8 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
       route('jwt', '/jwt', svc('plain')),
       route('limited', '/limited', svc('plain')),
       route('effects', '/effects', svc('plain')),
+      route('host-auto', '/host-auto', svc('plain')),
+      route('host-none', '/host-none', svc('plain')),
       route('tls', '/tls', svc('secure')),
       route('secret', '/secret', svc('credentialed')),
       route('missing', '/missing', svc('guarded')),
@@ -181,6 +183,8 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
       + trafficPolicy('apikey', 'apikey', { apiKeyAuthentication: { secretRef: { name: 'api-keys' } } })
       + trafficPolicy('jwt', 'jwt', { jwtAuthentication: { providers: [{ issuer: ISSUER, audiences: ['api'], jwks: { inline: jwks(signer) } }] } })
       + trafficPolicy('limited', 'limited', { rateLimit: { local: [{ requests: 1, unit: 'Hours' }] } })
+      + trafficPolicy('host-auto', 'host-auto', { hostRewrite: { mode: 'Auto' } })
+      + trafficPolicy('host-none', 'host-none', { hostRewrite: { mode: 'None' } })
       + trafficPolicy('effects', 'effects', { cors: { allowOrigins: [ORIGIN], allowMethods: ['GET'] }, headerModifiers: { response: { set: [{ name: 'x-effect', value: 'applied' }] } } })
       + trafficPolicy('realtime', 'realtime', { headerModifiers: { response: { set: [{ name: 'x-effect', value: 'realtime' }] } } })
       + backendPolicy('tls', 'tls', { tls: { caCertificateRefs: [{ name: 'upstream-ca' }], sni: 'upstream.test' } })
@@ -253,6 +257,13 @@ describe('WebSocket upgrades walk the request lifecycle', () => {
     const { headers } = opened(await upgrade(gw, POST, '/effects', { origin: ORIGIN }));
     assert.equal(headers['x-effect'], 'applied');
     assert.equal(headers['access-control-allow-origin'], ORIGIN);
+  });
+
+  it('traffic hostRewrite: Auto sends the destination as Host, None the client\'s (as on ordinary requests)', async () => {
+    const auto = opened(await upgrade(gw, POST, '/host-auto', { host: 'client.example' })).hello;
+    assert.equal(auto.headers.host, `127.0.0.1:${echoes.plain.port}`);
+    const none = opened(await upgrade(gw, POST, '/host-none', { host: 'client.example' })).hello;
+    assert.equal(none.headers.host, 'client.example');
   });
 
   it('backend TLS: the upstream is reached over TLS with the configured SNI, CA and ALPN http/1.1', async () => {

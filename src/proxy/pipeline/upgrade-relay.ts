@@ -17,6 +17,7 @@ import { clientFormat } from '../backends/client-format.ts';
 import { isConnectFailure, upstreamFailure, type ProxyError } from '../http/errors.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { RequestPolicyContext } from '../policies/request-context.ts';
+import { rewrittenHost } from '../policies/traffic/host-rewrite/host.ts';
 import { CLIENT_CLOSED, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { sendGatewayError, type DownstreamRequest } from '../http/downstream.ts';
 import { applyHeadEffects, headEnd, MAX_RESPONSE_HEAD_BYTES, parseResponseHead, serializeResponseHead } from './response-head.ts';
@@ -62,7 +63,7 @@ export function relayUpgrade(r: UpgradeRelayRequest): void {
   const timer = setTimeout(() => fail(deadline.error), Math.max(deadline.ms, 0));
   let requestHead: Buffer;
   try {
-    requestHead = serializeRequestHead(req, fwd.path, fwd.headers);
+    requestHead = serializeRequestHead(req, fwd.path, upgradeHeaders(req, fwd, policy));
   } catch (err) {
     // A policy or filter produced a header node would refuse to send (the Exchange fails the same way).
     fail({ code: 'INTERNAL', cause: String(err) });
@@ -181,6 +182,17 @@ function headDeadline(fwd: UpstreamForward, policy: RequestPolicyContext | undef
   let best: { ms: number; error: ProxyError } | undefined;
   for (const c of candidates) if (c.ms !== undefined && (best === undefined || c.ms < best.ms)) best = { ms: c.ms, error: c.error };
   return best ?? { ms: UPGRADE_HEAD_TIMEOUT_MS, error: backendTimeout };
+}
+
+/**
+ * The upstream request headers: the route's, with traffic.hostRewrite applied as the Exchange
+ * applies it (Auto: the destination's authority, None: the client's; a URLRewrite hostname wins).
+ */
+function upgradeHeaders(req: DownstreamRequest, fwd: UpstreamForward, policy: RequestPolicyContext | undefined): HeaderMap {
+  const mode = policy?.upstream.hostRewrite;
+  if (mode === undefined || fwd.filters.rewrite?.hostname) return fwd.headers;
+  const host = rewrittenHost(mode, fwd.target.authority, (req.headers[':authority'] as string | undefined) ?? req.headers.host);
+  return host === undefined ? fwd.headers : { ...fwd.headers, host };
 }
 
 /** The upgrade request as the upstream gets it; throws on anything node would refuse to send. */
