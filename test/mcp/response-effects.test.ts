@@ -92,6 +92,15 @@ describe('transformation.response.body on MCP answers', () => {
     });
   }
 
+  it('a failing expression on a JSON answer: HTTP 500 with a JSON-RPC error, data {status: 500, code: response_processing_failed}', async () => {
+    const err = await (await client('failing')).callTool({ name: 'echo', arguments: { message: 'hi' } })
+      .then(() => assert.fail('expected an error'), (e: unknown) => e as Error & { code?: number });
+    assert.equal(err.code, 500, err.message);
+    const body = /(\{"jsonrpc".*\})/.exec(err.message)?.[1];
+    assert.ok(body, `a JSON-RPC body in: ${err.message}`);
+    assert.deepEqual((JSON.parse(body) as { error?: { data?: unknown } }).error?.data, { status: 500, code: 'response_processing_failed' });
+  });
+
   it('a failing expression on a streamed result: the request gets a JSON-RPC error, notifications still pass', async () => {
     const progress: number[] = [];
     const err = await (await client('failing')).callTool(

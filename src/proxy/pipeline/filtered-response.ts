@@ -13,6 +13,7 @@ import { endToEndResponseHeaders, type HeaderMap } from '../http/headers.ts';
 import type { FilteredResponse, ResponseFilter } from '../policies/context.ts';
 import { respondError, type DirectResponse } from '../policies/result.ts';
 import { sendDirect, type DownstreamResponse } from '../http/downstream.ts';
+import type { ClientFormat } from '../http/error-format.ts';
 
 export interface FilteredResponseOptions {
   readonly res: DownstreamResponse;
@@ -26,6 +27,8 @@ export interface FilteredResponseOptions {
   complete(status: number, bytes: number): void;
   /** Stops the upstream response (a filter answered instead). */
   abortUpstream(): void;
+  /** The format a filter's failure is rendered in (an in-process handler's clients: JSON-RPC, OpenAI …); default the gateway's JSON. */
+  readonly format?: ClientFormat;
 }
 
 /** An error a filter may throw to choose the status (e.g. 502 for a response body over the limit). */
@@ -108,7 +111,7 @@ export class FilteredResponseWriter {
       const failure = e.status === 502
         ? respondError(502, 'response_too_large', (err as Error).message)
         : respondError(500, 'response_processing_failed', 'a response policy failed');
-      if (failure.action === 'respond') this.#o.complete(sendDirect(res, failure.response, []), this.#bytes);
+      if (failure.action === 'respond') this.#o.complete(sendDirect(res, failure.response, [], this.#o.format), this.#bytes);
     }
   }
 

@@ -50,7 +50,7 @@ export function dispatchToHandler(
     clearTimers();
     done(status, bytes);
   };
-  const filtering = filters === undefined ? undefined : { filters, method: req.method ?? 'GET', complete: finish };
+  const filtering = filters === undefined ? undefined : { filters, method: req.method ?? 'GET', complete: finish, format: clientFormat(fwd.clientFormat, fwd.path, req.headers) };
   const wrapped = new HandlerResponse(res, fwd.filters.responseHeaders, mutations ?? [], clearTimers, filtering);
   const expire = (error: ProxyError) => {
     if (finished || res.headersSent) return;

@@ -20,6 +20,7 @@ import type { HeaderMap } from '../http/headers.ts';
 import type { ResponseFilter, ResponseMutation } from '../policies/context.ts';
 import type { DownstreamResponse } from '../http/downstream.ts';
 import { FilteredResponseWriter } from './filtered-response.ts';
+import type { ClientFormat } from '../http/error-format.ts';
 
 /** What a handler's answer needs to pass through the request's response filters. */
 export interface HandlerFiltering {
@@ -28,6 +29,8 @@ export interface HandlerFiltering {
   readonly method: string;
   /** Once, with the status and bytes the client got, when a filtered answer is over. */
   complete(status: number, bytes: number): void;
+  /** The handler's clients' error format: a filter's failure is rendered in it (docs/errors.md). */
+  readonly format?: ClientFormat;
 }
 
 export class HandlerResponse implements DownstreamResponse {
@@ -204,6 +207,7 @@ export class HandlerResponse implements DownstreamResponse {
       response: { status, headers },
       filters: filtering.filters,
       bodiless: filtering.method === 'HEAD' || status === 204 || status === 304,
+      ...(filtering.format !== undefined ? { format: filtering.format } : {}),
       finished: () => this.#over,
       complete: (final, bytes) => {
         if (this.#over) return;
