@@ -254,3 +254,31 @@ async function restartOn(port: number): Promise<{ distributor: RemoteDistributor
   await distributor.start();
   return { distributor, events };
 }
+
+describe('dead connections', () => {
+  it('a connection that goes quiet is closed by the controller; a pinging proxy stays connected', async () => {
+    const distributor = new RemoteDistributor({ port: 0, host: '127.0.0.1', mode: 'plaintext', authenticator: new StaticTokenAuthenticator(TOKENS), logger, registry: new Registry(), sessionIdleTimeoutMs: 400 });
+    await distributor.start();
+    const client = new RemoteConfigClient({
+      controller: `http://127.0.0.1:${distributor.port}`, token: () => Promise.resolve('token-a'), namespace: 'team-a', gateways: ['web'], proxyId: 'pinging',
+      runtime: new RecordingRuntime(), logger, registry: new Registry(), keepaliveMs: 100,
+    });
+    const quiet = rawStream(distributor.port as number, 'token-a');
+    try {
+      await distributor.publish(config('c1'));
+      client.start();
+      quiet.send(subscribe('team-a', ['web']));
+      await quiet.next();
+      await until('both connected', () => distributor.proxies().length === 2);
+      // The raw stream never answers nor pings: it is closed after the idle timeout.
+      await until('the quiet one dropped', () => distributor.proxies().length === 1, 3_000);
+      await new Promise((ok) => setTimeout(ok, 1_000));
+      assert.deepEqual(distributor.proxies().map((p) => p.proxyId), ['pinging']);
+      assert.ok(client.isConnected());
+    } finally {
+      quiet.close();
+      await client.close();
+      await distributor.close();
+    }
+  });
+});

@@ -40,6 +40,8 @@ export interface RemoteClientOptions {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
+  /** HTTP/2 ping interval (default 10 s): keeps the controller's idle timeout away, notices a vanished controller. */
+  readonly keepaliveMs?: number;
 }
 
 /** What happened to one response. */
@@ -67,7 +69,7 @@ export class RemoteConfigClient {
       nodeOptions,
       readMaxBytes: MAX_RESPONSE_BYTES,
       // A controller that vanished without closing the connection is noticed within ~15 s.
-      pingIntervalMs: 10_000,
+      pingIntervalMs: options.keepaliveMs ?? 10_000,
       pingTimeoutMs: 5_000,
       pingIdleConnection: true,
     }));

@@ -47,6 +47,8 @@ export interface RemoteDistributorOptions {
   readonly authenticator: Authenticator;
   readonly logger: Logger;
   readonly registry: Registry;
+  /** Close a proxy's connection after this long without a frame (default 45 s; proxies ping every 10 s). */
+  readonly sessionIdleTimeoutMs?: number;
   /** A proxy refused the config of `gateway` (it keeps serving its last good one): for the Gateway's status. */
   readonly onNack?: (gateway: GatewayRef, proxyId: string, error: string) => void;
   /** A proxy of `gateway` now serves `version` (cut from the controller's `controllerVersion`): for `Programmed`. */
@@ -84,7 +86,7 @@ export class RemoteDistributor implements Distributor {
       connect: false,
       readMaxBytes: MAX_REQUEST_BYTES,
     });
-    const listener = createConfigListener(this.#options.mode, handler, this.#options.tls);
+    const listener = createConfigListener(this.#options.mode, handler, this.#options.tls, this.#options.sessionIdleTimeoutMs);
     const address = await listener.listen(this.#options.port ?? DEFAULT_XDS_PORT, this.#options.host ?? '0.0.0.0');
     this.#listener = listener;
     this.#port = address.port;

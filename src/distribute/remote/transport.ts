@@ -30,13 +30,24 @@ export interface ConfigListener {
   readonly sessionCount: number;
 }
 
-export function createConfigListener(mode: TransportMode, handler: Handler, tls?: ServerTls): ConfigListener {
+/**
+ * A session with no traffic this long is closed: proxies ping every 10 s (client.ts), so only a
+ * proxy that vanished without closing its connection (a node lost) goes quiet, and it should stop
+ * counting as connected and acknowledged.
+ */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 45_000;
+
+export function createConfigListener(mode: TransportMode, handler: Handler, tls?: ServerTls, idleTimeoutMs = DEFAULT_SESSION_IDLE_TIMEOUT_MS): ConfigListener {
   if (mode !== 'plaintext' && !tls) throw new Error(`transport mode ${mode} needs a certificate and key`);
   const sessions = new Set<Http2Session>();
   const track = (server: http2.Http2Server | http2.Http2SecureServer): void => {
     server.on('session', (session: Http2Session) => {
       sessions.add(session);
       session.once('close', () => sessions.delete(session));
+      session.setTimeout(idleTimeoutMs, () => session.destroy());
+      // Node answers PINGs natively and only tells JavaScript (which restarts the idle timer)
+      // when someone listens: without this, a proxy's keepalive pings would not keep it alive.
+      session.on('ping', () => {});
     });
   };
   const plain = mode === 'tls' ? undefined : http2.createServer(handler);
