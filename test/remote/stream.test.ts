@@ -282,3 +282,19 @@ describe('dead connections', () => {
     }
   });
 });
+
+describe('request bounds', () => {
+  it('a request message over 4 MiB ends the stream (RESOURCE_EXHAUSTED)', async () => {
+    const { distributor } = await startDistributor();
+    try {
+      await distributor.publish(config('c1'));
+      const stream = rawStream(distributor.port as number, 'token-a');
+      const huge = Array.from({ length: 50_000 }, (_, i) => ({ type: 2 as ResourceType, name: `team-a/${'r'.repeat(80)}${i}`, version: 'v' }));
+      stream.send(subscribe('team-a', ['web'], huge));
+      await assert.rejects(stream.next(), (err: unknown) => ConnectError.from(err).code === Code.ResourceExhausted);
+      stream.close();
+    } finally {
+      await distributor.close();
+    }
+  });
+});
