@@ -37,13 +37,6 @@ async function* oneChunk(body: Buffer): AsyncGenerator<Buffer> {
   if (body.length > 0) yield body;
 }
 
-/** What a streamed (SSE) answer's messages pass through: the request's response filters that work message by message. */
-export interface AnswerMessages {
-  /** The request's list (the pipeline runs what is left in it on the answer's bytes). */
-  readonly filters: ResponseFilter[];
-  readonly logger: Logger;
-}
-
 /**
  * Counts what the client is sent, for the access log and metrics (`done(status, bytes)`), and
  * hands each message of an SSE answer to the response filters that work message by message
@@ -53,12 +46,15 @@ export class CountingResponse implements DownstreamResponse {
   status = 200;
   bytes = 0;
   readonly #res: ProxyResponse;
-  readonly #messages: AnswerMessages | undefined;
+  /** The request's response filters (the pipeline runs what is left in the list on the answer's bytes). */
+  readonly #filters: ResponseFilter[] | undefined;
+  readonly #logger: Logger | undefined;
   #rewrite: SseChunkRewriter | undefined;
 
-  constructor(res: ProxyResponse, messages?: AnswerMessages) {
+  constructor(res: ProxyResponse, filters?: ResponseFilter[], logger?: Logger) {
     this.#res = res;
-    this.#messages = messages;
+    this.#filters = filters;
+    this.#logger = logger;
   }
 
   /** The next head is the gateway's own refusal or transport error, not an answer: response filters skip it. */
@@ -77,12 +73,12 @@ export class CountingResponse implements DownstreamResponse {
   writeHead(status: number, headers: Record<string, string | number> = {}): unknown {
     this.status = status;
     const type = headers['content-type'];
-    if (this.#messages !== undefined && this.#messages.filters.length > 0) {
+    if (this.#filters !== undefined && this.#filters.length > 0 && this.#logger !== undefined) {
       const seen: HeaderMap = {};
       for (const [name, value] of Object.entries(headers)) seen[name.toLowerCase()] = String(value);
       // An SSE answer's messages one by one; an answer without a body (202 to a notification, a DELETE) has no message to transform.
-      if (typeof type === 'string' && type.startsWith('text/event-stream')) this.#rewrite = takeMessageFilters(this.#messages.filters, { status, headers: seen }, this.#messages.logger);
-      else if (type === undefined) takeMessageFilters(this.#messages.filters, { status, headers: seen }, this.#messages.logger);
+      if (typeof type === 'string' && type.startsWith('text/event-stream')) this.#rewrite = takeMessageFilters(this.#filters, { status, headers: seen }, this.#logger);
+      else if (type === undefined) takeMessageFilters(this.#filters, { status, headers: seen }, this.#logger);
     }
     return this.#res.writeHead(status, headers);
   }
@@ -115,8 +111,7 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
     // transformation response.body and ext_proc response phases run on MCP answers (JSON ones whole, SSE ones per message: docs/mcp.md).
     filtersResponses: true,
     handle(req, res, request) {
-      const filters = request.policy?.responseFilters;
-      const counted = new CountingResponse(res, filters !== undefined ? { filters, logger: deps.logger } : undefined);
+      const counted = new CountingResponse(res, request.policy?.responseFilters, deps.logger);
       const finished = () => request.done(counted.status, counted.bytes);
       const serve = () => {
         const celContext = request.policy?.cel();

@@ -30,7 +30,18 @@ const TRANSPORT_FAILED_STATUS = 502;
  * Sends one message with `send` (a fresh dispatch each call) under `policy`; resolves with the
  * first answer that is not retried. A retried answer's body is drained first (the connection stays usable).
  */
-export async function sendWithRetry(
+export function sendWithRetry(
+  send: () => Promise<Dispatcher.ResponseData>,
+  policy: RetryPolicy | undefined,
+  signal: AbortSignal | undefined,
+  record: OutcomeRecorder | undefined,
+): Promise<Dispatcher.ResponseData> {
+  // Neither retry nor health on this target: the plain send, no extra async hop.
+  if (policy === undefined && record === undefined) return send();
+  return attempts(send, policy, signal, record);
+}
+
+async function attempts(
   send: () => Promise<Dispatcher.ResponseData>,
   policy: RetryPolicy | undefined,
   signal: AbortSignal | undefined,
