@@ -10,8 +10,6 @@ interface Held {
   readonly value: Bind | Route | Backend;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
 export class ResourceCache {
   #held = new Map<string, Held>();
 
@@ -34,7 +32,7 @@ export class ResourceCache {
     for (const resource of delta.added) {
       let value: Bind | Route | Backend;
       try {
-        value = JSON.parse(decoder.decode(resource.body)) as Bind | Route | Backend;
+        value = JSON.parse(resource.json) as Bind | Route | Backend;
       } catch (err) {
         throw new Error(`${resource.kind} ${JSON.stringify(resource.name)}: body is not JSON: ${(err as Error).message}`, { cause: err });
       }

@@ -13,7 +13,7 @@
  * So the Secret-derived values in the IR (certificates, API keys, credentials) travel only to the
  * proxies of the Gateways whose config holds them.
  */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
 
 export type ResourceKind = 'bind' | 'route' | 'backend';
@@ -28,7 +28,8 @@ export interface Resource {
   readonly kind: ResourceKind;
   readonly name: string;
   readonly version: string;
-  readonly body: Uint8Array;
+  /** JSON text; encoded to bytes only when sent (most resources of a publish are not). */
+  readonly json: string;
 }
 
 /** Resources by `resourceId(kind, name)`. */
@@ -55,25 +56,32 @@ export function parseResourceId(id: string): { kind: ResourceKind; name: string 
   return { kind: id.slice(0, at) as ResourceKind, name: id.slice(at + 1) };
 }
 
-const encoder = new TextEncoder();
-
 function hash(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+  return digest('sha256', text, 'base64url').slice(0, 22);
 }
 
 /**
  * Serialising is most of a split's cost; an IR object the translator reuses between configs (or
  * that several gateway sets share) is serialised once.
  */
-const serialized = new WeakMap<object, { readonly body: Uint8Array; readonly version: string }>();
+const serialized = new WeakMap<object, Serialized>();
 
-function toResource(kind: ResourceKind, name: string, value: object, cacheable: boolean): Resource {
+interface Serialized {
+  readonly json: string;
+  readonly version: string;
+  /** The backends it names (see backendKeysIn). */
+  readonly backendKeys: readonly string[];
+}
+
+function serialize(value: object, cacheable: boolean): Serialized {
   const cached = cacheable ? serialized.get(value) : undefined;
-  if (cached) return { kind, name, ...cached };
+  if (cached) return cached;
   const json = JSON.stringify(value);
-  const entry = { body: encoder.encode(json), version: hash(json) };
+  const keys = new Set<string>();
+  backendKeysIn(json, keys);
+  const entry = { json, version: hash(json), backendKeys: [...keys] };
   if (cacheable) serialized.set(value, entry);
-  return { kind, name, ...entry };
+  return entry;
 }
 
 export const gatewayId = (gateway: GatewayRef): string => `${gateway.namespace}/${gateway.name}`;
@@ -95,16 +103,18 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
       keptListeners.add(listener.key);
       for (const attachment of listener.routes) routeKeys.add(attachment.routeKey);
     }
-    collectBackendKeys(kept, backendKeys);
-    resources.set(resourceId('bind', bind.key), toResource('bind', bind.key, kept, whole));
+    const { json, version, backendKeys: names } = serialize(kept, whole);
+    for (const name of names) backendKeys.add(name);
+    resources.set(resourceId('bind', bind.key), { kind: 'bind', name: bind.key, version, json });
   }
 
   for (const key of routeKeys) {
     const route = config.routes[key];
     if (route === undefined) continue;
     const { value, whole } = pruneRoute(route, keptListeners);
-    collectBackendKeys(value, backendKeys);
-    resources.set(resourceId('route', key), toResource('route', key, value, whole));
+    const { json, version, backendKeys: names } = serialize(value, whole);
+    for (const name of names) backendKeys.add(name);
+    resources.set(resourceId('route', key), { kind: 'route', name: key, version, json });
   }
 
   // Backends name other backends (an AI provider's policies, an MCP target's …): follow to a fixpoint.
@@ -112,10 +122,9 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
   for (let key = pending.pop(); key !== undefined; key = pending.pop()) {
     const backend: Backend | undefined = config.backends[key];
     if (backend === undefined || resources.has(resourceId('backend', key))) continue;
-    resources.set(resourceId('backend', key), toResource('backend', key, backend, true));
-    const more = new Set<string>();
-    collectBackendKeys(backend, more);
-    for (const next of more) if (!backendKeys.has(next)) { backendKeys.add(next); pending.push(next); }
+    const { json, version, backendKeys: names } = serialize(backend, true);
+    resources.set(resourceId('backend', key), { kind: 'backend', name: key, version, json });
+    for (const next of names) if (!backendKeys.has(next)) { backendKeys.add(next); pending.push(next); }
   }
 
   return { resources, version: sliceVersion(resources) };
@@ -146,6 +155,7 @@ export function versionsOf(resources: ResourceSet): Map<string, string> {
 
 /** A route's per-listener policies, without the entries of listeners this proxy does not serve. */
 function pruneRoute(route: Route, kept: ReadonlySet<string>): { value: Route; whole: boolean } {
+  if (!route.rules.some((r) => r.trafficByListener || r.backends.some((b) => b.backendPolicyByListener))) return { value: route, whole: true };
   let changed = false;
   const rules = route.rules.map((rule) => {
     const traffic = pruneByListener(rule.trafficByListener, kept);
@@ -173,20 +183,17 @@ function pruneByListener<T>(byListener: Readonly<Record<string, T>> | undefined,
 }
 
 /**
- * Every string `backendKey` inside `value`, skipping what src/ir/validate.ts skips (`sources`:
- * provenance, `invalid`: members the translator refused).
+ * `"backendKey":"…"` can only occur in JSON text as a property (inside a string value its quotes
+ * would be escaped), so the references are read from the text already serialised: one native
+ * regex pass instead of walking every object again. It finds the same keys as src/ir/validate.ts's
+ * walk, plus any under `sources`/`invalid` (provenance and refused members), which at worst sends
+ * a backend the proxy does not use.
  */
-export function collectBackendKeys(value: unknown, into: Set<string>): void {
-  if (Array.isArray(value)) {
-    for (const item of value) collectBackendKeys(item, into);
-    return;
-  }
-  if (typeof value !== 'object' || value === null) return;
-  for (const key in value) {
-    const child: unknown = (value as Record<string, unknown>)[key];
-    if (key === 'backendKey' && typeof child === 'string') into.add(child);
-    else if (key !== 'sources' && key !== 'invalid' && typeof child === 'object' && child !== null) collectBackendKeys(child, into);
-  }
+const BACKEND_KEY = /"backendKey":("(?:[^"\\]|\\.)*")/g;
+
+export function backendKeysIn(json: string, into: Set<string>): void {
+  if (!json.includes('"backendKey":"')) return;
+  for (const match of json.matchAll(BACKEND_KEY)) into.add(JSON.parse(match[1] as string) as string);
 }
 
 /**
@@ -195,10 +202,10 @@ export function collectBackendKeys(value: unknown, into: Set<string>): void {
  */
 export function redactionsFor(resources: ResourceSet, secretValues: readonly string[]): string[] {
   if (secretValues.length === 0) return [];
-  const bodies = [...resources.values()].map((r) => Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength));
+  const texts = [...resources.values()].map((r) => r.json);
   return secretValues.filter((value) => {
     if (value === '') return false;
-    const needle = Buffer.from(JSON.stringify(value).slice(1, -1));
-    return bodies.some((body) => body.includes(needle));
+    const needle = JSON.stringify(value).slice(1, -1);
+    return texts.some((text) => text.includes(needle));
   });
 }

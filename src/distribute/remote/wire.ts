@@ -19,17 +19,19 @@ export function kindOf(type: ResourceType): ResourceKind {
 }
 
 export function toWireResource(resource: Resource): WireResource {
-  return create(ResourceSchema, { type: TO_WIRE[resource.kind], name: resource.name, version: resource.version, body: resource.body });
+  return create(ResourceSchema, { type: TO_WIRE[resource.kind], name: resource.name, version: resource.version, body: Buffer.from(resource.json) });
 }
 
 export function toWireRef(ref: { kind: ResourceKind; name: string }): ResourceRef {
   return create(ResourceRefSchema, { type: TO_WIRE[ref.kind], name: ref.name });
 }
 
-/** A response's resources as a Delta; throws on an unknown resource type. */
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** A response's resources as a Delta; throws on an unknown resource type or a body that is not UTF-8. */
 export function fromWire(resources: readonly WireResource[], removed: readonly ResourceRef[]): Delta {
   return {
-    added: resources.map((r) => ({ kind: kindOf(r.type), name: r.name, version: r.version, body: r.body })),
+    added: resources.map((r) => ({ kind: kindOf(r.type), name: r.name, version: r.version, json: decoder.decode(r.body) })),
     removed: removed.map((r) => ({ kind: kindOf(r.type), name: r.name })),
   };
 }
