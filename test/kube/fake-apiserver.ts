@@ -232,6 +232,10 @@ export class FakeApiServer {
     this.#failures.push({ method, pathPattern, status, remaining: times });
   }
 
+  clearFailures(): void {
+    this.#failures.length = 0;
+  }
+
   async close(): Promise<void> {
     this.dropWatches();
     this.#server.closeAllConnections();
