@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
-import { connect, startEverything, type Upstream } from './support.ts';
+import { connect, connectSse, startEverything, type Upstream } from './support.ts';
 
 /** Only a single JSON-RPC message parses: the whole SSE text of a streamed answer would not. */
 const UPPER_RESULT = `"result" in json(response.body) ? string(response.body).replace("Echo:", "ECHO:").replace("completed", "COMPLETED") : string(response.body)`;
@@ -91,6 +91,13 @@ describe('transformation.response.body on MCP answers', () => {
       assert.match(text, /^Long running operation COMPLETED/);
     });
   }
+
+  it('a legacy HTTP+SSE client: the answers on its GET stream are transformed message by message, the endpoint event passes', async () => {
+    const legacy = await connectSse(gw.url(80, '/traffic'));
+    clients.push(legacy);
+    const result = await legacy.callTool({ name: 'echo', arguments: { message: 'hi' } });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'ECHO: hi' }]);
+  });
 
   it('a failing expression on a JSON answer: HTTP 500 with a JSON-RPC error, data {status: 500, code: response_processing_failed}', async () => {
     const err = await (await client('failing')).callTool({ name: 'echo', arguments: { message: 'hi' } })
