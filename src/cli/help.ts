@@ -5,6 +5,7 @@ export const MAIN_HELP = `switchboard — a gateway for AI traffic
 Usage:
   switchboard run -f PATH [-f PATH…] [flags]   serve the objects in YAML files and folders
   switchboard validate -f PATH [-f PATH…]      check YAML files without serving them
+  switchboard controller [flags]               Kubernetes mode: watch a cluster, serve proxies, write status
   switchboard proxy --controller URL --gateway NAME
                                                the data plane alone, configured by a controller
   switchboard crds                             print the CustomResourceDefinitions of switchboard.dev

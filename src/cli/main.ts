@@ -13,6 +13,11 @@ async function main(argv: readonly string[]): Promise<number> {
         // Loaded on demand: the proxy is a lot of code that validate and version never need.
         return options === 'help' ? print(RUN_HELP) : await (await import('./commands/run.ts')).run(options);
       }
+      case 'controller': {
+        const { parseControllerArgs, CONTROLLER_HELP } = await import('./commands/controller-args.ts');
+        const options = parseControllerArgs(rest);
+        return options === 'help' ? print(CONTROLLER_HELP) : await (await import('./commands/controller.ts')).controller(options);
+      }
       case 'validate': {
         const options = parseValidateArgs(rest);
         return options === 'help' ? print(VALIDATE_HELP) : await (await import('./commands/validate.ts')).validate(options);

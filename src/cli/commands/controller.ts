@@ -1,0 +1,168 @@
+/**
+ * `switchboard controller`: Kubernetes mode's control plane. The same loop as `run` (store →
+ * translator thread → status + distribute, src/embedded/gateway.ts) with the cluster as the
+ * source (KubeSource), status written back to the API server (KubeStatusWriter, leader only) and
+ * the config served to remote proxies over gRPC (RemoteDistributor). Translation and serving run on
+ * every replica; only the Lease holder writes status.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createLogger, type Logger } from '../../common/logger.ts';
+import { KubeClient } from '../../controller/kube/client.ts';
+import { KubeSource } from '../../controller/kube/kube-source.ts';
+import { LeaderElector, type LeaderElectorOptions } from '../../controller/kube/leader-election.ts';
+import { KubeStatusWriter } from '../../controller/kube/status-writer.ts';
+import type { Authenticator } from '../../distribute/remote/auth.ts';
+import { RemoteDistributor } from '../../distribute/remote/server.ts';
+import { TokenReviewAuthenticator } from '../../distribute/remote/token-review.ts';
+import { closeServer, listen } from '../../embedded/address.ts';
+import { createAdminServer } from '../../embedded/admin-server.ts';
+import { ControlPlaneMetrics } from '../../embedded/control-plane-metrics.ts';
+import { EmbeddedGateway } from '../../embedded/gateway.ts';
+import { createMetricsServer } from '../../embedded/metrics-server.ts';
+import { TranslatorThread } from '../../embedded/translator-thread.ts';
+import type { ControllerOptions } from './controller-args.ts';
+
+/** How long proxies' streams may take to end after SIGINT/SIGTERM. */
+const DRAIN_GRACE_MS = 5_000;
+
+/** Seams for tests: a kubeconfig object instead of a file, a fixed authenticator, faster leases. */
+export interface ControllerOverrides {
+  readonly kubeConfig?: KubeConfig;
+  readonly authenticator?: Authenticator;
+  readonly logger?: Logger;
+  readonly lease?: Partial<Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>>;
+}
+
+export interface RunningController {
+  readonly ports: { readonly health: number; readonly metrics: number; readonly admin: number; readonly xds: number };
+  readonly gateway: EmbeddedGateway;
+  readonly distributor: RemoteDistributor;
+  readonly statusWriter: KubeStatusWriter;
+  isLeader(): boolean;
+  isReady(): boolean;
+  /** Stops watching, releases the Lease, ends the proxies' streams and closes every server. */
+  stop(): Promise<void>;
+}
+
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: pass --kubeconfig, set $KUBECONFIG, or run in a pod');
+  return kc;
+}
+
+/** Starts everything; resolves once the first snapshot of the cluster is translated and served. */
+export async function startController(options: ControllerOptions, overrides: ControllerOverrides = {}): Promise<RunningController> {
+  const logger = overrides.logger ?? createLogger({ level: options.logLevel, format: options.logFormat });
+  const kc = overrides.kubeConfig ?? loadKubeConfig(options.kubeconfig);
+  const client = new KubeClient(kc);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const source = new KubeSource({ client, logger, namespaceSelectors: options.namespaceSelectors, maxObjects: options.maxObjects });
+  let statusWriter: KubeStatusWriter | undefined;
+  const elector = options.leaderElection
+    ? new LeaderElector({
+      client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
+      onStartedLeading: () => statusWriter?.resync(),
+    })
+    : undefined;
+  const isLeader = (): boolean => elector?.isLeader() ?? true;
+  statusWriter = new KubeStatusWriter({ client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args) });
+  const distributor = new RemoteDistributor({
+    host: options.xdsAddress.host,
+    port: options.xdsAddress.port,
+    mode: options.xdsMode,
+    ...(options.xdsTls ? { tls: options.xdsTls } : {}),
+    authenticator: overrides.authenticator ?? new TokenReviewAuthenticator(kc),
+    logger,
+    registry,
+    onNack: (gateway, proxyId, error) => logger.warn({ gateway: `${gateway.namespace}/${gateway.name}`, proxyId, error }, 'a proxy refused its config and keeps serving its last good one'),
+  });
+  const translator = new TranslatorThread({ logger });
+  const gateway = new EmbeddedGateway({
+    source, translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
+  });
+
+  let draining = false;
+  const isReady = (): boolean => !draining && gateway.isReady();
+  const health = createHealthServer(isReady);
+  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady, secretPaths: () => gateway.secretPaths() });
+  const metrics = createMetricsServer(distributor, logger);
+  const closeServers = (): Promise<unknown> => Promise.all([closeServer(health), closeServer(admin), closeServer(metrics), translator.close()]);
+
+  let bound: { health: AddressInfo; metrics: AddressInfo; admin: AddressInfo };
+  try {
+    bound = { health: await listen(health, options.healthAddress), metrics: await listen(metrics, options.metricsAddress), admin: await listen(admin, options.adminAddress) };
+    // Campaign in the background: translation and serving do not wait for leadership.
+    await elector?.start();
+    await gateway.start();
+  } catch (err) {
+    await elector?.stop();
+    statusWriter.close();
+    await Promise.allSettled([source.stop(), distributor.close(), closeServers()]);
+    throw err;
+  }
+  logger.info({
+    health: `${bound.health.address}:${bound.health.port}`, metrics: `${bound.metrics.address}:${bound.metrics.port}`, admin: `${bound.admin.address}:${bound.admin.port}`,
+    xds: distributor.port, xdsMode: options.xdsMode, leader: isLeader(), identity: options.identity,
+  }, 'switchboard controller ready');
+
+  return {
+    ports: { health: bound.health.port, metrics: bound.metrics.port, admin: bound.admin.port, xds: distributor.port ?? 0 },
+    gateway,
+    distributor,
+    statusWriter,
+    isLeader,
+    isReady,
+    async stop() {
+      draining = true;
+      await gateway.stop(DRAIN_GRACE_MS);
+      statusWriter.close();
+      await elector?.stop();
+      await closeServers();
+    },
+  };
+}
+
+/** `switchboard controller`: resolves with the exit code after a signal, or 1 when it cannot start. */
+export async function controller(options: ControllerOptions): Promise<number> {
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  let running: RunningController;
+  try {
+    running = await startController(options, { logger });
+  } catch (err) {
+    logger.fatal({ err: (err as Error).message }, 'switchboard controller could not start');
+    return 1;
+  }
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const shutdown = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: exiting without waiting');
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      logger.info({ signal }, 'shutting down: releasing the leader Lease and ending proxy streams');
+      running.stop().then(() => resolve(0), (err: unknown) => { logger.error({ err }, 'shutdown failed'); resolve(1); });
+    };
+    process.on('SIGINT', shutdown);
+    process.on('SIGTERM', shutdown);
+  });
+}
+
+/** Kubelet probes: `/healthz/ready` (first config served, not draining) and `/healthz/live`. */
+function createHealthServer(isReady: () => boolean): http.Server {
+  return http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    const text = (status: number, body: string): void => void res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+    if (path === '/healthz/live') return text(200, 'ok\n');
+    if (path === '/healthz/ready') return isReady() ? text(200, 'ready\n') : text(503, 'not ready\n');
+    return text(404, 'health endpoints: /healthz/ready, /healthz/live\n');
+  });
+}
