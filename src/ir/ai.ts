@@ -24,7 +24,12 @@ export interface ProviderCommon {
   readonly pathPrefix?: string;
 }
 
-export interface OpenAIConfig { readonly model?: string }
+/** `providerA.moderation` (SPEC.md): the inline moderation parameter, `model` default omni-moderation-latest. */
+export interface OpenAIModeration {
+  readonly model?: string;
+  readonly policy?: { readonly input?: { readonly mode: 'Score' | 'Block' }; readonly output?: { readonly mode: 'Score' | 'Block' } };
+}
+export interface OpenAIConfig { readonly model?: string; readonly moderation?: OpenAIModeration }
 export interface AzureOpenAIConfig { readonly endpoint: string; readonly deploymentName?: string; readonly apiVersion?: string }
 export interface AzureAIConfig {
   readonly resourceName: string;

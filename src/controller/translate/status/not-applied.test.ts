@@ -85,7 +85,6 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend ai': { value: { ai: { modelAliases: { fast: 'gpt-4o-mini' } } }, path: 'spec.backend.ai' },
   'backend mcp': { value: { mcp: { authorization: { policy: { matchExpressions: ['true'] } } } }, path: 'spec.backend.mcp' },
   'backend ai.promptGuard': { value: { ai: { promptGuard: { request: [{ regex: { builtins: ['Ssn'], action: 'Reject' } }] } } }, path: 'spec.backend.ai.promptGuard' },
-  'provider providerA.moderation': { value: { providerA: { moderation: { model: 'omni-moderation-latest' } } }, path: 'spec.ai.provider.providerA.moderation' },
 };
 
 /** Rows that share a path are told apart by their kinds. */

@@ -80,7 +80,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'ai.promptGuard', kinds: ['ai'], why: 'prompt guards are not implemented: requests and responses pass unchecked', issue: 13 },
 
   // One LLM provider of an AI backend (`spec.ai.provider`, `spec.ai.groups[].providers[]`).
-  { scope: 'provider', path: 'providerA.moderation', why: 'moderation is not implemented: the moderation parameter is not injected', issue: 13 },
 ];
 
 /** Whole objects and ProxyBackend types the data plane does not serve at all. */
