@@ -64,15 +64,16 @@ export async function startController(options: ControllerOptions, overrides: Con
   collectDefaultMetrics({ register: registry });
 
   const source = new KubeSource({ client, logger, namespaceSelectors: options.namespaceSelectors, maxObjects: options.maxObjects });
-  let statusWriter: KubeStatusWriter | undefined;
-  const elector = options.leaderElection
-    ? new LeaderElector({
-      client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
-      onStartedLeading: () => statusWriter?.resync(),
-    })
-    : undefined;
+  let elector: LeaderElector | undefined;
   const isLeader = (): boolean => elector?.isLeader() ?? true;
-  statusWriter = new KubeStatusWriter({ client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args) });
+  const statusWriter = new KubeStatusWriter({ client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args) });
+  if (options.leaderElection) {
+    elector = new LeaderElector({
+      client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
+      // A new leader writes whatever differs from the cluster (the previous leader may have stopped mid-way).
+      onStartedLeading: () => statusWriter.resync(),
+    });
+  }
   const distributor = new RemoteDistributor({
     host: options.xdsAddress.host,
     port: options.xdsAddress.port,

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { UsageError } from '../args.ts';
+import { parseControllerArgs, type ControllerOptions } from './controller-args.ts';
+
+const parse = (argv: string[], env: NodeJS.ProcessEnv = {}): ControllerOptions => {
+  const options = parseControllerArgs(argv, env);
+  assert.notEqual(options, 'help');
+  return options as ControllerOptions;
+};
+
+describe('switchboard controller flags', () => {
+  it('defaults: SPEC.md ports, tls transport needs a certificate', () => {
+    assert.throws(() => parse([]), (err: Error) => err instanceof UsageError && /needs --xds-cert-file/.test(err.message));
+    const options = parse(['--xds-mode', 'plaintext']);
+    assert.deepEqual([options.healthAddress.port, options.metricsAddress.port, options.xdsAddress.port], [9093, 9092, 9978]);
+    assert.equal(options.controllerName, 'switchboard.dev/gateway-controller');
+    assert.equal(options.leaderElection, true);
+    assert.deepEqual(options.namespaceSelectors, []);
+  });
+
+  it('reads the certificate files, the environment and the selectors', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'controller-args-'));
+    writeFileSync(join(dir, 'tls.crt'), 'CERT');
+    writeFileSync(join(dir, 'tls.key'), 'KEY');
+    const options = parse(
+      ['--xds-mode', 'either', '--xds-cert-file', join(dir, 'tls.crt'), '--xds-key-file', join(dir, 'tls.key'), '--discovery-namespace-selectors', '[{"matchLabels":{"gw":"on"}}]'],
+      { POD_NAMESPACE: 'gateway-system', POD_NAME: 'controller-0', CONTROLLER_NAME: 'example.com/ctl' },
+    );
+    assert.deepEqual(options.xdsTls, { certPem: 'CERT', keyPem: 'KEY' });
+    assert.equal(options.leaseNamespace, 'gateway-system');
+    assert.match(options.identity, /^controller-0_[a-z0-9]+$/);
+    assert.equal(options.controllerName, 'example.com/ctl');
+    assert.deepEqual(options.namespaceSelectors, [{ matchLabels: { gw: 'on' } }]);
+  });
+
+  const mistakes: { name: string; argv: string[]; message: RegExp }[] = [
+    { name: 'unknown flag', argv: ['--xds-mode', 'plaintext', '--nope'], message: /unknown flag --nope/ },
+    { name: 'bad transport mode', argv: ['--xds-mode', 'mtls'], message: /--xds-mode must be one of plaintext, tls, either/ },
+    { name: 'bad selector', argv: ['--xds-mode', 'plaintext', '--discovery-namespace-selectors', '[{"matchLabel":{}}]'], message: /unknown field matchLabel/ },
+    { name: 'selector not JSON', argv: ['--xds-mode', 'plaintext', '--discovery-namespace-selectors', 'team=a'], message: /discovery-namespace-selectors/ },
+    { name: 'bad address', argv: ['--xds-mode', 'plaintext', '--health-address', '9093'], message: /--health-address must look like/ },
+    { name: 'missing certificate file', argv: ['--xds-mode', 'tls', '--xds-cert-file', '/nonexistent/crt', '--xds-key-file', '/nonexistent/key'], message: /cannot read \/nonexistent\/crt/ },
+    { name: 'bad max objects', argv: ['--xds-mode', 'plaintext', '--max-objects', '0'], message: /--max-objects/ },
+  ];
+  for (const row of mistakes) {
+    it(`refuses: ${row.name}`, () => assert.throws(() => parse(row.argv), (err: Error) => err instanceof UsageError && row.message.test(err.message)));
+  }
+});
