@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../../common/logger.ts';
 import { KubeClient } from '../../controller/kube/client.ts';
 import { KubeSource } from '../../controller/kube/kube-source.ts';
 import { LeaderElector, type LeaderElectorOptions } from '../../controller/kube/leader-election.ts';
+import { ProxyFeedback } from '../../controller/kube/proxy-feedback.ts';
 import { KubeStatusWriter } from '../../controller/kube/status-writer.ts';
 import type { Authenticator } from '../../distribute/remote/auth.ts';
 import { RemoteDistributor } from '../../distribute/remote/server.ts';
@@ -66,7 +67,11 @@ export async function startController(options: ControllerOptions, overrides: Con
   const source = new KubeSource({ client, logger, namespaceSelectors: options.namespaceSelectors, maxObjects: options.maxObjects });
   let elector: LeaderElector | undefined;
   const isLeader = (): boolean => elector?.isLeader() ?? true;
-  const statusWriter = new KubeStatusWriter({ client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args) });
+  // Gateways' Programmed condition follows what their proxies acknowledged or refused.
+  const feedback = new ProxyFeedback(() => statusWriter.refresh());
+  const statusWriter = new KubeStatusWriter({
+    client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => feedback.overlay(statuses),
+  });
   if (options.leaderElection) {
     elector = new LeaderElector({
       client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
@@ -82,7 +87,12 @@ export async function startController(options: ControllerOptions, overrides: Con
     authenticator: overrides.authenticator ?? new TokenReviewAuthenticator(kc),
     logger,
     registry,
-    onNack: (gateway, proxyId, error) => logger.warn({ gateway: `${gateway.namespace}/${gateway.name}`, proxyId, error }, 'a proxy refused its config and keeps serving its last good one'),
+    onAck: (gateway, proxyId) => feedback.ack(gateway, proxyId),
+    onNack: (gateway, proxyId, error) => {
+      logger.warn({ gateway: `${gateway.namespace}/${gateway.name}`, proxyId, error }, 'a proxy refused its config and keeps serving its last good one');
+      feedback.nack(gateway, proxyId, error);
+    },
+    onDisconnect: (gateway, proxyId) => feedback.disconnect(gateway, proxyId),
   });
   const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({

@@ -33,6 +33,8 @@ export interface KubeStatusWriterOptions {
   /** The object as last observed in the cluster (the source's cache), or undefined when gone. */
   readonly observed: (apiVersion: string, kind: string, name: string, namespace?: string) => KubeObject | undefined;
   readonly isLeader: () => boolean;
+  /** Adjusts the translator's statuses before they are kept and written (proxy ACK/NACK on Gateways). */
+  readonly overlay?: (statuses: readonly ObjectStatus[]) => readonly ObjectStatus[];
   readonly retryDelayMs?: number;
   readonly now?: () => Date;
 }
@@ -41,6 +43,7 @@ export class KubeStatusWriter extends StatusWriter {
   readonly #options: KubeStatusWriterOptions;
   /** What this process last wrote per object: skips a second write while the watch has not caught up. */
   readonly #written = new Map<string, unknown>();
+  #translated: readonly ObjectStatus[] = [];
   #flushing: Promise<void> | undefined;
   #again = false;
   #retry: NodeJS.Timeout | undefined;
@@ -54,8 +57,14 @@ export class KubeStatusWriter extends StatusWriter {
   }
 
   override update(statuses: readonly ObjectStatus[]): void {
-    super.update(statuses);
+    this.#translated = statuses;
+    super.update(this.#options.overlay ? this.#options.overlay(statuses) : statuses);
     this.#kick();
+  }
+
+  /** Recomputes with the last translated statuses: what the overlay reads has changed. */
+  refresh(): void {
+    this.update(this.#translated);
   }
 
   /** After winning leadership: write whatever differs from the cluster. */
