@@ -15,6 +15,8 @@ export interface ConfigRuntime {
   /** Resolves (or returns) once every bind of the applied config is listening; `false` means not yet. */
   ready(): unknown;
   close(options: { graceMs: number }): Promise<void>;
+  /** AI provider health (scores, evictions) for the admin API; only a runtime in this process has it. */
+  providerHealth?(): unknown;
 }
 
 /**

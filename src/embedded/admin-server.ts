@@ -13,6 +13,8 @@ export interface AdminView {
    * translator's provenance ledger): /config_dump shows each as "[redacted]".
    */
   secretPaths(): readonly string[];
+  /** AI providers' health per backend (`/providers`); absent when the proxies run in other processes. */
+  providerHealth?(): unknown;
 }
 
 /** The config as JSON with every location that holds Secret data replaced by "[redacted]". */
@@ -22,7 +24,7 @@ export function redactedJson(value: unknown, secretPaths: readonly string[]): st
 
 /**
  * The admin server (loopback by default: it shows the whole config; values that came from
- * Secrets are redacted): `/config_dump`, `/status`, `/healthz/ready`.
+ * Secrets are redacted): `/config_dump`, `/status`, `/providers` (AI provider health), `/healthz/ready`.
  */
 export function createAdminServer(view: AdminView): http.Server {
   return http.createServer((req, res) => {
@@ -36,10 +38,13 @@ export function createAdminServer(view: AdminView): http.Server {
       }
       case '/status':
         return send(res, 200, { items: view.statuses().map(({ apiVersion, kind, metadata, status }) => ({ apiVersion, kind, metadata: { name: metadata.name, namespace: metadata.namespace }, status })) });
+      case '/providers':
+        if (!view.providerHealth) return send(res, 404, { error: 'provider health is shown only with --workers 1 (the proxies run in other processes); see the switchboard_llm_provider_* metrics' });
+        return send(res, 200, { backends: view.providerHealth() });
       case '/healthz/ready':
         return view.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
       default:
-        return send(res, 404, { error: `no admin endpoint at ${path}`, endpoints: ['/config_dump', '/status', '/healthz/ready'] });
+        return send(res, 404, { error: `no admin endpoint at ${path}`, endpoints: ['/config_dump', '/status', '/providers', '/healthz/ready'] });
     }
   });
 }

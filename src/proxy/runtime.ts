@@ -8,6 +8,8 @@ import { compileConfig, type CompiledBind, type CompiledConfig } from './compile
 import type { CompiledLifecycle } from './compile/lifecycle.ts';
 import { SharedConnections } from './ext/connections.ts';
 import { HealthStates } from './policies/backend/health.ts';
+import { ProviderHealthBoard } from './llm/gateway/provider-health.ts';
+import { registerProviderHealthMetrics } from './telemetry/provider-health-metrics.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './compile/tls-contexts.ts';
@@ -52,6 +54,8 @@ export class ProxyRuntime {
   readonly #retiring = new Set<CompiledLifecycle>();
   /** Passive health (scores, evictions) of endpoints, carried from one config to the next. */
   readonly #healthStates = new HealthStates();
+  /** AI providers' health (scores, latency, evictions), shared by the LLM handlers; shown by the admin API and metrics. */
+  readonly #providerHealth = new ProviderHealthBoard();
   #compiled: CompiledConfig | undefined;
   #config: ProxyConfig | undefined;
   #ready = false;
@@ -61,7 +65,8 @@ export class ProxyRuntime {
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
     this.#telemetry = { logger: opts.logger, metrics: new ProxyMetrics(opts.registry) };
-    this.#handlers = new BackendHandlers(BACKEND_HANDLER_FACTORIES, { logger: opts.logger });
+    this.#handlers = new BackendHandlers(BACKEND_HANDLER_FACTORIES, { logger: opts.logger, providerHealth: this.#providerHealth });
+    if (opts.registry) registerProviderHealthMetrics(opts.registry, this.#providerHealth);
   }
 
   /** Compile and swap atomically; opens new binds, closes removed ones (draining), keeps unchanged ones. */
@@ -79,6 +84,11 @@ export class ProxyRuntime {
   /** The config currently served, for /config_dump. */
   current(): ProxyConfig | undefined {
     return this.#config;
+  }
+
+  /** Every AI backend's provider health now (admin `/providers`). */
+  providerHealth(): ReturnType<ProviderHealthBoard['snapshot']> {
+    return this.#providerHealth.snapshot();
   }
 
   /** A config applied and every bind listening. */

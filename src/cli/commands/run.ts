@@ -27,7 +27,9 @@ export async function run(options: RunOptions): Promise<number> {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const distributor = createDistributor(options, logger, registry);
+  // One worker: the proxy runtime is in this process, and the admin API can show its provider health.
+  const runtime = options.workers === 1 ? createProxyRuntime({ logger, registry }) : undefined;
+  const distributor = runtime ? new InProcessDistributor(runtime, registry) : createDistributor(options, logger, registry);
   // Translation runs off the serving event loop, like parsing (FileSource's parser thread).
   const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({
@@ -41,7 +43,7 @@ export async function run(options: RunOptions): Promise<number> {
 
   let draining = false;
   // Not ready while draining, so a load balancer stops sending before the listeners close.
-  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths() });
+  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths(), ...(runtime?.providerHealth ? { providerHealth: () => runtime.providerHealth?.() } : {}) });
   const metrics = createMetricsServer(distributor, logger);
   const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics), translator.close()]);
 

@@ -7,6 +7,7 @@ import type { Backend } from '../../ir/types.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.ts';
 import type { PolicyContext } from '../policies/context.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
+import type { ProviderHealthBoard } from '../llm/gateway/provider-health.ts';
 
 /** What a backend that answers requests itself (MCP, LLM …) gets with each request. */
 export interface HandlerRequest {
@@ -57,6 +58,8 @@ export interface BackendHandler {
 
 export interface HandlerDeps {
   readonly logger: Logger;
+  /** AI provider health shared by the LLM handlers of this runtime (admin API, metrics). */
+  readonly providerHealth?: ProviderHealthBoard;
 }
 
 /** Makes the handler for a backend of its type, or returns undefined when the backend is not of it. */

@@ -1,11 +1,18 @@
 import type { BackendHandler, HandlerFactory } from '../backends/handlers.ts';
 import { sendError } from '../http/downstream.ts';
 import { LlmBackendHandler } from './gateway/handler.ts';
+import type { ProviderChoice } from './gateway/picker.ts';
+
+/**
+ * `SWITCHBOARD_LLM_PROVIDER_CHOICE=rotation` takes a group's providers in plain rotation instead
+ * of by health: for comparing the two (bench/failover.ts), not a setting to run with.
+ */
+const PROVIDER_CHOICE: ProviderChoice = process.env.SWITCHBOARD_LLM_PROVIDER_CHOICE === 'rotation' ? 'rotation' : 'health';
 
 /** Serves ProxyBackends with `spec.ai` in-process: translation, credentials, priority groups (gateway/handler.ts). */
 export const llmHandlerFactory: HandlerFactory = (backend, deps): BackendHandler | undefined => {
   if (!backend.ai) return undefined;
-  const llm = new LlmBackendHandler(backend.ai, { logger: deps.logger });
+  const llm = new LlmBackendHandler(backend.ai, { logger: deps.logger, ...(deps.providerHealth ? { providerHealth: deps.providerHealth } : {}), providerChoice: PROVIDER_CHOICE });
   return {
     filtersResponses: true,
     handle(req, res, request) {

@@ -20,7 +20,7 @@ import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
 import { service } from '../../support/manifests.ts';
 import { startMcpTarget, startProvider, type RecordingServer } from './doubles.ts';
 import {
-  aiBackend, appliedOrReported, assertAccepted, assertAnthropicError, assertGatewayError, assertJsonRpcRefusal, assertOpenAIError, assertReported, Clients, failure, header, last,
+  AI_ROUTES, aiBackend, assertAccepted, assertAnthropicError, assertGatewayError, assertJsonRpcRefusal, assertOpenAIError, assertReported, Clients, failure, header, last,
   matrixYaml, mcpBackend, nothingReaches, object, perKind, runRows, secret, type Row, type Variant,
 } from './support.ts';
 
@@ -79,6 +79,8 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
   let tlsProvider: RecordingServer;
   let tlsTarget: RecordingServer;
   let failing: RunningServer;
+  /** Requests the always-503 server got (the health rows count their own). */
+  let failingHits = 0;
   let tunnel: Awaited<ReturnType<typeof startConnectProxy>>;
   let authz: RunningServer;
   let gw: GatewayHarness;
@@ -89,7 +91,10 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
     [echo, provider, target, tlsProvider, tlsTarget, tunnel, authz] = await Promise.all([
       startEchoServer('echo'), startProvider(), startMcpTarget(), startProvider(cert), startMcpTarget(cert), startConnectProxy(), startAuthz(),
     ]);
-    failing = await startHttpServer((_req, _body, res) => void res.writeHead(503, { 'content-type': 'text/plain' }).end('sick'));
+    failing = await startHttpServer((_req, _body, res) => {
+      failingHits++;
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('sick');
+    });
     const dead = await closedPort();
     const ref = (name: string) => ({ group: 'switchboard.dev', kind: 'ProxyBackend', name });
     const tlsRefs = { svc: { name: 'secure', port: 8443 }, ai: ref('llm-tls'), mcp: ref('tools-tls') };
@@ -114,12 +119,20 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         name: 'transformation-rpc', kinds: ['mcp'],
         backend: { transformation: { request: { body: 'string(request.body).replace("shout", "whoami")' }, response: { body: 'string(response.body).replace("matrix", "MATRIX")' } } },
       },
-      { name: 'health', backend: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } }, refs: { svc: { name: 'pair', port: 8080 } } },
+      { name: 'health', backend: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } }, refs: { svc: { name: 'pair', port: 8080 }, ai: ref('llm-pair') } },
       { name: 'extauth', backend: { extAuth: { url: authz.url, grpc: {} } } },
       { name: 'extauth-down', backend: { extAuth: { url: `http://127.0.0.1:${dead}`, grpc: {}, failureMode: 'FailClosed' } } },
     ];
     const extra = service('secure', { host: '127.0.0.1', port: tlsProvider.port }, { port: 8443 })
       + aiBackend('llm-tls', tlsProvider.port) + mcpBackend('tools-tls', tlsTarget.port)
+      // One priority group: a provider that always answers 503 and a healthy one (the health row).
+      + object({
+        apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyBackend', metadata: { name: 'llm-pair', namespace: 'default' },
+        spec: {
+          ai: { groups: [{ providers: [{ name: 'sick', providerA: {}, host: '127.0.0.1', port: failing.port }, { name: 'well', providerA: {}, host: '127.0.0.1', port: provider.port }] }] },
+          policies: { ai: { routes: AI_ROUTES } },
+        },
+      })
       + object({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upstream-ca', namespace: 'default' }, data: { 'ca.crt': cert.certPem } })
       + secret('backend-key', { Authorization: 'Bearer sk-secret' }) + secret('client-keys', { team: 'sk-good' })
       + object({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'pair', namespace: 'default' }, spec: { ports: [{ name: 'http', port: 8080 }] } })
@@ -303,8 +316,13 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         assert.ok(statuses.filter((s) => s === 503).length <= 1, `evicted after its first 503: ${statuses.join(' ')}`);
         assertAccepted(gw, 'health-svc');
       },
-      ai: async (t) => {
-        await appliedOrReported(t, gw, 'health-ai', 'spec.backend.health', 'ai', () => assert.fail('health is no longer reported on ai: give this row an effect check (a provider answering 5xx is evicted)'));
+      // A group of a provider answering 503 and a healthy one: failover answers every request, and the
+      // sick provider, evicted after its first 503, gets no more first attempts (in rotation it got every second one).
+      ai: async () => {
+        const before = failingHits;
+        for (let i = 0; i < 8; i++) assert.equal((await clients.chat('health')).text, 'hello');
+        assert.ok(failingHits - before <= 1, `evicted after its first 503: ${failingHits - before} requests reached it`);
+        assertAccepted(gw, 'health-ai');
       },
       // The target's 503 holds the unhealthyCondition: evicted, it gets nothing (docs/mcp.md "Health").
       mcp: async () => {

@@ -81,7 +81,6 @@ const CASES: Readonly<Record<string, Case>> = {
   },
   'backend tcp.keepalive.retries': { value: { tcp: { keepalive: { retries: 3 } } }, path: 'spec.backend.tcp.keepalive.retries' },
   'backend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.backend.tcp.keepalive.interval' },
-  'backend health': { value: { health: { eviction: { duration: '5s' } } }, path: 'spec.backend.health' },
   'backend ai': { value: { ai: { modelAliases: { fast: 'gpt-4o-mini' } } }, path: 'spec.backend.ai' },
   'backend mcp': { value: { mcp: { authorization: { policy: { matchExpressions: ['true'] } } } }, path: 'spec.backend.mcp' },
   'backend ai.promptGuard': { value: { ai: { promptGuard: { request: [{ regex: { builtins: ['Ssn'], action: 'Reject' } }] } } }, path: 'spec.backend.ai.promptGuard' },
@@ -216,6 +215,12 @@ describe('not applied: what applies keeps working', () => {
     });
   }
 
+  // AI providers are chosen by health and evicted per the policy (docs/llm.md "Provider health").
+  it('backend health applies on ai: Accepted=True', () => {
+    const conditions = ancestorConditions(translate(world('ai', [policy('backend', { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '5s' } } })])).statuses);
+    assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
+  });
+
   it('an invalid policy keeps Invalid (fail closed), not a not-applied reason', () => {
     const conditions = ancestorConditions(translate(world('ai', [policy('traffic', { retry: { attempts: 2 }, authorization: { policy: { matchExpressions: ['(('] } } })])).statuses);
     assert.equal(accepted(conditions).reason, 'Invalid');
@@ -249,18 +254,20 @@ describe('not applied: whole objects and backend types', () => {
   }
 
   it('ProxyBackend inline policies and MCP target policies: PartiallyApplied with the path under spec', () => {
-    const inline = translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies: { health: { eviction: { duration: '5s' } } } })]).statuses;
+    const inline = translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies: { tcp: { keepalive: { retries: 2 } } } })]).statuses;
     const a = accepted(statusOf(inline, 'ProxyBackend', 'be').conditions as Condition[]);
     assert.equal(a.reason, 'PartiallyApplied');
-    assert.match(a.message, /spec\.policies\.health \(on ai backends\)/);
+    assert.match(a.message, /spec\.policies\.tcp\.keepalive\.retries/);
     const target = translate([proxyBackend({ mcp: { targets: [{ name: 't', static: { host: 'h', port: 1, policies: { tcp: { keepalive: { retries: 2 } } } } }] } })]).statuses;
     const m = accepted(statusOf(target, 'ProxyBackend', 'be').conditions as Condition[]);
     assert.equal(m.reason, 'PartiallyApplied');
     assert.match(m.message, /spec\.mcp\.targets\[0\]\.static\.policies\.tcp\.keepalive\.retries/);
   });
 
-  it('a ProxyBackend that sets nothing ignored stays Accepted=True', () => {
-    const cond = accepted(statusOf(translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies: { http: { requestTimeout: '5s' } } })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
-    assert.equal(cond.status, 'True');
-  });
+  for (const policies of [{ http: { requestTimeout: '5s' } }, { health: { eviction: { duration: '5s' } } }]) {
+    it(`a ProxyBackend that sets nothing ignored stays Accepted=True: ${Object.keys(policies).join()} on ai`, () => {
+      const cond = accepted(statusOf(translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+      assert.equal(cond.status, 'True', cond.message);
+    });
+  }
 });

@@ -73,7 +73,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   // BackendFull members (ProxyPolicy backend, ProxyBackend policies, provider and MCP target policies).
   { scope: 'backend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
-  { scope: 'backend', path: 'health', kinds: ['ai'], why: 'passive health and eviction are not applied to AI providers (providers of a group are taken in turn)', issue: 13 },
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },

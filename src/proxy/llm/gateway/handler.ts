@@ -21,7 +21,8 @@ import type { Usage } from '../translate/usage.ts';
 import { AiPolicyError, applyFinalTransformations, applyRequestPolicy, compileAiPolicy, hasRequestPolicy } from './body-policy.ts';
 import { ClientSink, readRequestBody } from './client-io.ts';
 import { CredentialError, LlmCredentials } from './credentials/index.ts';
-import { ProviderPicker } from './picker.ts';
+import { ProviderPicker, type ProviderChoice } from './picker.ts';
+import { ProviderHealth, type ProviderHealthBoard } from './provider-health.ts';
 import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from './failover.ts';
 import { RealtimeRelay, type RealtimeAttempt } from './realtime.ts';
 import { routeTypeFor } from '../translate/route-type.ts';
@@ -46,6 +47,10 @@ export interface LlmHandlerDeps {
   readonly credentials?: LlmCredentials;
   /** Cap on a buffered provider answer; default MAX_PROVIDER_RESPONSE_BYTES. */
   readonly maxResponseBytes?: number;
+  /** Where provider health lives across handlers (admin API, metrics); without it the handler keeps its own. */
+  readonly providerHealth?: ProviderHealthBoard;
+  /** How a group's first provider is chosen: by health (default) or in plain rotation (benchmarks compare the two). */
+  readonly providerChoice?: ProviderChoice;
 }
 
 /** A failed attempt kept for the last one; `answer` sends it and resolves with the status the client got. */
@@ -60,6 +65,9 @@ export class LlmBackendHandler {
   readonly #ir: AiBackendIR;
   readonly #logger: Logger;
   readonly #picker: ProviderPicker;
+  /** Scores, latency, evictions of the providers (provider-health.ts); fed by every attempt. */
+  readonly #health: ProviderHealth;
+  readonly #healthBoard: ProviderHealthBoard | undefined;
   readonly #pools = new ProviderPools();
   readonly #replicas = new ReplicaTurns();
   readonly #credentials: LlmCredentials;
@@ -69,12 +77,16 @@ export class LlmBackendHandler {
   constructor(ir: AiBackendIR, deps: LlmHandlerDeps) {
     this.#ir = ir;
     this.#logger = deps.logger;
-    this.#picker = new ProviderPicker(ir.groups);
+    const names = ir.groups.flatMap((g) => g.providers.map((p) => p.name));
+    this.#healthBoard = deps.providerHealth;
+    this.#health = deps.providerHealth?.attach(ir.key, names) ?? new ProviderHealth(ir.key, names);
+    this.#picker = new ProviderPicker(ir.groups, deps.providerChoice === 'rotation' ? undefined : this.#health);
     this.#credentials = deps.credentials ?? new LlmCredentials();
     this.#maxResponseBytes = deps.maxResponseBytes ?? MAX_PROVIDER_RESPONSE_BYTES;
   }
 
   async close(): Promise<void> {
+    this.#healthBoard?.detach(this.#health);
     await Promise.all([this.#pools.close(), this.#realtime?.close()]);
   }
 
@@ -269,10 +281,20 @@ export class LlmBackendHandler {
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
     };
     if (clientHost !== undefined) (options as { servername?: string }).servername = pinnedServerName(up);
+    // Provider health: every attempt that reaches the provider ends in exactly one answered/failed/abandoned.
+    const tracked: Tracked = { index: this.#health.indexOf(a.provider.name), started: 0, spec: policy?.health };
+    tracked.started = this.#health.begin(tracked.index);
     if (!plan.stream && plan.upstreamFormat !== 'passthrough') {
-      const answer = await bufferedRequest(dispatcher, options, a.sink, this.#maxResponseBytes);
+      let answer: Awaited<ReturnType<typeof bufferedRequest>>;
+      try {
+        answer = await bufferedRequest(dispatcher, options, a.sink, this.#maxResponseBytes);
+      } catch (err) {
+        this.#attemptFailed(tracked, err, a.sink.closed);
+        throw err;
+      }
       const status = answer.statusCode;
       const headers = answer.headers as Record<string, string | string[] | undefined>;
+      this.#health.answered(tracked.index, tracked.started, status, headers, tracked.spec);
       // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
       if (a.schedule.holdsBack(status)) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
       return { kind: 'answered', status: this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
@@ -281,16 +303,23 @@ export class LlmBackendHandler {
     const abort = new AbortController();
     const stopListening = a.sink.onAbort(() => abort.abort());
     try {
-      return await this.#stream(a, plan, dispatcher, { ...options, signal: abort.signal }, secrets);
+      return await this.#stream(a, plan, dispatcher, { ...options, signal: abort.signal }, secrets, tracked);
     } finally {
       stopListening();
     }
   }
 
-  async #stream(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions, secrets: readonly string[]): Promise<Outcome> {
-    const response = await dispatcher.request(options);
+  async #stream(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions, secrets: readonly string[], tracked: Tracked): Promise<Outcome> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await dispatcher.request(options);
+    } catch (err) {
+      this.#attemptFailed(tracked, err, a.sink.closed);
+      throw err;
+    }
     const status = response.statusCode;
     const headers = response.headers as Record<string, string | string[] | undefined>;
+    this.#health.answered(tracked.index, tracked.started, status, headers, tracked.spec);
     if (a.schedule.holdsBack(status)) {
       const raw = await readProviderAnswer(response.body, this.#maxResponseBytes);
       return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, raw, secrets) };
@@ -316,12 +345,19 @@ export class LlmBackendHandler {
       }
     } catch (err) {
       // The upstream stream broke (reset, idle timeout): `end` renders the cut as an error event.
+      if (!a.sink.closed) this.#health.cut(tracked.index, tracked.spec);
       this.#logger.warn({ backend: this.#ir.key, provider: a.provider.name, err: String(err) }, 'LLM upstream stream failed');
     }
     for (const out of translator.end()) await a.sink.write(maskSecrets(out, secrets));
     a.sink.end();
     this.#account(a, translator.usage(), plan);
     return { kind: 'answered', status };
+  }
+
+  /** An attempt that got no answer: the provider's failure (502/504 as the client would see it), unless the client left or the answer was too large (neither says anything about the provider). */
+  #attemptFailed(tracked: Tracked, err: unknown, clientGone: boolean): void {
+    if (clientGone || err instanceof ClientGoneError || err instanceof ResponseTooLargeError) this.#health.abandon(tracked.index, tracked.started);
+    else this.#health.failed(tracked.index, tracked.started, isTimeout(err) ? 504 : 502, tracked.spec);
   }
 
   /** The body after this provider's backend transformation, kept per compiled policy for a failover under the same one. */
@@ -372,6 +408,13 @@ export class LlmBackendHandler {
     const ctx = policy as { reportUsage?: (u: { inputTokens: number; outputTokens: number; totalTokens: number }) => void } | undefined;
     ctx?.reportUsage?.({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens });
   }
+}
+
+/** One attempt as provider health follows it. */
+interface Tracked {
+  readonly index: number;
+  started: number;
+  readonly spec: BackendPolicy['health'];
 }
 
 interface Attempt {

@@ -59,6 +59,28 @@ describe('PassiveHealth', () => {
     assert.deepEqual([...picks].sort(), [0, 1]);
   });
 
+  it('evictFor evicts whatever the policy, only ever lengthens a running eviction, and counts as an eviction', () => {
+    let now = 0;
+    const h = new PassiveHealth({}, 2, () => now);
+    h.evictFor(0, 500);
+    h.evictFor(0, 100);
+    assert.equal(h.state(0)?.timesEvicted, 1);
+    now = 499;
+    assert.equal(h.evicted(0), true, 'the shorter second request did not shorten it');
+    now = 500;
+    assert.equal(h.evicted(0), false);
+  });
+
+  it('keeps an EWMA of the latency its callers measure (the first sample sets it)', () => {
+    const h = new PassiveHealth({}, 1, () => 0);
+    h.record(0, 'success');
+    assert.equal(h.state(0)?.latencyMs, 0, 'no sample: none measured');
+    h.record(0, 'success', 100);
+    assert.equal(h.state(0)?.latencyMs, 100);
+    h.record(0, 'failure', 200);
+    assert.equal(h.state(0)?.latencyMs, 130);
+  });
+
   it('never evicts without an eviction block', () => {
     const h = new PassiveHealth({ unhealthyCondition: 'true' }, 1, () => 0);
     h.record(0, 'unhealthy');

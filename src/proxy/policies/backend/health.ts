@@ -7,7 +7,7 @@ type HealthSpec = NonNullable<BackendPolicy['health']>;
 const DEFAULT_EVICTION_MS = 3_000;
 /** Weight of the newest outcome in the EWMA score (0..100). */
 const EWMA_WEIGHT = 0.3;
-const FULL_HEALTH = 100;
+export const FULL_HEALTH = 100;
 
 /** One endpoint's passive health; shared by the configs that use it (see HealthStates). */
 export interface EndpointHealth {
@@ -17,6 +17,8 @@ export interface EndpointHealth {
   evictedUntil: number;
   /** Score restored when the eviction ends (restoreHealth, else the pre-eviction score). */
   scoreOnReturn: number;
+  /** EWMA of the answer latency in ms (0: none measured yet); fed only by callers that time their calls (AI providers). */
+  latencyMs: number;
 }
 
 /**
@@ -58,11 +60,13 @@ export class PassiveHealth {
     return i;
   }
 
-  record(index: number, outcome: 'success' | 'failure' | 'unhealthy'): void {
+  /** One outcome; `latencyMs` (how long the answer took) feeds the latency EWMA when the caller measured it. */
+  record(index: number, outcome: 'success' | 'failure' | 'unhealthy', latencyMs?: number): void {
     const e = this.#endpoints[index];
     if (!e) return;
     const bad = outcome !== 'success';
     e.score = e.score * (1 - EWMA_WEIGHT) + (bad ? 0 : FULL_HEALTH) * EWMA_WEIGHT;
+    if (latencyMs !== undefined) e.latencyMs = e.latencyMs === 0 ? latencyMs : e.latencyMs * (1 - EWMA_WEIGHT) + latencyMs * EWMA_WEIGHT;
     e.consecutiveFailures = bad ? e.consecutiveFailures + 1 : 0;
     const eviction = this.#spec.eviction;
     if (!bad || !eviction || e.evictedUntil > this.#now()) return;
@@ -72,9 +76,31 @@ export class PassiveHealth {
     if (byCount || byScore || (noThreshold && outcome === 'unhealthy')) this.#evict(e, eviction);
   }
 
-  /** For tests and debugging: whether an endpoint is evicted now. */
+  /**
+   * Evicts for `ms` whatever the policy says (the upstream asked for it: a 429 with Retry-After).
+   * It counts as an eviction (times evicted grows, so a later policy eviction backs off longer);
+   * an eviction already running is only ever lengthened.
+   */
+  evictFor(index: number, ms: number): void {
+    const e = this.#endpoints[index];
+    if (!e || ms <= 0) return;
+    const until = this.#now() + ms;
+    if (until <= e.evictedUntil) return;
+    if (e.evictedUntil === 0) {
+      e.timesEvicted += 1;
+      e.scoreOnReturn = this.#spec.eviction?.restoreHealth ?? e.score;
+    }
+    e.evictedUntil = until;
+  }
+
+  /** Whether an endpoint is evicted now (an eviction that ran out ends here: its score is restored). */
   evicted(index: number): boolean {
     return !this.#available(index, this.#now());
+  }
+
+  /** The endpoint's state, read-only (admin views, the AI provider picker's ranking). */
+  state(index: number): Readonly<EndpointHealth> | undefined {
+    return this.#endpoints[index];
   }
 
   #available(index: number, now: number): boolean {
@@ -104,8 +130,8 @@ export function healthOutcome(unhealthy: Program | undefined, status: number, ba
   return status >= 500 ? 'failure' : 'success';
 }
 
-function freshHealth(): EndpointHealth {
-  return { score: FULL_HEALTH, consecutiveFailures: 0, timesEvicted: 0, evictedUntil: 0, scoreOnReturn: FULL_HEALTH };
+export function freshHealth(): EndpointHealth {
+  return { score: FULL_HEALTH, consecutiveFailures: 0, timesEvicted: 0, evictedUntil: 0, scoreOnReturn: FULL_HEALTH, latencyMs: 0 };
 }
 
 /**

@@ -1,0 +1,35 @@
+/**
+ * AI provider health as Prometheus gauges, read from the ProviderHealthBoard when scraped (nothing
+ * is done per request). Labels are the backend key and the provider name, both from the config,
+ * so cardinality is bounded by the config, never by traffic.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import type { ProviderHealthBoard, ProviderHealthView } from '../llm/gateway/provider-health.ts';
+
+type Label = 'backend' | 'provider';
+
+const GAUGES: readonly { readonly name: string; readonly help: string; readonly value: (v: ProviderHealthView) => number }[] = [
+  { name: 'switchboard_llm_provider_health_score', help: 'AI provider health score (EWMA of successes, 0..100).', value: (v) => v.score },
+  { name: 'switchboard_llm_provider_latency_seconds', help: 'AI provider answer latency (EWMA; time to the response head for streams).', value: (v) => v.latencyMs / 1000 },
+  { name: 'switchboard_llm_provider_evicted', help: '1 while the AI provider is evicted, else 0.', value: (v) => (v.evictedUntil === null ? 0 : 1) },
+  { name: 'switchboard_llm_provider_evicted_until_seconds', help: 'Unix time the AI provider eviction ends (0 when not evicted).', value: (v) => (v.evictedUntil === null ? 0 : v.evictedUntil / 1000) },
+  { name: 'switchboard_llm_provider_times_evicted', help: 'How many times the AI provider has been evicted (eviction durations grow with it).', value: (v) => v.timesEvicted },
+  { name: 'switchboard_llm_provider_inflight', help: 'Attempts to the AI provider waiting for its answer.', value: (v) => v.inflight },
+];
+
+/** Registers the gauges on `registry` (once per registry: several runtimes in one process share them, the last board wins). */
+export function registerProviderHealthMetrics(registry: Registry, board: ProviderHealthBoard): void {
+  for (const g of GAUGES) {
+    registry.removeSingleMetric(g.name);
+    new Gauge<Label>({
+      name: g.name,
+      help: g.help,
+      labelNames: ['backend', 'provider'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { backend, providers } of board.snapshot()) for (const v of providers) this.set({ backend, provider: v.provider }, g.value(v));
+      },
+    });
+  }
+}
