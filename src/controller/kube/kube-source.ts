@@ -36,7 +36,8 @@ export interface KubeSourceOptions {
   readonly optionalRetryMs?: number;
 }
 
-export const DEFAULT_DEBOUNCE_MS = 50;
+// Short: a route change has a 100 ms budget to reach a proxy (bench/control-plane.ts), translation included.
+export const DEFAULT_DEBOUNCE_MS = 20;
 export const DEFAULT_MAX_OBJECTS = 250_000;
 
 interface KindState {
