@@ -92,6 +92,7 @@ describe('ProviderPicker, health-weighted (power of two choices over ProviderHea
     w.answer('b', 200, 20);
     w.health.begin(w.at('a')); // no answer yet
     w.advance(500);
+    w.health.begin(w.at('b')); // one in flight each: only the age of a's tells them apart
     for (let i = 0; i < 10; i++) assert.equal(w.order()[0], 'b');
   });
 

@@ -23,9 +23,10 @@ type HealthSpec = NonNullable<BackendPolicy['health']>;
  */
 export const MAX_RETRY_AFTER_MS = 300_000;
 /**
- * After this long without an outcome, a provider's ranking forgets half of its lost score, so a
- * provider that failed gets tried again now and then (with two providers, power-of-two-choices
- * alone would never pick the worse one again and its score could never recover).
+ * After this long without an outcome, a provider's ranking forgets half of its lost score and
+ * of its measured latency, so a provider that failed or was slow gets tried again now and then
+ * (with two providers, power-of-two-choices alone would never pick the worse one again, and what
+ * was measured of it could never change).
  */
 const RANK_RECOVERY_HALF_LIFE_MS = 2_000;
 /** Added to every latency, so a provider with no or tiny latency measured does not win by a ratio of near-zeros. */
@@ -157,16 +158,19 @@ export class ProviderHealth {
    * What sending the next request to provider `i` is expected to cost (lower is better): its
    * latency — the EWMA, or the mean age of its attempts in flight when that is longer (a provider
    * that stalls ranks worse while it stalls, before any timeout) — times the attempts in flight
-   * plus this one, times a penalty for lost score. The score used recovers toward full while no
-   * outcome arrives (half-life RANK_RECOVERY_HALF_LIFE_MS), so a provider that failed is retried later.
+   * plus this one, times a penalty for lost score. The measured latency and lost score fade while
+   * no outcome arrives (half-life RANK_RECOVERY_HALF_LIFE_MS), so a provider that failed or was
+   * slow is tried again later.
    */
   cost(i: number, now: number): number {
     const state = this.#states[i];
     const load = this.#load[i];
     const age = load.inflight > 0 ? now - load.startSum / load.inflight : 0;
-    const latency = Math.max(state.latencyMs, age) + LATENCY_FLOOR_MS;
     const idle = load.lastOutcomeAt === 0 ? 0 : Math.max(0, now - load.lastOutcomeAt);
-    const lost = (FULL_HEALTH - state.score) * 2 ** (-idle / RANK_RECOVERY_HALF_LIFE_MS);
+    // What was measured counts less the longer nothing new was heard: the provider gets probed again.
+    const fresh = idle === 0 ? 1 : 2 ** (-idle / RANK_RECOVERY_HALF_LIFE_MS);
+    const latency = Math.max(state.latencyMs * fresh, age) + LATENCY_FLOOR_MS;
+    const lost = (FULL_HEALTH - state.score) * fresh;
     return latency * (load.inflight + 1) * (1 + (FAILURE_PENALTY * lost) / FULL_HEALTH);
   }
 
