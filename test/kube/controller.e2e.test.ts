@@ -78,7 +78,8 @@ describe('Kubernetes mode: fake API server → controller → remote proxy', () 
   const get = (path: string) => sendRequest(listenerPort, { path, host: 'echo.example' });
 
   before(async () => {
-    server = await FakeApiServer.start();
+    // Bookmarks every 200 ms: the controller's watches resume from fresh resourceVersions.
+    server = await FakeApiServer.start({ bookmarkIntervalMs: 200 });
     echo = await startEchoServer('echo');
     listenerPort = await closedPort();
     xdsPort = await closedPort();
@@ -103,6 +104,8 @@ describe('Kubernetes mode: fake API server → controller → remote proxy', () 
 
   it('a remote proxy serves the route; status is written back', async () => {
     assert.equal(controller!.isReady(), true);
+    const watches = server.requests.filter((r) => r.query.watch === 'true');
+    assert.ok(watches.length >= 15 && watches.every((r) => r.query.allowWatchBookmarks === 'true' && r.query.resourceVersion), 'every kind is watched from its list\'s resourceVersion, with bookmarks');
     const health = await fetch(`http://127.0.0.1:${controller!.ports.health}/healthz/ready`);
     assert.equal(health.status, 200);
     startProxy(controller!.ports.xds, PROXY_TOKEN, NS);
@@ -133,6 +136,18 @@ describe('Kubernetes mode: fake API server → controller → remote proxy', () 
     await until(async () => (await get('/moved/x')).status === 404, 'the deleted route');
     server.put(route('/echo'));
     await until(async () => (await get('/echo/x')).status === 200, 'the route back');
+  });
+
+  it('follows a change made while its watches were broken and the history compacted (410 → re-list)', async () => {
+    const relists = (): number => server.requests.filter((r) => r.path === '/apis/gateway.networking.k8s.io/v1/httproutes' && r.query.watch === undefined).length;
+    const before = relists();
+    server.dropWatches();
+    server.put(route('/during-outage', 'outage-route'));
+    server.compact();
+    await until(async () => (await get('/during-outage/x')).status === 200, 'the change, through a re-list');
+    assert.ok(relists() > before, 'the HTTPRoutes were listed again');
+    server.remove(GW, 'HTTPRoute', 'outage-route', NS);
+    await until(async () => (await get('/during-outage/x')).status === 404, 'the delete after the re-list');
   });
 
   it('a NACKed update leaves the proxy on its last good config and the Gateway says why', async () => {
