@@ -36,9 +36,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { parse as parseYaml } from 'yaml';
 import { apply, fieldsV1, recordUpdate, type Json, type JsonObject, type ManagerEntry } from './fake-apiserver/managed-fields.ts';
+import { APPLY_PATCH, asObject, HttpError, isTrue, notFound, now, parseBody, readBody, sendJson, sendStatus } from './fake-apiserver/http.ts';
 import { apiVersionOf, DEFAULT_RESOURCE_TYPES, parsePath, type ResourcePath, type ResourceType } from './fake-apiserver/resources.ts';
+import { mergePatch, scoped, specOf, unscope, withoutVolatile } from './fake-apiserver/scope.ts';
 
 export type { ResourceType } from './fake-apiserver/resources.ts';
 
@@ -92,20 +93,8 @@ interface Failure {
   remaining: number;
 }
 
-class HttpError extends Error {
-  readonly code: number;
-  readonly reason: string;
-  readonly details: JsonObject | undefined;
-  constructor(code: number, reason: string, message: string, details?: JsonObject) {
-    super(message);
-    this.code = code;
-    this.reason = reason;
-    this.details = details;
-  }
-}
 
 const MERGE_PATCH_TYPES = new Set(['application/merge-patch+json', 'application/strategic-merge-patch+json']);
-const APPLY_PATCH = 'application/apply-patch+yaml';
 const DEFAULT_MANAGER = 'unknown';
 
 export class FakeApiServer {
@@ -524,110 +513,4 @@ export class FakeApiServer {
     }
     return object;
   }
-}
-
-/** The fields a write to `sub` may touch: `status` for the status subresource, else everything but identity and (when it has the subresource) status. */
-function scoped(object: JsonObject, t: ResourceType, sub: string): JsonObject {
-  if (sub === 'status') return object.status !== undefined ? { status: structuredClone(object.status) } : {};
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(object)) {
-    if (k === 'apiVersion' || k === 'kind' || (k === 'status' && t.status)) continue;
-    if (k === 'metadata') {
-      const meta = v as JsonObject;
-      const userMeta: JsonObject = {};
-      if (meta.labels !== undefined) userMeta.labels = structuredClone(meta.labels);
-      if (meta.annotations !== undefined) userMeta.annotations = structuredClone(meta.annotations);
-      if (Object.keys(userMeta).length > 0) out.metadata = userMeta;
-      continue;
-    }
-    out[k] = structuredClone(v);
-  }
-  return out;
-}
-
-/** Puts a scoped part back into the whole object, keeping what lies outside the scope. */
-function unscope(current: JsonObject, part: JsonObject, t: ResourceType, sub: string): JsonObject {
-  if (sub === 'status') {
-    const next = structuredClone(current);
-    delete next.status;
-    return part.status !== undefined ? { ...next, status: structuredClone(part.status) } : next;
-  }
-  const meta = structuredClone(current.metadata as JsonObject);
-  delete meta.labels;
-  delete meta.annotations;
-  const partMeta = (part.metadata ?? {}) as JsonObject;
-  const next: JsonObject = { apiVersion: current.apiVersion!, kind: current.kind!, metadata: { ...meta, ...partMeta } };
-  for (const [k, v] of Object.entries(part)) if (k !== 'metadata') next[k] = structuredClone(v);
-  if (t.status && current.status !== undefined) next.status = structuredClone(current.status);
-  return next;
-}
-
-/** Generation counts changes of everything but metadata and status. */
-function specOf(object: JsonObject): JsonObject {
-  const { metadata: _metadata, status: _status, ...rest } = object;
-  return rest;
-}
-
-function withoutVolatile(object: JsonObject): JsonObject {
-  const meta = { ...(object.metadata as JsonObject) };
-  delete meta.resourceVersion;
-  delete meta.managedFields;
-  return { ...object, metadata: meta };
-}
-
-/** RFC 7386 JSON merge patch. */
-function mergePatch(target: Json, patch: Json): Json {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return structuredClone(patch);
-  const result: JsonObject = target !== null && typeof target === 'object' && !Array.isArray(target) ? structuredClone(target) : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete result[k];
-    else result[k] = mergePatch(result[k] ?? null, v);
-  }
-  return result;
-}
-
-function notFound(path: ResourcePath): HttpError {
-  const group = path.type.group;
-  return new HttpError(404, 'NotFound', `${path.type.plural}${group ? `.${group}` : ''} "${path.name ?? ''}" not found`, { name: path.name ?? '', kind: path.type.plural });
-}
-
-function asObject(body: unknown): JsonObject {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'BadRequest', 'the request body must be an object');
-  return body as JsonObject;
-}
-
-function isTrue(value: string | null): boolean {
-  return value === 'true' || value === '1';
-}
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseBody(raw: string, contentType: string | undefined): unknown {
-  try {
-    return contentType === APPLY_PATCH ? parseYaml(raw) : JSON.parse(raw);
-  } catch (err) {
-    throw new HttpError(400, 'BadRequest', `cannot parse the request body: ${(err as Error).message}`);
-  }
-}
-
-function sendJson(res: ServerResponse, code: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function sendStatus(res: ServerResponse, err: HttpError): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  sendJson(res, err.code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, reason: err.reason, code: err.code, ...(err.details ? { details: err.details } : {}) });
 }

@@ -83,8 +83,9 @@ export class LeaderElector {
     this.#running = false;
     clearTimeout(this.#timer);
     await this.#tick;
-    if (!this.#leader) return;
-    this.#setLeader(false);
+    if (this.#leader) this.#setLeader(false);
+    // Released even when not (or no longer) leading here: an attempt still in flight at stop() may
+    // have taken the Lease after all.
     try {
       const lease = await this.#get();
       if (lease?.spec.holderIdentity === this.#options.identity) {
@@ -146,6 +147,8 @@ export class LeaderElector {
   }
 
   #renewed(now: number): void {
+    // An attempt that finishes after stop()/abandon() must not make us leader again.
+    if (!this.#running) return;
     this.#lastRenew = now;
     if (!this.#leader) {
       this.#options.logger.info({ lease: `${this.#options.namespace}/${this.#options.name}`, identity: this.#options.identity }, 'became the leader');
