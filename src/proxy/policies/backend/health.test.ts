@@ -69,6 +69,11 @@ describe('PassiveHealth', () => {
     assert.equal(h.evicted(0), true, 'the shorter second request did not shorten it');
     now = 500;
     assert.equal(h.evicted(0), false);
+    now = 900;
+    h.evictFor(1, 100);
+    now = 1000; // ran out, and nothing looked at it since
+    h.evictFor(1, 100);
+    assert.equal(h.state(1)?.timesEvicted, 2, 'an eviction that ran out unnoticed is over: this is a second one');
   });
 
   it('keeps an EWMA of the latency its callers measure (the first sample sets it)', () => {

@@ -84,7 +84,10 @@ export class PassiveHealth {
   evictFor(index: number, ms: number): void {
     const e = this.#endpoints[index];
     if (!e || ms <= 0) return;
-    const until = this.#now() + ms;
+    const now = this.#now();
+    // An eviction that ran out unnoticed (nothing picked since) ends first: this is a new one.
+    this.#available(index, now);
+    const until = now + ms;
     if (until <= e.evictedUntil) return;
     if (e.evictedUntil === 0) {
       e.timesEvicted += 1;
