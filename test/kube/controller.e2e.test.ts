@@ -109,7 +109,8 @@ describe('Kubernetes mode: fake API server → controller → remote proxy', () 
     const health = await fetch(`http://127.0.0.1:${controller!.ports.health}/healthz/ready`);
     assert.equal(health.status, 200);
     startProxy(controller!.ports.xds, PROXY_TOKEN, NS);
-    await until(async () => (await get('/echo/hello')).status === 200, 'the proxy to serve /echo');
+    await until(async () => (await get('/echo/hello')).status === 200, 'the proxy to serve /echo')
+      .catch((err: Error) => { throw new Error(`${err.message}; proxies: ${JSON.stringify(controller!.distributor.proxies())}`); });
     assert.equal((await get('/echo/hello')).echo().server, 'echo');
 
     await until(() => controller!.isLeader(), 'leadership');
