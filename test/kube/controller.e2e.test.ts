@@ -168,12 +168,11 @@ describe('Kubernetes mode: fake API server → controller → remote proxy', () 
       server.put({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: NS }, spec: { gatewayClassName: 'switchboard', listeners } });
       await new Promise<void>((r) => blocker.close(() => r()));
     }
-    // Restoring the Gateway alone returns the proxy's slice to what it already holds, and the
-    // distributor sends nothing for that (so no ACK clears the NACK: see the report on issue 15);
-    // a real change next to it is sent, acknowledged, and clears it.
+    // Restoring the Gateway alone returns the proxy's slice to what it already serves: nothing is
+    // sent, and the distributor counts that as in step, which clears the refusal.
+    await until(() => conditionsOf(server.get(GW, 'Gateway', 'gw', NS)).some((c) => c.type === 'Programmed' && c.status === 'True'), 'Programmed again after the revert');
     server.put(route('/fixed', 'fix-route'));
-    await until(() => conditionsOf(server.get(GW, 'Gateway', 'gw', NS)).some((c) => c.type === 'Programmed' && c.status === 'True'), 'Programmed again after the fix');
-    assert.equal((await get('/fixed/x')).status, 200);
+    await until(async () => (await get('/fixed/x')).status === 200, 'the next change to reach the proxy');
   });
 
   it('a controller restart loses no request: the proxy keeps its config and follows the new controller', async () => {

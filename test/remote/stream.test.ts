@@ -125,6 +125,13 @@ describe('config stream, wire level', () => {
     assert.deepEqual(distributor.proxies().map((p) => p.lastError), [['bind bind/http: cannot listen']]);
     assert.match(await registry.metrics(), /switchboard_xds_nacks_total\{namespace="team-a",gateway="web"\} 1/);
 
+    // The refused change reverted: the proxy already serves this, so nothing is sent, and the
+    // refusal is over (reported as an ACK of the version it serves).
+    await distributor.publish(config('c2', { extraRoute: true }));
+    await until('the revert to count as acknowledged', () => events.acks.length === 3);
+    assert.deepEqual(events.acks[2], { gateway: { namespace: 'team-a', name: 'web' }, proxyId: 'pod-1', version: second.systemVersion });
+    assert.deepEqual(distributor.proxies().map((p) => p.lastError), [undefined]);
+
     // The refused version is not sent again; the next publish is diffed against the last ACK.
     await distributor.publish(config('c4', { extraRoute: true, backendPort: 10 }));
     const fourth = await stream.next();

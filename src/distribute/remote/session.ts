@@ -73,7 +73,13 @@ export class ProxySession {
     const { slice, redactions, controllerVersion } = current;
     if (slice.version === this.#refusedVersion) return;
     const delta = diffSlice(slice.resources, this.#held);
-    if (delta.added.length === 0 && delta.removed.length === 0 && this.#answeredOnce) return;
+    if (delta.added.length === 0 && delta.removed.length === 0 && this.#answeredOnce) {
+      // The config went back to exactly what the proxy serves (e.g. the change it refused was
+      // reverted): nothing to send, but the refusal is over — say so, or the Gateway would keep
+      // reporting it until an unrelated change reached this proxy.
+      if (this.lastError !== undefined) this.#settle(slice.version, controllerVersion);
+      return;
+    }
     const nonce = `${++this.#nonces}`;
     this.#inFlight = { nonce, version: slice.version, controllerVersion, versions: versionsOf(slice.resources) };
     this.#answeredOnce = true;
@@ -88,6 +94,14 @@ export class ProxySession {
     this.#events.sent(this, delta.added.length + delta.removed.length);
   }
 
+  /** The proxy serves `version` with nothing refused. */
+  #settle(version: string, controllerVersion: string): void {
+    this.#refusedVersion = undefined;
+    this.ackedVersion = version;
+    this.lastError = undefined;
+    this.#events.acked(this, version, controllerVersion);
+  }
+
   receive(request: ConfigRequest): void {
     const { kind } = request;
     if (kind.case !== 'ack' && kind.case !== 'nack') return this.#events.ignored(this, `unexpected ${kind.case ?? 'empty'} request after subscribe`);
@@ -96,10 +110,7 @@ export class ProxySession {
     this.#inFlight = undefined;
     if (kind.case === 'ack') {
       this.#held = inFlight.versions;
-      this.#refusedVersion = undefined;
-      this.ackedVersion = inFlight.version;
-      this.lastError = undefined;
-      this.#events.acked(this, inFlight.version, inFlight.controllerVersion);
+      this.#settle(inFlight.version, inFlight.controllerVersion);
     } else {
       this.#refusedVersion = inFlight.version;
       this.lastError = kind.value.errors.length > 0 ? boundErrors(kind.value.errors) : ['the proxy refused the config without saying why'];
