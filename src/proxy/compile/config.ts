@@ -17,6 +17,9 @@ import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { StepDeps } from '../policies/step.ts';
+import { compileTracing, type CompiledTracing } from '../telemetry/tracing/compile.ts';
+import { baseUrl, withUrlFallback, type EndpointResolver } from '../ext/endpoint.ts';
+import type { PolicyEndpoint } from '../../ir/policy.ts';
 
 export interface CompiledListener {
   readonly key: string;
@@ -48,6 +51,8 @@ export interface CompiledBind {
   readonly frontend: CompiledFrontend | undefined;
   /** Some listener has a PreRouting policy: requests pick their listener before routing. */
   readonly hasPreRouting: boolean;
+  /** frontend `tracing`: absent, requests make no spans (telemetry/tracing). */
+  readonly tracing?: CompiledTracing;
 }
 
 export interface CompiledConfig {
@@ -144,7 +149,22 @@ function compileBind(
     tls: bind.protocol === 'HTTPS' ? compileTLS(bind.listeners, ctx, onError, frontend?.tls.contextOptions) : undefined,
     frontend,
     hasPreRouting: listeners.some(([, l]) => l.preRouting !== undefined),
+    ...bindTracing(bind, stepDeps, onError),
   };
+}
+
+/** frontend `tracing` of a bind: its tracer provider lives and retires with this config. */
+function bindTracing(bind: Bind, stepDeps: Omit<StepDeps, 'policy'>, onError: (m: string) => void): { tracing?: CompiledTracing } {
+  const policy = bind.frontend?.tracing;
+  if (policy === undefined) return {};
+  const tracing = compileTracing(policy, { endpoint: () => otlpUrl(policy, stepDeps.endpoints), lifecycle: stepDeps.lifecycle }, (m) => onError(`${bind.key}: frontend.tracing: ${m}`));
+  return tracing ? { tracing } : {};
+}
+
+/** A policy endpoint as a URL: its own `url`, or its backend's address (plaintext HTTP). */
+function otlpUrl(endpoint: PolicyEndpoint, endpoints: EndpointResolver | undefined): string {
+  if (endpoint.url !== undefined) return endpoint.url;
+  return baseUrl(withUrlFallback(endpoints)(endpoint));
 }
 
 function compileTLS(listeners: readonly Listener[], ctx: CompileContext, onError: (m: string) => void, options?: SecureContextOptions): CompiledTLS | undefined {

@@ -11,6 +11,7 @@ import type { Namer } from './naming.ts';
 import { PlainUris } from './plain-uris.ts';
 import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
 import { asUpstreamError, evictedError, type UpstreamClient } from './upstream/client.ts';
+import { noteMcpRequest } from '../telemetry/tracing/mcp.ts';
 
 /** One client message being served: the session's joined targets and where to send messages for the client. */
 export interface Exchange {
@@ -63,6 +64,7 @@ export class Multiplexer {
   /** The response to a client request (other than initialize). Throws UpstreamError `session_expired` for the transport to answer 404. */
   async request(request: JsonRpcRequest, exchange: Exchange): Promise<JsonRpcResponse> {
     const target = this.#targetOf(request);
+    noteMcpRequest(request, target);
     const guardrails = exchange.policy ? exchange.policy.guardrailsFor(target) : this.#guardrails;
     if (!guardrails?.enabled) return this.#answer(request, exchange);
     const message = { request, target, headers: exchange.headers ?? {}, context: exchange.context };

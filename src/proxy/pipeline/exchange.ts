@@ -13,6 +13,7 @@ import { FilteredResponseWriter } from './filtered-response.ts';
 import type { ProxyMetrics } from '../telemetry/metrics.ts';
 import { requestBody, sendDirect, sendError, type DownstreamRequest, type DownstreamResponse } from '../http/downstream.ts';
 import { startMirrors } from './mirror.ts';
+import { httpAttempts, type UpstreamAttempts } from '../telemetry/tracing/upstream.ts';
 import type { UpstreamTarget } from '../backends/backend.ts';
 import type { Resolution } from './resolve.ts';
 
@@ -52,6 +53,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #retrying = false;
   #request: Dispatcher.DispatchOptions | undefined;
   #filtered: FilteredResponseWriter | undefined;
+  /** Traced requests only: one span per upstream attempt (telemetry/tracing). */
+  readonly #attempts: UpstreamAttempts | undefined;
 
   constructor(
     req: DownstreamRequest,
@@ -67,6 +70,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.#fwd = fwd;
     this.#telemetry = telemetry;
     this.#onDone = onDone;
+    this.#attempts = httpAttempts(req.method ?? 'GET', fwd.backend.key, fwd.target.authority);
   }
 
   start(): void {
@@ -95,6 +99,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     if (upstream?.retry) this.#retry = new RetryBudget(upstream.retry, body === null || Buffer.isBuffer(body));
     this.#request = { method: method as Dispatcher.HttpMethod, path, headers: preservesHeaderCase(this.#req) ? withRawCase(headers, this.#req.rawHeaders) : headers, body };
+    this.#attempts?.begin(this.#request.headers as Record<string, unknown>);
     target.dispatcher.dispatch(this.#request, this);
   }
 
@@ -102,7 +107,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #retryLater(): void {
     this.#retrying = false;
     const timer = setTimeout(() => {
-      if (!this.#finished) this.#fwd.target.dispatcher.dispatch(this.#request!, this);
+      if (this.#finished) return;
+      this.#attempts?.begin(this.#request!.headers as Record<string, unknown>);
+      this.#fwd.target.dispatcher.dispatch(this.#request!, this);
     }, this.#retry!.backoffMs);
     this.#timers.push(timer);
   }
@@ -119,6 +126,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.#retry?.takeForStatus(statusCode)) {
       // Drain this answer (keeping the connection) and try again once it ends.
       this.#retrying = true;
+      this.#attempts?.end({ status: statusCode });
       return;
     }
     if (this.#policy) for (const mutate of this.#policy.responseMutations) mutate(headers, statusCode);
@@ -180,6 +188,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (this.#finished) return;
     const failure = upstreamFailure(this.#fwd.backend.key, err);
+    this.#attempts?.end({ error: err });
     if (isConnectFailure(failure)) this.#telemetry.metrics.connectError(this.#fwd.backend.key);
     if (this.#retrying || (this.#status === 0 && isConnectFailure(failure) && this.#retry?.takeForConnectFailure())) return this.#retryLater();
     // A request-body policy (ext_proc) that answered or failed mid-stream chose the response.
@@ -212,6 +221,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.#finished = true;
     this.#filtered?.cancel(new Error('exchange finished'));
     for (const t of this.#timers) clearTimeout(t);
+    this.#attempts?.end(this.#status !== 0 ? { status: this.#status } : { error: new Error(`no upstream answer (the client got ${status})`) });
     this.#onDone(status, this.#bytes);
   }
 }

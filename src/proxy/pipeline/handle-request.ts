@@ -12,6 +12,7 @@ import { requestHost, resolveRequest, selectListener, splitTarget, type Incoming
 import type { HeaderMap } from '../http/headers.ts';
 import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
 import { writeAccessLog } from '../policies/frontend/access-log.ts';
+import { runTraced, startRequestTrace, type RequestTrace } from '../telemetry/tracing/request-trace.ts';
 import { answerDiscovery } from '../mcp/oauth/well-known.ts';
 import { resolveMcpDiscovery, type McpDiscovery } from './mcp-discovery.ts';
 import { admitRequest } from './admit.ts';
@@ -66,6 +67,14 @@ export function handleRequest(ctx: BindContext, req: DownstreamRequest, res: Dow
  * requests included (their `res` writes on the raw socket), so no phase is skipped for any kind.
  */
 export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, backend: BackendPhase): void {
+  // frontend `tracing` (telemetry/tracing): only a sampled request makes spans and enters a trace context.
+  const tracing = ctx.compiled.tracing;
+  const requestTrace = tracing === undefined ? undefined : startRequestTrace(tracing, req, ctx.scheme);
+  if (requestTrace === undefined) lifecycle(ctx, req, res, backend, undefined);
+  else runTraced(requestTrace, () => lifecycle(ctx, req, res, backend, requestTrace));
+}
+
+function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, backend: BackendPhase, requestTrace: RequestTrace | undefined): void {
   const started = performance.now();
   const bind = ctx.compiled;
   if (ctx.draining && 'shouldKeepAlive' in res) (res as ServerResponse).shouldKeepAlive = false;
@@ -73,6 +82,7 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
   const done = (status: number, bytes: number) => {
     const seconds = (performance.now() - started) / 1000;
     ctx.telemetry.metrics.requestDone(labels, status, seconds);
+    requestTrace?.end(status, labels);
     writeAccessLog(ctx.telemetry.logger, bind.frontend?.accessLog, {
       method: req.method ?? '',
       path: pathOnly(req.url),

@@ -3,6 +3,7 @@ import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { readBodyPrefix, readTextBounded } from '../../http/body.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamFailure, type UpstreamLink } from './client.ts';
+import { mcpTargetCalls } from '../../telemetry/tracing/mcp.ts';
 import { callDeadline } from './deadline.ts';
 import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
@@ -120,14 +121,22 @@ export class StreamableHttpClient implements UpstreamClient {
   async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<ResponseData> {
     let response: ResponseData;
     const body = JSON.stringify(message);
+    // Traced requests only: a CLIENT span per send, its traceparent in the headers (telemetry/tracing/mcp.ts).
+    const calls = mcpTargetCalls(message, this.#target.name, this.#link.address.origin);
     try {
       response = await sendWithRetry(
-        () => this.#dispatch('POST', { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' }, body, signal),
+        () => {
+          const headers = { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' };
+          calls?.begin(headers);
+          return this.#dispatch('POST', headers, body, signal);
+        },
         this.#link.retry, signal, this.#link.health?.record,
       );
     } catch (error) {
+      calls?.end({ error });
       throw asUpstreamError(this.#target.name, error);
     }
+    calls?.end({ status: response.statusCode });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const detail = (await readBodyPrefix(response.body, MAX_ERROR_DETAIL_BYTES)).slice(0, 200);
       if (this.#sessionRejected(response.statusCode, detail)) throw this.#error('session_expired', 'the target no longer knows the session');

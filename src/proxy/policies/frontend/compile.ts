@@ -65,8 +65,8 @@ const CIPHERS: Readonly<Record<string, string>> = {
   TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
 };
 const GROUPS: Readonly<Record<string, string>> = { X25519: 'X25519', 'P-256': 'P-256', 'P-384': 'P-384', X25519_MLKEM768: 'X25519MLKEM768' };
-/** Members not enforced yet: tracing and metrics attributes, OTLP log export. */
-const UNSUPPORTED: readonly FrontendMember[] = ['tracing', 'metrics'];
+/** Members not enforced yet: metrics attributes, OTLP log export (tracing: telemetry/tracing, compiled per bind). */
+const UNSUPPORTED: readonly FrontendMember[] = ['metrics'];
 
 export function compileFrontend(policy: FrontendPolicy | undefined, onError: (message: string) => void): CompiledFrontend | undefined {
   if (!policy) return undefined;

@@ -1,0 +1,69 @@
+/**
+ * OpenTelemetry MCP semantic conventions: the request span of an MCP message gets
+ * `mcp.method.name`, the tool, prompt or resource it names and the target serving it; each message
+ * sent to a target is a CLIENT span `{mcp.method.name} {tool or prompt name}` with the target's
+ * own names, its `traceparent` in the request headers (one span per send: retries separately).
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { McpInput } from '../../../cel/index.ts';
+import { currentTrace } from './request-trace.ts';
+import { UpstreamAttempts } from './upstream.ts';
+
+/** The parts of a JSON-RPC message the conventions name. */
+export interface McpMessageView {
+  readonly method?: string;
+  readonly id?: string | number | null;
+  readonly params?: Readonly<Record<string, unknown>>;
+}
+
+/** Attributes for a message: method, request id, and the item it names. */
+export function mcpAttributes(message: McpMessageView): Attributes {
+  const out: Attributes = {};
+  const method = message.method;
+  if (method === undefined) return out;
+  out['mcp.method.name'] = method;
+  if (typeof message.id === 'string' || typeof message.id === 'number') out['jsonrpc.request.id'] = String(message.id);
+  const params = message.params ?? {};
+  const name = typeof params.name === 'string' ? params.name : undefined;
+  if (method === 'tools/call' && name !== undefined) {
+    out['gen_ai.tool.name'] = name;
+    out['gen_ai.operation.name'] = 'execute_tool';
+  } else if (method === 'prompts/get' && name !== undefined) out['gen_ai.prompt.name'] = name;
+  else if (method.startsWith('resources/') && typeof params.uri === 'string') out['mcp.resource.uri'] = params.uri;
+  return out;
+}
+
+/** The request span of a traced MCP request learns which message it carries and where it goes. */
+export function noteMcpRequest(message: McpMessageView, target: string): void {
+  const requestTrace = currentTrace();
+  if (requestTrace === undefined) return;
+  const attributes = mcpAttributes(message);
+  if (target !== '') attributes['switchboard.mcp.target'] = target;
+  requestTrace.set(attributes);
+  requestTrace.noteMcp(mcpCel(message, target));
+}
+
+/** Spans of one message sent to a target, when the request is traced; undefined otherwise. */
+export function mcpTargetCalls(message: McpMessageView, target: string, address: string): UpstreamAttempts | undefined {
+  const requestTrace = currentTrace();
+  if (requestTrace === undefined) return undefined;
+  const attributes = mcpAttributes(message);
+  const item = attributes['gen_ai.tool.name'] ?? attributes['gen_ai.prompt.name'];
+  attributes['switchboard.mcp.target'] = target;
+  attributes['url.full'] = address;
+  const name = message.method === undefined ? 'mcp' : item === undefined ? message.method : `${message.method} ${String(item)}`;
+  return new UpstreamAttempts(requestTrace, name, attributes);
+}
+
+function mcpCel(message: McpMessageView, target: string): McpInput {
+  const params = message.params ?? {};
+  const name = typeof params.name === 'string' ? params.name : undefined;
+  const item = name === undefined ? undefined : { name, ...(target !== '' ? { target } : {}) };
+  return {
+    ...(message.method !== undefined ? { method: message.method } : {}),
+    ...(target !== '' ? { target } : {}),
+    ...(message.method === 'tools/call' && item ? { tool: item } : {}),
+    ...(message.method === 'prompts/get' && item ? { prompt: item } : {}),
+    ...(message.method?.startsWith('resources/') === true && typeof params.uri === 'string' ? { resource: { name: params.uri, ...(target !== '' ? { target } : {}) } } : {}),
+  };
+}
