@@ -123,6 +123,17 @@ export class ClientSink implements AbortSource {
     });
   }
 
+  /**
+   * Puts what was written on the wire now. Node's response corks its socket on a write and uncorks
+   * on the next tick, which under a chain of promise continuations (a stream translated read by
+   * read) only comes after the whole chain: the first token would wait for the last event of the
+   * read. A response without a socket of its own (the pipeline's wrapper) is left as it is.
+   */
+  flush(): void {
+    const socket = (this.#res as { socket?: { writableCorked?: number; uncork?: () => void } | null }).socket;
+    if (socket?.writableCorked) socket.uncork?.();
+  }
+
   /** A complete answer in one go. */
   send(status: number, headers: Readonly<Record<string, string>>, body: Uint8Array): void {
     if (this.#closed) return;

@@ -23,6 +23,7 @@ import { ClientSink, readRequestBody } from './client-io.ts';
 import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker, type ProviderChoice } from './picker.ts';
 import { ProviderHealth, type ProviderHealthBoard } from './provider-health.ts';
+import { inSlices } from './stream-slices.ts';
 import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from './failover.ts';
 import { RealtimeRelay, type RealtimeAttempt } from './realtime.ts';
 import { routeTypeFor } from '../translate/route-type.ts';
@@ -337,7 +338,8 @@ export class LlmBackendHandler {
     const translator = plan.createStreamTranslator();
     a.sink.head(status, plan.streamHeaders);
     try {
-      for await (const chunk of response.body) {
+      // A large read's first events are written before the rest of it is translated (stream-slices.ts).
+      for await (const chunk of inSlices(response.body, () => a.sink.flush())) {
         // An error event mid-stream may echo the key too (a key split across chunks is not caught).
         for (const out of translator.push(chunk as Buffer)) await a.sink.write(maskSecrets(out, secrets));
         // The stream failed (an error event was written): stop reading, which closes the upstream.
