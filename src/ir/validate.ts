@@ -7,8 +7,9 @@
  * What is checked is what the proxy relies on without checking itself:
  *   - keys: every record key equals the object's `key`; bind, listener, rule keys are unique;
  *   - references: listener route attachments, rule backends, mirror filters, `*ByListener` keys,
- *     and every `backendKey` inside an effective policy (extAuth, extProc, rate-limit service,
- *     JWKS, tunnel, token endpoints …) name an existing route, backend or listener;
+ *     and every `backendKey` in an effective policy's declared reference fields (extAuth, extProc,
+ *     rate-limit service, JWKS, tunnel, token endpoints …: src/ir/references.ts; a `backendKey`
+ *     inside free-form JSON is data) name an existing route, backend or listener;
  *   - ports: binds use distinct ports in 1..65535, their listeners speak the bind's protocol and
  *     HTTPS listeners carry a certificate; endpoint ports are in 1..65535;
  *   - numbers: backend weights, mirror percents and timeouts are finite and non-negative;
@@ -22,6 +23,7 @@
  */
 import type { AuthorizationPolicy, BackendPolicy, Conditional, FrontendPolicy, TrafficPolicy } from './policy.ts';
 import type { Backend, Bind, Filter, ProxyConfig, Route, WeightedBackend } from './types.ts';
+import { backendPolicyMemberReferences, frontendPolicyReferences, trafficPolicyReferences, type ReferenceVisitor } from './references.ts';
 import { checkBackendAuth, checkJwtMcp } from './validate-auth.ts';
 
 export interface IrProblem {
@@ -175,7 +177,7 @@ class Checker {
     }
     if (policy.delay && policy.delay.duration.trim() === '') this.report(at(at(path, 'delay'), 'duration'), 'empty CEL expression');
     if (policy.jwtAuthentication?.mcp) checkJwtMcp(this.#report, at, at(at(path, 'jwtAuthentication'), 'mcp'), policy.jwtAuthentication.mcp);
-    this.#endpoints(path, policy);
+    trafficPolicyReferences(policy, this.#reference(path));
   }
 
   #backendPolicy(path: string, policy: BackendPolicy): void {
@@ -184,14 +186,14 @@ class Checker {
       this.report(at(at(path, 'health'), 'unhealthyCondition'), 'empty CEL expression');
     }
     if (policy.auth) checkBackendAuth(this.#report, at, at(path, 'auth'), policy.auth);
-    const { subBackends, ...members } = policy;
-    this.#endpoints(path, members);
+    backendPolicyMemberReferences(policy, this.#reference(path));
+    const { subBackends } = policy;
     if (subBackends) for (const [name, sub] of Object.entries(subBackends)) this.#backendPolicy(at(at(path, 'subBackends'), name), sub);
   }
 
   #frontend(path: string, policy: FrontendPolicy): void {
     this.#authorization(at(at(path, 'networkAuthorization'), 'rules'), policy.networkAuthorization?.rules);
-    this.#endpoints(path, policy);
+    frontendPolicyReferences(policy, this.#reference(path));
   }
 
   #authorization(path: string, rules: AuthorizationPolicy['rules'] | readonly { readonly matchExpressions: readonly string[] }[] | undefined): void {
@@ -207,35 +209,11 @@ class Checker {
     });
   }
 
-  /**
-   * Every `backendKey` anywhere inside the policy's members (service endpoints of extAuth, extProc,
-   * the rate-limit service, remote JWKS, tunnels, token endpoints …) names a backend.
-   */
-  #endpoints(path: string, value: unknown): void {
-    this.#walkEndpoints(path, [], value);
-  }
-
-  /** `trail` holds the keys below `path`; the path string is only built for a problem (this walk visits every policy node). */
-  #walkEndpoints(path: string, trail: (string | number)[], value: unknown): void {
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        trail.push(i);
-        this.#walkEndpoints(path, trail, value[i]);
-        trail.pop();
-      }
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    for (const key in value) {
-      const child: unknown = (value as Record<string, unknown>)[key];
-      if (key === 'backendKey' && typeof child === 'string') {
-        if (!Object.hasOwn(this.#config.backends, child)) this.#backendExists([...trail, key].reduce<string>((p, k) => at(p, k), path), child);
-      } else if (key !== 'sources' && key !== 'invalid' && typeof child === 'object' && child !== null) {
-        trail.push(key);
-        this.#walkEndpoints(path, trail, child);
-        trail.pop();
-      }
-    }
+  /** Reports a policy's `backendKey` (src/ir/references.ts: declared reference fields only) that names no backend. */
+  #reference(path: string): ReferenceVisitor {
+    return (key, trail) => {
+      if (!Object.hasOwn(this.#config.backends, key)) this.#backendExists(trail.reduce<string>((p, k) => at(p, k), path), key);
+    };
   }
 }
 

@@ -32,7 +32,7 @@ function fixture(): ProxyConfig {
   const bind80: Bind = {
     key: 'bind/80', port: 80, protocol: 'HTTP',
     listeners: [listener('a', 'one', ['a/r1']), listener('a', 'two', ['a/r2']), listener('c', 'other', ['a/r1', 'c/secret'])],
-    frontend: { extAuth: { backendKey: 'backend/a/authz' } } as never,
+    frontend: { tracing: { backendKey: 'backend/a/authz' } } as never,
   };
   const bind81: Bind = { key: 'bind/81', port: 81, protocol: 'HTTP', listeners: [{ ...listener('a', 'two', ['a/r3']), key: 'a/two/alt', sectionName: 'alt' }] };
   return {
@@ -176,5 +176,33 @@ describe('redactionsFor', () => {
     const withPem = { ...config, backends: { ...config.backends, 'backend/a/two': backend('backend/a/two', { appProtocol: 'line1\nline2' }) } };
     assert.deepEqual(redactionsFor(sliceForGateways(withPem, [{ namespace: 'a', name: 'two' }]).resources, values), ['line1\nline2', 'backend/a/authz']);
     assert.deepEqual(redactionsFor(sliceForGateways(withPem, [{ namespace: 'c', name: 'other' }]).resources, values), ['c-secret-hash', 'backend/a/authz']);
+  });
+});
+
+describe('sliceForGateways: a backendKey inside free-form JSON is data, not a reference', () => {
+  /** Route a/r2 (on a/two) carries policies whose free-form fields name c's backend, as a hostile author in `a` could write them. */
+  function hostile(): ProxyConfig {
+    const config = fixture();
+    const claims = { sub: 'svc', backendKey: 'backend/c/secret', nested: [{ backendKey: 'backend/c/secret' }] };
+    const r2 = route('a/r2', 'backend/a/two', {
+      traffic: { transformation: { request: { body: '{"backendKey":"backend/c/secret"}' } }, metadata: { backendKey: 'backend/c/secret' } } as never,
+    });
+    const rule = r2.rules[0] as Route['rules'][number];
+    const withClaims: Route = { ...r2, rules: [{ ...rule, backends: [{ backendKey: 'backend/a/two', weight: 1, filters: [], backendPolicy: { auth: { jwtSign: { signingKey: 'pem', claims } }, sources: {} } as never }] }] };
+    return { ...config, routes: { ...config.routes, 'a/r2': withClaims } };
+  }
+
+  it('the other namespace\'s backend is not sent to the proxy of a/two', () => {
+    const got = names(hostile(), [{ namespace: 'a', name: 'two' }]);
+    assert.ok(got.includes('backend:backend/a/two'), got.join(', '));
+    assert.ok(!got.includes('backend:backend/c/secret'), `c's backend leaked into a/two's slice: ${got.join(', ')}`);
+  });
+
+  it('validateConfig does not read the claim as a reference either', () => {
+    const config = hostile();
+    const { 'backend/c/secret': _dropped, ...backends } = config.backends;
+    const routes = Object.fromEntries(Object.entries(config.routes).filter(([key]) => key !== 'c/secret'));
+    const binds = config.binds.map((b) => ({ ...b, listeners: b.listeners.map((l) => ({ ...l, routes: l.routes.filter((r) => r.routeKey !== 'c/secret') })) }));
+    assert.deepEqual(validateConfig({ ...config, binds, routes, backends }), []);
   });
 });

@@ -9,11 +9,15 @@
  *     entries of other Gateways' listeners hold their policies);
  *   - each Backend a kept Bind, Route or Backend names through a `backendKey`, transitively (rule
  *     backends, mirrors, and the service endpoints inside effective policies: extAuth, extProc,
- *     rate-limit services, JWKS, token endpoints …), the same walk src/ir/validate.ts checks.
+ *     rate-limit services, JWKS, token endpoints …), read by the typed walk over the IR's declared
+ *     reference fields that src/ir/validate.ts checks too (src/ir/references.ts). A `"backendKey"`
+ *     a user writes inside free-form JSON (jwtSign claims, a transformation body) is not followed:
+ *     it would hand this proxy another namespace's backend and its credentials.
  * So the Secret-derived values in the IR (certificates, API keys, credentials) travel only to the
  * proxies of the Gateways whose config holds them.
  */
 import { hash as digest } from 'node:crypto';
+import { backendReferences, bindReferences, routeReferences, type ReferenceVisitor } from '../../ir/references.ts';
 import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
 
 export type ResourceKind = 'bind' | 'route' | 'backend';
@@ -69,16 +73,16 @@ const serialized = new WeakMap<object, Serialized>();
 interface Serialized {
   readonly json: string;
   readonly version: string;
-  /** The backends it names (see backendKeysIn). */
+  /** The backends it names (src/ir/references.ts). */
   readonly backendKeys: readonly string[];
 }
 
-function serialize(value: object, cacheable: boolean): Serialized {
+function serialize<T extends object>(value: T, cacheable: boolean, references: (value: T, visit: ReferenceVisitor) => void): Serialized {
   const cached = cacheable ? serialized.get(value) : undefined;
   if (cached) return cached;
   const json = JSON.stringify(value);
   const keys = new Set<string>();
-  backendKeysIn(json, keys);
+  references(value, (key) => keys.add(key));
   const entry = { json, version: hash(json), backendKeys: [...keys] };
   if (cacheable) serialized.set(value, entry);
   return entry;
@@ -103,7 +107,7 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
       keptListeners.add(listener.key);
       for (const attachment of listener.routes) routeKeys.add(attachment.routeKey);
     }
-    const { json, version, backendKeys: names } = serialize(kept, whole);
+    const { json, version, backendKeys: names } = serialize(kept, whole, bindReferences);
     for (const name of names) backendKeys.add(name);
     resources.set(resourceId('bind', bind.key), { kind: 'bind', name: bind.key, version, json });
   }
@@ -112,7 +116,7 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
     const route = config.routes[key];
     if (route === undefined) continue;
     const { value, whole } = pruneRoute(route, keptListeners);
-    const { json, version, backendKeys: names } = serialize(value, whole);
+    const { json, version, backendKeys: names } = serialize(value, whole, routeReferences);
     for (const name of names) backendKeys.add(name);
     resources.set(resourceId('route', key), { kind: 'route', name: key, version, json });
   }
@@ -122,7 +126,7 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
   for (let key = pending.pop(); key !== undefined; key = pending.pop()) {
     const backend: Backend | undefined = config.backends[key];
     if (backend === undefined || resources.has(resourceId('backend', key))) continue;
-    const { json, version, backendKeys: names } = serialize(backend, true);
+    const { json, version, backendKeys: names } = serialize(backend, true, backendReferences);
     resources.set(resourceId('backend', key), { kind: 'backend', name: key, version, json });
     for (const next of names) if (!backendKeys.has(next)) { backendKeys.add(next); pending.push(next); }
   }
@@ -180,20 +184,6 @@ function pruneByListener<T>(byListener: Readonly<Record<string, T>> | undefined,
   const pruned: Record<string, T> = {};
   for (const key of keys) if (kept.has(key)) pruned[key] = byListener[key] as T;
   return pruned;
-}
-
-/**
- * `"backendKey":"…"` can only occur in JSON text as a property (inside a string value its quotes
- * would be escaped), so the references are read from the text already serialised: one native
- * regex pass instead of walking every object again. It finds the same keys as src/ir/validate.ts's
- * walk, plus any under `sources`/`invalid` (provenance and refused members), which at worst sends
- * a backend the proxy does not use.
- */
-const BACKEND_KEY = /"backendKey":("(?:[^"\\]|\\.)*")/g;
-
-export function backendKeysIn(json: string, into: Set<string>): void {
-  if (!json.includes('"backendKey":"')) return;
-  for (const match of json.matchAll(BACKEND_KEY)) into.add(JSON.parse(match[1] as string) as string);
 }
 
 /**
