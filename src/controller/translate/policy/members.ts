@@ -10,6 +10,7 @@ import { resolveBackendAuth, resolveBackendTls } from './backend-members.ts';
 import { resolveApiKeyAuthentication, resolveBasicAuthentication, type SelectableConfig } from './client-auth.ts';
 import { lower, type LowerContext } from './lower.ts';
 import { lowerMcpPolicy } from './mcp-member.ts';
+import { lowerAiPolicy } from './prompt-guard.ts';
 import type { AiPolicy } from '../../../ir/ai.ts';
 import type { McpPolicyIR } from '../../../ir/mcp.ts';
 
@@ -130,8 +131,8 @@ export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: L
     const value = spec[member];
     if (value === undefined) continue;
     const at = `${path}.${member}`;
-    // Passed through as written: the schema already matched SPEC.md BackendAI, which AiPolicy describes.
-    if (member === 'ai') out.ai = value as AiPolicy;
+    // As written (the schema already matched SPEC.md BackendAI), but for the prompt guards' policies and webhook backends (prompt-guard.ts).
+    if (member === 'ai') out.ai = lowerAiPolicy(value, at, ctx, (policies, p) => lowerBackend(policies, p, ctx, false) as Record<string, unknown>) as AiPolicy;
     else if (member === 'mcp' && isDict(value)) {
       // Only the deprecated authentication (handled as traffic): no member, so a policy object's mcp still applies.
       const mcp = lowerMcp(value, at, ctx, inline);

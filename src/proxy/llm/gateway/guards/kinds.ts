@@ -4,3 +4,4 @@
  * One line per kind module (guards/<kind>.ts).
  */
 import './regex.ts';
+import './remote-kinds.ts';

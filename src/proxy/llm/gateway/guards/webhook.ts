@@ -66,7 +66,14 @@ export function forwardedHeaders(tests: readonly HeaderTest[], headers: GuardInp
 export function compileWebhook(config: WebhookGuardIR, common: GuardCommon, services: GuardServices): CompiledGuard {
   if (config.backendKey === undefined) throw new Error('webhook guard: backendRef was not resolved to a backend');
   if (!services.endpoints) throw new Error('webhook guard: no resolver for backends');
-  const target: ResolvedEndpoint = services.endpoints({ backendKey: config.backendKey });
+  let target: ResolvedEndpoint;
+  try {
+    target = services.endpoints({ backendKey: config.backendKey });
+  } catch (err) {
+    // The backend has no address now (no ready endpoint): every call fails, and failureMode decides.
+    const why = `webhook: ${err instanceof Error ? err.message : String(err)}`;
+    return { kind: 'webhook', rejectStatus: common.rejectStatus, rejectMessage: common.rejectMessage, failOpen: config.failureMode === 'FailOpen', check: () => Promise.reject(new GuardServiceError(why)) };
+  }
   const tests = compileHeaderMatches(config.forwardHeaderMatches);
   let dispatcher: Dispatcher;
   if (services.connections) {
