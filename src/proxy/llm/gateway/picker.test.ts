@@ -96,6 +96,17 @@ describe('ProviderPicker, health-weighted (power of two choices over ProviderHea
     for (let i = 0; i < 10; i++) assert.equal(w.order()[0], 'b');
   });
 
+  it('a stalled attempt is not hidden by fresh ones in flight next to it (its oldest attempt counts)', () => {
+    const w = weighted([['a', 'b']], [0, 0]); // draws a first: a wins ties
+    w.answer('a', 200, 20);
+    w.answer('b', 200, 20);
+    w.health.begin(w.at('a'));
+    w.advance(100);
+    for (let i = 0; i < 9; i++) w.health.begin(w.at('a'));
+    for (let i = 0; i < 10; i++) w.health.begin(w.at('b'));
+    assert.equal(w.order()[0], 'b');
+  });
+
   it('a failed provider gets tried again once its lost score has recovered in the ranking', () => {
     const w = weighted([['a', 'b']], [0, 0]); // always draws a then b: a wins ties
     w.answer('a', 503);

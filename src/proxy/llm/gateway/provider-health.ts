@@ -35,9 +35,8 @@ const LATENCY_FLOOR_MS = 5;
 const FAILURE_PENALTY = 20;
 /** Ranking-only state: attempts in flight. */
 interface Load {
-  inflight: number;
-  /** Sum of the start times of the attempts in flight: their mean age without keeping a list. */
-  startSum: number;
+  /** Start times of the attempts in flight (unordered; as many as there are attempts waiting). */
+  readonly starts: number[];
   /** When the last outcome was recorded (0: never), for the ranking's recovery. */
   lastOutcomeAt: number;
 }
@@ -85,7 +84,7 @@ export class ProviderHealth {
     this.names = names;
     this.#index = new Map(names.map((n, i) => [n, i]));
     this.#states = states ?? names.map(freshHealth);
-    this.#load = names.map(() => ({ inflight: 0, startSum: 0, lastOutcomeAt: 0 }));
+    this.#load = names.map(() => ({ starts: [], lastOutcomeAt: 0 }));
     this.#now = now;
     this.#plain = new PassiveHealth(NO_POLICY, this.#states, now);
   }
@@ -103,10 +102,7 @@ export class ProviderHealth {
   begin(i: number): number {
     const now = this.#now();
     const load = this.#load[i];
-    if (load) {
-      load.inflight++;
-      load.startSum += now;
-    }
+    load?.starts.push(now);
     return now;
   }
 
@@ -137,9 +133,7 @@ export class ProviderHealth {
   /** The attempt ended without saying anything about the provider (the client left, the answer was over the buffer limit). */
   abandon(i: number, started: number): void {
     const load = this.#load[i];
-    if (!load) return;
-    load.inflight = Math.max(0, load.inflight - 1);
-    load.startSum = load.inflight === 0 ? 0 : load.startSum - started;
+    if (load) release(load, started);
   }
 
   /** A stream the provider cut after its head: a failure (no latency: the head's was recorded). */
@@ -156,7 +150,7 @@ export class ProviderHealth {
 
   /**
    * What sending the next request to provider `i` is expected to cost (lower is better): its
-   * latency — the EWMA, or the mean age of its attempts in flight when that is longer (a provider
+   * latency — the EWMA, or the age of its oldest attempt in flight when that is longer (a provider
    * that stalls ranks worse while it stalls, before any timeout) — times the attempts in flight
    * plus this one, times a penalty for lost score. The measured latency and lost score fade while
    * no outcome arrives (half-life RANK_RECOVERY_HALF_LIFE_MS), so a provider that failed or was
@@ -165,13 +159,14 @@ export class ProviderHealth {
   cost(i: number, now: number): number {
     const state = this.#states[i];
     const load = this.#load[i];
-    const age = load.inflight > 0 ? now - load.startSum / load.inflight : 0;
+    const inflight = load.starts.length;
+    const age = inflight > 0 ? now - Math.min(...load.starts) : 0;
     const idle = load.lastOutcomeAt === 0 ? 0 : Math.max(0, now - load.lastOutcomeAt);
     // What was measured counts less the longer nothing new was heard: the provider gets probed again.
     const fresh = idle === 0 ? 1 : 2 ** (-idle / RANK_RECOVERY_HALF_LIFE_MS);
     const latency = Math.max(state.latencyMs * fresh, age) + LATENCY_FLOOR_MS;
     const lost = (FULL_HEALTH - state.score) * fresh;
-    return latency * (load.inflight + 1) * (1 + (FAILURE_PENALTY * lost) / FULL_HEALTH);
+    return latency * (inflight + 1) * (1 + (FAILURE_PENALTY * lost) / FULL_HEALTH);
   }
 
   /** When provider `i`'s eviction ends (0: not evicted). */
@@ -185,7 +180,7 @@ export class ProviderHealth {
       const s = this.#states[i];
       const evicted = !this.#plain.evicted(i) ? null : s.evictedUntil;
       return {
-        provider, score: round(s.score), latencyMs: round(s.latencyMs), inflight: this.#load[i].inflight,
+        provider, score: round(s.score), latencyMs: round(s.latencyMs), inflight: this.#load[i].starts.length,
         consecutiveFailures: s.consecutiveFailures, timesEvicted: s.timesEvicted, evictedUntil: evicted !== null && evicted > now ? evicted : null,
       };
     });
@@ -195,9 +190,7 @@ export class ProviderHealth {
     const now = this.#now();
     const load = this.#load[i];
     if (load) {
-      load.inflight = Math.max(0, load.inflight - 1);
-      load.startSum -= started;
-      if (load.inflight === 0) load.startSum = 0;
+      release(load, started);
       load.lastOutcomeAt = now;
     }
     return now;
@@ -209,6 +202,14 @@ export class ProviderHealth {
     if (!health) this.#bySpec.set(spec, (health = new PassiveHealth(spec, this.#states, this.#now)));
     return health;
   }
+}
+
+/** One attempt in flight is over: its start time leaves the list (swap-remove: the order does not matter). */
+function release(load: Load, started: number): void {
+  const k = load.starts.indexOf(started);
+  if (k < 0) return;
+  load.starts[k] = load.starts[load.starts.length - 1];
+  load.starts.pop();
 }
 
 /**
