@@ -41,6 +41,8 @@ export function providerName(provider: LLMProvider): string {
 const MODEL = /"model"\s*:\s*"([^"\\]{1,256})"/;
 const ID = /"id"\s*:\s*"([^"\\]{1,256})"/;
 const FINISH = /"(?:finish_reason|stop_reason)"\s*:\s*"([^"\\]{1,64})"/g;
+/** A partial stream line longer than this is not read (a huge content delta says nothing we look for). */
+const MAX_CARRY = 64 * 1024;
 /** A stream's finish reasons are collected up to this many (one per choice). */
 const MAX_FINISH_REASONS = 16;
 
@@ -57,6 +59,8 @@ export class LlmAttemptSpan {
   #responseModel: string | undefined;
   #responseId: string | undefined;
   #finishReasons: string[] = [];
+  /** A stream's partial last line, until its end arrives. */
+  #carry = '';
   #ended = false;
 
   constructor(requestTrace: RequestTrace, provider: { readonly name: string; readonly provider: LLMProvider }, route: RouteType) {
@@ -89,10 +93,21 @@ export class LlmAttemptSpan {
     this.#scan(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   }
 
-  /** A translated stream chunk on its way to the client: the first one times the first token. */
+  /**
+   * A translated stream chunk on its way to the client (any boundary: events are read line by
+   * line, a partial line waits for the next chunk); the first one times the first token.
+   */
   chunk(chunk: Uint8Array | string): void {
     this.#firstChunkSeconds ??= (performance.now() - this.#started) / 1000;
-    this.#scan(typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8'));
+    const text = this.#carry + (typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8'));
+    const lineEnd = text.lastIndexOf('\n');
+    if (lineEnd < 0) {
+      this.#carry = text.length > MAX_CARRY ? '' : text;
+      return;
+    }
+    this.#scan(text.slice(0, lineEnd));
+    const rest = text.slice(lineEnd + 1);
+    this.#carry = rest.length > MAX_CARRY ? '' : rest;
   }
 
   usage(usage: TokenUsage): void {
@@ -112,6 +127,7 @@ export class LlmAttemptSpan {
   end(outcome: { status?: number; error?: unknown }): void {
     if (this.#ended) return;
     this.#ended = true;
+    if (this.#carry !== '') this.#scan(this.#carry);
     const attributes: Attributes = {
       ...(this.#responseModel !== undefined ? { 'gen_ai.response.model': this.#responseModel } : {}),
       ...(this.#responseId !== undefined ? { 'gen_ai.response.id': this.#responseId } : {}),
