@@ -17,6 +17,7 @@ import type { DownstreamRequest, DownstreamResponse } from '../../http/downstrea
 import { BodyTooLargeError, type PolicyContext, type RequestIdentity } from '../../policies/context.ts';
 import { renderError, type ErrorFormat } from '../translate/errors.ts';
 import { planRequest, type ClientResponse, type ForwardPlan } from '../translate/plan.ts';
+import { llmAttemptSpan, type LlmAttemptSpan } from '../../telemetry/tracing/genai.ts';
 import type { Usage } from '../translate/usage.ts';
 import { AiPolicyError, applyFinalTransformations, applyRequestPolicy, compileAiPolicy, hasRequestPolicy } from './body-policy.ts';
 import { ClientSink, readRequestBody } from './client-io.ts';
@@ -171,12 +172,16 @@ export class LlmBackendHandler {
       if (sink.closed) break;
       if (replicasLeft < 0) replicasLeft = (provider.endpoints?.length ?? 1) - 1;
       let failure: AttemptFailure;
+      // Traced requests only: a GenAI CLIENT span per provider attempt (telemetry/tracing/genai.ts).
+      const span = llmAttemptSpan(provider, route);
       try {
-        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule, span });
+        span?.end({ status: outcome.status });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
         failure = { status: outcome.status, failover: isFailoverStatus(outcome.status) };
       } catch (err) {
+        span?.end({ error: err });
         if (err instanceof ClientGoneError) break;
         if (err instanceof AiPolicyError) return fail(err.status, err.status === 500 ? 'the backend AI policy is invalid' : err.message);
         if (err instanceof CredentialError) {
@@ -282,6 +287,7 @@ export class LlmBackendHandler {
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
     };
     if (clientHost !== undefined) (options as { servername?: string }).servername = pinnedServerName(up);
+    a.span?.request(plan.model, plan.stream, options.headers, { host });
     // Provider health: every attempt that reaches the provider ends in exactly one answered/failed/abandoned.
     const tracked: Tracked = { index: this.#health.indexOf(a.provider.name), started: 0, spec: policy?.health };
     tracked.started = this.#health.begin(tracked.index);
@@ -341,7 +347,10 @@ export class LlmBackendHandler {
       // A large read's first events are written before the rest of it is translated (stream-slices.ts).
       for await (const chunk of inSlices(response.body, () => a.sink.flush())) {
         // An error event mid-stream may echo the key too (a key split across chunks is not caught).
-        for (const out of translator.push(chunk as Buffer)) await a.sink.write(maskSecrets(out, secrets));
+        for (const out of translator.push(chunk as Buffer)) {
+          a.span?.chunk(out);
+          await a.sink.write(maskSecrets(out, secrets));
+        }
         // The stream failed (an error event was written): stop reading, which closes the upstream.
         if (translator.done === true) break;
       }
@@ -350,7 +359,10 @@ export class LlmBackendHandler {
       if (!a.sink.closed) this.#health.cut(tracked.index, tracked.spec);
       this.#logger.warn({ backend: this.#ir.key, provider: a.provider.name, err: String(err) }, 'LLM upstream stream failed');
     }
-    for (const out of translator.end()) await a.sink.write(maskSecrets(out, secrets));
+    for (const out of translator.end()) {
+      a.span?.chunk(out);
+      await a.sink.write(maskSecrets(out, secrets));
+    }
     a.sink.end();
     this.#account(a, translator.usage(), plan);
     return { kind: 'answered', status };
@@ -389,6 +401,7 @@ export class LlmBackendHandler {
   /** Translates and sends a buffered answer; returns the status the client got (a translation failure turns a 200 into a 502). */
   #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: readonly string[]): number {
     const r: ClientResponse = plan.translateResponse(status, headers, raw);
+    a.span?.body(r.body);
     a.sink.send(r.status, r.headers, r.status >= 400 ? maskSecrets(r.body, secrets) : r.body);
     this.#account(a, r.usage, plan);
     return r.status;
@@ -396,6 +409,7 @@ export class LlmBackendHandler {
 
   #account(a: Attempt, usage: Usage | undefined, plan: ForwardPlan | undefined): void {
     if (!usage) return;
+    a.span?.usage(usage);
     this.#log(a.provider.name, a.route, plan?.model, plan?.stream ?? false, usage, a.request.policy);
   }
 
@@ -431,6 +445,8 @@ interface Attempt {
   readonly ran: Map<CompiledBackendPolicy, PolicyGate>;
   /** Failover and retry (failover.ts): which answers are held back for another attempt. */
   readonly schedule: ProviderSchedule;
+  /** Present when the request is traced. */
+  readonly span: LlmAttemptSpan | undefined;
 }
 
 /** The CEL input of a request no traffic policy saw (no policy context was made for it). */
