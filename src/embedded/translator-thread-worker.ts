@@ -1,21 +1,29 @@
 // The body of the translator thread (see translator-thread.ts): translates the object sets it is
 // sent, one at a time, so translation never runs on a thread that serves requests.
 import { parentPort } from 'node:worker_threads';
-import { translate } from '../controller/translate/index.ts';
-import type { TranslatorReply, TranslatorRequest } from './translator-thread.ts';
+import { IncrementalTranslator } from '../controller/translate/incremental.ts';
+import type { TranslationUpdate, TranslatorReply, TranslatorRequest } from './translator-thread.ts';
 
 const post = (reply: TranslatorReply): void => parentPort?.postMessage(reply);
 
+/** Holds the objects between requests (see TranslatorRequest). */
+let translator: IncrementalTranslator | undefined;
+
 parentPort?.on('message', (request: TranslatorRequest) => {
-  let result;
+  let result: TranslationUpdate;
   try {
-    result = translate(request.objects, request.options);
+    if (request.objects) translator = new IncrementalTranslator(request.options);
+    if (!translator) throw new Error('a change arrived before the objects it changes');
+    const next = request.objects ? translator.replace(request.objects) : translator.apply(request.delta ?? { upserted: [], removed: [] });
+    result = { version: next.config.version, binds: next.config.binds, changes: next.changes, statuses: next.statuses, secretPaths: next.secretPaths, secretValues: next.secretValues };
   } catch (err) {
+    // The held objects may be half-changed: the next request must bring them all.
+    translator = undefined;
     post({ id: request.id, type: 'failed', message: `translation failed: ${(err as Error).message}` });
     return;
   }
   try {
-    post({ id: request.id, type: 'done', result });
+    post({ id: request.id, type: 'updated', result });
   } catch (err) {
     // A value structured clone cannot carry (a function): the result is not the plain data the IR must be.
     post({ id: request.id, type: 'failed', message: `the translation result could not be sent to the main thread: ${(err as Error).message}` });

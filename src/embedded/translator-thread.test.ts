@@ -81,6 +81,26 @@ describe('TranslatorThread', () => {
       assert.deepEqual(await thread.translate(objects), local, name);
     }
   });
+
+  it('after the first request sends only what changed, and unchanged Routes and Backends come back as the same objects', async () => {
+    const route = (name: string, path: string): KubeObject => ({
+      apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name, namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ group: 'switchboard.dev', kind: 'ProxyBackend', name: 'llm' }] }] },
+    });
+    const first = [...withSecret, route('one', '/one'), route('two', '/two')];
+    const before = await thread.translate(first);
+    assert.deepEqual(before, translate(first));
+    // The same objects (identity) except route two, edited, and a new route three.
+    const edited = [...first.slice(0, withSecret.length + 1), route('two', '/changed'), route('three', '/three')];
+    const after = await thread.translate(edited);
+    assert.deepEqual(after, translate(edited));
+    assert.equal(after.config.routes['default/one'], before.config.routes['default/one'], 'an unchanged route keeps its identity');
+    assert.notEqual(after.config.routes['default/two'], before.config.routes['default/two']);
+    assert.deepEqual(Object.keys(after.config.routes), Object.keys(translate(edited).config.routes), 'routes stay in key order');
+    for (const key of Object.keys(after.config.backends)) assert.equal(after.config.backends[key], before.config.backends[key], `backend ${key} keeps its identity`);
+    // Deleting brings the same result as a fresh translation too.
+    assert.deepEqual(await thread.translate(withSecret), translate(withSecret));
+  });
 });
 
 describe('TranslatorThread limits', () => {

@@ -1,17 +1,37 @@
 import { Worker } from 'node:worker_threads';
-import type { KubeObject } from '../api/gateway/object.ts';
+import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
+import { diffObjects, type ConfigChanges, type ObjectDelta } from '../controller/translate/incremental.ts';
+import { compareStrings } from '../controller/translate/snapshot.ts';
+import type { Bind, ProxyConfig } from '../ir/types.ts';
 import type { Translation } from './gateway.ts';
 
+/**
+ * The thread holds the objects between requests: the first request (and any after the thread
+ * restarted, the objects could not be keyed or the options changed) carries them all in
+ * `objects`, the others only what changed (`delta`, by identity).
+ */
 export interface TranslatorRequest {
   readonly id: number;
-  readonly objects: readonly KubeObject[];
+  readonly objects?: readonly KubeObject[];
+  readonly delta?: ObjectDelta;
   readonly options: { controllerName?: string };
+}
+
+/** A translation as the thread sends it back: the Routes and Backends that changed since its previous answer. */
+export interface TranslationUpdate {
+  readonly version: string;
+  readonly binds: readonly Bind[];
+  readonly changes: ConfigChanges;
+  readonly statuses: ObjectStatus[];
+  readonly secretPaths: readonly string[];
+  readonly secretValues: readonly string[];
 }
 
 export type TranslatorReply =
   | { readonly type: 'ready' }
   | { readonly id: number; readonly type: 'done'; readonly result: Translation }
+  | { readonly id: number; readonly type: 'updated'; readonly result: TranslationUpdate }
   | { readonly id: number; readonly type: 'failed'; readonly message: string };
 
 export interface TranslatorThreadOptions {
@@ -44,6 +64,11 @@ interface Thread {
   readonly worker: Worker;
   /** Resolves once the thread has loaded the translator, so loading is not counted against a translation's time. */
   readonly ready: Promise<void>;
+  /** The objects the thread holds (by objectKeyOf), as last sent, and the options they were sent with. */
+  held: Map<string, KubeObject> | undefined;
+  heldOptions: string;
+  /** The config of the thread's last answer: its next answer names the changes from it. */
+  config: ProxyConfig | undefined;
 }
 
 /**
@@ -85,8 +110,22 @@ export class TranslatorThread {
     if (!pending || this.#thread !== thread) return result;
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TRANSLATE_TIMEOUT_MS;
     pending.timer = setTimeout(() => this.#giveUp(thread, `over a configuration limit: translation took longer than ${timeoutMs / 1000} s`), timeoutMs);
-    thread.worker.postMessage({ id, objects, options } satisfies TranslatorRequest);
+    thread.worker.postMessage(this.#request(thread, id, objects, options));
     return result;
+  }
+
+  /** Only what changed since the thread's last request when it can; everything otherwise. */
+  #request(thread: Thread, id: number, objects: readonly KubeObject[], options: { controllerName?: string }): TranslatorRequest {
+    const optionsId = JSON.stringify(options);
+    const diff = thread.held && thread.heldOptions === optionsId ? diffObjects(thread.held, objects) : undefined;
+    if (diff) {
+      thread.held = diff.next;
+      return { id, delta: diff.delta, options };
+    }
+    const full = diffObjects(new Map(), objects);
+    thread.held = full?.next;
+    thread.heldOptions = optionsId;
+    return { id, objects, options };
   }
 
   #ensureThread(): Thread {
@@ -99,10 +138,10 @@ export class TranslatorThread {
     worker.unref();
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => { markReady = resolve; });
-    const thread: Thread = { worker, ready };
+    const thread: Thread = { worker, ready, held: undefined, heldOptions: '', config: undefined };
     worker.on('message', (reply: TranslatorReply) => {
       if (reply.type === 'ready') markReady();
-      else this.#onReply(reply);
+      else this.#onReply(thread, reply);
     });
     worker.on('error', (err: Error & { code?: string }) => {
       const reason = err.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -118,12 +157,31 @@ export class TranslatorThread {
     return thread;
   }
 
-  #onReply(reply: Exclude<TranslatorReply, { type: 'ready' }>): void {
+  #onReply(thread: Thread, reply: Exclude<TranslatorReply, { type: 'ready' }>): void {
+    let result: ProxyConfig | undefined;
+    let broken: Error | undefined;
+    if (reply.type === 'updated') {
+      // Applied even when nobody waits any more: the thread's next answer is a change from this one.
+      try {
+        result = thread.config = applyUpdate(thread.config, reply.result);
+      } catch (err) {
+        broken = err as Error;
+      }
+    }
+    if (reply.type === 'failed' || broken) {
+      // The thread dropped what it held (or we lost track of its answers): the next request brings everything.
+      thread.held = undefined;
+      thread.config = undefined;
+    }
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     clearTimeout(pending.timer);
     this.#pending.delete(reply.id);
-    if (reply.type === 'done') pending.resolve(reply.result);
+    if (broken) pending.reject(broken);
+    else if (reply.type === 'updated') {
+      const { statuses, secretPaths, secretValues } = reply.result;
+      pending.resolve({ config: result as ProxyConfig, statuses, secretPaths, secretValues });
+    } else if (reply.type === 'done') pending.resolve(reply.result);
     // translate() threw: a translator bug, reported like one thrown in-process.
     else pending.reject(new Error(reply.message));
   }
@@ -143,4 +201,29 @@ export class TranslatorThread {
       pending.reject(new TranslationAbortedError(reason));
     }
   }
+}
+
+/**
+ * The config an update describes: `previous` with the changed Routes and Backends set and the
+ * removed ones dropped; every other entry is the previous object (its identity is what the
+ * proxy's compile caches and the remote slices key on). Records stay in key order.
+ */
+export function applyUpdate(previous: ProxyConfig | undefined, update: TranslationUpdate): ProxyConfig {
+  const { changes } = update;
+  if (changes.full || previous === undefined) {
+    if (!changes.full) throw new Error('the translator thread sent changes without a previous config');
+    return { version: update.version, binds: update.binds, routes: changes.routes.set, backends: changes.backends.set };
+  }
+  return { version: update.version, binds: update.binds, routes: patch(previous.routes, changes.routes), backends: patch(previous.backends, changes.backends) };
+}
+
+function patch<T>(previous: Readonly<Record<string, T>>, changes: ConfigChanges['routes' | 'backends']): Record<string, T> {
+  const set = changes.set as Readonly<Record<string, T>>;
+  const added = Object.keys(set).filter((key) => !Object.hasOwn(previous, key));
+  if (added.length === 0 && changes.removed.length === 0) return { ...previous, ...set };
+  const removed = new Set(changes.removed);
+  const keys = [...Object.keys(previous).filter((key) => !removed.has(key)), ...added].sort(compareStrings);
+  const out: Record<string, T> = {};
+  for (const key of keys) out[key] = (Object.hasOwn(set, key) ? set[key] : previous[key]) as T;
+  return out;
 }

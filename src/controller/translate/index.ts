@@ -8,6 +8,7 @@ import { translateHttpRoute } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
 import { resolvePolicies } from './policy/index.ts';
 import type { ListenerRef } from './policy/apply.ts';
+import type { SecretLedger } from './secret-ledger.ts';
 import { compareStrings, indexObjects } from './snapshot.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
 import { proxyBackendStatus } from './status/proxybackend.ts';
@@ -42,6 +43,16 @@ export const DEFAULT_CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
  * becomes a status condition, never a throw.
  */
 export function translate(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}): TranslateResult {
+  const { body, statuses, ledger } = translateBody(objects, options);
+  const config = { version: contentHash(body), ...body };
+  return { config, statuses, secretPaths: ledger.locate(config), secretValues: ledger.values() };
+}
+
+/** The config without its version, as translate() hashes it. */
+export type ConfigBody = Omit<ProxyConfig, 'version'>;
+
+/** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects);
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -82,10 +93,9 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
     ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
     ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName),
   ].sort(byObject);
-  const config = { version: contentHash(body), ...body };
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
-  return { config, statuses: ledger.scrubStatuses(statuses), secretPaths: ledger.locate(config), secretValues: ledger.values() };
+  return { body, statuses: ledger.scrubStatuses(statuses), ledger };
 }
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {

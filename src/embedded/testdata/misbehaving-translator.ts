@@ -20,7 +20,7 @@ parentPort?.on('message', ({ id, objects, options }: TranslatorRequest) => {
       post({ id, type: 'failed', message: 'translation failed: boom' });
       return;
     default:
-      post({ id, type: 'done', result: { config: { version: `n${objects.length}`, binds: [], routes: {}, backends: {} }, statuses: [], secretPaths: [], secretValues: [] } });
+      post({ id, type: 'done', result: { config: { version: `n${(objects ?? []).length}`, binds: [], routes: {}, backends: {} }, statuses: [], secretPaths: [], secretValues: [] } });
   }
 });
 post({ type: 'ready' });

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubeObject } from '../../api/gateway/object.ts';
+import { translate } from './index.ts';
+import { diffObjects, IncrementalTranslator, objectKeyOf } from './incremental.ts';
+
+const GW = 'gateway.networking.k8s.io/v1';
+const SB = 'switchboard.dev/v1alpha1';
+
+const gatewayClass = (controllerName = 'switchboard.dev/gateway-controller'): KubeObject => ({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'switchboard' }, spec: { controllerName } });
+const gateway = (namespace: string, listeners: { name: string; port: number }[], from = 'Same'): KubeObject => ({
+  apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace },
+  spec: { gatewayClassName: 'switchboard', listeners: listeners.map((l) => ({ ...l, protocol: 'HTTP', allowedRoutes: { namespaces: { from, ...(from === 'Selector' ? { selector: { matchLabels: { team: 'yes' } } } : {}) } } })) },
+});
+const service = (namespace: string, name: string, port = 8080): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ name: 'http', port, targetPort: 9000 }] } });
+const slice = (namespace: string, service: string, address = '10.0.0.1'): KubeObject => ({
+  apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${service}-slice`, namespace, labels: { 'kubernetes.io/service-name': service } },
+  addressType: 'IPv4', ports: [{ name: 'http', port: 9000 }], endpoints: [{ addresses: [address], conditions: { ready: true } }],
+});
+const route = (namespace: string, name: string, path: string, backend = 'svc', parent: Record<string, unknown> = { name: 'gw' }): KubeObject => ({
+  apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace },
+  spec: { parentRefs: [parent], rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ name: backend, port: 8080 }] }] },
+});
+const keyPolicy = (namespace: string, name: string, routeName: string, secret = 'keys'): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name, namespace },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: routeName }], traffic: { apiKeyAuthentication: { secretRef: { name: secret } } } },
+});
+const gatewayPolicy = (namespace: string, header: string): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'gw-wide', namespace },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }], traffic: { transformation: { request: { set: [{ name: 'x-gw', value: `"${header}"` }] } } } },
+});
+const secret = (namespace: string, name: string, value: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { alice: value } });
+const namespace = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+const grant = (): KubeObject => ({
+  apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'from-a', namespace: 'b' },
+  spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'a' }], to: [{ group: '', kind: 'Service' }] },
+});
+
+function base(): KubeObject[] {
+  const objects: KubeObject[] = [
+    gatewayClass(), namespace('a'), namespace('b'),
+    gateway('a', [{ name: 'http', port: 80 }]), gateway('b', [{ name: 'http', port: 81 }], 'All'),
+    service('a', 'svc'), slice('a', 'svc'), service('b', 'svc'), slice('b', 'svc', '10.0.1.1'), service('b', 'shared'), slice('b', 'shared', '10.0.2.1'),
+    secret('a', 'keys', 'sk-alice'), keyPolicy('a', 'p1', 'r1'), gatewayPolicy('b', 'one'),
+  ];
+  for (let i = 0; i < 6; i++) objects.push(route('a', `r${i}`, `/a${i}`), route('b', `r${i}`, `/b${i}`));
+  return objects;
+}
+
+type Edit = (objects: Map<string, KubeObject>) => void;
+const put = (object: KubeObject): Edit => (objects) => void objects.set(objectKeyOf(object) as string, object);
+const drop = (object: KubeObject): Edit => (objects) => void objects.delete(objectKeyOf(object) as string);
+
+const EDITS: { name: string; edit: Edit }[] = [
+  { name: 'nothing changed', edit: () => {} },
+  { name: 'a route\'s path', edit: put(route('a', 'r2', '/changed')) },
+  { name: 'a route added', edit: put(route('a', 'new', '/new')) },
+  { name: 'a route deleted', edit: drop(route('b', 'r3', '/b3')) },
+  { name: 'a route moved to the other Gateway', edit: put(route('a', 'r4', '/moved', 'svc', { name: 'gw', namespace: 'b' })) },
+  { name: 'a route to another namespace\'s Service, granted', edit: (o) => { put(grant())(o); put(route('a', 'r5', '/a5', 'shared') as KubeObject)(o); (o.get(objectKeyOf(route('a', 'r5', '')) as string) as KubeObject & { spec: { rules: { backendRefs: Record<string, unknown>[] }[] } }).spec.rules[0]!.backendRefs[0]!.namespace = 'b'; } },
+  { name: 'a policy added', edit: put(keyPolicy('a', 'p2', 'r2')) },
+  { name: 'a policy retargeted', edit: put(keyPolicy('a', 'p1', 'r3')) },
+  { name: 'a policy removed', edit: drop(keyPolicy('a', 'p1', 'r1')) },
+  { name: 'a Gateway-wide policy changed', edit: put(gatewayPolicy('b', 'two')) },
+  { name: 'a Secret a policy reads', edit: put(secret('a', 'keys', 'sk-rotated')) },
+  { name: 'a Secret deleted', edit: drop(secret('a', 'keys', '')) },
+  { name: 'a Service port', edit: put(service('a', 'svc', 8081)) },
+  { name: 'an EndpointSlice address', edit: put(slice('b', 'svc', '10.9.9.9')) },
+  { name: 'a Gateway listener added', edit: put(gateway('a', [{ name: 'http', port: 80 }, { name: 'alt', port: 82 }])) },
+  { name: 'a Gateway deleted', edit: drop(gateway('b', [])) },
+  { name: 'Namespace labels a listener selects on', edit: (o) => { put(gateway('b', [{ name: 'http', port: 81 }], 'Selector'))(o); put(namespace('a', { team: 'yes' }))(o); } },
+  { name: 'the GatewayClass handed to another controller', edit: put(gatewayClass('example.com/other')) },
+];
+
+/** translate()'s result without the incremental extras. */
+function plain(result: ReturnType<IncrementalTranslator['apply']>): Omit<typeof result, 'changes'> {
+  const { changes: _changes, ...rest } = result;
+  return rest;
+}
+
+describe('IncrementalTranslator: an update equals a full translation of the same objects', () => {
+  for (const { name, edit } of EDITS) {
+    it(name, () => {
+      const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+      const translator = new IncrementalTranslator();
+      const first = translator.replace([...objects.values()]);
+      assert.deepEqual(plain(first), translate([...objects.values()]));
+      assert.equal(first.changes.full, true);
+
+      const before = new Map(objects);
+      edit(objects);
+      const diff = diffObjects(before, [...objects.values()]);
+      assert.ok(diff);
+      const next = translator.apply(diff.delta);
+      const full = translate([...objects.values()]);
+      assert.deepEqual(plain(next), full);
+      assert.equal(next.changes.full, false);
+
+      // Changes name exactly the entries whose content moved; every other entry is the previous object.
+      for (const kind of ['routes', 'backends'] as const) {
+        const was = first.config[kind] as Record<string, object>;
+        const now = next.config[kind] as Record<string, object>;
+        const changed = Object.keys(now).filter((k) => !Object.hasOwn(was, k) || JSON.stringify(was[k]) !== JSON.stringify(now[k])).sort();
+        assert.deepEqual(Object.keys(next.changes[kind].set).sort(), changed, `${kind} set`);
+        assert.deepEqual([...next.changes[kind].removed].sort(), Object.keys(was).filter((k) => !Object.hasOwn(now, k)).sort(), `${kind} removed`);
+        for (const key of Object.keys(now)) if (!changed.includes(key)) assert.equal(now[key], was[key], `${kind} ${key} kept its identity`);
+      }
+      if (name === 'nothing changed') assert.equal(next.config.version, first.config.version);
+    });
+  }
+
+  it('objects it cannot key are carried whole, and the result still equals translate()', () => {
+    const objects = [...base(), { apiVersion: 'v1', kind: 'Service', metadata: {} } as KubeObject, null as unknown as KubeObject];
+    assert.equal(diffObjects(new Map(), objects), undefined);
+    assert.deepEqual(plain(new IncrementalTranslator().replace(objects)), translate(objects));
+  });
+});

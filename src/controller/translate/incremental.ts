@@ -1,0 +1,181 @@
+/**
+ * Translation across a stream of changes (issue 15): the objects are held here and changed by
+ * delta (`apply`), and each result says which IR objects changed since the previous one, so the
+ * translator thread sends back only those and the gateway keeps every unchanged Route and Backend
+ * as the same JS object (the proxy's compile caches and the remote slices key on identity).
+ *
+ * The result is exactly translate()'s for the same objects (incremental.test.ts checks it over a
+ * table of edits). What is reused from one result to the next:
+ *   - the canonical JSON of each Route and Backend (cached per IR object), from which the config
+ *     version is assembled instead of re-serialising the whole config;
+ *   - unchanged IR objects themselves: a Route or Backend whose canonical JSON did not change is
+ *     replaced by the previous object, so identity follows content.
+ */
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../../api/gateway/object.ts';
+import { isClusterScoped } from '../sources/known-kinds.ts';
+import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
+import { canonicalJson } from './hash.ts';
+import { translateBody, type ConfigBody, type TranslateOptions, type TranslateResult } from './index.ts';
+
+/** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
+export interface ObjectDelta {
+  readonly upserted: readonly KubeObject[];
+  readonly removed: readonly string[];
+}
+
+/** What changed in the config's records since the previous result (all of them on the first). */
+export interface RecordChanges<T> {
+  /** New or changed entries. */
+  readonly set: Readonly<Record<string, T>>;
+  readonly removed: readonly string[];
+}
+
+export interface ConfigChanges {
+  /** true on the first result: `set` holds every entry. */
+  readonly full: boolean;
+  readonly routes: RecordChanges<Route>;
+  readonly backends: RecordChanges<Backend>;
+}
+
+export interface IncrementalResult extends TranslateResult {
+  readonly changes: ConfigChanges;
+}
+
+/**
+ * `kind/namespace/name`, as the store keys objects (src/controller/store/store.ts); undefined for
+ * an object translate() would skip (no kind or name), which is then carried unkeyed.
+ */
+export function objectKeyOf(object: KubeObject): string | undefined {
+  if (typeof object !== 'object' || object === null || typeof object.kind !== 'string') return undefined;
+  const metadata = object.metadata as KubeObject['metadata'] | undefined;
+  if (typeof metadata !== 'object' || metadata === null || typeof metadata.name !== 'string' || metadata.name === '') return undefined;
+  const namespace = isClusterScoped(object.kind) ? '' : (typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : 'default');
+  return `${object.kind}/${namespace}/${metadata.name}`;
+}
+
+/** The delta that turns `held` (by key) into `objects`; objects are compared by identity. */
+export function diffObjects(held: ReadonlyMap<string, KubeObject>, objects: readonly KubeObject[]): { delta: ObjectDelta; next: Map<string, KubeObject> } | undefined {
+  const next = new Map<string, KubeObject>();
+  const upserted: KubeObject[] = [];
+  for (const object of objects) {
+    const key = objectKeyOf(object);
+    // An unkeyable object, or two with one key (the store dedupes; a caller that did not): no delta.
+    if (key === undefined || next.has(key)) return undefined;
+    next.set(key, object);
+    if (held.get(key) !== object) upserted.push(object);
+  }
+  const removed: string[] = [];
+  for (const key of held.keys()) if (!next.has(key)) removed.push(key);
+  return { delta: { upserted, removed }, next };
+}
+
+/** Canonical JSON per IR object: an object the translator (or this class) reuses is serialised once. */
+const canonical = new WeakMap<object, string>();
+
+function canonicalOf(value: object): string {
+  let text = canonical.get(value);
+  if (text === undefined) {
+    text = canonicalJson(value);
+    canonical.set(value, text);
+  }
+  return text;
+}
+
+/** A property name JavaScript enumerates before the others (an array index): the assembled JSON would order it differently. */
+const INDEX_LIKE = /^(?:0|[1-9]\d{0,9})$/;
+
+export class IncrementalTranslator {
+  readonly #options: Partial<TranslateOptions>;
+  #objects = new Map<string, KubeObject>();
+  #unkeyed: KubeObject[] = [];
+  #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>> } | undefined;
+
+  constructor(options: Partial<TranslateOptions> = {}) {
+    this.#options = options;
+  }
+
+  /** Replaces the whole object set (computing the delta by identity) and translates. */
+  replace(objects: readonly KubeObject[]): IncrementalResult {
+    const diff = diffObjects(this.#objects, objects);
+    if (diff) {
+      this.#objects = diff.next;
+      this.#unkeyed = [];
+    } else {
+      this.#objects = new Map();
+      this.#unkeyed = [...objects];
+    }
+    return this.#translate();
+  }
+
+  /** Applies a delta to the held objects and translates. */
+  apply(delta: ObjectDelta): IncrementalResult {
+    for (const key of delta.removed) this.#objects.delete(key);
+    for (const object of delta.upserted) {
+      const key = objectKeyOf(object);
+      if (key === undefined) this.#unkeyed.push(object);
+      else this.#objects.set(key, object);
+    }
+    return this.#translate();
+  }
+
+  /** Forgets the previous result: the next one is full (its receiver lost track). */
+  resetChanges(): void {
+    this.#previous = undefined;
+  }
+
+  #translate(): IncrementalResult {
+    const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
+    const { body, statuses, ledger } = translateBody(objects, this.#options);
+    const previous = this.#previous;
+    const routes = reuse(body.routes, previous?.routes);
+    const backends = reuse(body.backends, previous?.backends);
+    const stable: ConfigBody = { binds: body.binds, routes: routes.record, backends: backends.record };
+    const config: ProxyConfig = { version: versionOf(stable), ...stable };
+    this.#previous = { routes: config.routes, backends: config.backends };
+    return {
+      config,
+      statuses,
+      secretPaths: ledger.locate(config),
+      secretValues: ledger.values(),
+      changes: { full: previous === undefined, routes: routes.changes, backends: backends.changes },
+    };
+  }
+}
+
+/** `record` with each entry whose content equals the previous one's replaced by the previous object. */
+function reuse<T extends object>(record: Readonly<Record<string, T>>, previous: Readonly<Record<string, T>> | undefined): { record: Record<string, T>; changes: RecordChanges<T> } {
+  const out: Record<string, T> = {};
+  const set: Record<string, T> = {};
+  for (const [key, value] of Object.entries(record)) {
+    const before = previous?.[key];
+    if (before !== undefined && (before === value || canonicalOf(before) === canonicalOf(value))) {
+      out[key] = before;
+    } else {
+      out[key] = value;
+      set[key] = value;
+    }
+  }
+  const removed = previous === undefined ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
+  return { record: out, changes: { set, removed } };
+}
+
+/** contentHash(body) (hash.ts), assembled from each Route's and Backend's cached canonical JSON. */
+function versionOf(body: ConfigBody): string {
+  const keys = [...Object.keys(body.routes), ...Object.keys(body.backends)];
+  if (keys.some((key) => INDEX_LIKE.test(key))) return createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 16);
+  const hash = createHash('sha256');
+  hash.update('{"backends":');
+  updateRecord(hash, body.backends);
+  hash.update(`,"binds":${canonicalJson(body.binds)},"routes":`);
+  updateRecord(hash, body.routes);
+  hash.update('}');
+  return hash.digest('hex').slice(0, 16);
+}
+
+function updateRecord(hash: ReturnType<typeof createHash>, record: Readonly<Record<string, object>>): void {
+  const keys = Object.keys(record).sort();
+  hash.update('{');
+  keys.forEach((key, i) => hash.update(`${i === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalOf(record[key] as object)}`));
+  hash.update('}');
+}
