@@ -38,6 +38,7 @@ import type { CompiledBackendPolicy } from '../../policies/backend/compile.ts';
 import type { DirectResponse } from '../../policies/result.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
 import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
+import { GUARD_REJECTED, GUARDED_REQUEST_ROUTES, GUARDED_RESPONSE_ROUTES, GuardConfigError, guardJsonBody, promptGuardOf, StreamGuard, type BodyGuardOutcome, type CompiledPromptGuard, type GuardRun, type StreamVerdict } from './guards/index.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -62,6 +63,10 @@ const OPAQUE_BODY_ROUTES = new Set<RouteType>(['Passthrough', 'Realtime', 'Model
 type Outcome = { readonly kind: 'answered'; readonly status: number } | Retryable;
 /** Per request, made on first use (only requests whose provider policy transforms bodies pay for it): the body each compiled policy's transformation made. */
 const transformedBodies = new WeakMap<PolicyContext, Map<CompiledBackendPolicy, Buffer>>();
+/** Request guards' outcome per body and guard list, so a failover under the same guards does not judge (or call a guard service) again. */
+const guardedBodies = new WeakMap<Uint8Array, Map<CompiledPromptGuard, BodyGuardOutcome>>();
+/** The prompt guards whose response guards judge a plan's answer (set only for plans that have some). */
+const answerGuards = new WeakMap<ForwardPlan, CompiledPromptGuard>();
 
 export class LlmBackendHandler {
   readonly #ir: AiBackendIR;
@@ -247,8 +252,17 @@ export class LlmBackendHandler {
     }
     const ai = aiOf(policy) ?? this.#ir.policy;
     const compiled = ai ? compileAiPolicy(ai) : undefined;
+    const guard = guardsOf(ai);
+    let guardedBody: Uint8Array = body;
+    // Request guards judge the client's request (after the traffic and backend request steps, before prompt
+    // enrichment and defaults, which are the operator's own text) before this provider is called.
+    if (guard && guard.request.length > 0 && GUARDED_REQUEST_ROUTES.has(a.route)) {
+      const checked = await this.#guardRequest(a, guard, body);
+      if (checked.kind === 'reject') return { kind: 'answered', status: this.#refuse(a, { status: checked.status, error: { code: GUARD_REJECTED, message: checked.message } }) };
+      guardedBody = checked.body;
+    }
     const cel = (): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: { provider: a.provider.name } });
-    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(body, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : body;
+    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(guardedBody, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : guardedBody;
     const plan = planRequest({
       routeType: a.route, provider: a.provider.provider, body: clientBody, path: a.request.path, method: a.req.method,
       modelAliases: ai?.modelAliases, promptCaching: ai?.promptCaching, headers: plainHeaders(a.req.headers),
@@ -258,6 +272,7 @@ export class LlmBackendHandler {
       this.#account(a, plan.response.usage, undefined);
       return { kind: 'answered', status: plan.response.status };
     }
+    if (guard && guard.response.length > 0 && GUARDED_RESPONSE_ROUTES.has(a.route)) answerGuards.set(plan, guard);
     const up = plan.upstream;
     const upstreamBody = compiled && compiled.finalTransformations.length > 0 && plan.upstreamFormat !== 'passthrough'
       ? rewriteJson(up.body, (b) => applyFinalTransformations(b, compiled, cel()))
@@ -304,7 +319,8 @@ export class LlmBackendHandler {
       this.#health.answered(tracked.index, tracked.started, status, headers, tracked.spec);
       // Nothing reached the client yet: the caller may try another provider; keep the answer for the last one.
       if (a.schedule.holdsBack(status)) return { kind: 'retryable', status, answer: async () => this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
-      return { kind: 'answered', status: this.#sendBuffered(a, plan, status, headers, answer.body, secrets) };
+      const sent = this.#sendBuffered(a, plan, status, headers, answer.body, secrets);
+      return { kind: 'answered', status: typeof sent === 'number' ? sent : await sent };
     }
     // Streams and passthrough go through undici's stream API, which takes an AbortSignal.
     const abort = new AbortController();
@@ -339,30 +355,39 @@ export class LlmBackendHandler {
     }
     if (!plan.stream || status >= 300) {
       const sent = this.#sendBuffered(a, plan, status, headers, await readProviderAnswer(response.body, this.#maxResponseBytes), secrets);
-      return { kind: 'answered', status: sent };
+      return { kind: 'answered', status: typeof sent === 'number' ? sent : await sent };
     }
     const translator = plan.createStreamTranslator();
     a.sink.head(status, plan.streamHeaders);
+    // `streaming: Enabled`: response guards judge the text before each chunk is written (guards/stream.ts).
+    const streamGuard = this.#streamGuard(a, plan, headers);
+    let rejected = false;
     try {
       // A large read's first events are written before the rest of it is translated (stream-slices.ts).
       for await (const chunk of inSlices(response.body, () => a.sink.flush())) {
         // An error event mid-stream may echo the key too (a key split across chunks is not caught).
         for (const out of translator.push(chunk as Buffer)) {
           a.span?.chunk(out);
-          await a.sink.write(maskSecrets(out, secrets));
+          const pass = streamGuard ? await this.#streamPasses(a, streamGuard.check(out)) : out;
+          if (!pass) { rejected = true; break; }
+          await a.sink.write(maskSecrets(pass, secrets));
         }
         // The stream failed (an error event was written): stop reading, which closes the upstream.
-        if (translator.done === true) break;
+        if (rejected || translator.done === true) break;
       }
     } catch (err) {
       // The upstream stream broke (reset, idle timeout): `end` renders the cut as an error event.
       if (!a.sink.closed) this.#health.cut(tracked.index, tracked.spec);
       this.#logger.warn({ backend: this.#ir.key, provider: a.provider.name, err: String(err) }, 'LLM upstream stream failed');
     }
-    for (const out of translator.end()) {
+    if (!rejected) for (const out of translator.end()) {
       a.span?.chunk(out);
-      await a.sink.write(maskSecrets(out, secrets));
+      const pass = streamGuard ? await this.#streamPasses(a, streamGuard.check(out)) : out;
+      if (!pass) { rejected = true; break; }
+      await a.sink.write(maskSecrets(pass, secrets));
     }
+    const rest = streamGuard && !rejected ? await this.#streamPasses(a, streamGuard.flush()) : undefined;
+    if (rest && rest.length > 0) await a.sink.write(maskSecrets(rest, secrets));
     a.sink.end();
     this.#account(a, translator.usage(), plan);
     return { kind: 'answered', status };
@@ -398,13 +423,66 @@ export class LlmBackendHandler {
     return response.status;
   }
 
-  /** Translates and sends a buffered answer; returns the status the client got (a translation failure turns a 200 into a 502). */
-  #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: readonly string[]): number {
+  /**
+   * Translates and sends a buffered answer; returns the status the client got (a translation failure turns a 200 into a 502).
+   * Response guards judge a successful answer first (a promise only then): masked text is sent, a rejection answers instead.
+   */
+  #sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: readonly string[]): number | Promise<number> {
     const r: ClientResponse = plan.translateResponse(status, headers, raw);
     a.span?.body(r.body);
+    const guard = r.status < 300 ? answerGuards.get(plan) : undefined;
+    if (guard) return this.#sendGuarded(a, plan, r, guard, headers);
     a.sink.send(r.status, r.headers, r.status >= 400 ? maskSecrets(r.body, secrets) : r.body);
     this.#account(a, r.usage, plan);
     return r.status;
+  }
+
+  async #sendGuarded(a: Attempt, plan: ForwardPlan, r: ClientResponse, guard: CompiledPromptGuard, headers: GuardRun['headers']): Promise<number> {
+    this.#account(a, r.usage, plan);
+    const checking = guardJsonBody(guard.response, a.route, r.body, this.#guardRun(a, 'response', headers, false));
+    const checked = checking instanceof Promise ? await checking : checking;
+    if (checked.kind === 'reject') return this.#refuse(a, { status: checked.status, error: { code: GUARD_REJECTED, message: checked.message } });
+    a.sink.send(r.status, checked.body === r.body ? r.headers : withoutLength(r.headers), checked.body);
+    return r.status;
+  }
+
+  /** The request guards' outcome for this body (once per body and guard list, failover included). */
+  async #guardRequest(a: Attempt, guard: CompiledPromptGuard, body: Uint8Array): Promise<BodyGuardOutcome> {
+    let known = guardedBodies.get(body);
+    const seen = known?.get(guard);
+    if (seen) return seen;
+    const checking = guardJsonBody(guard.request, a.route, body, this.#guardRun(a, 'request', a.req.headers, false));
+    const checked = checking instanceof Promise ? await checking : checking;
+    if (!known) guardedBodies.set(body, (known = new Map()));
+    known.set(guard, checked);
+    return checked;
+  }
+
+  #streamGuard(a: Attempt, plan: ForwardPlan, headers: GuardRun['headers']): StreamGuard | undefined {
+    const guard = answerGuards.get(plan);
+    if (!guard?.streaming) return undefined;
+    const { signal, onFailure } = this.#guardRun(a, 'response', headers, true);
+    return new StreamGuard(guard.response, a.route, { headers, signal, ...(onFailure ? { onFailure } : {}) });
+  }
+
+  /** The bytes to write now, or undefined when the guards rejected them: the error event was written in their place. */
+  async #streamPasses(a: Attempt, checking: StreamVerdict | Promise<StreamVerdict>): Promise<Uint8Array | undefined> {
+    const verdict = checking instanceof Promise ? await checking : checking;
+    if (verdict.kind === 'write') return verdict.bytes;
+    this.#logger.info({ backend: this.#ir.key, provider: a.provider.name, route: a.route }, 'prompt guard rejected a streamed answer');
+    await a.sink.write(verdict.rejection);
+    return undefined;
+  }
+
+  #guardRun(a: Attempt, phase: GuardRun['phase'], headers: GuardRun['headers'], streaming: boolean): GuardRun {
+    const abort = new AbortController();
+    // Guard services stop waiting when the client leaves.
+    if (a.sink.closed) abort.abort();
+    else a.sink.onAbort(() => abort.abort());
+    return {
+      phase, headers, streaming, signal: abort.signal,
+      onFailure: (g, err) => this.#logger.warn({ backend: this.#ir.key, provider: a.provider.name, guard: g.kind, phase, failOpen: g.failOpen, err: String(err) }, 'prompt guard failed'),
+    };
   }
 
   #account(a: Attempt, usage: Usage | undefined, plan: ForwardPlan | undefined): void {
@@ -447,6 +525,22 @@ interface Attempt {
   readonly schedule: ProviderSchedule;
   /** Present when the request is traced. */
   readonly span: LlmAttemptSpan | undefined;
+}
+
+/** The policy's compiled prompt guards; a guard that cannot be compiled fails the request closed (500, logged once per request). */
+function guardsOf(ai: AiPolicy | undefined): CompiledPromptGuard | undefined {
+  try {
+    return promptGuardOf(ai);
+  } catch (err) {
+    if (err instanceof GuardConfigError) throw new AiPolicyError(err.message, 500);
+    throw err;
+  }
+}
+
+/** A masked body has a new length: the framing is recomputed from the body. */
+function withoutLength(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const { 'content-length': _length, ...rest } = headers;
+  return rest;
 }
 
 /** The CEL input of a request no traffic policy saw (no policy context was made for it). */

@@ -3,5 +3,5 @@ import './kinds.ts';
 
 export { GuardConfigError, promptGuardOf, type CompiledPromptGuard } from './compile.ts';
 export { guardJsonBody, runGuards, type BodyGuardOutcome, type GuardOutcome, type GuardRun } from './run.ts';
-export { GUARD_REJECTED, StreamGuard, streamErrorEvent } from './stream.ts';
+export { GUARD_REJECTED, StreamGuard, streamErrorEvent, type StreamVerdict } from './stream.ts';
 export { GUARDED_REQUEST_ROUTES, GUARDED_RESPONSE_ROUTES } from './texts.ts';

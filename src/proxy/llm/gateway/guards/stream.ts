@@ -21,6 +21,11 @@ export const GUARD_REJECTED = 'guard_rejected';
 
 type Rejection = Extract<GuardOutcome, { kind: 'reject' }>;
 
+/** What to do with a chunk of output: write `bytes` (possibly empty), or write `rejection` and end the stream. */
+export type StreamVerdict = { readonly kind: 'write'; readonly bytes: Uint8Array } | { readonly kind: 'reject'; readonly rejection: Uint8Array };
+
+const EMPTY = new Uint8Array(0);
+
 export class StreamGuard {
   readonly #guards: readonly CompiledGuard[];
   readonly #route: RouteType;
@@ -28,6 +33,12 @@ export class StreamGuard {
   readonly #parser = new SSEParser();
   /** Per choice (chat `index`, Responses `output_index`; Messages has one): its text so far, the tail kept. */
   readonly #texts = new Map<number, string>();
+  /**
+   * Output after the last complete event, held back: a same-format stream passes the provider's
+   * chunks as they came, and a rejection must not land inside a half-written event. One event at
+   * most (the stream's decoder bounds an event's size).
+   */
+  #held: Uint8Array = EMPTY;
 
   constructor(guards: readonly CompiledGuard[], route: RouteType, run: Omit<GuardRun, 'phase' | 'streaming'>) {
     this.#guards = guards;
@@ -35,13 +46,26 @@ export class StreamGuard {
     this.#run = { ...run, phase: 'response', streaming: true };
   }
 
-  /**
-   * Judges the text a chunk of client-format output adds. Undefined: write the chunk; otherwise
-   * the error event to write instead, after which the stream ends.
-   */
-  check(chunk: Uint8Array): Uint8Array | undefined | Promise<Uint8Array | undefined> {
+  /** Judges the text the complete events of `chunk` (with what was held) add, before any of it is written. */
+  check(chunk: Uint8Array): StreamVerdict | Promise<StreamVerdict> {
+    const data = this.#held.length === 0 ? chunk : Buffer.concat([this.#held, chunk]);
+    const cut = completeEventsEnd(data);
+    this.#held = cut === data.length ? EMPTY : data.subarray(cut);
+    return this.#judge(cut === data.length ? data : data.subarray(0, cut));
+  }
+
+  /** The stream ended: whatever was held, judged like the rest. */
+  flush(): StreamVerdict | Promise<StreamVerdict> {
+    const rest = this.#held;
+    this.#held = EMPTY;
+    return rest.length === 0 ? { kind: 'write', bytes: rest } : this.#judge(rest, true);
+  }
+
+  #judge(bytes: Uint8Array, last = false): StreamVerdict | Promise<StreamVerdict> {
+    if (bytes.length === 0) return { kind: 'write', bytes };
     const changed = new Set<number>();
-    for (const ev of this.#parser.push(chunk)) {
+    const events = last ? [...this.#parser.push(bytes), ...this.#parser.end()] : this.#parser.push(bytes);
+    for (const ev of events) {
       const delta = textDelta(this.#route, ev.event, ev.data);
       if (!delta || delta.text === '') continue;
       if (!this.#texts.has(delta.choice) && this.#texts.size >= MAX_STREAM_CHOICES) return this.#reject({ kind: 'reject', status: 403, message: 'too many streamed choices to guard', guard: 'stream', failed: true });
@@ -49,20 +73,29 @@ export class StreamGuard {
       this.#texts.set(delta.choice, text.length > MAX_STREAM_WINDOW_CHARS ? text.slice(text.length - MAX_STREAM_WINDOW_CHARS) : text);
       changed.add(delta.choice);
     }
-    if (changed.size === 0) return undefined;
+    if (changed.size === 0) return { kind: 'write', bytes };
     const segments: GuardSegment[] = [];
     for (const choice of changed) segments.push({ role: 'assistant', text: this.#texts.get(choice) as string });
     const outcome = runGuards(this.#guards, segments, this.#run);
-    return outcome instanceof Promise ? outcome.then((o) => this.#verdict(o)) : this.#verdict(outcome);
+    const verdict = (o: GuardOutcome): StreamVerdict => (o.kind === 'reject' ? this.#reject(o) : { kind: 'write', bytes });
+    return outcome instanceof Promise ? outcome.then(verdict) : verdict(outcome);
   }
 
-  #verdict(o: GuardOutcome): Uint8Array | undefined {
-    return o.kind === 'reject' ? this.#reject(o) : undefined;
+  #reject(o: Rejection): StreamVerdict {
+    return { kind: 'reject', rejection: Buffer.from(streamErrorEvent(this.#route, o.status, o.message)) };
   }
+}
 
-  #reject(o: Rejection): Uint8Array {
-    return Buffer.from(streamErrorEvent(this.#route, o.status, o.message));
+/** The end of the last complete event (after its blank line) in `data`; 0 when none is complete. */
+export function completeEventsEnd(data: Uint8Array): number {
+  for (let i = data.length - 1; i > 0; i--) {
+    if (data[i] !== 10 && data[i] !== 13) continue;
+    // A blank line: LF LF, CR CR, or CRLF CRLF ending at i.
+    const prev = data[i - 1];
+    if ((data[i] === 10 && prev === 10) || (data[i] === 13 && prev === 13)) return i + 1;
+    if (data[i] === 10 && prev === 13 && i >= 3 && data[i - 2] === 10 && data[i - 3] === 13) return i + 1;
   }
+  return 0;
 }
 
 /** A guard's rejection as the last event of a stream, in the client's stream format. */
