@@ -6,7 +6,8 @@
  * no usable answer, and `assertClean()` names what was wrong.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface GuardCall {
@@ -42,11 +43,12 @@ export interface GuardDouble {
   close(): Promise<void>;
 }
 
-export async function startGuardDouble(name: string, handle: DoubleHandler, badRequest: (problems: readonly string[]) => DoubleAnswer): Promise<GuardDouble> {
+/** `tls`: serve HTTPS with this certificate (a guard's `policies.tls` is then what lets it connect). */
+export async function startGuardDouble(name: string, handle: DoubleHandler, badRequest: (problems: readonly string[]) => DoubleAnswer, tls?: { readonly certPem: string; readonly keyPem: string }): Promise<GuardDouble> {
   const calls: GuardCall[] = [];
   const problems: string[] = [];
   let override: ((call: GuardCall) => DoubleAnswer) | undefined;
-  const server: Server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -70,11 +72,12 @@ export async function startGuardDouble(name: string, handle: DoubleHandler, badR
       if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
       else send();
     });
-  });
+  };
+  const server: Server = tls ? createTlsServer({ cert: tls.certPem, key: tls.keyPem }, serve) : createServer(serve);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     host: '127.0.0.1',
     port,
     calls,

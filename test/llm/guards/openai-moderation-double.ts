@@ -35,7 +35,7 @@ function inputsOf(input: unknown): string[] | undefined {
 
 const openAIError = (status: number, message: string, type: string, code: string | null = null) => ({ status, body: { error: { message, type, param: null, code } } });
 
-export async function startOpenAIModerationDouble(apiKey: string): Promise<GuardDouble> {
+export async function startOpenAIModerationDouble(apiKey: string, tls?: { readonly certPem: string; readonly keyPem: string }): Promise<GuardDouble> {
   return startGuardDouble('providerA moderation', (call: GuardCall) => {
     const problems: string[] = [];
     if (call.method !== 'POST' || call.path !== '/v1/moderations') problems.push('expected POST /v1/moderations');
@@ -50,5 +50,5 @@ export async function startOpenAIModerationDouble(apiKey: string): Promise<Guard
     if (isObject(body) && body.model !== undefined && typeof body.model !== 'string') problems.push('model is not a string');
     const model = isObject(body) && typeof body.model === 'string' ? body.model : 'omni-moderation-latest';
     return { problems, answer: { status: 200, body: { id: `modr-${call.body.length}`, model, results: (inputs ?? []).map((t) => result(t)) } } };
-  }, (problems) => openAIError(400, problems.join('; '), 'invalid_request_error'));
+  }, (problems) => openAIError(400, problems.join('; '), 'invalid_request_error'), tls);
 }

@@ -4,6 +4,7 @@ import { BackendCredentials } from '../../../policies/credentials/backend-creden
 import { startOpenAIModerationDouble } from '../../../../../test/llm/guards/openai-moderation-double.ts';
 import type { GuardDouble } from '../../../../../test/llm/guards/double.ts';
 import { compileProviderAModeration } from './provider-a-moderation.ts';
+import { createCertificate } from '../../../../../test/support/certs.ts';
 import type { GuardInput } from './types.ts';
 
 const COMMON = { rejectStatus: 403, rejectMessage: 'The request was rejected due to inappropriate content' };
@@ -57,6 +58,22 @@ describe('providerAModeration guard against a double of OpenAI /v1/moderations',
       await assert.rejects(Promise.resolve(guard.check(request('hi'), signal())), /larger than/);
     } finally {
       double.override(undefined);
+    }
+  });
+
+  it('policies.tls and http.version reach the vendor through the shared connector (a private CA, SNI); without the CA the guard fails', async () => {
+    const cert = await createCertificate(['moderation.test']);
+    const secure = await startOpenAIModerationDouble('sk-mod', cert);
+    try {
+      const tlsServices = { ...services, vendorOrigins: { providerAModeration: secure.origin } };
+      const trusted = compileProviderAModeration({ policies: { auth: { key: 'sk-mod' }, tls: { caCertificatePem: cert.certPem, sni: 'moderation.test' }, http: { version: 'HTTP1' } } }, COMMON, tlsServices);
+      assert.deepEqual(await trusted.check(request('hi'), signal()), { action: 'pass' });
+      assert.equal(secure.calls.length, 1);
+      const untrusted = compileProviderAModeration({ policies: { auth: { key: 'sk-mod' }, tls: { sni: 'moderation.test' } } }, COMMON, tlsServices);
+      await assert.rejects(Promise.resolve(untrusted.check(request('hi'), signal())), /certificate/);
+      secure.assertClean();
+    } finally {
+      await secure.close();
     }
   });
 

@@ -11,6 +11,7 @@
  * for tests, vendor origins pointing at local doubles.
  */
 import { BackendCredentials } from '../../../policies/credentials/backend-credentials.ts';
+import { SharedConnections } from '../../../ext/connections.ts';
 import { GuardConfigError, registerGuardKind, type GuardSpecContext } from './compile.ts';
 import { compileCloudAGuardrails, type CloudAGuardrailsGuardIR } from './cloud-a-guardrails.ts';
 import { compileCloudCShield, type CloudCShieldGuardIR } from './cloud-c-shield.ts';
@@ -24,7 +25,8 @@ let services: GuardServices | undefined;
 
 /** The services remote guards are compiled with (created on first use from the process environment). */
 function guardServices(): GuardServices {
-  services ??= { credentials: new BackendCredentials() };
+  // Webhook pools are shared by endpoint across config versions (held for the process: the guards have no config lifecycle).
+  services ??= { credentials: new BackendCredentials(), connections: new SharedConnections() };
   return services;
 }
 

@@ -26,7 +26,7 @@ export interface GuardServices {
   readonly endpoints?: EndpointResolver;
   /** The runtime's HTTP pools to external services (a webhook's connection), shared across config versions. */
   readonly connections?: SharedConnections;
-  /** Present when compiled for a runtime: a guard's own connection pool is closed when its config is retired. */
+  /** Present when compiled for a runtime: a webhook's pool lease is given back when its config is retired. */
   readonly lifecycle?: ConfigLifecycle;
   /**
    * Where a vendor API is reached instead of its public host (`http(s)://host:port`): a private
@@ -79,11 +79,18 @@ export function vendorTarget(kind: VendorGuardKind, publicHost: string, services
 }
 
 /**
- * The dispatcher for a vendor API under the guard's `policies` (tls, tcp, tunnel, http version):
- * the shared backend-policy connector, built once per guard; undici's global one when the
- * policies change nothing about connecting.
+ * Connection pools for vendor APIs under connection settings, by settings and origin: guards are
+ * compiled again for every config version, and the same settings reuse one pool rather than
+ * leave one behind per version (bounded by the distinct settings configured).
  */
-function dispatcherFor(target: GuardTarget, policies: GuardPolicies | undefined, services: GuardServices): Dispatcher {
+const pools = new Map<string, Agent>();
+
+/**
+ * The dispatcher for a vendor API under the guard's `policies` (tls, tcp, tunnel, http version):
+ * the shared backend-policy connector; undici's global one when the policies change nothing
+ * about connecting.
+ */
+function dispatcherFor(target: GuardTarget, policies: GuardPolicies | undefined): Dispatcher {
   if (!policies || (!policies.tls && !policies.tcp && !policies.tunnel && !policies.http?.version)) return getGlobalDispatcher();
   // A TLS target with no tls member still speaks TLS (system CAs, the host checked); HTTP/1.1 unless HTTP2 is asked for.
   const version = policies.http?.version ?? 'HTTP1';
@@ -93,9 +100,13 @@ function dispatcherFor(target: GuardTarget, policies: GuardPolicies | undefined,
     http: { ...policies.http, version },
   } as BackendPolicy);
   if (!settings) return getGlobalDispatcher();
-  const hostname = new URL(target.origin).hostname.replace(/^\[|\]$/g, '');
-  const agent = new Agent({ connect: connectorFor(settings, hostname), allowH2: version === 'HTTP2' });
-  services.lifecycle?.onRetire(() => void agent.close());
+  const key = `${settings.fingerprint} ${version} ${target.origin}`;
+  let agent = pools.get(key);
+  if (!agent) {
+    const hostname = new URL(target.origin).hostname.replace(/^\[|\]$/g, '');
+    agent = new Agent({ connect: connectorFor(settings, hostname), allowH2: version === 'HTTP2' });
+    pools.set(key, agent);
+  }
   return agent;
 }
 
@@ -116,7 +127,7 @@ export class GuardClient {
     this.#defaults = defaults;
     this.#services = services;
     this.#timeoutMs = policies?.http?.requestTimeoutMs ?? DEFAULT_GUARD_TIMEOUT_MS;
-    this.#dispatcher = dispatcher ?? dispatcherFor(target, policies, services);
+    this.#dispatcher = dispatcher ?? dispatcherFor(target, policies);
   }
 
   /** POSTs `body` as JSON to `path`; the parsed 2xx answer, or GuardServiceError. */
