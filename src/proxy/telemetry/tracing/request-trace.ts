@@ -199,6 +199,14 @@ export function traceCall<T>(name: string, attributes: Attributes, call: (traceH
   );
 }
 
+/**
+ * The start of a policy call that lasts beyond one promise (an ext_proc session): a CLIENT span
+ * under the request span, ended with `endCall`; undefined when the request is not traced.
+ */
+export function startPolicyCall(name: string, attributes: Attributes): Span | undefined {
+  return current.getStore()?.startCall(name, attributes);
+}
+
 interface Ending {
   readonly status: number;
   readonly names: RequestNames;

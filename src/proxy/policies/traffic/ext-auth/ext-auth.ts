@@ -14,6 +14,10 @@ import { conditionalStep, type RunPolicy } from '../../conditional/conditional.t
 import { BodyTooLargeError, type PolicyContext } from '../../context.ts';
 import { CONTINUE, respond, respondError, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
+import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
+
+/** The span of the authorization call on traced requests (telemetry/tracing). */
+const EXT_AUTHZ_SPAN = { 'switchboard.policy': 'extAuth' } as const;
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -58,7 +62,7 @@ async function check(client: ExtAuthzClient, ctx: PolicyContext): Promise<Policy
   const activation = activationOf(ctx);
   const input = ctx.cel();
   const url = ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`;
-  const decision = await client.check({
+  const decision = await traceCall('ext_authz', EXT_AUTHZ_SPAN, () => client.check({
     method: ctx.method,
     url,
     host: ctx.host,
@@ -69,7 +73,7 @@ async function check(client: ExtAuthzClient, ctx: PolicyContext): Promise<Policy
     destination: { address: '', port: 0 },
     ...(body ? { body } : {}),
     ...(first(ctx.downstreamHeaders['x-request-id']) ? { id: first(ctx.downstreamHeaders['x-request-id']) } : {}),
-  }, activation);
+  }, activation));
   return decision.allowed ? allow(ctx, decision) : deny(decision);
 }
 

@@ -31,6 +31,10 @@ import { CONTINUE, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
 import { collectBody, immediateAnswer, oneChunk, replaceHeaders, requestFailure } from './outcomes.ts';
 import { extProcResponseFilter } from './response-filter.ts';
+import { endCall, startPolicyCall } from '../../../telemetry/tracing/request-trace.ts';
+
+/** The span of the ext_proc session on traced requests (telemetry/tracing). */
+const EXT_PROC_SPAN = { 'switchboard.policy': 'extProc' } as const;
 
 /** What the configured modes decide once, at compile time. */
 interface Plan {
@@ -100,7 +104,12 @@ async function processRequestBody(session: ExtProcSession, plan: Plan, ctx: Poli
 
 async function processRequest(client: ExtProcClient, plan: Plan, ctx: PolicyContext, deps: StepDeps): Promise<PolicyResult> {
   const session = client.session(activationOf(ctx));
-  ctx.onEnd(() => session.close());
+  // Traced requests: one span for the session, from its start to the request's end (telemetry/tracing).
+  const span = startPolicyCall('ext_proc', EXT_PROC_SPAN);
+  ctx.onEnd(() => {
+    session.close();
+    if (span) endCall(span, {});
+  });
   const body = ctx.requestBodyStream();
   try {
     const outcome = await session.requestHeaders(requestHeaderBlock(ctx), body === null);

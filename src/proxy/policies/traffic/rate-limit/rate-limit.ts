@@ -15,6 +15,10 @@ import { conditionalStep, type RunPolicy } from '../../conditional/conditional.t
 import type { PolicyContext } from '../../context.ts';
 import { CONTINUE, respondError, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
+import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
+
+/** The span of the rate-limit service call on traced requests (telemetry/tracing). */
+const RATE_LIMIT_SPAN = { 'switchboard.policy': 'rateLimit' } as const;
 
 /** Bounded: a config churning through policies must not grow this forever. */
 const MAX_SHARED_LIMITERS = 4096;
@@ -61,7 +65,7 @@ function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onC
   return async (ctx) => {
     const denied = admitLocal(ctx);
     if (denied) return denied;
-    const d = await global.shouldRateLimit(activationOf(ctx));
+    const d = await traceCall('rate_limit', RATE_LIMIT_SPAN, () => global.shouldRateLimit(activationOf(ctx)));
     if (!d.allowed) return denial(d);
     addHeaders(ctx, d);
     if (global.countsTokens) {
