@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { createLogger, scrubLogLine, setLoggedSecrets } from './logger.ts';
 
-/** What a logger made by createLogger writes, captured from stdout. */
+/** What a logger made by createLogger writes (text as it renders for a terminal). */
 function captured(format: 'json' | 'text', log: (logger: ReturnType<typeof createLogger>) => void): string {
   const chunks: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string) => { chunks.push(String(chunk)); return true; }) as typeof process.stdout.write;
-  try {
-    log(createLogger({ format, level: 'info' }));
-  } finally {
-    process.stdout.write = write;
-  }
+  log(createLogger({ format, level: 'info', destination: { write: (line: string) => chunks.push(line) }, textOnPipes: format === 'text' }));
   return chunks.join('');
 }
 
@@ -43,5 +38,38 @@ describe('logger redaction', () => {
   it('scrubLogLine is the identity when nothing is registered', () => {
     setLoggedSecrets([]);
     assert.equal(scrubLogLine('{"msg":"x"}\n'), '{"msg":"x"}\n');
+  });
+});
+
+describe('logger output', () => {
+  it('text renders `time LEVEL msg key=value` for a terminal; json stays JSON', () => {
+    assert.match(captured('text', (l) => l.info({ status: 200 }, 'request')), /^\S+Z INFO {2}request status=200\n$/);
+    assert.equal(JSON.parse(captured('json', (l) => l.info({ status: 200 }, 'request'))).status, 200);
+  });
+
+  it('text on a pipe or file is written as JSON (no parse and re-render per line)', () => {
+    const chunks: string[] = [];
+    createLogger({ format: 'text', level: 'info', destination: { write: (line: string) => chunks.push(line) } }).info({ status: 200 }, 'request');
+    assert.equal(JSON.parse(chunks.join('')).msg, 'request');
+  });
+
+  it('no buffered line is lost when the process exits after SIGTERM', async () => {
+    // A child logs more lines than one buffer holds and a last one at SIGTERM, then exits as the CLI does.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+      import { createLogger } from ${JSON.stringify(new URL('./logger.ts', import.meta.url).href)};
+      const logger = createLogger({ format: 'json', level: 'info' });
+      for (let i = 0; i < 5000; i++) logger.info({ i }, 'line');
+      process.on('SIGTERM', () => { logger.info('last'); process.exit(0); });
+      process.stderr.write('ready');
+      setInterval(() => {}, 1000);
+    `], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    await new Promise<void>((resolve) => child.stderr.once('data', () => resolve()));
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('close', resolve));
+    const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string });
+    assert.equal(lines.length, 5001);
+    assert.equal(lines.at(-1)?.msg, 'last');
   });
 });
