@@ -40,7 +40,7 @@ function answerText(req: RecordedRequest): string[] {
 function chatAnswer(req: RecordedRequest): Answer {
   const pieces = answerText(req);
   if (req.json().stream !== true) {
-    return { body: {
+    return { headers: { 'x-provider-region': 'eu-1' }, body: {
       id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-4o',
       choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
@@ -95,7 +95,7 @@ request:
   - webhook: { backendRef: { name: hook, port: 8080 }, forwardHeaderMatches: [{ name: x-team, value: blue }] }
     response: { statusCode: 451, message: "the webhook said no" }
 response:
-  - webhook: { backendRef: { name: hook, port: 8080 } }`),
+  - webhook: { backendRef: { name: hook, port: 8080 }, forwardHeaderMatches: [{ name: x-provider-region, type: RegularExpression, value: "eu-[0-9]+" }, { name: x-team, value: blue }] }`),
       backend('hook-open', `request:
   - webhook: { backendRef: { name: gone, port: 8080 }, failureMode: FailOpen }`),
       service('gone', { host: '127.0.0.1', port: 1 }),
@@ -157,11 +157,13 @@ response:
       webhook.assertClean();
     });
 
-    it('response: a buffered answer is masked or rejected; a streamed one is cut by a rejection', async () => {
-      const masked = await openai('/hook').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'ask-s' }] });
+    it('response: a buffered answer is masked or rejected (provider headers forwarded by match); a streamed one is cut by a rejection', async () => {
+      const masked = await openai('/hook', { 'x-team': 'blue' }).chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'ask-s' }] });
       assert.equal(masked.choices[0]?.message.content, 'Use <SECRET> now.');
       const call = webhook.calls.filter((c) => c.path === '/response').at(-1)!;
       assert.deepEqual(call.json, { body: { choices: [{ message: { role: 'assistant', content: 'Use secret-abc now.' } }] } });
+      assert.equal(call.headers['x-provider-region'], 'eu-1', "the provider's answer headers are what a response guard forwards");
+      assert.equal(call.headers['x-team'], undefined, "the client's headers are not forwarded on answers");
       await assert.rejects(openai('/hook').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'ask-f' }] }), rejected(403, /The response was rejected due to inappropriate content/));
       const cut = await streamed('/hook', 'ask-f');
       assert.match(String(cut.error?.message), /rejected/);
