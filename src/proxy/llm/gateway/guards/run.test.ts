@@ -1,0 +1,156 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compilePromptGuard, GuardConfigError, promptGuardOf, registerGuardKind } from './compile.ts';
+import './kinds.ts';
+import { regexGuard } from './regex.ts';
+import { guardJsonBody, runGuards, type GuardOutcome, type GuardRun } from './run.ts';
+import { completeEventsEnd, StreamGuard } from './stream.ts';
+import { requestSlots, responseSlots } from './texts.ts';
+import type { CompiledGuard, GuardVerdict } from './types.ts';
+import type { AiPolicy } from '../../../../ir/ai.ts';
+
+const run: GuardRun = { phase: 'request', headers: {}, streaming: false, signal: new AbortController().signal };
+const seg = (...texts: string[]) => texts.map((text) => ({ role: 'user', text }));
+
+/** A guard kind for tests: answers what it is told, synchronously or not, or fails. */
+function fake(name: string, answer: GuardVerdict | 'throw' | 'reject-promise', opts: { async?: boolean; failOpen?: boolean; seen?: string[][] } = {}): CompiledGuard {
+  return {
+    kind: name, rejectStatus: 451, rejectMessage: `${name} said no`, failOpen: opts.failOpen ?? false,
+    check(input) {
+      opts.seen?.push(input.segments.map((s) => s.text));
+      if (answer === 'throw') throw new Error('service down');
+      if (answer === 'reject-promise') return Promise.reject(new Error('service down'));
+      return opts.async ? Promise.resolve(answer) : answer;
+    },
+  };
+}
+
+const RUNS: Record<string, { guards: () => CompiledGuard[]; want: GuardOutcome; async: boolean }> = {
+  'no guard objects: pass': { guards: () => [fake('a', { action: 'pass' })], want: { kind: 'pass' }, async: false },
+  'the first rejection wins': { guards: () => [fake('a', { action: 'pass' }), fake('b', { action: 'reject' }), fake('c', { action: 'reject' })], want: { kind: 'reject', status: 451, message: 'b said no', guard: 'b', failed: false }, async: false },
+  'a mask reaches the outcome': { guards: () => [fake('a', { action: 'mask', segments: ['x', 'Y'] })], want: { kind: 'pass', texts: ['x', 'Y'] }, async: false },
+  'an async guard makes the run async': { guards: () => [fake('a', { action: 'pass' }, { async: true }), fake('b', { action: 'reject' })], want: { kind: 'reject', status: 451, message: 'b said no', guard: 'b', failed: false }, async: true },
+  'FailClosed: a throwing guard rejects': { guards: () => [fake('a', 'throw')], want: { kind: 'reject', status: 451, message: 'a said no', guard: 'a', failed: true }, async: false },
+  'FailClosed: a rejected promise rejects': { guards: () => [fake('a', 'reject-promise')], want: { kind: 'reject', status: 451, message: 'a said no', guard: 'a', failed: true }, async: true },
+  'FailOpen: a failing guard lets the text on to the next guard': { guards: () => [fake('a', 'reject-promise', { failOpen: true }), fake('b', { action: 'mask', segments: ['m', 'n'] })], want: { kind: 'pass', texts: ['m', 'n'] }, async: true },
+  'a mask of the wrong length fails the guard (closed)': { guards: () => [fake('a', { action: 'mask', segments: ['x'] })], want: { kind: 'reject', status: 451, message: 'a said no', guard: 'a', failed: true }, async: false },
+};
+
+for (const [name, row] of Object.entries(RUNS)) {
+  test(`runGuards: ${name}`, async () => {
+    const out = runGuards(row.guards(), seg('x', 'y'), run);
+    assert.equal(out instanceof Promise, row.async);
+    assert.deepEqual(await out, row.want);
+  });
+}
+
+test('runGuards: each guard sees the text the previous one masked', async () => {
+  const seen: string[][] = [];
+  await runGuards([fake('a', { action: 'mask', segments: ['A', 'y'] }, { async: true }), fake('b', { action: 'pass' }, { seen })], seg('x', 'y'), run);
+  assert.deepEqual(seen, [['A', 'y']]);
+});
+
+test('runGuards: on a stream a mask is not applied (the text passes as it is)', () => {
+  assert.deepEqual(runGuards([fake('a', { action: 'mask', segments: ['A'] })], seg('x'), { ...run, streaming: true }), { kind: 'pass' });
+});
+
+test('compile: defaults of the response, unknown kinds and bad entries', () => {
+  const g = compilePromptGuard({ request: [{ regex: { builtins: ['Ssn'] } }], response: [{ regex: { builtins: ['Ssn'] }, response: { statusCode: 400, message: 'nope' } }] });
+  assert.equal(g?.streaming, false);
+  assert.deepEqual([g?.request[0]?.rejectStatus, g?.request[0]?.rejectMessage], [403, 'The request was rejected due to inappropriate content']);
+  assert.deepEqual([g?.response[0]?.rejectStatus, g?.response[0]?.rejectMessage], [400, 'nope']);
+  assert.equal(compilePromptGuard({ streaming: 'Enabled', response: [{ regex: { builtins: ['Ssn'] } }] })?.streaming, true);
+  assert.equal(compilePromptGuard({}), undefined);
+  assert.throws(() => compilePromptGuard({ request: [{ noSuchKind: {} }] }), GuardConfigError);
+  assert.throws(() => compilePromptGuard({ response: [{ providerAModeration: {} }] }), /exactly one of regex, webhook, cloudAGuardrails, cloudCShield/);
+  assert.throws(() => compilePromptGuard({ request: [{ regex: {}, webhook: {} }] }), GuardConfigError);
+});
+
+test('compile: the registered factory builds each entry, with its path and response', () => {
+  const calls: unknown[] = [];
+  registerGuardKind('regex', (spec, ctx) => {
+    calls.push([spec, ctx]);
+    return fake('regex', { action: 'pass' });
+  });
+  try {
+    compilePromptGuard({ response: [{ regex: { builtins: ['Ssn'] } }, { regex: { matches: ['x'] }, response: { statusCode: 200 } }] });
+  } finally {
+    registerGuardKind('regex', regexGuard);
+  }
+  assert.deepEqual(calls, [
+    [{ builtins: ['Ssn'] }, { phase: 'response', path: 'response[0].regex', rejectStatus: 403, rejectMessage: 'The response was rejected due to inappropriate content' }],
+    [{ matches: ['x'] }, { phase: 'response', path: 'response[1].regex', rejectStatus: 200, rejectMessage: 'The response was rejected due to inappropriate content' }],
+  ]);
+});
+
+test('promptGuardOf: compiled once per policy object; a broken policy throws every time', () => {
+  const policy: AiPolicy = { promptGuard: { request: [{ regex: { builtins: ['Email'] } }] } };
+  assert.equal(promptGuardOf(policy), promptGuardOf(policy));
+  assert.equal(promptGuardOf({}), undefined);
+  const broken: AiPolicy = { promptGuard: { request: [{ regex: { matches: ['('] } }] } };
+  assert.throws(() => promptGuardOf(broken), GuardConfigError);
+  assert.throws(() => promptGuardOf(broken), GuardConfigError);
+});
+
+const REQUEST_TEXT: Record<string, { route: 'Completions' | 'Messages' | 'Responses' | 'Embeddings'; body: Record<string, unknown>; want: [string, string][] }> = {
+  'chat: strings, parts, every role; images skipped': {
+    route: 'Completions',
+    body: { messages: [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'u' }, { type: 'image_url', image_url: { url: 'x' } }] }, { role: 'assistant', content: 'a', tool_calls: [{ function: { arguments: '{}' } }] }, { role: 'tool', content: 't' }] },
+    want: [['system', 's'], ['user', 'u'], ['assistant', 'a'], ['tool', 't']],
+  },
+  'messages: system blocks, text and tool results': {
+    route: 'Messages',
+    body: { system: [{ type: 'text', text: 's' }], messages: [{ role: 'user', content: 'u' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'r' }, { type: 'tool_result', tool_use_id: 'y', content: [{ type: 'text', text: 'r2' }] }] }] },
+    want: [['system', 's'], ['user', 'u'], ['tool', 'r'], ['tool', 'r2']],
+  },
+  'responses: instructions, items, function outputs': {
+    route: 'Responses',
+    body: { instructions: 'i', input: [{ role: 'user', content: [{ type: 'input_text', text: 'u' }] }, { type: 'function_call_output', call_id: 'c', output: 'o' }, { type: 'function_call', arguments: '{}' }] },
+    want: [['system', 'i'], ['user', 'u'], ['tool', 'o']],
+  },
+  'responses: a string input': { route: 'Responses', body: { input: 'u' }, want: [['user', 'u']] },
+  'embeddings: strings, token arrays skipped': { route: 'Embeddings', body: { input: ['a', [1, 2], 'b'] }, want: [['user', 'a'], ['user', 'b']] },
+};
+
+for (const [name, row] of Object.entries(REQUEST_TEXT)) {
+  test(`requestSlots: ${name}`, () => {
+    const slots = requestSlots(row.route, row.body);
+    assert.deepEqual(slots.map((s) => [s.role, s.text]), row.want);
+    slots.forEach((s) => s.write(`${s.text}!`));
+    assert.deepEqual(requestSlots(row.route, row.body).map((s) => s.text), row.want.map(([, t]) => `${t}!`), 'writes land where the text was read');
+  });
+}
+
+test('responseSlots: the answer text per format', () => {
+  assert.deepEqual(responseSlots('Completions', { choices: [{ message: { content: 'a' } }, { message: { content: null } }] }).map((s) => s.text), ['a']);
+  assert.deepEqual(responseSlots('Messages', { content: [{ type: 'text', text: 'a' }, { type: 'tool_use', input: {} }] }).map((s) => s.text), ['a']);
+  assert.deepEqual(responseSlots('Responses', { output: [{ type: 'reasoning' }, { type: 'message', content: [{ type: 'output_text', text: 'a' }] }] }).map((s) => s.text), ['a']);
+});
+
+test('guardJsonBody: masked bodies are re-serialised, others returned as they were', async () => {
+  const guards = compilePromptGuard({ request: [{ regex: { builtins: ['Email'] } }] })?.request ?? [];
+  const clean = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+  assert.equal((await guardJsonBody(guards, 'Completions', clean, run) as { body: Uint8Array }).body, clean);
+  const out = await guardJsonBody(guards, 'Completions', Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'a@b.io' }] })), run);
+  assert.equal(out.kind === 'pass' && Buffer.from(out.body).toString(), '{"messages":[{"role":"user","content":"<EMAIL>"}]}');
+  const notJson = Buffer.from('not json');
+  assert.equal((await guardJsonBody(guards, 'Completions', notJson, run) as { body: Uint8Array }).body, notJson);
+});
+
+test('completeEventsEnd: the end of the last blank line', () => {
+  assert.equal(completeEventsEnd(Buffer.from('data: a\n\ndata: b')), 9);
+  assert.equal(completeEventsEnd(Buffer.from('data: a\r\n\r\n')), 11);
+  assert.equal(completeEventsEnd(Buffer.from('data: a\n')), 0);
+});
+
+test('StreamGuard: judges accumulated text across events, holds partial events, rejects in the client format', () => {
+  const guards = compilePromptGuard({ streaming: 'Enabled', response: [{ regex: { builtins: ['Ssn'], action: 'Reject' } }] })?.response ?? [];
+  const sg = new StreamGuard(guards, 'Completions', { headers: {}, signal: new AbortController().signal });
+  const chunk = (t: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: t } }] })}\n\n`;
+  const first = sg.check(Buffer.from(chunk('ssn 123-45') + 'data: {"cho'));
+  assert.ok(!(first instanceof Promise) && first.kind === 'write');
+  assert.equal(Buffer.from(first.bytes).toString(), chunk('ssn 123-45'), 'the partial event is held');
+  const second = sg.check(Buffer.from(`ices":[{"index":0,"delta":{"content":"-6789"}}]}\n\n`));
+  assert.ok(!(second instanceof Promise) && second.kind === 'reject');
+  assert.match(Buffer.from(second.rejection).toString(), /^data: \{"error":\{"message":"The response was rejected due to inappropriate content","type":"permission_error","param":null,"code":"guard_rejected"\}\}\n\n$/);
+});
