@@ -9,7 +9,7 @@
  * for service `bedrock` in the guardrail's region with the test keys, or carry the Bedrock API key
  * as a bearer token; otherwise 403 as AWS answers.
  */
-import { verifySigV4 } from '../fake-sts.ts';
+import { verifySigV4, type FakeSts } from '../fake-sts.ts';
 import { header, isObject, startGuardDouble, type DoubleAnswer, type GuardCall, type GuardDouble } from './double.ts';
 
 export interface BedrockGuardrailDoubleOptions {
@@ -20,6 +20,8 @@ export interface BedrockGuardrailDoubleOptions {
   readonly keys?: Readonly<Record<string, string>>;
   /** A Bedrock API key accepted as `Authorization: Bearer`. */
   readonly apiKey?: string;
+  /** Sessions this STS handed out are accepted too (signature and session token checked). */
+  readonly sts?: FakeSts;
 }
 
 const SSN = /\b\d{3}-\d{2}-\d{4}\b/g;
@@ -62,7 +64,9 @@ export async function startBedrockGuardrailDouble(opts: BedrockGuardrailDoubleOp
     const bearer = header(call, 'authorization');
     const byKey = opts.apiKey !== undefined && bearer === `Bearer ${opts.apiKey}`;
     if (!byKey) {
-      const signed = verifySigV4(call, { service: 'bedrock', region: opts.region }, (id) => opts.keys?.[id]);
+      const scope = { service: 'bedrock', region: opts.region };
+      const session = call.headers['x-amz-security-token'] !== undefined && opts.sts ? opts.sts.verifySession(call, scope) : undefined;
+      const signed = session ?? verifySigV4(call, scope, (id) => opts.keys?.[id]);
       if (!signed.ok) return { problems: [], answer: awsError(403, 'UnrecognizedClientException', `The security token included in the request is invalid (${signed.reason}).`) };
     }
     if (!header(call, 'content-type')?.startsWith('application/json')) problems.push('content-type is not application/json');

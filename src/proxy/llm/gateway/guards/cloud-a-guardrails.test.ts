@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BackendCredentials } from '../../../policies/credentials/backend-credentials.ts';
 import { AWS_KEYS } from '../../../../../test/llm/fake-cloud.ts';
+import { startFakeSts } from '../../../../../test/llm/fake-sts.ts';
 import { startBedrockGuardrailDouble } from '../../../../../test/llm/guards/bedrock-guardrail-double.ts';
 import type { GuardDouble } from '../../../../../test/llm/guards/double.ts';
 import { compileCloudAGuardrails, type CloudAGuardrailsGuardIR } from './cloud-a-guardrails.ts';
@@ -55,6 +56,25 @@ describe('cloudAGuardrails guard against a double of ApplyGuardrail', () => {
     assert.deepEqual(await byKey.check(input('request', 'hi'), signal()), { action: 'pass' });
     assert.equal(double.calls.at(-1)!.headers.authorization, 'Bearer bedrock-api-key');
     double.assertClean();
+  });
+
+  it('credential forms: an assumed role (STS session signed with the Secret keys, then the session signs the call)', async () => {
+    const sts = await startFakeSts({ [AWS_KEYS.accessKeyId]: AWS_KEYS.secretAccessKey }, 'eu-west-1');
+    const withSessions = await startBedrockGuardrailDouble({ identifier: ARN, version: '3', region: 'eu-west-1', sts });
+    try {
+      const credentials = new BackendCredentials({ env: { AWS_ENDPOINT_URL_STS: sts.url } });
+      const roleArn = 'arn:aws:iam::123456789012:role/guardrails';
+      const guard = compileCloudAGuardrails({ ...config, policies: { auth: { cloudA: { secret: { accessKey: AWS_KEYS.accessKeyId, secretKey: AWS_KEYS.secretAccessKey }, assumeRole: { roleIdentifier: roleArn } } } } }, COMMON, { credentials, vendorOrigins: { cloudAGuardrails: withSessions.origin } });
+      assert.deepEqual(await guard.check(input('request', 'hi'), signal()), { action: 'pass' });
+      assert.equal(sts.calls.length, 1);
+      assert.equal(sts.calls[0]!.form.get('RoleArn'), roleArn);
+      const token = withSessions.calls.at(-1)!.headers['x-amz-security-token'];
+      assert.equal([...sts.issued.values()].some((s) => s.sessionToken === token), true, 'the call is signed with the issued session');
+      withSessions.assertClean();
+    } finally {
+      await withSessions.close();
+      await sts.stop();
+    }
   });
 
   it('no usable credential, a wrong signature, or an unknown guardrail throw (FailClosed)', async () => {
