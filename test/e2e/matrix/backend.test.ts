@@ -122,6 +122,11 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
       { name: 'health', backend: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } }, refs: { svc: { name: 'pair', port: 8080 }, ai: ref('llm-pair') } },
       { name: 'extauth', backend: { extAuth: { url: authz.url, grpc: {} } } },
       { name: 'extauth-down', backend: { extAuth: { url: `http://127.0.0.1:${dead}`, grpc: {}, failureMode: 'FailClosed' } } },
+      // `ai.promptGuard` from the ProxyPolicy (the backend has no inline `ai`): a request saying `forbidden` is refused, the answer's `hello` masked.
+      {
+        name: 'prompt-guard', kinds: ['ai'], refs: { ai: ref('llm-plain') },
+        backend: { ai: { routes: AI_ROUTES, promptGuard: { request: [{ regex: { matches: ['forbidden'], action: 'Reject' }, response: { statusCode: 400, message: 'not that' } }], response: [{ regex: { matches: ['hel+o'] } }] } } },
+      },
     ];
     const extra = service('secure', { host: '127.0.0.1', port: tlsProvider.port }, { port: 8443 })
       + aiBackend('llm-tls', tlsProvider.port) + mcpBackend('tools-tls', tlsTarget.port)
@@ -133,6 +138,7 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
           policies: { ai: { routes: AI_ROUTES } },
         },
       })
+      + object({ apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyBackend', metadata: { name: 'llm-plain', namespace: 'default' }, spec: { ai: { provider: { providerA: {}, host: '127.0.0.1', port: provider.port } } } })
       + object({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upstream-ca', namespace: 'default' }, data: { 'ca.crt': cert.certPem } })
       + secret('backend-key', { Authorization: 'Bearer sk-secret' }) + secret('client-keys', { team: 'sk-good' })
       + object({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'pair', namespace: 'default' }, spec: { ports: [{ name: 'http', port: 8080 }] } })
@@ -359,6 +365,14 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
         assertAnthropicError(await nothingReaches(provider, () => failure(clients.message('extauth-down'))), 403, 'permission_error');
       },
       mcp: async () => assertJsonRpcRefusal(await nothingReaches(target, () => failure(clients.mcp('extauth-down'))), 403, -32001, 'ext_auth_unavailable'),
+    }),
+    ...perKind('ai.promptGuard (request guard refuses before the provider, response guard masks)', {
+      ai: async () => {
+        const ask = (content: string) => clients.openai('prompt-guard').chat.completions.create({ model: 'm', messages: [{ role: 'user', content }] });
+        assertOpenAIError(await nothingReaches(provider, () => failure(ask('say forbidden things'))), 400, 'invalid_request_error', 'guard_rejected');
+        assert.equal((await ask('hi')).choices[0]?.message.content, '<MASKED>');
+        assertAccepted(gw, 'prompt-guard-ai');
+      },
     }),
   ];
   runRows(rows);

@@ -75,7 +75,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
-  { scope: 'backend', path: 'ai.promptGuard', kinds: ['ai'], why: 'prompt guards are not implemented: requests and responses pass unchecked', issue: 13 },
 
   // One LLM provider of an AI backend (`spec.ai.provider`, `spec.ai.groups[].providers[]`).
 ];
