@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { httpGateway } from '../support/manifests.ts';
+import { gateway, gatewayClass, httpGateway, prefixRoute, routeTrafficPolicy, service } from '../support/manifests.ts';
+import { startHttpServer, type RunningServer } from '../ext/servers.ts';
 import { llmGatewayYaml, ROUTES } from '../llm/gateway-yaml.ts';
 import { startMockProvider, streamFixture, type MockProvider } from '../llm/mock-provider.ts';
 import { connect, startEverything, type Upstream } from '../mcp/support.ts';
@@ -248,5 +249,53 @@ ${tracingPolicy(receiver, `        - { name: app.tool, expression: 'mcp.tool.nam
     assert.equal(call.attributes['http.response.status_code'], 200);
     // Every message of the session was traced under the client's trace (initialize too).
     assert.ok(spans.some((s) => s.kind === SERVER && s.attributes['mcp.method.name'] === undefined && s.attributes['http.request.method'] === 'POST'));
+  });
+});
+
+describe('tracing: a Service route with extAuth and retries over OTLP/HTTP', () => {
+  let receiver: OtlpReceiver;
+  let authz: RunningServer;
+  let flaky: RunningServer;
+  let gw: GatewayHarness;
+  /** What the upstream and the authorization service saw: trace headers per request. */
+  const upstreamTraceparents: (string | undefined)[] = [];
+
+  before(async () => {
+    receiver = await startOtlpReceiver('HTTP');
+    authz = await startHttpServer((_req, _body, res) => res.writeHead(200).end());
+    flaky = await startHttpServer((req, _body, res) => {
+      upstreamTraceparents.push(req.headers.traceparent as string | undefined);
+      // The first attempt fails with 503: traffic.retry sends it again.
+      res.writeHead(upstreamTraceparents.length === 1 ? 503 : 200, { 'content-type': 'text/plain' }).end('ok');
+    });
+    gw = await startGateway(
+      gatewayClass() + service('flaky', { host: '127.0.0.1', port: flaky.port }) + gateway('gw', [{ name: 'http', port: 80 }])
+      + prefixRoute('svc', '/svc', 'flaky')
+      + routeTrafficPolicy('svc', 'svc', `extAuth: { url: "${authz.url}", http: {} }\nretry: { codes: [503], attempts: 2, backoff: 10ms }`)
+      + `---\n${tracingPolicy(receiver)}`,
+    );
+    assert.deepEqual(gw.applyErrors, []);
+  });
+
+  after(async () => {
+    await gw?.close();
+    await Promise.all([receiver?.close(), authz?.close(), flaky?.close()]);
+  });
+
+  it('the ext_authz call and each upstream attempt are CLIENT spans; each attempt sends its own traceparent', async () => {
+    const client = clientTrace(5);
+    const r = await gw.request(80, { path: '/svc/x', headers: { traceparent: client.traceparent } });
+    assert.equal(r.status, 200);
+    const spans = ofTrace(await receiver.waitForSpans((all) => ofTrace(all, client.traceId).length >= 4), client.traceId);
+    const server = spans.find((s) => s.kind === SERVER);
+    assert.ok(server);
+    assert.equal(server.parentSpanId, client.spanId);
+    const children = spans.filter((s) => s.parentSpanId === server.spanId);
+    assert.deepEqual(children.map((s) => s.name).sort(), ['GET', 'GET', 'ext_authz']);
+    const attempts = children.filter((s) => s.name === 'GET');
+    assert.deepEqual(attempts.map((s) => s.attributes['http.response.status_code']).sort(), [200, 503]);
+    assert.equal(attempts.find((s) => s.attributes['http.response.status_code'] === 503)?.status, STATUS_ERROR);
+    assert.equal(attempts.find((s) => s.attributes['http.response.status_code'] === 200)?.attributes['http.request.resend_count'], 1);
+    assert.deepEqual([...upstreamTraceparents].sort(), attempts.map((s) => `00-${client.traceId}-${s.spanId}-01`).sort());
   });
 });
