@@ -250,7 +250,9 @@ const results: Result[] = [];
 for (const scenario of scenarios) {
   for (const choice of choices) {
     process.stderr.write(`${scenario} × ${choice} …\n`);
-    results.push(await runScenario(scenario, choice));
+    const r = await runScenario(scenario, choice);
+    results.push(r);
+    process.stderr.write(`  ${row(r)}\n`);
   }
 }
 console.log([
@@ -260,8 +262,12 @@ console.log([
   '',
   '| scenario | choice | requests | success | TTFT p50 (ms) | TTFT p99 (ms) | `a`: requests / failed | `a` evicted |',
   '|---|---|---:|---:|---:|---:|---:|---:|',
-  ...results.map((r) => `| ${r.scenario} | ${r.choice} | ${r.requests} | ${((100 * r.ok) / Math.max(r.requests, 1)).toFixed(2)} % | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.aRequests} / ${r.aFailed} | ${r.evictions ?? '—'} |`),
+  ...results.map(row),
 ].join('\n'));
+
+function row(r: Result): string {
+  return `| ${r.scenario} | ${r.choice} | ${r.requests} | ${((100 * r.ok) / Math.max(r.requests, 1)).toFixed(2)} % | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.aRequests} / ${r.aFailed} | ${r.evictions ?? '—'} |`;
+}
 
 function boundedInt(text: string, min: number, max: number, name: string): number {
   const n = Number(text);
