@@ -109,6 +109,19 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     });
   }
 
+  it('a sequence of every edit, one after another, stays equal to full translations', () => {
+    const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+    const translator = new IncrementalTranslator();
+    translator.replace([...objects.values()]);
+    for (const { name, edit } of [...EDITS, ...EDITS.slice(1, 9)]) {
+      const before = new Map(objects);
+      edit(objects);
+      const diff = diffObjects(before, [...objects.values()]);
+      assert.ok(diff);
+      assert.deepEqual(plain(translator.apply(diff.delta)), translate([...objects.values()]), name);
+    }
+  });
+
   it('objects it cannot key are carried whole, and the result still equals translate()', () => {
     const objects = [...base(), { apiVersion: 'v1', kind: 'Service', metadata: {} } as KubeObject, null as unknown as KubeObject];
     assert.equal(diffObjects(new Map(), objects), undefined);

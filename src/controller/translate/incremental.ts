@@ -17,6 +17,7 @@ import { isClusterScoped } from '../sources/known-kinds.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { canonicalJson } from './hash.ts';
 import { translateBody, type ConfigBody, type TranslateOptions, type TranslateResult } from './index.ts';
+import { RouteMemo } from './route-memo.ts';
 
 /** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
 export interface ObjectDelta {
@@ -90,6 +91,7 @@ export class IncrementalTranslator {
   #objects = new Map<string, KubeObject>();
   #unkeyed: KubeObject[] = [];
   #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>> } | undefined;
+  readonly #routes = new RouteMemo();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -99,9 +101,11 @@ export class IncrementalTranslator {
   replace(objects: readonly KubeObject[]): IncrementalResult {
     const diff = diffObjects(this.#objects, objects);
     if (diff) {
+      this.#invalidate(diff.delta);
       this.#objects = diff.next;
       this.#unkeyed = [];
     } else {
+      this.#routes.clear();
       this.#objects = new Map();
       this.#unkeyed = [...objects];
     }
@@ -110,6 +114,7 @@ export class IncrementalTranslator {
 
   /** Applies a delta to the held objects and translates. */
   apply(delta: ObjectDelta): IncrementalResult {
+    this.#invalidate(delta);
     for (const key of delta.removed) this.#objects.delete(key);
     for (const object of delta.upserted) {
       const key = objectKeyOf(object);
@@ -124,9 +129,17 @@ export class IncrementalTranslator {
     this.#previous = undefined;
   }
 
+  /** Route translations stay valid while only routes and policies change (route-memo.ts). */
+  #invalidate(delta: ObjectDelta): void {
+    const routeOrPolicy = (kind: string): boolean => kind === 'HTTPRoute' || kind === 'ProxyPolicy';
+    const kindOfKey = (key: string): string => key.slice(0, key.indexOf('/'));
+    if (delta.upserted.every((o) => objectKeyOf(o) !== undefined && routeOrPolicy(o.kind)) && delta.removed.every((key) => routeOrPolicy(kindOfKey(key)))) return;
+    this.#routes.clear();
+  }
+
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger } = translateBody(objects, this.#options);
+    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? this.#routes : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);

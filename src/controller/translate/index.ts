@@ -4,6 +4,7 @@ import { buildBinds } from './binds.ts';
 import { buildGatewayGraph } from './gateway.ts';
 import { translateGatewayClasses } from './gatewayclass.ts';
 import { contentHash } from './hash.ts';
+import type { RouteMemo } from './route-memo.ts';
 import { translateHttpRoute } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
 import { resolvePolicies } from './policy/index.ts';
@@ -52,7 +53,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type ConfigBody = Omit<ProxyConfig, 'version'>;
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: RouteMemo): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects);
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -63,8 +64,9 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const attachments: { routeKey: string; attachment: Attachment }[] = [];
   const routeStatuses: ObjectStatus[] = [];
   const ourRoutes = new Map<string, KubeObject>();
+  const translateRoute = memo ? memo.over(graph, snapshot, controllerName) : (object: KubeObject) => translateHttpRoute(object, graph, snapshot, controllerName);
   for (const object of snapshot.httpRoutes) {
-    const result = translateHttpRoute(object, graph, snapshot, controllerName);
+    const result = translateRoute(object);
     if (result.status) {
       routeStatuses.push(result.status);
       ourRoutes.set(`${result.status.metadata.namespace ?? ''}/${object.metadata.name}`, object);

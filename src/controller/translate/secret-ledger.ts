@@ -20,9 +20,16 @@ export class SecretLedger {
   readonly #trees = new Set<object>();
   #matcher: SecretMatcher | undefined;
   #textMatcher: SecretMatcher | undefined;
+  #touches = 0;
+
+  /** How many times anything was read or recorded: a step that moved it depends on Secret data (route-memo.ts). */
+  get touches(): number {
+    return this.#touches;
+  }
 
   /** A Secret's entries, decoded (`data` is base64; `stringData` wins, as the API server merges them); all recorded. */
   entries(secret: KubeObject): Record<string, string> {
+    this.#touches++;
     const encoded = stringRecord(secret.data);
     const fromData = Object.fromEntries(Object.entries(encoded).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     const entries = { ...fromData, ...stringRecord(secret.stringData) };
@@ -38,6 +45,7 @@ export class SecretLedger {
 
   /** Records a string derived from Secret data and returns it, so derivations stay expressions. */
   record<T extends string>(value: T): T {
+    this.#touches++;
     if (value !== '' && !isPublicCertificate(value)) {
       this.#values.add(value);
       this.#matcher = undefined;
@@ -55,6 +63,7 @@ export class SecretLedger {
 
   /** Records a JSON value parsed from Secret data: the whole subtree is Secret data wherever it lands. */
   recordTree<T>(value: T): T {
+    this.#touches++;
     if (typeof value === 'string') return this.record(value);
     if (value !== null && typeof value === 'object') {
       this.#trees.add(value);

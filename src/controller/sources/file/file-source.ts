@@ -20,7 +20,8 @@ export interface FileSourceOptions {
   readonly parseTimeoutMs?: number;
 }
 
-const DEFAULT_DEBOUNCE_MS = 100;
+/** Short: a route change has 100 ms to reach the proxies (issue 15); an editor's save is a burst of events well inside it. */
+const DEFAULT_DEBOUNCE_MS = 20;
 const DEFAULT_MAX_WAIT_MS = 1000;
 
 /**

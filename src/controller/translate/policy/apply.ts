@@ -96,10 +96,18 @@ export function applyToRoute(route: Route, listeners: readonly ListenerRef[], pl
     const deprecated = deprecatedMcpAuthentication(rule, places);
     const perListener = (l: ListenerRef) => traffic(places, [...listenerKeys(l), ...ruleKeys], isPost, deprecated);
     const backends = rule.backends.map((b) => applyToBackend(b, listeners, ruleKeys, places));
-    return { ...rule, ...spread('traffic', 'trafficByListener', listeners, perListener), backends };
+    const applied = spread('traffic', 'trafficByListener', listeners, perListener);
+    // Nothing applies: the same object, so an unchanged route keeps its identity from one translation to the next.
+    if (isEmpty(applied) && backends.every((b, i) => b === rule.backends[i])) return rule;
+    return { ...rule, ...applied, backends };
   });
-  return { ...route, rules };
+  return rules.every((rule, i) => rule === route.rules[i]) ? route : { ...route, rules };
 }
+
+const isEmpty = (value: object): boolean => {
+  for (const _ in value) return false;
+  return true;
+};
 
 function applyToBackend(weighted: WeightedBackend, listeners: readonly ListenerRef[], ruleKeys: readonly string[], places: PolicyPlaces): WeightedBackend {
   const backend = weighted.backendKey === null ? undefined : places.backends[weighted.backendKey];
@@ -122,7 +130,8 @@ function applyToBackend(weighted: WeightedBackend, listeners: readonly ListenerR
     if (Object.keys(subBackends).length === 0) return policy;
     return { ...(policy ?? { sources: {} }), subBackends };
   };
-  return { ...weighted, ...spread('backendPolicy', 'backendPolicyByListener', listeners, perListener) };
+  const applied = spread('backendPolicy', 'backendPolicyByListener', listeners, perListener);
+  return isEmpty(applied) ? weighted : { ...weighted, ...applied };
 }
 
 function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: InlineBackendPolicy | undefined, own?: SubBackend['own']): BackendPolicy | undefined {

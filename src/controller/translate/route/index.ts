@@ -19,6 +19,8 @@ export interface RouteResult {
   /** Attachments to programmed listeners, for the binds. */
   readonly attachments: readonly Attachment[];
   readonly backends: ReadonlyMap<string, Backend>;
+  /** Keys of the listeners whose attachedRoutes this route added one to (a memoized result replays them). */
+  readonly counted: readonly string[];
 }
 
 /** Creation time of objects that carry none (file mode): the epoch, so they sort first and stay valid RFC 3339. */
@@ -40,7 +42,7 @@ export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snap
     })
     .map((ref) => attachToParent(ref, namespace, hostnames, graph))
     .filter((o) => o !== undefined);
-  if (outcomes.length === 0) return { attachments: [], backends: new Map() };
+  if (outcomes.length === 0) return { attachments: [], backends: new Map(), counted: [] };
 
   const resolver = new BackendResolver(snapshot, namespace);
   // No rules means the Gateway API default: one rule matching every request (PathPrefix `/`).
@@ -64,9 +66,10 @@ export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snap
   const status: ObjectStatus = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace }, status: { parents } };
 
   const attachments = rules.length === 0 ? [] : outcomes.flatMap((o) => o.attachments).filter((a) => isProgrammed(a.listener));
-  if (attachments.length === 0) return { status, attachments: [], backends: new Map() };
+  const counted = [...countedListeners];
+  if (attachments.length === 0) return { status, attachments: [], backends: new Map(), counted };
   const route: Route = { key, namespace, name: object.metadata.name, creationTimestamp: creationOf(object) || NO_CREATION_TIME, rules };
-  return { status, route, attachments, backends: resolver.backends };
+  return { status, route, attachments, backends: resolver.backends, counted };
 }
 
 function parentConditions(problem: Problem | undefined, rules: readonly RouteRule[], invalid: readonly string[], refs: readonly Problem[], generation: number | undefined): Condition[] {

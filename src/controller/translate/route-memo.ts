@@ -1,0 +1,44 @@
+import type { KubeObject } from '../../api/gateway/object.ts';
+import type { GatewayGraph } from './gateway.ts';
+import type { ListenerModel } from './listener.ts';
+import { translateHttpRoute, type RouteResult } from './route/index.ts';
+import type { Snapshot } from './snapshot.ts';
+
+/**
+ * HTTPRoute translations kept between translations of a changing object set (incremental.ts).
+ *
+ * A route's translation reads the route itself and the world around it — GatewayClasses,
+ * Gateways, ListenerSets, Services, EndpointSlices, ReferenceGrants, Namespaces, ProxyBackends,
+ * Secrets — never other routes or ProxyPolicies. So while only HTTPRoutes and ProxyPolicies
+ * change, an unchanged route (the same object) translates to the same result, and its IR Route
+ * and Backends are reused as they are (the same objects: serialised once, compiled once). The
+ * owner calls `clear()` whenever anything else changes. Routes whose translation read a Secret
+ * are not kept: the Secret ledger must see every read again.
+ */
+export class RouteMemo {
+  #results = new WeakMap<KubeObject, RouteResult>();
+
+  clear(): void {
+    this.#results = new WeakMap();
+  }
+
+  /** A translator of routes over one graph: memoized results replay the listener counts they made. */
+  over(graph: GatewayGraph, snapshot: Snapshot, controllerName: string): (object: KubeObject) => RouteResult {
+    let listeners: Map<string, ListenerModel> | undefined;
+    return (object) => {
+      const kept = this.#results.get(object);
+      if (kept) {
+        listeners ??= new Map(graph.listeners.map((l) => [l.key, l]));
+        for (const key of kept.counted) {
+          const listener = listeners.get(key);
+          if (listener) listener.attachedRoutes += 1;
+        }
+        return kept;
+      }
+      const touches = snapshot.secretLedger.touches;
+      const result = translateHttpRoute(object, graph, snapshot, controllerName);
+      if (snapshot.secretLedger.touches === touches) this.#results.set(object, result);
+      return result;
+    };
+  }
+}
