@@ -6,8 +6,9 @@
  *   policies  bench/policies.ts  a route with the issue-5 policy stack vs a plain one
  *   llm       bench/llm.ts       translation vs a plain route, streaming CPU per event, added TTFT (issue 4)
  *   mcp       bench/mcp.ts       MCP tools/call and a three-target tools/list vs a plain route (issue 6)
+ *   tracing   bench/tracing.ts   the policy stack with frontend tracing off, sampled 1 % and 100 % (issue 14)
  *
- *   node bench/all.ts [--suites hot-path,policies,llm,mcp]
+ *   node bench/all.ts [--suites hot-path,policies,llm,mcp,tracing]
  *
  * Options of one suite: run its script directly (see bench/README.md). Not part of npm test.
  */
@@ -20,6 +21,7 @@ const SUITES: Readonly<Record<string, readonly string[]>> = {
   policies: ['bench/policies.ts'],
   llm: ['bench/llm.ts'],
   mcp: ['bench/mcp.ts'],
+  tracing: ['bench/tracing.ts'],
 };
 
 const { values } = parseArgs({ options: { suites: { type: 'string', default: Object.keys(SUITES).join(',') } } });
