@@ -153,6 +153,8 @@ function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: In
 function spread<P extends string, B extends string, T>(plain: P, byListener: B, listeners: readonly ListenerRef[], compute: (l: ListenerRef) => T | undefined): Partial<Record<P, T> & Record<B, Record<string, T>>> {
   const values = listeners.map((l) => [l.key, compute(l)] as const);
   if (values.every(([, v]) => v === undefined)) return {};
+  // One listener (most routes): nothing to compare, so no canonical JSON to build.
+  if (values.length === 1) return { [plain]: values[0][1] } as Partial<Record<P, T> & Record<B, Record<string, T>>>;
   const first = canonicalJson(values[0][1] ?? null);
   if (values.every(([, v]) => canonicalJson(v ?? null) === first) && values[0][1] !== undefined) {
     return { [plain]: values[0][1] } as Partial<Record<P, T> & Record<B, Record<string, T>>>;

@@ -95,7 +95,9 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
 
 function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, world: PolicyWorld): ObjectStatus[] {
   // Fields the data plane ignores on the kinds of backend each target reaches (status/not-applied.ts).
-  const reach = reachedKinds(world.routes, world.routeListeners, world.backends);
+  const wanted = new Set<string>();
+  for (const { targets } of resolved) for (const target of targets) for (const p of target.points) wanted.add(p.key);
+  const reach = reachedKinds(world.routes, world.routeListeners, world.backends, wanted);
   return resolved.flatMap(({ policy, targets }) => {
     const status = policyStatus(policy, targets, tracker, world.controllerName);
     return status ? [withNotApplied(status, policy, targets, reach, world.snapshot.proxyBackends)] : [];

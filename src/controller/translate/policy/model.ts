@@ -52,6 +52,23 @@ export interface PolicyInputs {
   readonly selectable: SelectableConfig;
 }
 
+/**
+ * Schema and rule problems depend on the object alone: kept per object, so a policy that did not
+ * change is not validated again on every translation of a changing object set (issue 15).
+ */
+const schemaChecked = new WeakMap<KubeObject, readonly string[]>();
+
+function schemaProblemsOf(object: KubeObject): readonly string[] {
+  let problems = schemaChecked.get(object);
+  if (problems === undefined) {
+    problems = validateProxyObject(object)
+      .filter((issue) => issue.severity === 'error')
+      .map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+    schemaChecked.set(object, problems);
+  }
+  return problems;
+}
+
 /** Reads one ProxyPolicy; never throws. `resolver` collects the backends its endpoints name. */
 export function readPolicy(object: KubeObject, order: number, inputs: PolicyInputs, resolver: BackendResolver): PolicyModel {
   const namespace = namespaceOf(object);
@@ -65,10 +82,8 @@ export function readPolicy(object: KubeObject, order: number, inputs: PolicyInpu
     phase: traffic?.phase === 'PreRouting' ? 'PreRouting' as const : 'PostRouting' as const,
     targets: [...targetSpecs(spec.targetRefs), ...targetSpecs(spec.targetSelectors)],
   };
-  const schemaProblems = validateProxyObject(object)
-    .filter((issue) => issue.severity === 'error')
-    .map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
-  if (schemaProblems.length > 0) return { ...base, problems: schemaProblems };
+  const schemaProblems = schemaProblemsOf(object);
+  if (schemaProblems.length > 0) return { ...base, problems: [...schemaProblems] };
 
   const problems: string[] = [];
   const ctx = { namespace, sources: inputs.sources, resolver, problems, snapshot: inputs.snapshot };

@@ -32,9 +32,11 @@ export function backendKindOf(backend: Backend): BackendKind {
  * apply.ts gathers policies at: a rule's listener, Gateway, route and rule points reach its
  * backends' kinds; a backend's Service/ProxyBackend points reach its own kind.
  */
-export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>): Map<string, Set<BackendKind>> {
+export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>, wanted?: ReadonlySet<string>): Map<string, Set<BackendKind>> {
   const reach = new Map<string, Set<BackendKind>>();
   const add = (key: string, kind: BackendKind) => {
+    // Only the points some policy targets are ever read: the others are not collected.
+    if (wanted && !wanted.has(key)) return;
     const set = reach.get(key) ?? new Set<BackendKind>();
     set.add(kind);
     reach.set(key, set);
