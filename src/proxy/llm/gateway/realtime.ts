@@ -23,6 +23,8 @@ import { planRequest } from '../translate/plan.ts';
 import { makeUsage, type Usage } from '../translate/usage.ts';
 import { CredentialError, type LlmCredentials } from './credentials/index.ts';
 import { AiPolicyError } from './body-policy.ts';
+import { GuardConfigError, promptGuardOf } from './guards/index.ts';
+import { RealtimeGuard, type RealtimeVerdict } from './guards/realtime.ts';
 import { clientHostFor, hostHeader, providerConnection, type ReplicaTurns } from './upstream.ts';
 import { applyHeaderChanges, NO_HEADER_CHANGES, policyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 
@@ -113,6 +115,13 @@ export class RealtimeRelay {
   }
 
   async #open(req: IncomingMessage, request: HandlerRequest, a: RealtimeAttempt): Promise<Opened | Refused> {
+    // Prompt guards that cannot be compiled refuse the session (500), as on the HTTP routes.
+    try {
+      promptGuardOf(a.ai);
+    } catch (err) {
+      if (err instanceof GuardConfigError) throw new AiPolicyError(err.message, 500);
+      throw err;
+    }
     const plan = planRequest({ routeType: 'Realtime', provider: a.provider.provider, body: new Uint8Array(0), path: request.path, method: 'GET', modelAliases: a.ai?.modelAliases });
     if (plan.kind === 'respond') return { kind: 'refused', status: plan.response.status, headers: { ...plan.response.headers }, body: Buffer.from(plan.response.body), retryable: false };
     const up = plan.upstream;
@@ -183,6 +192,28 @@ export class RealtimeRelay {
     });
   }
 
+  /** The session's guard and how a rejection ends it: the error event to the client, then both sockets closed (1008, policy violation). */
+  #realtimeGuard(guard: Parameters<typeof RealtimeGuard.applies>[0] & object, req: IncomingMessage, a: RealtimeAttempt, client: WebSocket, upstream: WebSocket): { guard: RealtimeGuard; reject: (event: string) => void } {
+    const abort = new AbortController();
+    client.once('close', () => abort.abort());
+    const logger = this.#deps.logger;
+    const backend = this.#deps.backendKey;
+    const realtimeGuard = new RealtimeGuard(guard, {
+      headers: req.headers, signal: abort.signal,
+      onFailure: (g, err) => logger.warn({ backend, provider: a.provider.name, guard: g.kind, failOpen: g.failOpen, err: String(err) }, 'prompt guard failed'),
+    });
+    let ended = false;
+    const reject = (event: string) => {
+      if (ended) return;
+      ended = true;
+      logger.info({ backend, provider: a.provider.name }, 'prompt guard rejected a realtime message; closing the session');
+      upstream.close(1008, 'guard_rejected');
+      if (client.readyState !== WebSocket.OPEN) return;
+      client.send(event, () => client.close(1008, 'guard_rejected'));
+    };
+    return { guard: realtimeGuard, reject };
+  }
+
   #accept(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest, a: RealtimeAttempt, opened: Opened): void {
     const { upstream } = opened;
     if (socket.destroyed) {
@@ -204,12 +235,20 @@ export class RealtimeRelay {
         const usage = responseDoneUsage(text);
         if (usage) this.#deps.account(a.provider.name, opened.model, usage, request.policy);
       };
-      for (const [data, isBinary] of opened.early.splice(0)) {
-        if (!isBinary) onText(data.toString());
-        client.send(data, { binary: isBinary });
+      // `streaming: Enabled` prompt guards judge text messages both ways (guards/realtime.ts); a rejection ends the session.
+      const guard = promptGuardOf(a.ai);
+      const guarded = RealtimeGuard.applies(guard) ? this.#realtimeGuard(guard, req, a, client, upstream) : undefined;
+      if (guarded) {
+        relay(upstream, client, onText, (text) => guarded.guard.fromProvider(text), guarded.reject, opened.early.splice(0));
+        relay(client, upstream, undefined, (text) => guarded.guard.fromClient(text), guarded.reject);
+      } else {
+        for (const [data, isBinary] of opened.early.splice(0)) {
+          if (!isBinary) onText(data.toString());
+          client.send(data, { binary: isBinary });
+        }
+        relay(upstream, client, onText);
+        relay(client, upstream);
       }
-      relay(upstream, client, onText);
-      relay(client, upstream);
       client.on('error', () => client.terminate());
       const forget = () => {
         this.#sessions.delete(client);
@@ -225,16 +264,58 @@ export class RealtimeRelay {
   }
 }
 
-/** Messages from `from` to `to` as they are, with backpressure, and closes propagated. */
-function relay(from: WebSocket, to: WebSocket, onText?: (text: string) => void): void {
-  from.on('message', (data, isBinary) => {
-    if (onText && !isBinary) onText(data.toString());
+/**
+ * Messages from `from` to `to` as they are, with backpressure, and closes propagated. With `judge`
+ * (prompt guards), text messages are sent as the guards say, in order even when a guard answers
+ * later (messages wait behind one being judged); a rejection calls `reject` and nothing more is sent.
+ * `early` are messages that arrived before the relay started, relayed first.
+ */
+function relay(from: WebSocket, to: WebSocket, onText?: (text: string) => void, judge?: (text: string) => RealtimeVerdict | Promise<RealtimeVerdict>, reject?: (event: string) => void, early: readonly [RawData, boolean][] = []): void {
+  const forward = (data: RawData | string, isBinary: boolean) => {
     if (to.readyState !== WebSocket.OPEN) return;
     to.send(data, { binary: isBinary }, () => {
       if (from.isPaused && to.bufferedAmount < LOW_WATER_BYTES) from.resume();
     });
     if (to.bufferedAmount > HIGH_WATER_BYTES) from.pause();
-  });
+  };
+  let rejected = false;
+  const apply = (v: RealtimeVerdict) => {
+    if (rejected) return;
+    if (v.kind === 'send') return forward(v.text, false);
+    rejected = true;
+    reject?.(v.event);
+  };
+  /** Undefined when done now; a promise while a guard is still judging. */
+  const judged = (data: RawData, isBinary: boolean): Promise<void> | undefined => {
+    if (rejected) return undefined;
+    if (onText && !isBinary) onText(data.toString());
+    if (!judge || isBinary) {
+      forward(data, isBinary);
+      return undefined;
+    }
+    const verdict = judge(data.toString());
+    if (!(verdict instanceof Promise)) {
+      apply(verdict);
+      return undefined;
+    }
+    // The runner applies failureMode itself; a promise that still fails is a gateway fault: fail closed.
+    return verdict.then(apply, () => apply({ kind: 'reject', event: JSON.stringify({ type: 'error', event_id: 'event_guard_failed', error: { type: 'server_error', code: 'guard_rejected', message: 'the prompt guard failed', param: null } }) }));
+  };
+  let pending: Promise<void> | undefined;
+  const settle = (p: Promise<void>) => {
+    const mine: Promise<void> = p.then(() => {
+      if (pending === mine) pending = undefined;
+    });
+    pending = mine;
+  };
+  // Messages keep their order behind one whose guard answers asynchronously.
+  const onMessage = (data: RawData, isBinary: boolean) => {
+    if (pending) return settle(pending.then(() => judged(data, isBinary)));
+    const later = judged(data, isBinary);
+    if (later) settle(later);
+  };
+  for (const [data, isBinary] of early) onMessage(data, isBinary);
+  from.on('message', onMessage);
   from.on('close', (code, reason) => {
     if (to.readyState === WebSocket.CLOSED || to.readyState === WebSocket.CLOSING) return;
     if (code === 1006) return to.terminate();
