@@ -20,7 +20,7 @@ export interface TokenUsage {
 }
 
 /** `gen_ai.operation.name`: the semconv values where one fits, the route type in snake case otherwise. */
-const OPERATIONS: Readonly<Record<RouteType, string>> = {
+export const OPERATIONS: Readonly<Record<RouteType, string>> = {
   Completions: 'chat', Messages: 'chat', Responses: 'chat', Realtime: 'chat', Embeddings: 'embeddings',
   Models: 'models', TokenCount: 'count_tokens', Rerank: 'rerank', Passthrough: 'passthrough',
 };
