@@ -160,7 +160,9 @@ export class ProviderHealth {
     const state = this.#states[i];
     const load = this.#load[i];
     const inflight = load.starts.length;
-    const age = inflight > 0 ? now - Math.min(...load.starts) : 0;
+    let oldest = now;
+    for (const started of load.starts) if (started < oldest) oldest = started;
+    const age = now - oldest;
     const idle = load.lastOutcomeAt === 0 ? 0 : Math.max(0, now - load.lastOutcomeAt);
     // What was measured counts less the longer nothing new was heard: the provider gets probed again.
     const fresh = idle === 0 ? 1 : 2 ** (-idle / RANK_RECOVERY_HALF_LIFE_MS);
