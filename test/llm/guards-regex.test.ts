@@ -140,6 +140,12 @@ response:
     assert.equal(up.requests.length, seen);
   });
 
+  it('embeddings input is guarded too (a string list): the SSN never reaches the provider', async () => {
+    const seen = up.requests.length;
+    await assert.rejects(openai('/reject').embeddings.create({ model: 'text-embedding-3-small', input: ['fine', `ssn ${SSN}`] }), (err: InstanceType<typeof OpenAI.APIError>) => err.status === 422 && err.code === 'guard_rejected');
+    assert.equal(up.requests.length, seen);
+  });
+
   it('text without an SSN passes, and order numbers that fail nothing pass', async () => {
     const r = await openai('/reject').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'order 4111111111111112 and 000-12-3456' }] });
     assert.equal(r.choices[0]?.message.content, 'Hello there.');
@@ -167,6 +173,11 @@ response:
     assert.equal(r.choices[0]?.message.content, 'Write to <EMAIL> today.');
     const m = await anthropic('/answers').messages.create({ model: 'gpt-4o', max_tokens: 50, messages: [{ role: 'user', content: 'tell-email' }] });
     assert.deepEqual(m.content.map((b) => (b.type === 'text' ? b.text : '')), ['Write to <EMAIL> today.']);
+  });
+
+  it('a response guard masks a buffered Responses answer', async () => {
+    const r = await openai('/answers').responses.create({ model: 'gpt-4o', input: 'tell-email' });
+    assert.equal(r.output_text, 'Write to <EMAIL> today.');
   });
 
   it('a Reject response guard answers the guard\'s response instead of the answer, in the client\'s format', async () => {
