@@ -15,7 +15,10 @@ parentPort?.on('message', (request: TranslatorRequest) => {
     if (request.objects) translator = new IncrementalTranslator(request.options);
     if (!translator) throw new Error('a change arrived before the objects it changes');
     const next = request.objects ? translator.replace(request.objects) : translator.apply(request.delta ?? { upserted: [], removed: [] });
-    result = { version: next.config.version, binds: next.config.binds, changes: next.changes, statuses: next.statuses, secretPaths: next.secretPaths, secretValues: next.secretValues };
+    result = {
+      version: next.config.version, binds: next.config.binds, changes: next.changes, secretPaths: next.secretPaths, secretValues: next.secretValues,
+      ...(next.changes.statuses === undefined ? { statuses: next.statuses } : {}),
+    };
   } catch (err) {
     // The held objects may be half-changed: the next request must bring them all.
     translator = undefined;

@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
-import { diffObjects, type ConfigChanges, type ObjectDelta } from '../controller/translate/incremental.ts';
+import { diffObjects, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/incremental.ts';
+import { byObject } from '../controller/translate/index.ts';
 import { compareStrings } from '../controller/translate/snapshot.ts';
 import type { Bind, ProxyConfig } from '../ir/types.ts';
 import type { Translation } from './gateway.ts';
@@ -23,7 +24,8 @@ export interface TranslationUpdate {
   readonly version: string;
   readonly binds: readonly Bind[];
   readonly changes: ConfigChanges;
-  readonly statuses: ObjectStatus[];
+  /** Whole only when `changes.statuses` is undefined (two statuses share an id). */
+  readonly statuses?: ObjectStatus[];
   readonly secretPaths: readonly string[];
   readonly secretValues: readonly string[];
 }
@@ -67,8 +69,9 @@ interface Thread {
   /** The objects the thread holds (by objectKeyOf), as last sent, and the options they were sent with. */
   held: Map<string, KubeObject> | undefined;
   heldOptions: string;
-  /** The config of the thread's last answer: its next answer names the changes from it. */
+  /** The config and statuses of the thread's last answer: its next answer names the changes from them. */
   config: ProxyConfig | undefined;
+  statuses: ObjectStatus[] | undefined;
 }
 
 /**
@@ -138,7 +141,7 @@ export class TranslatorThread {
     worker.unref();
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => { markReady = resolve; });
-    const thread: Thread = { worker, ready, held: undefined, heldOptions: '', config: undefined };
+    const thread: Thread = { worker, ready, held: undefined, heldOptions: '', config: undefined, statuses: undefined };
     worker.on('message', (reply: TranslatorReply) => {
       if (reply.type === 'ready') markReady();
       else this.#onReply(thread, reply);
@@ -159,11 +162,13 @@ export class TranslatorThread {
 
   #onReply(thread: Thread, reply: Exclude<TranslatorReply, { type: 'ready' }>): void {
     let result: ProxyConfig | undefined;
+    let statuses: ObjectStatus[] | undefined;
     let broken: Error | undefined;
     if (reply.type === 'updated') {
       // Applied even when nobody waits any more: the thread's next answer is a change from this one.
       try {
         result = thread.config = applyUpdate(thread.config, reply.result);
+        statuses = thread.statuses = applyStatusUpdate(thread.statuses, reply.result);
       } catch (err) {
         broken = err as Error;
       }
@@ -172,6 +177,7 @@ export class TranslatorThread {
       // The thread dropped what it held (or we lost track of its answers): the next request brings everything.
       thread.held = undefined;
       thread.config = undefined;
+      thread.statuses = undefined;
     }
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
@@ -179,8 +185,8 @@ export class TranslatorThread {
     this.#pending.delete(reply.id);
     if (broken) pending.reject(broken);
     else if (reply.type === 'updated') {
-      const { statuses, secretPaths, secretValues } = reply.result;
-      pending.resolve({ config: result as ProxyConfig, statuses, secretPaths, secretValues });
+      const { secretPaths, secretValues } = reply.result;
+      pending.resolve({ config: result as ProxyConfig, statuses: statuses as ObjectStatus[], secretPaths, secretValues });
     } else if (reply.type === 'done') pending.resolve(reply.result);
     // translate() threw: a translator bug, reported like one thrown in-process.
     else pending.reject(new Error(reply.message));
@@ -215,6 +221,32 @@ export function applyUpdate(previous: ProxyConfig | undefined, update: Translati
     return { version: update.version, binds: update.binds, routes: changes.routes.set, backends: changes.backends.set };
   }
   return { version: update.version, binds: update.binds, routes: patch(previous.routes, changes.routes), backends: patch(previous.backends, changes.backends) };
+}
+
+/** The statuses an update describes: the previous ones with changes applied, in the translator's order. */
+export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined, update: TranslationUpdate): ObjectStatus[] {
+  const changes = update.changes.statuses;
+  if (changes === undefined) {
+    if (!update.statuses) throw new Error('the translator thread sent neither statuses nor their changes');
+    return update.statuses;
+  }
+  if (update.changes.full || previous === undefined) {
+    if (!update.changes.full) throw new Error('the translator thread sent status changes without previous statuses');
+    return Object.values(changes.set);
+  }
+  const set = changes.set;
+  const removed = new Set(changes.removed);
+  const seen = new Set<string>();
+  const out: ObjectStatus[] = [];
+  for (const status of previous) {
+    const id = statusId(status);
+    seen.add(id);
+    if (removed.has(id)) continue;
+    out.push(Object.hasOwn(set, id) ? (set[id] as ObjectStatus) : status);
+  }
+  const added = Object.keys(set).filter((id) => !seen.has(id));
+  if (added.length === 0) return out;
+  return [...out, ...added.map((id) => set[id] as ObjectStatus)].sort(byObject);
 }
 
 function patch<T>(previous: Readonly<Record<string, T>>, changes: ConfigChanges['routes' | 'backends']): Record<string, T> {

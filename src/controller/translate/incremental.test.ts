@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { translate } from './index.ts';
-import { diffObjects, IncrementalTranslator, objectKeyOf } from './incremental.ts';
+import { diffObjects, IncrementalTranslator, objectKeyOf, statusId } from './incremental.ts';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const SB = 'switchboard.dev/v1alpha1';
@@ -105,6 +105,10 @@ describe('IncrementalTranslator: an update equals a full translation of the same
         assert.deepEqual([...next.changes[kind].removed].sort(), Object.keys(was).filter((k) => !Object.hasOwn(now, k)).sort(), `${kind} removed`);
         for (const key of Object.keys(now)) if (!changed.includes(key)) assert.equal(now[key], was[key], `${kind} ${key} kept its identity`);
       }
+      const statusJson = new Map(first.statuses.map((st) => [statusId(st), JSON.stringify(st)]));
+      const changedStatuses = next.statuses.filter((st) => statusJson.get(statusId(st)) !== JSON.stringify(st)).map(statusId).sort();
+      assert.deepEqual(Object.keys(next.changes.statuses?.set ?? {}).sort(), changedStatuses, 'statuses set');
+      assert.deepEqual([...(next.changes.statuses?.removed ?? [])].sort(), [...statusJson.keys()].filter((id) => !next.statuses.some((st) => statusId(st) === id)).sort(), 'statuses removed');
       if (name === 'nothing changed') assert.equal(next.config.version, first.config.version);
     });
   }

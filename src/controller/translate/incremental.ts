@@ -12,7 +12,7 @@
  *     replaced by the previous object, so identity follows content.
  */
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '../../api/gateway/object.ts';
+import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
 import { isClusterScoped } from '../sources/known-kinds.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { canonicalJson } from './hash.ts';
@@ -37,6 +37,13 @@ export interface ConfigChanges {
   readonly full: boolean;
   readonly routes: RecordChanges<Route>;
   readonly backends: RecordChanges<Backend>;
+  /** Statuses by statusId(); undefined when two statuses share an id (then the receiver takes `statuses` whole). */
+  readonly statuses: RecordChanges<ObjectStatus> | undefined;
+}
+
+/** Which object a status is for. */
+export function statusId(status: ObjectStatus): string {
+  return `${status.apiVersion}\u0000${status.kind}\u0000${status.metadata.namespace ?? ''}\u0000${status.metadata.name}`;
 }
 
 export interface IncrementalResult extends TranslateResult {
@@ -90,7 +97,7 @@ export class IncrementalTranslator {
   readonly #options: Partial<TranslateOptions>;
   #objects = new Map<string, KubeObject>();
   #unkeyed: KubeObject[] = [];
-  #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>> } | undefined;
+  #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; statuses: ReadonlyMap<string, { status: ObjectStatus; json: string }> } | undefined;
   readonly #routes = new RouteMemo();
 
   constructor(options: Partial<TranslateOptions> = {}) {
@@ -145,13 +152,14 @@ export class IncrementalTranslator {
     const backends = reuse(body.backends, previous?.backends);
     const stable: ConfigBody = { binds: body.binds, routes: routes.record, backends: backends.record };
     const config: ProxyConfig = { version: versionOf(stable), ...stable };
-    this.#previous = { routes: config.routes, backends: config.backends };
+    const status = statusChanges(statuses, previous?.statuses);
+    this.#previous = { routes: config.routes, backends: config.backends, statuses: status.byId };
     return {
       config,
       statuses,
       secretPaths: ledger.locate(config),
       secretValues: ledger.values(),
-      changes: { full: previous === undefined, routes: routes.changes, backends: backends.changes },
+      changes: { full: previous === undefined, routes: routes.changes, backends: backends.changes, statuses: status.changes },
     };
   }
 }
@@ -171,6 +179,27 @@ function reuse<T extends object>(record: Readonly<Record<string, T>>, previous: 
   }
   const removed = previous === undefined ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
   return { record: out, changes: { set, removed } };
+}
+
+/**
+ * Statuses that differ from the previous result's (same object: unchanged; else compared as JSON,
+ * which the translator builds in a fixed key order), so the thread sends only those.
+ */
+function statusChanges(statuses: readonly ObjectStatus[], previous: ReadonlyMap<string, { status: ObjectStatus; json: string }> | undefined): { byId: Map<string, { status: ObjectStatus; json: string }>; changes: RecordChanges<ObjectStatus> | undefined } {
+  const byId = new Map<string, { status: ObjectStatus; json: string }>();
+  const set: Record<string, ObjectStatus> = {};
+  let unique = true;
+  for (const status of statuses) {
+    const id = statusId(status);
+    if (byId.has(id)) unique = false;
+    const before = previous?.get(id);
+    const json = before?.status === status ? before.json : JSON.stringify(status);
+    byId.set(id, { status, json });
+    if (before?.json !== json) set[id] = status;
+  }
+  if (!unique) return { byId: new Map(), changes: undefined };
+  const removed = previous === undefined ? [] : [...previous.keys()].filter((id) => !byId.has(id));
+  return { byId, changes: { set, removed } };
 }
 
 /** contentHash(body) (hash.ts), assembled from each Route's and Backend's cached canonical JSON. */

@@ -104,6 +104,7 @@ function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => compareStrings(a, b)));
 }
 
-function byObject(a: ObjectStatus, b: ObjectStatus): number {
+/** The order of translate()'s statuses: kind, namespace, name, apiVersion. */
+export function byObject(a: ObjectStatus, b: ObjectStatus): number {
   return compareStrings(a.kind, b.kind) || compareStrings(a.metadata.namespace ?? '', b.metadata.namespace ?? '') || compareStrings(a.metadata.name, b.metadata.name) || compareStrings(a.apiVersion, b.apiVersion);
 }
