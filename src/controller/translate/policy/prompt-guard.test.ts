@@ -63,4 +63,12 @@ stringData: { accessKey: AK, secretKey: SK }
     // The effective backend policy is invalid: the proxy answers 500 rather than serve the route unguarded.
     assert.match(config, /"invalid":\[\{"source":"ProxyBackend\/default\/ai","message":"[^"]*promptGuard\.request\[0\]\.webhook\.backendRef: Service default\/nope not found/);
   });
+
+  it('a regex pattern RE2 cannot compile makes the backend policy invalid at translation', () => {
+    const { config } = guardsOf(`        response:
+          - regex: { matches: ["ok", "(unclosed"] }`);
+    assert.match(config, /"invalid":\[\{"source":"ProxyBackend\/default\/ai","message":"[^"]*promptGuard\.response\[0\]\.regex\.matches\[1\]: invalid RE2 pattern/);
+    assert.doesNotMatch(guardsOf(`        response:
+          - regex: { matches: ["ok"] }`).config, /"invalid":\[\{/);
+  });
 });

@@ -9,6 +9,7 @@
  *     balancing do not apply to policy endpoints);
  *   - `forwardHeaderMatches` names are lower-cased and `type` defaults to Exact.
  */
+import { RE2JS } from 're2js';
 import type { BackendObjectReference } from '../../../api/gateway/index.ts';
 import { isDict } from '../read.ts';
 import type { LowerContext } from './lower.ts';
@@ -37,7 +38,20 @@ function lowerEntry(entry: Record<string, unknown>, path: string, ctx: LowerCont
     if (isDict(spec) && isDict(spec.policies)) out[kind] = { ...spec, policies: lowerPolicies(spec.policies, `${path}.${kind}.policies`) };
   }
   if (isDict(entry.webhook)) out.webhook = lowerWebhook(entry.webhook, `${path}.webhook`, ctx);
+  if (isDict(entry.regex)) checkPatterns(entry.regex, `${path}.regex`, ctx);
   return out;
+}
+
+/** A `regex` guard's patterns are compiled here too, so a bad one is reported at translation (the proxy fails it closed anyway). */
+function checkPatterns(spec: Record<string, unknown>, path: string, ctx: LowerContext): void {
+  (Array.isArray(spec.matches) ? spec.matches : []).forEach((pattern: unknown, i) => {
+    if (typeof pattern !== 'string') return;
+    try {
+      RE2JS.compile(pattern);
+    } catch (err) {
+      ctx.problems.push(`${path}.matches[${i}]: invalid RE2 pattern: ${(err as Error).message}`);
+    }
+  });
 }
 
 function lowerWebhook(spec: Record<string, unknown>, path: string, ctx: LowerContext): Record<string, unknown> {
