@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { compileTracing } from '../../telemetry/tracing/compile.ts';
+import { runTraced, startRequestTrace } from '../../telemetry/tracing/request-trace.ts';
 import { TokenCache, type FetchedToken } from './token-cache.ts';
 
 /** A token endpoint the test drives: counts fetches and answers each one when told to. */
@@ -176,5 +179,28 @@ describe('TokenCache', () => {
     const session = { accessKeyId: 'ASIA', secretAccessKey: 's', sessionToken: 't' };
     assert.equal(await cache.get('sts k', () => Promise.resolve({ token: session, expiresInS: 3600 })), session);
     assert.equal(await cache.get<typeof session>('sts k', () => Promise.reject(new Error('not fetched again'))), session);
+  });
+});
+
+describe('TokenCache on a traced request', () => {
+  it('a fetch is a token_endpoint CLIENT span under the request span; a cached token makes none', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = compileTracing({ url: 'http://x', randomSampling: 'true' }, { endpoint: () => 'http://x', exporter }, () => undefined);
+    assert.ok(tracing);
+    const req = { method: 'GET', url: '/', httpVersion: '1.1', headers: {}, socket: {} } as unknown as Parameters<typeof startRequestTrace>[1];
+    const trace = startRequestTrace(tracing, req, 'http');
+    assert.ok(trace);
+    const cache = new TokenCache();
+    await runTraced(trace, async () => {
+      assert.equal(await cache.get('k', async () => ({ token: 't1', expiresInS: 3600 })), 't1');
+      assert.equal(await cache.get('k', async () => ({ token: 't2', expiresInS: 3600 })), 't1');
+    });
+    trace.end(200, { gateway: '', listener: '', route: '', backend: '' });
+    await tracing.provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    await tracing.provider.shutdown();
+    const fetches = spans.filter((s) => s.name === 'token_endpoint');
+    assert.equal(fetches.length, 1);
+    assert.equal(fetches[0].parentSpanContext?.spanId, trace.span.spanContext().spanId);
   });
 });

@@ -4,6 +4,11 @@
  * one fetch.
  */
 
+import { traceCall } from '../../telemetry/tracing/request-trace.ts';
+
+/** The span of a token fetch on traced requests. */
+const TOKEN_SPAN = { 'switchboard.policy': 'tokenEndpoint' } as const;
+
 export interface FetchedToken<T = string> {
   /** The bearer token, or any credential value (cloud-A session credentials). */
   readonly token: T;
@@ -62,7 +67,8 @@ export class TokenCache {
     if (existing) return existing as Promise<T>;
     // The lifetime counts from the request: the issuer started it before we got the answer.
     const requestedAt = this.#now();
-    const pending = fetch().then(
+    // On a traced request, the fetch is a CLIENT span under it (telemetry/tracing).
+    const pending = traceCall('token_endpoint', TOKEN_SPAN, fetch).then(
       (t) => {
         const lifetimeMs = Math.max(0, t.expiresInS * 1000);
         this.#entries.delete(key);
