@@ -71,4 +71,21 @@ describe('StatusWriter', () => {
     writer.update([route('True', 'Accepted')]);
     assert.equal(timesOf(writer).Accepted, '2026-01-01T00:05:00.000Z');
   });
+
+  it('a status object given again unchanged keeps its times and is not logged again, even after a clock change', () => {
+    const { logger, lines } = capturingLogger();
+    let clock = new Date('2026-01-01T00:00:00Z');
+    const writer = new StatusWriter(logger, () => clock);
+    const same = route('True', 'Accepted');
+    writer.update([same]);
+    const first = writer.current()[0];
+    clock = new Date('2026-01-02T00:00:00Z');
+    writer.update([same, { ...route('False', 'NoMatchingParent'), metadata: { name: 'other', namespace: 'default' } }]);
+    assert.equal(writer.current()[0], first, 'the same written status');
+    assert.deepEqual(timesOf(writer), { Accepted: '2026-01-01T00:00:00.000Z', ResolvedRefs: '2026-01-01T00:00:00.000Z' });
+    assert.equal(lines.length, 4, 'only the new object\'s conditions are logged');
+    // A changed object for the same route still restamps what changed.
+    writer.update([route('False', 'NoMatchingParent')]);
+    assert.deepEqual(timesOf(writer), { Accepted: '2026-01-02T00:00:00.000Z', ResolvedRefs: '2026-01-01T00:00:00.000Z' });
+  });
 });

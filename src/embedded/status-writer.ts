@@ -10,6 +10,11 @@ interface Remembered {
   readonly time: string;
 }
 
+interface Written {
+  readonly output: ObjectStatus;
+  readonly remembered: readonly (readonly [string, Remembered])[];
+}
+
 /**
  * The status writer of embedded mode: there is no API server to write to, so it keeps the latest
  * statuses for the admin endpoint and logs what changed. It owns `lastTransitionTime`, which the
@@ -21,6 +26,8 @@ export class StatusWriter {
   readonly #now: () => Date;
   #current: readonly ObjectStatus[] = [];
   #remembered = new Map<string, Remembered>();
+  /** What the previous update wrote for each status object it was given. */
+  #written = new Map<ObjectStatus, Written>();
 
   constructor(logger: Logger, now: () => Date = () => new Date()) {
     this.#logger = logger;
@@ -30,20 +37,34 @@ export class StatusWriter {
   update(statuses: readonly ObjectStatus[]): void {
     const time = this.#now().toISOString();
     const remembered = new Map<string, Remembered>();
+    const written = new Map<ObjectStatus, Written>();
     this.#current = statuses.map((object) => {
+      // The same status object as last time (the translator thread keeps unchanged ones): nothing to stamp or log.
+      const kept = this.#written.get(object);
+      if (kept) {
+        for (const [key, entry] of kept.remembered) remembered.set(key, entry);
+        written.set(object, kept);
+        return kept.output;
+      }
       const objectName = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
       const status = structuredClone(object.status);
+      const own: [string, Remembered][] = [];
       forEachCondition(status, '', (condition, path) => {
         const key = `${object.apiVersion}/${object.kind}/${objectName}${path}/${condition.type}`;
         const before = this.#remembered.get(key);
         const unchanged = before !== undefined && before.status === condition.status && before.reason === condition.reason;
         condition.lastTransitionTime = unchanged ? before.time : time;
-        remembered.set(key, { status: condition.status, reason: condition.reason, time: condition.lastTransitionTime });
+        const entry = { status: condition.status, reason: condition.reason, time: condition.lastTransitionTime };
+        remembered.set(key, entry);
+        own.push([key, entry]);
         if (!unchanged) this.#logChange(object.kind, objectName, path, condition);
       });
-      return { ...object, status };
+      const output = { ...object, status };
+      written.set(object, { output, remembered: own });
+      return output;
     });
     this.#remembered = remembered;
+    this.#written = written;
   }
 
   current(): readonly ObjectStatus[] {
