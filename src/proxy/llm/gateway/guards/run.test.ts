@@ -8,6 +8,10 @@ import { completeEventsEnd, StreamGuard } from './stream.ts';
 import { requestSlots, responseSlots } from './texts.ts';
 import type { CompiledGuard, GuardVerdict } from './types.ts';
 import type { AiPolicy } from '../../../../ir/ai.ts';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { compileTracing } from '../../../telemetry/tracing/compile.ts';
+import { runTraced, startRequestTrace } from '../../../telemetry/tracing/request-trace.ts';
 
 const run: GuardRun = { phase: 'request', headers: {}, streaming: false, signal: new AbortController().signal };
 const seg = (...texts: string[]) => texts.map((text) => ({ role: 'user', text }));
@@ -153,4 +157,18 @@ test('StreamGuard: judges accumulated text across events, holds partial events, 
   const second = sg.check(Buffer.from(`ices":[{"index":0,"delta":{"content":"-6789"}}]}\n\n`));
   assert.ok(!(second instanceof Promise) && second.kind === 'reject');
   assert.match(Buffer.from(second.rejection).toString(), /^data: \{"error":\{"message":"The response was rejected due to inappropriate content","type":"permission_error","param":null,"code":"guard_rejected"\}\}\n\n$/);
+});
+
+test('runGuards on a traced request: a guard that answers later is a prompt_guard CLIENT span (a failed one marked so); a synchronous one is none', async () => {
+  const exporter = new InMemorySpanExporter();
+  const tracing = compileTracing({ url: 'http://x', randomSampling: 'true' }, { endpoint: () => 'http://x', exporter }, () => undefined);
+  assert.ok(tracing);
+  const trace = startRequestTrace(tracing, { method: 'POST', url: '/', httpVersion: '1.1', headers: {}, socket: {} } as unknown as Parameters<typeof startRequestTrace>[1], 'http');
+  assert.ok(trace);
+  await runTraced(trace, () => runGuards([fake('sync', { action: 'pass' }), fake('remote', { action: 'pass' }, { async: true }), fake('down', 'reject-promise', { failOpen: true })], seg('x'), run));
+  trace.end(200, { gateway: '', listener: '', route: '', backend: '' });
+  await tracing.provider.forceFlush();
+  const guards = exporter.getFinishedSpans().filter((s) => s.name === 'prompt_guard');
+  await tracing.provider.shutdown();
+  assert.deepEqual(guards.map((s) => [s.attributes['switchboard.guard.kind'], s.attributes['switchboard.guard.phase'], s.status.code]), [['remote', 'request', SpanStatusCode.UNSET], ['down', 'request', SpanStatusCode.ERROR]]);
 });

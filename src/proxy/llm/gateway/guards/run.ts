@@ -7,6 +7,7 @@
 import type { RouteType } from '../../../../ir/ai.ts';
 import type { CompiledGuard, GuardInput, GuardPhase, GuardSegment } from './types.ts';
 import { requestSlots, responseSlots, type TextSlot } from './texts.ts';
+import { endCall, startPolicyCall } from '../../../telemetry/tracing/request-trace.ts';
 
 /** The guard's answer for the whole list. `texts` is set when some guard masked (same length as the input). */
 export type GuardOutcome =
@@ -45,13 +46,19 @@ function step(guards: readonly CompiledGuard[], from: number, segments: readonly
     if (verdict instanceof Promise) {
       const at = current;
       const wasChanged = changed;
+      // A guard that answers later calls a service: a CLIENT span on traced requests (telemetry/tracing).
+      const span = startPolicyCall('prompt_guard', { 'switchboard.policy': 'promptGuard', 'switchboard.guard.kind': guard.kind, 'switchboard.guard.phase': run.phase });
       return verdict.then(
         (v) => {
+          if (span) endCall(span, {});
           const next = apply(guard, v, at, run);
           if (next.kind === 'reject') return next;
           return step(guards, i + 1, next.segments, wasChanged || next.changed, run);
         },
-        (err: unknown) => failure(guard, err, run) ?? step(guards, i + 1, at, wasChanged, run),
+        (err: unknown) => {
+          if (span) endCall(span, { error: err });
+          return failure(guard, err, run) ?? step(guards, i + 1, at, wasChanged, run);
+        },
       );
     }
     const next = apply(guard, verdict, current, run);
