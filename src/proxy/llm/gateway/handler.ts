@@ -258,7 +258,10 @@ export class LlmBackendHandler {
     // enrichment and defaults, which are the operator's own text) before this provider is called.
     if (guard && guard.request.length > 0 && GUARDED_REQUEST_ROUTES.has(a.route)) {
       const checked = await this.#guardRequest(a, guard, body);
-      if (checked.kind === 'reject') return { kind: 'answered', status: this.#refuse(a, { status: checked.status, error: { code: GUARD_REJECTED, message: checked.message } }) };
+      if (checked.kind === 'reject') {
+        this.#logger.info({ backend: this.#ir.key, route: a.route, guard: checked.guard, failed: checked.failed }, 'prompt guard rejected a request');
+        return { kind: 'answered', status: this.#refuse(a, { status: checked.status, error: { code: GUARD_REJECTED, message: checked.message } }) };
+      }
       guardedBody = checked.body;
     }
     const cel = (): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: { provider: a.provider.name } });
@@ -441,7 +444,10 @@ export class LlmBackendHandler {
     this.#account(a, r.usage, plan);
     const checking = guardJsonBody(guard.response, a.route, r.body, this.#guardRun(a, 'response', headers, false));
     const checked = checking instanceof Promise ? await checking : checking;
-    if (checked.kind === 'reject') return this.#refuse(a, { status: checked.status, error: { code: GUARD_REJECTED, message: checked.message } });
+    if (checked.kind === 'reject') {
+      this.#logger.info({ backend: this.#ir.key, provider: a.provider.name, route: a.route, guard: checked.guard, failed: checked.failed }, 'prompt guard rejected an answer');
+      return this.#refuse(a, { status: checked.status, error: { code: GUARD_REJECTED, message: checked.message } });
+    }
     a.sink.send(r.status, checked.body === r.body ? r.headers : withoutLength(r.headers), checked.body);
     return r.status;
   }
