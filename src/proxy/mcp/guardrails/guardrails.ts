@@ -13,6 +13,10 @@ import type { McpGuardrailIR, McpGuardrailPhase } from '../../../ir/mcp.ts';
 import { ErrorCode, type JsonRpcRequest, type JsonRpcResponse, type Params } from '../jsonrpc.ts';
 import { mostSpecificPattern } from '../methods.ts';
 import { McpGuardrail, Phase, type CheckResponse } from './gen/guardrail_pb.js';
+import { traceCall } from '../../telemetry/tracing/request-trace.ts';
+
+/** The span of a guardrail service call. */
+const GUARDRAIL_SPAN = { 'switchboard.policy': 'mcpGuardrail' } as const;
 
 /** A processor that does not answer within this fails (then FailClosed rejects, FailOpen passes). */
 const CHECK_TIMEOUT_MS = 5_000;
@@ -67,7 +71,8 @@ class Processor {
   async check(phase: 'request' | 'response', message: GuardedMessage, result?: Params): Promise<Verdict> {
     try {
       if (this.#ir.url === '') throw new Error('the processor endpoint did not resolve');
-      const answer = await this.#client.check({
+      // A CLIENT span on traced requests (telemetry/tracing).
+      const answer = await traceCall('mcp_guardrail', GUARDRAIL_SPAN, () => this.#client.check({
         phase: phase === 'request' ? Phase.REQUEST : Phase.RESPONSE,
         method: message.request.method,
         target: message.target,
@@ -75,7 +80,7 @@ class Processor {
         resultJson: result === undefined ? '' : JSON.stringify(result),
         headers: this.#headers(message.headers),
         metadata: this.#evaluate(message),
-      }, { timeoutMs: CHECK_TIMEOUT_MS });
+      }, { timeoutMs: CHECK_TIMEOUT_MS }));
       return verdictOf(answer, phase);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
