@@ -185,10 +185,11 @@ ${tracingPolicy(receiver)}`));
 describe('tracing: MCP tools/call over OTLP/gRPC', () => {
   let receiver: OtlpReceiver;
   let everything: Upstream;
+  let legacy: Upstream;
   let gw: GatewayHarness;
 
   before(async () => {
-    [receiver, everything] = await Promise.all([startOtlpReceiver('GRPC'), startEverything()]);
+    [receiver, everything, legacy] = await Promise.all([startOtlpReceiver('GRPC'), startEverything(), startEverything('sse')]);
     gw = await startGateway(`
 ${httpGateway()}---
 apiVersion: switchboard.dev/v1alpha1
@@ -199,6 +200,14 @@ spec:
     targets:
       - { name: everything, static: { host: 127.0.0.1, port: ${everything.port} } }
 ---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: legacy }
+spec:
+  mcp:
+    targets:
+      - { name: old, static: { host: 127.0.0.1, port: ${legacy.port}, protocol: SSE } }
+---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: mcp }
@@ -207,6 +216,8 @@ spec:
   rules:
     - matches: [{ path: { type: PathPrefix, value: /mcp } }]
       backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
+    - matches: [{ path: { type: PathPrefix, value: /legacy } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: legacy }]
 ---
 ${tracingPolicy(receiver, `        - { name: app.tool, expression: 'mcp.tool.name' }
 `)}`);
@@ -215,7 +226,7 @@ ${tracingPolicy(receiver, `        - { name: app.tool, expression: 'mcp.tool.nam
 
   after(async () => {
     await gw?.close();
-    await Promise.all([receiver?.close(), everything?.stop()]);
+    await Promise.all([receiver?.close(), everything?.stop(), legacy?.stop()]);
   });
 
   it('the tools/call request span and its target call span carry the MCP attributes under the client trace', async () => {
@@ -249,6 +260,23 @@ ${tracingPolicy(receiver, `        - { name: app.tool, expression: 'mcp.tool.nam
     assert.equal(call.attributes['http.response.status_code'], 200);
     // Every message of the session was traced under the client's trace (initialize too).
     assert.ok(spans.some((s) => s.kind === SERVER && s.attributes['mcp.method.name'] === undefined && s.attributes['http.request.method'] === 'POST'));
+  });
+
+  it('a legacy HTTP+SSE target: each message POSTed to it is a CLIENT span under the request span', async () => {
+    const client = clientTrace(10);
+    const { client: mcp } = await connect(gw.url(80, '/legacy'), { traceparent: client.traceparent });
+    try {
+      const result = await mcp.callTool({ name: 'echo', arguments: { message: 'old' } });
+      assert.match(JSON.stringify(result.content), /old/);
+    } finally {
+      await mcp.close();
+    }
+    const spans = ofTrace(await receiver.waitForSpans((all) => ofTrace(all, client.traceId).some((s) => s.name === 'tools/call echo')), client.traceId);
+    const call = spans.find((s) => s.name === 'tools/call echo');
+    assert.ok(call);
+    assert.equal(call.kind, CLIENT);
+    assert.equal(call.attributes['switchboard.mcp.target'], 'old');
+    assert.equal(spans.find((s) => s.spanId === call.parentSpanId)?.kind, SERVER);
   });
 });
 

@@ -5,6 +5,7 @@ import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type 
 import { callDeadline } from './deadline.ts';
 import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
+import { mcpTargetCalls } from '../../telemetry/tracing/mcp.ts';
 
 /** How long a target may take to announce its message endpoint. */
 const ENDPOINT_TIMEOUT_MS = 10_000;
@@ -144,11 +145,19 @@ export class LegacySseClient implements UpstreamClient {
     if (path === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
     let response: Dispatcher.ResponseData;
     const body = JSON.stringify(message);
+    // Traced requests only: a CLIENT span per send, its traceparent in the headers (telemetry/tracing/mcp.ts).
+    const calls = mcpTargetCalls(message, this.#target.name, this.#origin);
     try {
-      response = await sendWithRetry(() => this.#dispatch('POST', path, { 'content-type': 'application/json' }, body, signal), this.#link.retry, signal, this.#link.health?.record);
+      response = await sendWithRetry(() => {
+        const headers = { 'content-type': 'application/json' };
+        calls?.begin(headers);
+        return this.#dispatch('POST', path, headers, body, signal);
+      }, this.#link.retry, signal, this.#link.health?.record);
     } catch (error) {
+      calls?.end({ error });
       throw asUpstreamError(this.#target.name, error);
     }
+    calls?.end({ status: response.statusCode });
     await response.body.dump();
     if (response.statusCode === 404) throw new UpstreamError(this.#target.name, 'session_expired', 'the target no longer knows the session');
     if (response.statusCode < 200 || response.statusCode >= 300) {
