@@ -373,7 +373,8 @@ export class LlmBackendHandler {
           a.span?.chunk(out);
           const pass = streamGuard ? await this.#streamPasses(a, streamGuard.check(out)) : out;
           if (!pass) { rejected = true; break; }
-          await a.sink.write(maskSecrets(pass, secrets));
+          // A guard judging in batches holds output back (an empty write would still cost a round).
+          if (pass.length > 0) await a.sink.write(maskSecrets(pass, secrets));
         }
         // The stream failed (an error event was written): stop reading, which closes the upstream.
         if (rejected || translator.done === true) break;
@@ -387,7 +388,7 @@ export class LlmBackendHandler {
       a.span?.chunk(out);
       const pass = streamGuard ? await this.#streamPasses(a, streamGuard.check(out)) : out;
       if (!pass) { rejected = true; break; }
-      await a.sink.write(maskSecrets(pass, secrets));
+      if (pass.length > 0) await a.sink.write(maskSecrets(pass, secrets));
     }
     const rest = streamGuard && !rejected ? await this.#streamPasses(a, streamGuard.flush()) : undefined;
     if (rest && rest.length > 0) await a.sink.write(maskSecrets(rest, secrets));

@@ -4,7 +4,7 @@ import { compilePromptGuard, GuardConfigError, promptGuardOf, registerGuardKind 
 import './kinds.ts';
 import { regexGuard } from './regex.ts';
 import { guardJsonBody, runGuards, type GuardOutcome, type GuardRun } from './run.ts';
-import { completeEventsEnd, StreamGuard } from './stream.ts';
+import { completeEventsEnd, REMOTE_CHECK_CHARS, StreamGuard } from './stream.ts';
 import { requestSlots, responseSlots } from './texts.ts';
 import type { CompiledGuard, GuardVerdict } from './types.ts';
 import type { AiPolicy } from '../../../../ir/ai.ts';
@@ -171,4 +171,24 @@ test('runGuards on a traced request: a guard that answers later is a prompt_guar
   const guards = exporter.getFinishedSpans().filter((s) => s.name === 'prompt_guard');
   await tracing.provider.shutdown();
   assert.deepEqual(guards.map((s) => [s.attributes['switchboard.guard.kind'], s.attributes['switchboard.guard.phase'], s.status.code]), [['remote', 'request', SpanStatusCode.UNSET], ['down', 'request', SpanStatusCode.ERROR]]);
+});
+
+test('StreamGuard: a remote guard judges in batches of REMOTE_CHECK_CHARS, holding the output until judged; the end judges the rest', async () => {
+  const seen: string[][] = [];
+  const remote = fake('webhook', { action: 'pass' }, { async: true, seen });
+  const sg = new StreamGuard([remote], 'Completions', { headers: {}, signal: new AbortController().signal });
+  const chunk = (t: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: t } }] })}\n\n`;
+  const written: string[] = [];
+  const piece = 'x'.repeat(REMOTE_CHECK_CHARS / 4);
+  for (let i = 0; i < 6; i++) {
+    const v = await sg.check(Buffer.from(chunk(piece)));
+    assert.equal(v.kind, 'write');
+    if (v.kind === 'write' && v.bytes.length > 0) written.push(Buffer.from(v.bytes).toString());
+  }
+  assert.equal(seen.length, 1, 'one call for the first 256 characters');
+  assert.equal(written.join(''), chunk(piece).repeat(4), 'the first four events, released together after the call');
+  const end = await sg.flush();
+  assert.equal(end.kind === 'write' && Buffer.from(end.bytes).toString(), chunk(piece).repeat(2), 'the rest, judged at the end');
+  assert.equal(seen.length, 2);
+  assert.equal(seen[1]?.[0]?.length, REMOTE_CHECK_CHARS / 4 * 6, 'the guard sees the whole text so far');
 });

@@ -17,6 +17,14 @@ import { runGuards, type GuardOutcome, type GuardRun } from './run.ts';
 
 export const MAX_STREAM_WINDOW_CHARS = 16 * 1024;
 export const MAX_STREAM_CHOICES = 64;
+/**
+ * With a guard that calls a service (any kind but regex), text is judged once this many new
+ * characters have arrived (or the stream ends) rather than on every delta: the output is held
+ * meanwhile, so nothing unjudged reaches the client, and a 500-token answer costs a few calls.
+ */
+export const REMOTE_CHECK_CHARS = 256;
+/** Kinds that judge in process, cheaply enough to run on every delta. */
+const LOCAL_KINDS = new Set(['regex']);
 export const GUARD_REJECTED = 'guard_rejected';
 
 type Rejection = Extract<GuardOutcome, { kind: 'reject' }>;
@@ -39,11 +47,17 @@ export class StreamGuard {
    * most (the stream's decoder bounds an event's size).
    */
   #held: Uint8Array = EMPTY;
+  /** Complete events whose text is not judged yet (remote guards judge in batches), and what they added. */
+  #pending: Uint8Array[] = [];
+  readonly #unjudged = new Set<number>();
+  #unjudgedChars = 0;
+  readonly #batchChars: number;
 
   constructor(guards: readonly CompiledGuard[], route: RouteType, run: Omit<GuardRun, 'phase' | 'streaming'>) {
     this.#guards = guards;
     this.#route = route;
     this.#run = { ...run, phase: 'response', streaming: true };
+    this.#batchChars = guards.every((g) => LOCAL_KINDS.has(g.kind)) ? 0 : REMOTE_CHECK_CHARS;
   }
 
   /** Judges the text the complete events of `chunk` (with what was held) add, before any of it is written. */
@@ -58,12 +72,11 @@ export class StreamGuard {
   flush(): StreamVerdict | Promise<StreamVerdict> {
     const rest = this.#held;
     this.#held = EMPTY;
-    return rest.length === 0 ? { kind: 'write', bytes: rest } : this.#judge(rest, true);
+    return rest.length === 0 && this.#pending.length === 0 ? { kind: 'write', bytes: rest } : this.#judge(rest, true);
   }
 
   #judge(bytes: Uint8Array, last = false): StreamVerdict | Promise<StreamVerdict> {
-    if (bytes.length === 0) return { kind: 'write', bytes };
-    const changed = new Set<number>();
+    if (bytes.length === 0 && !last) return { kind: 'write', bytes };
     const events = last ? [...this.#parser.push(bytes), ...this.#parser.end()] : this.#parser.push(bytes);
     for (const ev of events) {
       const delta = textDelta(this.#route, ev.event, ev.data);
@@ -71,13 +84,22 @@ export class StreamGuard {
       if (!this.#texts.has(delta.choice) && this.#texts.size >= MAX_STREAM_CHOICES) return this.#reject({ kind: 'reject', status: 403, message: 'too many streamed choices to guard', guard: 'stream', failed: true });
       const text = (this.#texts.get(delta.choice) ?? '') + delta.text;
       this.#texts.set(delta.choice, text.length > MAX_STREAM_WINDOW_CHARS ? text.slice(text.length - MAX_STREAM_WINDOW_CHARS) : text);
-      changed.add(delta.choice);
+      this.#unjudged.add(delta.choice);
+      this.#unjudgedChars += delta.text.length;
     }
-    if (changed.size === 0) return { kind: 'write', bytes };
+    if (this.#unjudged.size === 0) return { kind: 'write', bytes };
+    if (!last && this.#unjudgedChars < this.#batchChars) {
+      this.#pending.push(bytes);
+      return { kind: 'write', bytes: EMPTY };
+    }
+    const out = this.#pending.length === 0 ? bytes : Buffer.concat([...this.#pending, bytes]);
+    this.#pending = [];
     const segments: GuardSegment[] = [];
-    for (const choice of changed) segments.push({ role: 'assistant', text: this.#texts.get(choice) as string });
+    for (const choice of this.#unjudged) segments.push({ role: 'assistant', text: this.#texts.get(choice) as string });
+    this.#unjudged.clear();
+    this.#unjudgedChars = 0;
     const outcome = runGuards(this.#guards, segments, this.#run);
-    const verdict = (o: GuardOutcome): StreamVerdict => (o.kind === 'reject' ? this.#reject(o) : { kind: 'write', bytes });
+    const verdict = (o: GuardOutcome): StreamVerdict => (o.kind === 'reject' ? this.#reject(o) : { kind: 'write', bytes: out });
     return outcome instanceof Promise ? outcome.then(verdict) : verdict(outcome);
   }
 
