@@ -42,6 +42,11 @@ export interface Listener {
   readonly routes: readonly RouteAttachment[];
   /** Effective PreRouting traffic policy (Gateway < Listener), run before route selection. */
   readonly preRouting?: TrafficPolicy;
+  /**
+   * The Gateway's MCP session key (64 hex characters, Secret data): the controller-managed Secret
+   * `<gateway>-session-key` (docs/kubernetes.md "Session keys"). Absent: the proxy's own key.
+   */
+  readonly sessionKey?: string;
 }
 
 export interface ListenerTLS {

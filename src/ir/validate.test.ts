@@ -90,6 +90,11 @@ describe('validateConfig: each broken invariant is reported with its path', () =
       path: 'binds[0].listeners[0].protocol', message: /HTTPS on a HTTP bind/,
     },
     {
+      name: 'a session key that is not 64 hex characters',
+      config: broken(SIMPLE, (c) => { c.binds[0].listeners[0].sessionKey = 'not-a-key'; }),
+      path: 'binds[0].listeners[0].sessionKey', message: /64 lowercase hexadecimal/,
+    },
+    {
       name: 'an HTTPS listener without a certificate',
       config: broken(SIMPLE, (c) => { c.binds[0].protocol = 'HTTPS'; c.binds[0].listeners[0].protocol = 'HTTPS'; }),
       path: 'binds[0].listeners[0].tls', message: /at least one certificate/,

@@ -88,6 +88,7 @@ class Checker {
         if (!Object.hasOwn(this.#config.routes, attachment.routeKey)) this.report(at(at(at(path, 'routes'), j), 'routeKey'), `route ${JSON.stringify(attachment.routeKey)} is not in routes`);
       });
       if (listener.preRouting) this.#traffic(at(path, 'preRouting'), listener.preRouting);
+      if (listener.sessionKey !== undefined && !/^[0-9a-f]{64}$/.test(listener.sessionKey)) this.report(at(path, 'sessionKey'), 'a session key is 64 lowercase hexadecimal characters');
     });
   }
 

@@ -32,6 +32,7 @@ export function buildBinds(listeners: readonly ListenerModel[], attachments: rea
       protocol: model.protocol,
       ...(model.protocol === 'HTTPS' ? { tls: { certificates: model.certificates } } : {}),
       routes,
+      ...(model.sessionKey !== undefined ? { sessionKey: model.sessionKey } : {}),
     };
     byPort.set(model.port, [...(byPort.get(model.port) ?? []), listener]);
   }

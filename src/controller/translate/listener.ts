@@ -3,6 +3,7 @@ import type { ListenerTLS } from '../../ir/types.ts';
 import { resolveListenerTls } from './listener-tls.ts';
 import { isDict, isPort, listOf } from './read.ts';
 import { selectorMatches } from './selector.ts';
+import { gatewaySessionKey } from './session-key.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Problem } from './status/conditions.ts';
 
@@ -31,6 +32,8 @@ export interface ListenerModel {
   readonly refs: readonly Problem[];
   readonly supportedKinds: readonly Required<RouteGroupKind>[];
   readonly certificates: ListenerTLS['certificates'];
+  /** The Gateway's MCP session key (session-key.ts), when its Secret holds a valid one. */
+  readonly sessionKey: string | undefined;
   readonly allowsRoutesFrom: (namespace: string) => boolean;
   /** Set by conflict detection: a listener that conflicts with another on its port is not served. */
   conflict?: Problem;
@@ -90,6 +93,7 @@ function buildListener(owner: ListenerOwner, gateway: { namespace: string; name:
     refs,
     supportedKinds: kinds.supported,
     certificates,
+    sessionKey: gatewaySessionKey(gateway, snapshot),
     allowsRoutesFrom: routeNamespacePolicy(spec.allowedRoutes, owner.namespace, snapshot),
     attachedRoutes: 0,
   };
