@@ -5,7 +5,10 @@
  * the proxy's process-tree CPU before and after, then a latency run at one connection. Prints the
  * medians over rounds as markdown tables with ratios against the direct call and against nginx.
  *
- *   node bench/run.ts [--duration 5] [--rounds 3] [--connections 32] [--workers 1,2]
+ *   node bench/run.ts [--duration 5] [--rounds 3] [--connections 32] [--workers 1,2] [--access-log]
+ *
+ * `--access-log` adds each Switchboard target again with its default per-request access log on
+ * (JSON to a file, as under a container runtime), to compare against the same target without it.
  */
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -21,6 +24,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     workers: { type: 'string', default: '1,2' },
+    'access-log': { type: 'boolean', default: false },
   },
 });
 const durationS = boundedInt(values.duration, 1, 60, 'duration');
@@ -47,7 +51,10 @@ try {
   const upstream = track(await startUpstream());
   const direct: Target = { ...upstream, name: 'direct' };
   const proxies = [track(await startNginxProxy(portOf(upstream.url)))];
-  for (const workers of workerCounts) proxies.push(track(await startSwitchboard(portOf(upstream.url), workers)));
+  for (const workers of workerCounts) {
+    proxies.push(track(await startSwitchboard(portOf(upstream.url), workers)));
+    if (values['access-log']) proxies.push(track(await startSwitchboard(portOf(upstream.url), workers, true)));
+  }
   const targets = [direct, ...proxies];
 
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));

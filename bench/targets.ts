@@ -94,7 +94,8 @@ http {
   };
 }
 
-export async function startSwitchboard(upstreamPort: number, workers: number): Promise<Target> {
+/** `accessLog`: run at info, so every request writes its access log line (the default in production). */
+export async function startSwitchboard(upstreamPort: number, workers: number, accessLog = false): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-sb-'));
   const [port, adminPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   writeFileSync(join(dir, 'gateway.yaml'), gatewayClass() +
@@ -116,13 +117,13 @@ spec:
     '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', String(workers),
     // per-request access logs off, like nginx's `access_log off`: the proxy path is what is measured
-    '--log-level', 'warn',
+    '--log-level', accessLog ? 'info' : 'warn',
   ], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });
   const url = `http://127.0.0.1:${port}/`;
   await waitUntilServing(`http://127.0.0.1:${adminPort}/healthz/ready`, child, () => readTail(logPath));
   await waitUntilServing(url, child, () => readTail(logPath));
   return {
-    name: `switchboard (--workers ${workers})`,
+    name: `switchboard (--workers ${workers}${accessLog ? ', access log' : ''})`,
     url,
     pid: child.pid as number,
     async stop() {
