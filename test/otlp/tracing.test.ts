@@ -299,8 +299,9 @@ describe('tracing: a Service route with extAuth and retries over OTLP/HTTP', () 
     gw = await startGateway(
       gatewayClass() + service('flaky', { host: '127.0.0.1', port: flaky.port }) + gateway('gw', [{ name: 'http', port: 80 }])
       + prefixRoute('svc', '/svc', 'flaky')
-      + routeTrafficPolicy('svc', 'svc', `extAuth: { url: "${authz.url}", http: {} }\nretry: { codes: [503], attempts: 2, backoff: 10ms }`)
-      + `---\n${tracingPolicy(receiver)}`,
+      + routeTrafficPolicy('svc', 'svc', `apiKeyAuthentication: { secretRef: { name: keys } }\nextAuth: { url: "${authz.url}", http: {} }\nretry: { codes: [503], attempts: 2, backoff: 10ms }`)
+      + `---\napiVersion: v1\nkind: Secret\nmetadata: { name: keys, namespace: default }\nstringData: { team-a: sk-team-a }\n`
+      + `---\n${tracingPolicy(receiver, "        - { name: app.key, expression: 'apiKey.name' }\n")}`,
     );
     assert.deepEqual(gw.applyErrors, []);
   });
@@ -312,12 +313,13 @@ describe('tracing: a Service route with extAuth and retries over OTLP/HTTP', () 
 
   it('the ext_authz call and each upstream attempt are CLIENT spans; each attempt sends its own traceparent', async () => {
     const client = clientTrace(5);
-    const r = await gw.request(80, { path: '/svc/x', headers: { traceparent: client.traceparent } });
+    const r = await gw.request(80, { path: '/svc/x', headers: { traceparent: client.traceparent, authorization: 'Bearer sk-team-a' } });
     assert.equal(r.status, 200);
     const spans = ofTrace(await receiver.waitForSpans((all) => ofTrace(all, client.traceId).length >= 4), client.traceId);
     const server = spans.find((s) => s.kind === SERVER);
     assert.ok(server);
     assert.equal(server.parentSpanId, client.spanId);
+    assert.equal(server.attributes['app.key'], 'team-a', 'CEL attributes see the identity the policies established');
     const children = spans.filter((s) => s.parentSpanId === server.spanId);
     assert.deepEqual(children.map((s) => s.name).sort(), ['GET', 'GET', 'ext_authz']);
     const attempts = children.filter((s) => s.name === 'GET');

@@ -12,7 +12,7 @@ import { requestHost, resolveRequest, selectListener, splitTarget, type Incoming
 import type { HeaderMap } from '../http/headers.ts';
 import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
 import { writeAccessLog } from '../policies/frontend/access-log.ts';
-import { runTraced, startRequestTrace, type RequestTrace } from '../telemetry/tracing/request-trace.ts';
+import { currentTrace, runTraced, startRequestTrace, type RequestTrace } from '../telemetry/tracing/request-trace.ts';
 import { answerDiscovery } from '../mcp/oauth/well-known.ts';
 import { resolveMcpDiscovery, type McpDiscovery } from './mcp-discovery.ts';
 import { admitRequest } from './admit.ts';
@@ -169,6 +169,8 @@ function preRoute(
   const labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
   const headers = { ...req.headers } as HeaderMap;
   const policy = new RequestPolicyContext(req, { clientPath: target?.path ?? view.url, query: target?.query ?? '', host, headers, labels }, ctx.scheme, bind.frontend?.http.maxBufferBytes);
+  // A traced request's CEL span attributes see what the policies established (jwt, apiKey …).
+  currentTrace()?.useCel(() => policy.cel());
   const done = (status: number, bytes: number) => {
     policy.end();
     requestDone(status, bytes);
@@ -208,6 +210,7 @@ function runPolicy(ctx: BindContext, res: DownstreamResponse, compiled: Compiled
 /** Runs the route's traffic policy, then either answers from the gateway or forwards. */
 function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, requestDone: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined, backend: BackendPhase): void {
   const policy = preRouted ?? new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
+  if (!preRouted) currentTrace()?.useCel(() => policy.cel());
   // Every path below ends in `done`: the policies' end-of-request listeners (ext_proc sessions) run there.
   const done = (status: number, bytes: number) => {
     policy.end();

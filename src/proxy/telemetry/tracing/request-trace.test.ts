@@ -94,6 +94,18 @@ test('CEL attributes: a failing expression drops only its own attribute', async 
   await tracing.provider.shutdown();
 });
 
+test('CEL attributes see what the policies established when a policy context is given', async () => {
+  const { tracing, exporter } = setup({ randomSampling: 'true', attributes: [{ name: 'user', expression: 'jwt.sub' }, { name: 'key', expression: 'apiKey.name' }] });
+  const t = startRequestTrace(tracing, request(), 'http');
+  assert.ok(t);
+  t.useCel(() => ({ request: { method: 'POST', url: '/', headers: {} }, jwt: { sub: 'alice' }, apiKey: { name: 'team-a' } }));
+  t.end(200, NAMES);
+  const [span] = await spans(tracing, exporter);
+  assert.equal(span.attributes.user, 'alice');
+  assert.equal(span.attributes.key, 'team-a');
+  await tracing.provider.shutdown();
+});
+
 test('resources: CEL literals become resource attributes; service.name defaults to switchboard', async () => {
   const { tracing, exporter } = setup({ randomSampling: 'true', resources: [{ name: 'deployment.environment.name', expression: '"prod"' }, { name: 'broken', expression: 'request.host' }] });
   startRequestTrace(tracing, request(), 'http')?.end(200, NAMES);

@@ -13,7 +13,7 @@ import {
   type Attributes, type Context, type Span, type TextMapGetter, type TextMapSetter,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { attributeValue, createActivation, type Activation, type LlmInput, type McpInput } from '../../../cel/index.ts';
+import { attributeValue, createActivation, type Activation, type CelInput, type LlmInput, type McpInput } from '../../../cel/index.ts';
 import type { DownstreamRequest } from '../../http/downstream.ts';
 import { asAttribute, type CompiledTracing } from './compile.ts';
 import { sampled } from './sampling.ts';
@@ -77,6 +77,8 @@ export class RequestTrace {
   readonly #scheme: 'http' | 'https';
   #llm: LlmInput | undefined;
   #mcp: McpInput | undefined;
+  /** The policy context's CEL input, when traffic policies ran: identities they established. */
+  #cel: (() => CelInput) | undefined;
   #ended = false;
 
   constructor(tracing: CompiledTracing, parent: Context, req: DownstreamRequest, scheme: 'http' | 'https') {
@@ -114,6 +116,11 @@ export class RequestTrace {
     this.#llm = { ...this.#llm, ...llm };
   }
 
+  /** Where the CEL attributes read the request from when policies ran (`jwt`, `apiKey`, `extauthz` …). */
+  useCel(source: () => CelInput): void {
+    this.#cel = source;
+  }
+
   /** MCP facts the CEL attributes see as `mcp.*`. */
   noteMcp(mcp: McpInput): void {
     this.#mcp = { ...this.#mcp, ...mcp };
@@ -146,7 +153,7 @@ export class RequestTrace {
     // HTTP semconv: 5xx is a server span error, 4xx is the client's.
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     if (this.#tracing.attributes.length > 0) {
-      const activation = requestActivation(this.#req, this.#scheme, { status, names, llm: this.#llm, mcp: this.#mcp });
+      const activation = requestActivation(this.#req, this.#scheme, { status, names, llm: this.#llm, mcp: this.#mcp, policy: this.#cel?.() });
       for (const { name, program } of this.#tracing.attributes) {
         const value = asAttribute(attributeValue(program, activation));
         if (value !== undefined) span.setAttribute(name, value);
@@ -212,24 +219,26 @@ interface Ending {
   readonly names: RequestNames;
   readonly llm: LlmInput | undefined;
   readonly mcp: McpInput | undefined;
+  readonly policy: CelInput | undefined;
 }
 
 /** What sampling (start) and attribute (end) expressions see: the request, its source and, at the end, the answer and what was learnt. */
 function requestActivation(req: DownstreamRequest, scheme: 'http' | 'https', ending: Ending | undefined): Activation {
   const host = req.headers[':authority'] ?? req.headers.host;
   return createActivation({
-    request: {
+    ...ending?.policy,
+    request: ending?.policy?.request ?? {
       method: req.method ?? 'GET', url: req.url ?? '/', host: typeof host === 'string' ? host : undefined, scheme,
       headers: req.headers, version: req.httpVersion === '2.0' ? 'HTTP/2' : `HTTP/${req.httpVersion}`,
     },
     source: { address: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 },
     ...(ending ? {
       response: { code: ending.status },
-      route: { name: ending.names.route },
-      backend: { name: ending.names.backend },
-      gateway: { name: ending.names.gateway, listener: ending.names.listener },
-      ...(ending.llm ? { llm: ending.llm } : {}),
-      ...(ending.mcp ? { mcp: ending.mcp } : {}),
+      route: ending.policy?.route ?? { name: ending.names.route },
+      backend: ending.policy?.backend ?? { name: ending.names.backend },
+      gateway: ending.policy?.gateway ?? { name: ending.names.gateway, listener: ending.names.listener },
+      ...(ending.llm || ending.policy?.llm ? { llm: { ...ending.policy?.llm, ...ending.llm } } : {}),
+      ...(ending.mcp || ending.policy?.mcp ? { mcp: { ...ending.policy?.mcp, ...ending.mcp } } : {}),
     } : {}),
   });
 }
