@@ -21,7 +21,8 @@ const SERVER = 2;
 const CLIENT = 3;
 const STATUS_ERROR = 2;
 
-function tracingPolicy(receiver: OtlpReceiver, extra = ''): string {
+/** The tracing ProxyPolicy; `endpoint` is the YAML of the OTLP endpoint (default the receiver's `url`). */
+function tracingPolicy(receiver: OtlpReceiver, extra = '', endpoint = `url: ${receiver.url}`): string {
   return `apiVersion: switchboard.dev/v1alpha1
 kind: ProxyPolicy
 metadata: { name: tracing }
@@ -29,7 +30,7 @@ spec:
   targetRefs: [{ group: gateway.networking.k8s.io, kind: Gateway, name: gw }]
   frontend:
     tracing:
-      url: ${receiver.url}
+      ${endpoint}
       protocol: ${receiver.protocol}
       resources: [{ name: deployment.environment.name, expression: '"test"' }]
       attributes:
@@ -182,7 +183,7 @@ ${tracingPolicy(receiver)}`));
   });
 });
 
-describe('tracing: MCP tools/call over OTLP/gRPC', () => {
+describe('tracing: MCP tools/call over OTLP/gRPC to a Service backendRef', () => {
   let receiver: OtlpReceiver;
   let everything: Upstream;
   let legacy: Upstream;
@@ -219,8 +220,10 @@ spec:
     - matches: [{ path: { type: PathPrefix, value: /legacy } }]
       backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: legacy }]
 ---
+${service('otel', { host: '127.0.0.1', port: Number(new URL(receiver.url).port) }, { port: 4317 })}
+---
 ${tracingPolicy(receiver, `        - { name: app.tool, expression: 'mcp.tool.name' }
-`)}`);
+`, 'backendRef: { name: otel, port: 4317 }')}`);
     assert.deepEqual(gw.applyErrors, []);
   });
 
