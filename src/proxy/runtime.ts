@@ -14,6 +14,7 @@ import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './compile/tls-contexts.ts';
 import { ProxyMetrics } from './telemetry/metrics.ts';
+import { GatewaySessionKeys } from './mcp/session-keys.ts';
 
 export interface RuntimeOptions {
   logger: Logger;
@@ -56,6 +57,8 @@ export class ProxyRuntime {
   readonly #healthStates = new HealthStates();
   /** AI providers' health (scores, latency, evictions), shared by the LLM handlers; shown by the admin API and metrics. */
   readonly #providerHealth = new ProviderHealthBoard();
+  /** The served Gateways' MCP session keys, read by MCP handlers per request. */
+  readonly #sessionKeys = new GatewaySessionKeys();
   #compiled: CompiledConfig | undefined;
   #config: ProxyConfig | undefined;
   #ready = false;
@@ -65,7 +68,7 @@ export class ProxyRuntime {
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
     this.#telemetry = { logger: opts.logger, metrics: new ProxyMetrics(opts.registry) };
-    this.#handlers = new BackendHandlers(BACKEND_HANDLER_FACTORIES, { logger: opts.logger, providerHealth: this.#providerHealth });
+    this.#handlers = new BackendHandlers(BACKEND_HANDLER_FACTORIES, { logger: opts.logger, providerHealth: this.#providerHealth, sessionKeys: this.#sessionKeys });
     if (opts.registry) registerProviderHealthMetrics(opts.registry, this.#providerHealth);
   }
 
@@ -152,6 +155,7 @@ export class ProxyRuntime {
     for (const [port, server] of this.#servers) server.swap(wanted.get(port) as CompiledBind);
     for (const [port, server] of opened) this.#servers.set(port, server);
     this.#config = config;
+    this.#sessionKeys.update(config);
     const previous = this.#compiled;
     this.#compiled = compiled;
     // Requests in flight keep the old config; its policy clients close after the last of them.

@@ -8,6 +8,7 @@ import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.t
 import type { PolicyContext } from '../policies/context.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 import type { ProviderHealthBoard } from '../llm/gateway/provider-health.ts';
+import type { GatewaySessionKeys } from '../mcp/session-keys.ts';
 
 /** What a backend that answers requests itself (MCP, LLM …) gets with each request. */
 export interface HandlerRequest {
@@ -60,6 +61,8 @@ export interface HandlerDeps {
   readonly logger: Logger;
   /** AI provider health shared by the LLM handlers of this runtime (admin API, metrics). */
   readonly providerHealth?: ProviderHealthBoard;
+  /** The MCP session keys of the Gateways this runtime serves, updated on each config swap. */
+  readonly sessionKeys?: GatewaySessionKeys;
 }
 
 /** Makes the handler for a backend of its type, or returns undefined when the backend is not of it. */

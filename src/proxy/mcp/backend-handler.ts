@@ -106,7 +106,7 @@ export class CountingResponse implements DownstreamResponse {
 export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler | undefined => {
   if (!backend.mcp) return undefined;
   const mcpIr = backend.mcp;
-  const mcp = createMcpHandler(mcpIr, { logger: deps.logger });
+  const mcp = createMcpHandler(mcpIr, { logger: deps.logger, ...(deps.sessionKeys ? { gatewayKeys: deps.sessionKeys } : {}) });
   return {
     // transformation response.body and ext_proc response phases run on MCP answers (JSON ones whole, SSE ones per message: docs/mcp.md).
     filtersResponses: true,
@@ -125,6 +125,7 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
           ...(request.backendPolicy ? { backendPolicy: request.backendPolicy } : {}),
           ...(request.policy ? { policy: request.policy } : {}),
           ...(headers.size > 0 ? { headers } : {}),
+          gateway: request.labels.gateway,
         };
         return mcp.serve(mcpRequestView(req, request), counted, ctx);
       };

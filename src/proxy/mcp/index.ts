@@ -24,15 +24,20 @@ import { ModernDownstream } from './modern/downstream.ts';
 import { Multiplexer } from './multiplexer.ts';
 import { McpRequestPolicies } from './request-policy.ts';
 import { Namer } from './naming.ts';
-import { resolveSessionKey } from './session-codec.ts';
+import { SessionKeySelector, type GatewaySessionKeys } from './session-keys.ts';
 import { SessionManager } from './sessions.ts';
 import { UpstreamPool } from './upstream/pool.ts';
 import type { UpstreamContext } from './upstream/policy.ts';
 
 export interface McpHandlerOptions {
   readonly logger: Logger;
-  /** 32 bytes. Default: env `SESSION_KEY` (64 hex characters), else a random per-process key (logged). */
+  /**
+   * 32 bytes. Default: env `SESSION_KEY` (64 hex characters), else the key of the Gateway the
+   * request came through (`gatewayKeys`), else a random per-process key (logged).
+   */
   readonly sessionKey?: Buffer;
+  /** The session keys of the Gateways the proxy serves (the runtime's, updated on each config swap). */
+  readonly gatewayKeys?: GatewaySessionKeys;
   /** Where SESSION_KEY is read from; default process.env. */
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -50,6 +55,8 @@ export interface McpRequestContext {
   readonly policy?: PolicyContext;
   /** Headers the request's filters and policies set or removed: sent on every target call (docs/mcp.md). */
   readonly headers?: HeaderChanges;
+  /** The Gateway the request came through (`<namespace>/<name>`): whose session key applies. */
+  readonly gateway?: string;
 }
 
 export interface McpHandler {
@@ -63,10 +70,10 @@ export interface McpHandler {
 
 export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions): McpHandler {
   const logger = opts.logger.child({ backend: backend.key });
-  const key = resolveSessionKey(opts.sessionKey, opts.env ?? process.env, logger);
+  const keys = new SessionKeySelector(opts.sessionKey, opts.env ?? process.env, opts.gatewayKeys, logger);
   const namer = new Namer(backend.targets.map((t) => t.name), backend.prefixMode);
   const pool = new UpstreamPool(backend.targets);
-  const sessions = new SessionManager(backend, pool, key, logger);
+  const sessions = new SessionManager(backend, pool, keys, logger);
   const policies = new McpRequestPolicies(backend, logger);
   const own = policies.for(undefined);
   const multiplexer = new Multiplexer(backend, namer, own.authorizer, logger, own.guardrailsFor(''));
@@ -91,7 +98,7 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
       res.end(renderGatewayError(500, { code: 'policy_invalid', message: 'a backend policy that applies to this route is invalid' }, 'jsonrpc'));
       return;
     }
-    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), ...(ctx?.headers ? { headers: ctx.headers } : {}), mcp: policies.for(route) };
+    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), ...(ctx?.headers ? { headers: ctx.headers } : {}), ...(ctx?.gateway !== undefined ? { gateway: ctx.gateway } : {}), mcp: policies.for(route) };
     const hasSession = typeof req.headers['mcp-session-id'] === 'string';
     try {
       switch (req.method) {

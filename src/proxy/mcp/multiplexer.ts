@@ -12,6 +12,7 @@ import { PlainUris } from './plain-uris.ts';
 import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
 import { asUpstreamError, evictedError, type UpstreamClient } from './upstream/client.ts';
 import { noteMcpRequest } from '../telemetry/tracing/mcp.ts';
+import { countMcpCall } from '../telemetry/ai-metrics.ts';
 
 /** One client message being served: the session's joined targets and where to send messages for the client. */
 export interface Exchange {
@@ -249,12 +250,20 @@ export class Multiplexer {
   async #forward(request: JsonRpcRequest, routed: Routed, exchange: Exchange): Promise<JsonRpcResponse> {
     const key = exchange.sessionTag === undefined ? undefined : `${exchange.sessionTag} ${request.id}`;
     if (key !== undefined) this.#inFlight.set(key, routed.target);
+    const tool = request.method === 'tools/call' && routed.item?.kind === 'tool' ? routed.item.name : undefined;
     try {
-      const response = await routed.client.request(
-        { ...request, params: routed.params },
-        (m) => exchange.sink(this.toClient(routed.target, m, exchange.sessionTag)),
-        exchange.signal,
-      );
+      let response: JsonRpcResponse;
+      try {
+        response = await routed.client.request(
+          { ...request, params: routed.params },
+          (m) => exchange.sink(this.toClient(routed.target, m, exchange.sessionTag)),
+          exchange.signal,
+        );
+      } catch (err) {
+        countMcpCall(this.#backend.key, routed.target, request.method, tool, false);
+        throw err;
+      }
+      countMcpCall(this.#backend.key, routed.target, request.method, tool, response.result !== undefined && !isToolError(response.result));
       if (!response.result) return { ...response, id: request.id };
       if (exchange.sessionTag !== undefined && routed.item?.kind === 'resource' && (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe')) {
         this.#plainUris.set(exchange.sessionTag, routed.target, routed.item.name, request.method === 'resources/subscribe' && routed.plainUri !== undefined);
@@ -289,3 +298,7 @@ export class Multiplexer {
   }
 }
 
+/** A tools/call result with `isError: true` is a failed call the target reported as a result. */
+function isToolError(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
+}

@@ -84,6 +84,11 @@ function asState(value: unknown): SessionState | undefined {
  * is logged once. A malformed SESSION_KEY is a configuration error and throws.
  */
 export function resolveSessionKey(explicit: Buffer | undefined, env: NodeJS.ProcessEnv, logger: Logger): Buffer {
+  return configuredSessionKey(explicit, env) ?? randomSessionKey(logger);
+}
+
+/** `explicit`, else env `SESSION_KEY`; undefined when neither is set. Throws on a malformed one. */
+export function configuredSessionKey(explicit: Buffer | undefined, env: NodeJS.ProcessEnv): Buffer | undefined {
   if (explicit !== undefined) {
     if (explicit.length !== SESSION_KEY_BYTES) throw new Error(`MCP session key must be ${SESSION_KEY_BYTES} bytes, got ${explicit.length}`);
     return explicit;
@@ -93,6 +98,11 @@ export function resolveSessionKey(explicit: Buffer | undefined, env: NodeJS.Proc
     if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error('SESSION_KEY must be 64 hexadecimal characters (32 bytes)');
     return Buffer.from(hex, 'hex');
   }
-  logger.warn('SESSION_KEY is not set: MCP sessions use a random per-process key and cannot be resumed by another replica or after a restart');
+  return undefined;
+}
+
+/** A random per-process key, with the warning that sessions keyed with it stay in this process. */
+export function randomSessionKey(logger: Logger): Buffer {
+  logger.warn('SESSION_KEY is not set and the gateway has no session key Secret: MCP sessions use a random per-process key and cannot be resumed by another replica or after a restart');
   return randomBytes(SESSION_KEY_BYTES);
 }

@@ -3,6 +3,7 @@ import type { McpBackendIR } from '../../ir/mcp.ts';
 import { GATEWAY_VERSION, initializeAll, initializeTarget, LATEST_SESSION_PROTOCOL, mergeInitialize } from './initialize.ts';
 import type { Params } from './jsonrpc.ts';
 import { decodeSession, encodeSession, type SessionState, type UpstreamSession } from './session-codec.ts';
+import type { SessionKeySelector } from './session-keys.ts';
 import { UpstreamError, type UpstreamClient } from './upstream/client.ts';
 import type { UpstreamPool } from './upstream/pool.ts';
 import { NO_UPSTREAM_CONTEXT, type UpstreamContext } from './upstream/policy.ts';
@@ -31,15 +32,15 @@ interface Live {
 export class SessionManager {
   readonly #backend: McpBackendIR;
   readonly #pool: UpstreamPool;
-  readonly #key: Buffer;
+  readonly #keys: SessionKeySelector;
   readonly #logger: Logger;
   readonly #live = new Map<string, Live>();
   readonly #sweeper: NodeJS.Timeout;
 
-  constructor(backend: McpBackendIR, pool: UpstreamPool, key: Buffer, logger: Logger) {
+  constructor(backend: McpBackendIR, pool: UpstreamPool, keys: SessionKeySelector, logger: Logger) {
     this.#backend = backend;
     this.#pool = pool;
-    this.#key = key;
+    this.#keys = keys;
     this.#logger = logger;
     this.#sweeper = setInterval(() => this.#sweep(), 60_000);
     this.#sweeper.unref();
@@ -64,7 +65,8 @@ export class SessionManager {
       };
     }
     const state: SessionState = { pv: String(result.protocolVersion), targets, client: clientParams, iat: Math.floor(Date.now() / 1000) };
-    const id = encodeSession(state, this.#key, this.#backend.key);
+    // Sealed with the key of the Gateway the request came through (session-keys.ts).
+    const id = encodeSession(state, this.#keys.forGateway(ctx.gateway), this.#backend.key);
     const sse = [...joined].filter(([name]) => this.#pool.target(name)?.protocol === 'SSE');
     if (sse.length > 0) this.#remember(id, new Map(sse.map(([name, j]) => [name, j.client])));
     return { result, id, clients };
@@ -77,7 +79,7 @@ export class SessionManager {
    * `session_expired` (404, the client initialises again) rather than hop to another replica.
    */
   async resume(id: string, signal?: AbortSignal, ctx: UpstreamContext = NO_UPSTREAM_CONTEXT): Promise<OpenSession | undefined> {
-    const state = decodeSession(id, this.#key, this.#backend.key);
+    const state = decodeSession(id, this.#keys.forGateway(ctx.gateway), this.#backend.key);
     if (!state) return undefined;
     for (const [name, upstream] of Object.entries(state.targets)) {
       const target = this.#pool.target(name);

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { registerAiMetrics } from './ai-metrics.ts';
 import { PendingCounts } from './pending-counts.ts';
 
 export interface RequestLabels {
@@ -61,6 +62,7 @@ export class ProxyMetrics {
       help: 'Downstream connections currently open.',
       registers: [registry],
     }));
+    registerAiMetrics(registry);
   }
 
   requestDone(labels: RequestLabels, status: number, seconds: number): void {

@@ -39,6 +39,7 @@ import type { DirectResponse } from '../../policies/result.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
 import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
 import { GUARD_REJECTED, GUARDED_REQUEST_ROUTES, GUARDED_RESPONSE_ROUTES, GuardConfigError, guardJsonBody, promptGuardOf, StreamGuard, type BodyGuardOutcome, type CompiledPromptGuard, type GuardRun, type StreamVerdict } from './guards/index.ts';
+import { LlmCallMeter } from '../../telemetry/ai-metrics.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -179,14 +180,18 @@ export class LlmBackendHandler {
       let failure: AttemptFailure;
       // Traced requests only: a GenAI CLIENT span per provider attempt (telemetry/tracing/genai.ts).
       const span = llmAttemptSpan(provider, route);
+      // Every attempt: GenAI metrics (telemetry/ai-metrics.ts).
+      const meter = new LlmCallMeter(this.#ir.key, provider, route);
       try {
-        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule, span });
+        const outcome = await this.#attempt({ req, request, sink, route, body, provider, format, ran, schedule, span, meter });
         span?.end({ status: outcome.status });
+        meter.end({ status: outcome.status });
         if (outcome.kind === 'answered') return { status: outcome.status, bytes: sink.bytes };
         last = outcome;
         failure = { status: outcome.status, failover: isFailoverStatus(outcome.status) };
       } catch (err) {
         span?.end({ error: err });
+        meter.end({ error: err });
         if (err instanceof ClientGoneError) break;
         if (err instanceof AiPolicyError) return fail(err.status, err.status === 500 ? 'the backend AI policy is invalid' : err.message);
         if (err instanceof CredentialError) {
@@ -306,6 +311,7 @@ export class LlmBackendHandler {
     };
     if (clientHost !== undefined) (options as { servername?: string }).servername = pinnedServerName(up);
     a.span?.request(plan.model, plan.stream, options.headers, { host });
+    a.meter.request(plan.model);
     // Provider health: every attempt that reaches the provider ends in exactly one answered/failed/abandoned.
     const tracked: Tracked = { index: this.#health.indexOf(a.provider.name), started: 0, spec: policy?.health };
     tracked.started = this.#health.begin(tracked.index);
@@ -371,6 +377,7 @@ export class LlmBackendHandler {
         // An error event mid-stream may echo the key too (a key split across chunks is not caught).
         for (const out of translator.push(chunk as Buffer)) {
           a.span?.chunk(out);
+          a.meter.chunk();
           const pass = streamGuard ? await this.#streamPasses(a, streamGuard.check(out)) : out;
           if (!pass) { rejected = true; break; }
           // A guard judging in batches holds output back (an empty write would still cost a round).
@@ -495,6 +502,7 @@ export class LlmBackendHandler {
   #account(a: Attempt, usage: Usage | undefined, plan: ForwardPlan | undefined): void {
     if (!usage) return;
     a.span?.usage(usage);
+    a.meter.usage(usage);
     this.#log(a.provider.name, a.route, plan?.model, plan?.stream ?? false, usage, a.request.policy);
   }
 
@@ -532,6 +540,7 @@ interface Attempt {
   readonly schedule: ProviderSchedule;
   /** Present when the request is traced. */
   readonly span: LlmAttemptSpan | undefined;
+  readonly meter: LlmCallMeter;
 }
 
 /** The policy's compiled prompt guards; a guard that cannot be compiled fails the request closed (500, logged once per request). */

@@ -32,6 +32,8 @@ export interface UpstreamContext {
   readonly mcp?: McpRequestPolicy;
   /** Headers route filters and policies added, changed or removed on this request: sent on its target calls. */
   readonly headers?: HeaderChanges;
+  /** The Gateway the request came through (`<namespace>/<name>`): its session key seals the session (sessions.ts). */
+  readonly gateway?: string;
 }
 
 export const NO_UPSTREAM_CONTEXT: UpstreamContext = Object.freeze({});
