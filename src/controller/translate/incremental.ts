@@ -43,6 +43,15 @@ export interface ConfigChanges {
 
 /** Which object a status is for. */
 export function statusId(status: ObjectStatus): string {
+  let id = statusIds.get(status);
+  if (id === undefined) statusIds.set(status, (id = idOf(status)));
+  return id;
+}
+
+/** Unchanged statuses are the same objects from one translation to the next: their id is built once. */
+const statusIds = new WeakMap<ObjectStatus, string>();
+
+function idOf(status: ObjectStatus): string {
   return `${status.apiVersion}\u0000${status.kind}\u0000${status.metadata.namespace ?? ''}\u0000${status.metadata.name}`;
 }
 
@@ -216,8 +225,11 @@ function versionOf(body: ConfigBody): string {
 }
 
 function updateRecord(hash: ReturnType<typeof createHash>, record: Readonly<Record<string, object>>): void {
-  const keys = Object.keys(record).sort();
-  hash.update('{');
-  keys.forEach((key, i) => hash.update(`${i === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalOf(record[key] as object)}`));
-  hash.update('}');
+  const keys = Object.keys(record);
+  // translate() sorts its records already; sorting again is only needed when they are not.
+  if (!keys.every((key, i) => i === 0 || (keys[i - 1] as string) < key)) keys.sort();
+  const parts: string[] = [];
+  for (const key of keys) parts.push(`${JSON.stringify(key)}:${canonicalOf(record[key] as object)}`);
+  // One update of the joined text: many small updates cost more than the join.
+  hash.update(`{${parts.join(',')}}`);
 }
