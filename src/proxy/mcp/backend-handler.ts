@@ -4,17 +4,15 @@ import type { DownstreamRequest as ProxyRequest, DownstreamResponse as ProxyResp
 import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { DownstreamRequest, DownstreamResponse } from './downstream/io.ts';
 import { createMcpHandler } from './index.ts';
-import type { McpBackendIR } from '../../ir/mcp.ts';
-import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import { gateUpstreamCall, type PolicyGate } from '../policies/backend/gate.ts';
 import { NO_HEADER_CHANGES, policyHeaderChanges } from '../policies/backend/policy-headers.ts';
-import { hasRequestSteps } from '../policies/backend/request-steps.ts';
 import { renderGatewayError } from '../http/error-format.ts';
 import type { DirectResponse } from '../policies/result.ts';
 import type { ResponseFilter } from '../policies/context.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import type { Logger } from '../../common/logger.ts';
 import { takeMessageFilters, type SseChunkRewriter } from './answer-messages.ts';
+import { TargetGates } from './upstream/target-gate.ts';
 
 /**
  * The request the MCP handler sees: the client's method and URL (legacy SSE endpoints and
@@ -106,6 +104,7 @@ export class CountingResponse implements DownstreamResponse {
 export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler | undefined => {
   if (!backend.mcp) return undefined;
   const mcpIr = backend.mcp;
+  const targetNames = mcpIr.targets.map((t) => t.name);
   const mcp = createMcpHandler(mcpIr, { logger: deps.logger, ...(deps.sessionKeys ? { gatewayKeys: deps.sessionKeys } : {}) });
   return {
     // transformation response.body and ext_proc response phases run on MCP answers (JSON ones whole, SSE ones per message: docs/mcp.md).
@@ -125,6 +124,7 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
           ...(request.backendPolicy ? { backendPolicy: request.backendPolicy } : {}),
           ...(request.policy ? { policy: request.policy } : {}),
           ...(headers.size > 0 ? { headers } : {}),
+          ...(TargetGates.needed(request.backendRuntime, targetNames) ? { gates: new TargetGates(request.backendRuntime, request.policy) } : {}),
           gateway: request.labels.gateway,
         };
         return mcp.serve(mcpRequestView(req, request), counted, ctx);
@@ -136,7 +136,7 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
       };
       let gating: ReturnType<typeof gateTargets>;
       try {
-        gating = gateTargets(mcpIr, request);
+        gating = gateTargets(request);
       } catch (err) {
         failed(err);
         return;
@@ -156,32 +156,20 @@ export const mcpHandlerFactory: HandlerFactory = (backend, deps): BackendHandler
   };
 };
 
-const PASSED: PolicyGate = Object.freeze({ kind: 'passed', headers: NO_HEADER_CHANGES });
-
 /**
- * The backend-policy layer's request steps (extAuth, transformation) once per request, before any
- * target is contacted: the route's compiled policy, then each target's own where it has steps of
- * its own (a refusal by any refuses the request). A target whose own policy is invalid is left to
- * fail as an unavailable target (FailClosed/FailOpen), as before.
+ * The route's backend request steps (extAuth, transformation) once per client request, before any
+ * target is contacted. A target's own steps (a sectionName policy or its inline policies) run on
+ * each call to that target instead (upstream/target-gate.ts), so they never refuse or rewrite
+ * what goes to another target.
  */
-function gateTargets(ir: McpBackendIR, request: HandlerRequest): PolicyGate | Promise<PolicyGate> {
+function gateTargets(request: HandlerRequest): PolicyGate | Promise<PolicyGate> {
   const runtime = request.backendRuntime;
   // An invalid route policy is refused by the MCP handler itself (its reason logged, nothing sent).
   if (!runtime || runtime.invalid.length > 0) return PASSED;
-  const ran = new Map<CompiledBackendPolicy, PolicyGate>();
-  const runtimes = [runtime];
-  for (const target of ir.targets) {
-    const own: CompiledBackendPolicy = runtime.subBackend(target.name);
-    if (own !== runtime && own.invalid.length === 0 && hasRequestSteps(own) && !runtimes.includes(own)) runtimes.push(own);
-  }
-  const step = (i: number): PolicyGate | Promise<PolicyGate> => {
-    if (i >= runtimes.length) return PASSED;
-    const gating = gateUpstreamCall(runtimes[i], undefined, request.policy, ran);
-    const next = (gate: PolicyGate) => (gate.kind === 'refused' ? gate : step(i + 1));
-    return gating instanceof Promise ? gating.then(next) : next(gating);
-  };
-  return step(0);
+  return gateUpstreamCall(runtime, undefined, request.policy, new Map());
 }
+
+const PASSED: PolicyGate = Object.freeze({ kind: 'passed', headers: NO_HEADER_CHANGES });
 
 /** A refusal of the backend-policy layer: a gateway error as a JSON-RPC error (docs/errors.md), an ext_authz denial as the service wrote it. */
 function sendRefusal(res: DownstreamResponse, response: DirectResponse): void {

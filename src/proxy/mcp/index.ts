@@ -28,6 +28,7 @@ import { SessionKeySelector, type GatewaySessionKeys } from './session-keys.ts';
 import { SessionManager } from './sessions.ts';
 import { UpstreamPool } from './upstream/pool.ts';
 import type { UpstreamContext } from './upstream/policy.ts';
+import type { TargetGates } from './upstream/target-gate.ts';
 
 export interface McpHandlerOptions {
   readonly logger: Logger;
@@ -55,6 +56,8 @@ export interface McpRequestContext {
   readonly policy?: PolicyContext;
   /** Headers the request's filters and policies set or removed: sent on every target call (docs/mcp.md). */
   readonly headers?: HeaderChanges;
+  /** Targets' own backend request steps, run on each call to that target (upstream/target-gate.ts). */
+  readonly gates?: TargetGates;
   /** The Gateway the request came through (`<namespace>/<name>`): whose session key applies. */
   readonly gateway?: string;
 }
@@ -98,7 +101,7 @@ export function createMcpHandler(backend: McpBackendIR, opts: McpHandlerOptions)
       res.end(renderGatewayError(500, { code: 'policy_invalid', message: 'a backend policy that applies to this route is invalid' }, 'jsonrpc'));
       return;
     }
-    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), ...(ctx?.headers ? { headers: ctx.headers } : {}), ...(ctx?.gateway !== undefined ? { gateway: ctx.gateway } : {}), mcp: policies.for(route) };
+    const upstream: UpstreamContext = { ...(route ? { backendPolicy: route } : {}), ...(ctx?.policy ? { policy: ctx.policy } : {}), ...(ctx?.headers ? { headers: ctx.headers } : {}), ...(ctx?.gates ? { gates: ctx.gates } : {}), ...(ctx?.gateway !== undefined ? { gateway: ctx.gateway } : {}), mcp: policies.for(route) };
     const hasSession = typeof req.headers['mcp-session-id'] === 'string';
     try {
       switch (req.method) {

@@ -10,7 +10,7 @@ import { handlingOf, isListMethod, itemKindOf, type ItemKind } from './methods.t
 import type { Namer } from './naming.ts';
 import { PlainUris } from './plain-uris.ts';
 import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
-import { asUpstreamError, evictedError, type UpstreamClient } from './upstream/client.ts';
+import { asUpstreamError, evictedError, refusedError, type UpstreamClient } from './upstream/client.ts';
 import { noteMcpRequest } from '../telemetry/tracing/mcp.ts';
 import { countMcpCall } from '../telemetry/ai-metrics.ts';
 
@@ -106,6 +106,8 @@ export class Multiplexer {
       const failure = asUpstreamError('?', error);
       if (failure.failure === 'session_expired') throw failure;
       if (failure.failure === 'evicted') return { jsonrpc: '2.0', id: request.id, error: evictedError(failure) };
+      // The target's own extAuth or transformation answered instead of the target: the client learns why.
+      if (failure.failure === 'refused') return { jsonrpc: '2.0', id: request.id, error: refusedError(failure) };
       this.#logger.warn({ target: failure.target, method: request.method, error: failure.message }, 'MCP target failed');
       return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.UpstreamFailed, message: `MCP target "${failure.target}" failed` } };
     }

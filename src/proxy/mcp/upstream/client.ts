@@ -9,6 +9,7 @@ import type { RetryPolicy } from '../../policies/context.ts';
 import type { Prepared, TargetAccess, UpstreamHeaders } from './policy.ts';
 import { mcpCall } from '../../policies/backend/cloud-auth.ts';
 import type { OutcomeRecorder } from './retry.ts';
+import type { LegGate } from './target-gate.ts';
 
 /** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
 export type MessageSink = (message: JsonRpcMessage) => void;
@@ -37,6 +38,8 @@ export interface UpstreamLink {
   readonly retry?: RetryPolicy;
   /** Passive health of the endpoint this client talks to (backend `health`, target-health.ts); absent: not tracked. */
   readonly health?: EndpointHealthView;
+  /** The target's own request steps, run on each message sent to it (target-gate.ts); absent: it has none. */
+  readonly gate?: LegGate;
 }
 
 /** One target endpoint's passive health, as a client sees it. */
@@ -55,9 +58,10 @@ const GATEWAY_MCP_HEADERS: ReadonlySet<string> = new Set(['mcp-session-id', 'mcp
  * credentials written in. `method`, `origin` and `body` are what cloud credentials sign (the Host
  * is the `host` header when one is set, else the origin's).
  */
-export function prepareRequest(link: UpstreamLink, headers: UpstreamHeaders, path: string, method: string, origin: string, body: string | undefined): Prepared | Promise<Prepared> {
-  // Policy-set headers first: the credentials the target's policy writes win over them.
+export function prepareRequest(link: UpstreamLink, headers: UpstreamHeaders, path: string, method: string, origin: string, body: string | undefined, leg?: HeaderChanges): Prepared | Promise<Prepared> {
+  // Policy-set headers first (the request's, then the target's own steps'): the credentials the target's policy writes win over them.
   if (link.headers !== undefined && link.headers.size > 0) applyHeaderChanges(headers, link.headers, GATEWAY_MCP_HEADERS);
+  if (leg !== undefined && leg.size > 0) applyHeaderChanges(headers, leg, GATEWAY_MCP_HEADERS);
   return link.access.prepare(headers, path, link.policy, link.access.needsCall ? mcpCall(headers, method, origin, body) : undefined);
 }
 
@@ -85,18 +89,31 @@ export interface UpstreamClient {
  * `session_expired`: the target no longer knows the session (404); `evicted`: backend `health`
  * evicted the target's endpoint, nothing was sent (skipped by lists and fan-outs, a call gets 503 `no_healthy_upstream`).
  */
-export type UpstreamFailure = 'unavailable' | 'session_expired' | 'protocol' | 'evicted';
+export type UpstreamFailure = 'unavailable' | 'session_expired' | 'protocol' | 'evicted' | 'refused';
 
 /** Why talking to a target failed. */
 export class UpstreamError extends Error {
   readonly target: string;
   readonly failure: UpstreamFailure;
+  /**
+   * `refused`: the target's own backend policy (extAuth, transformation) answered instead, nothing
+   * was sent; a call gets this status and docs/errors.md code as its JSON-RPC error's data, a
+   * fan-out leaves the target out as an unavailable one.
+   */
+  readonly refusal: { readonly status: number; readonly code: string } | undefined;
 
-  constructor(target: string, failure: UpstreamFailure, message: string) {
+  constructor(target: string, failure: UpstreamFailure, message: string, refusal?: { status: number; code: string }) {
     super(message);
     this.target = target;
     this.failure = failure;
+    this.refusal = refusal;
   }
+}
+
+/** The JSON-RPC error of a call its target's backend policy refused: data `{status, code}` (docs/errors.md). */
+export function refusedError(failure: UpstreamError): { code: number; message: string; data: { status: number; code: string } } {
+  const refusal = failure.refusal ?? { status: 403, code: 'forbidden' };
+  return jsonRpcGatewayError(refusal.status, { code: refusal.code, message: failure.message });
 }
 
 /** The JSON-RPC error of a call to a target backend `health` evicted: data `{status: 503, code: no_healthy_upstream}` (docs/errors.md). */

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
+import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { callDeadline } from './deadline.ts';
 import { sendWithRetry } from './retry.ts';
@@ -50,9 +51,11 @@ export class LegacySseClient implements UpstreamClient {
     const timeout = AbortSignal.timeout(ENDPOINT_TIMEOUT_MS);
     const connectSignal = AbortSignal.any(signal ? [this.#abort.signal, timeout, signal] : [this.#abort.signal, timeout]);
     let response: Dispatcher.ResponseData;
+    // The target's own extAuth/transformation decide the stream's opening too (no body).
+    const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, undefined);
     try {
       // Health counts the stream's opening too; a GET stream is not retried (retry.ts).
-      response = await sendWithRetry(() => this.#dispatch('GET', this.#target.path, { accept: 'text/event-stream' }, undefined, this.#abort.signal), undefined, this.#abort.signal, this.#link.health?.record);
+      response = await sendWithRetry(() => this.#dispatch('GET', this.#target.path, { accept: 'text/event-stream' }, undefined, this.#abort.signal, leg?.headers), undefined, this.#abort.signal, this.#link.health?.record);
     } catch (error) {
       throw asUpstreamError(this.#target.name, error);
     }
@@ -144,14 +147,17 @@ export class LegacySseClient implements UpstreamClient {
     const path = this.#endpointPath;
     if (path === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
     let response: Dispatcher.ResponseData;
-    const body = JSON.stringify(message);
+    const sent = JSON.stringify(message);
+    // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent).
+    const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, sent);
+    const body = leg?.body ?? sent;
     // Traced requests only: a CLIENT span per send, its traceparent in the headers (telemetry/tracing/mcp.ts).
     const calls = mcpTargetCalls(message, this.#target.name, this.#origin);
     try {
       response = await sendWithRetry(() => {
         const headers = { 'content-type': 'application/json' };
         calls?.begin(headers);
-        return this.#dispatch('POST', path, headers, body, signal);
+        return this.#dispatch('POST', path, headers, body, signal, leg?.headers);
       }, this.#link.retry, signal, this.#link.health?.record);
     } catch (error) {
       calls?.end({ error });
@@ -166,8 +172,8 @@ export class LegacySseClient implements UpstreamClient {
   }
 
   /** One request with the target's credentials written in; `http.requestTimeout` also bounds the wait for the answer to start. */
-  async #dispatch(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-    const prepared = await prepareRequest(this.#link, this.#headers(headers), path, method, this.#origin, body);
+  async #dispatch(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined, leg?: HeaderChanges): Promise<Dispatcher.ResponseData> {
+    const prepared = await prepareRequest(this.#link, this.#headers(headers), path, method, this.#origin, body, leg);
     const timeout = this.#link.access.timeoutMs;
     return this.#link.dispatcher.request({
       origin: this.#origin, path: prepared.path, method, headers: prepared.headers, body, signal,

@@ -13,6 +13,7 @@ import type { PolicyContext, RequestIdentity } from '../../policies/context.ts';
 import { applyBackendCredentials, writeCredential } from '../../policies/backend/auth.ts';
 import { connectionSettings, type ConnectionSettings } from '../../policies/backend/connection.ts';
 import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
+import type { TargetGates } from './target-gate.ts';
 import { subBackendPolicy } from '../../policies/backend/sub-backend.ts';
 import { unsupportedMembers } from '../../policies/backend/support.ts';
 import { compileTokenMechanism } from '../../policies/backend/token-auth.ts';
@@ -32,6 +33,8 @@ export interface UpstreamContext {
   readonly mcp?: McpRequestPolicy;
   /** Headers route filters and policies added, changed or removed on this request: sent on its target calls. */
   readonly headers?: HeaderChanges;
+  /** Targets' own request steps (extAuth, transformation), run per call to each target; absent: no target has any. */
+  readonly gates?: TargetGates;
   /** The Gateway the request came through (`<namespace>/<name>`): its session key seals the session (sessions.ts). */
   readonly gateway?: string;
 }

@@ -143,9 +143,11 @@ export class UpstreamPool {
     if (access.failure !== undefined) return { failure: access.failure };
     const retry = ctx.policy?.upstream.retry;
     const health = this.#endpointHealth(target, endpoint, access);
+    const gate = ctx.gates?.for(target.name);
     return {
       dispatcher: this.#agent(target, access.settings), address: this.#address(target, endpoint, access.settings?.tls !== undefined), access, policy: ctx.policy,
       ...(ctx.headers !== undefined ? { headers: ctx.headers } : {}), ...(retry !== undefined ? { retry } : {}), ...(health !== undefined ? { health } : {}),
+      ...(gate !== undefined ? { gate } : {}),
     };
   }
 

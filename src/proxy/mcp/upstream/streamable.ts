@@ -5,6 +5,7 @@ import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotificati
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamFailure, type UpstreamLink } from './client.ts';
 import { mcpTargetCalls } from '../../telemetry/tracing/mcp.ts';
 import { callDeadline } from './deadline.ts';
+import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
 import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
@@ -80,8 +81,10 @@ export class StreamableHttpClient implements UpstreamClient {
 
   async listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
     let response: ResponseData;
+    // The GET stream carries the target's messages to the client: its own steps decide it too (no body).
+    const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, undefined);
     try {
-      response = await this.#dispatch('GET', this.#headers('text/event-stream'), undefined, signal);
+      response = await this.#dispatch('GET', this.#headers('text/event-stream'), undefined, signal, leg?.headers);
     } catch (error) {
       if (signal.aborted) return true;
       throw asUpstreamError(this.#target.name, error);
@@ -120,7 +123,10 @@ export class StreamableHttpClient implements UpstreamClient {
   /** One message POSTed, sent again under the request's traffic `retry` where that is safe (retry.ts). */
   async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<ResponseData> {
     let response: ResponseData;
-    const body = JSON.stringify(message);
+    const sent = JSON.stringify(message);
+    // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent).
+    const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, sent);
+    const body = leg?.body ?? sent;
     // Traced requests only: a CLIENT span per send, its traceparent in the headers (telemetry/tracing/mcp.ts).
     const calls = mcpTargetCalls(message, this.#target.name, this.#link.address.origin);
     try {
@@ -128,7 +134,7 @@ export class StreamableHttpClient implements UpstreamClient {
         () => {
           const headers = { ...this.#headers('application/json, text/event-stream'), 'content-type': 'application/json' };
           calls?.begin(headers);
-          return this.#dispatch('POST', headers, body, signal);
+          return this.#dispatch('POST', headers, body, signal, leg?.headers);
         },
         this.#link.retry, signal, this.#link.health?.record,
       );
@@ -150,8 +156,8 @@ export class StreamableHttpClient implements UpstreamClient {
    * (streams and long tool calls): a message's exchange is bounded by its deadline signal, and
    * `http.requestTimeout` also bounds the wait for the GET stream or DELETE answer to start.
    */
-  async #dispatch(method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<ResponseData> {
-    const prepared = await prepareRequest(this.#link, headers, this.#target.path, method, this.#link.address.origin, body);
+  async #dispatch(method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined, leg?: HeaderChanges): Promise<ResponseData> {
+    const prepared = await prepareRequest(this.#link, headers, this.#target.path, method, this.#link.address.origin, body, leg);
     const timeout = this.#link.access.timeoutMs;
     return this.#link.dispatcher.request({
       origin: this.#link.address.origin, path: prepared.path, method, headers: prepared.headers, body, signal, bodyTimeout: 0,

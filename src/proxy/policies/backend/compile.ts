@@ -16,6 +16,7 @@ import { silentLogger } from '../../../common/logger.ts';
 import { compileTokenMechanism, type TokenMechanism } from './token-auth.ts';
 import { compileTransformationPolicy } from '../traffic/transformation/transformation.ts';
 import type { RunPolicy } from '../conditional/conditional.ts';
+import { ownMembers } from './sub-backend.ts';
 
 type Headers = Record<string, string | string[]>;
 export interface PreparedRequest {
@@ -146,7 +147,7 @@ export function compileBackendPolicy(
   const subBackends = new Map<string, CompiledBackendPolicy>();
   // AI providers are sub-backends with a policy of their own; of an MCP target's, only its request
   // steps (extAuth, transformation) run here — its credentials, connections and failures stay the MCP handler's.
-  for (const [name, sub] of kind === 'ai' ? Object.entries(policy.subBackends ?? {}) : kind === 'mcp' ? Object.entries(policy.subBackends ?? {}).flatMap(mcpRequestSteps) : []) {
+  for (const [name, sub] of kind === 'ai' ? Object.entries(policy.subBackends ?? {}) : kind === 'mcp' ? Object.entries(policy.subBackends ?? {}).flatMap((entry) => mcpRequestSteps(policy, entry)) : []) {
     subBackends.set(name, compileBackendPolicy(sub, backend, pools, (m) => onError(`${name}: ${m}`), healthStates, stepDeps, kind));
   }
   const self: CompiledBackendPolicy = {
@@ -212,8 +213,12 @@ export class BackendPolicyCompiler {
   }
 }
 
-/** An MCP target's policy reduced to the request steps this layer runs for it (none: not compiled here). */
-function mcpRequestSteps([name, p]: [string, BackendPolicy]): [string, BackendPolicy][] {
-  if (p.extAuth === undefined && p.transformation === undefined) return [];
-  return [[name, { sources: p.sources, ...(p.extAuth !== undefined ? { extAuth: p.extAuth } : {}), ...(p.transformation !== undefined ? { transformation: p.transformation } : {}) }]];
+/**
+ * An MCP target's policy reduced to the request steps of its own (members it sets differently from
+ * the route: they run per call to the target, mcp/upstream/target-gate.ts); none: not compiled here.
+ */
+function mcpRequestSteps(route: BackendPolicy, [name, p]: [string, BackendPolicy]): [string, BackendPolicy][] {
+  const own = ownMembers(route, p, ['extAuth', 'transformation']);
+  if (own.length === 0) return [];
+  return [[name, { sources: p.sources, ...(own.includes('extAuth') ? { extAuth: p.extAuth } : {}), ...(own.includes('transformation') ? { transformation: p.transformation } : {}) }]];
 }

@@ -27,3 +27,12 @@ export function subBackendPolicy(route: BackendPolicy | undefined, name: string,
   }
   return rest;
 }
+
+/**
+ * The members of `names` a sub-backend's effective policy sets differently from the route's: the
+ * sub-backend's own (a sectionName policy, its inline policies), which run on calls to it only,
+ * while what it inherits runs once for the whole request (MCP targets: docs/mcp.md).
+ */
+export function ownMembers<M extends keyof BackendPolicy>(route: BackendPolicy, sub: BackendPolicy, names: readonly M[]): M[] {
+  return names.filter((name) => sub[name] !== undefined && JSON.stringify(sub[name]) !== JSON.stringify(route[name]));
+}
