@@ -14,6 +14,7 @@ import { KubeClient } from '../../controller/kube/client.ts';
 import { KubeSource } from '../../controller/kube/kube-source.ts';
 import { LeaderElector, type LeaderElectorOptions } from '../../controller/kube/leader-election.ts';
 import { ProxyFeedback } from '../../controller/kube/proxy-feedback.ts';
+import { SessionKeySecrets } from '../../controller/kube/session-keys.ts';
 import { KubeStatusWriter } from '../../controller/kube/status-writer.ts';
 import type { Authenticator } from '../../distribute/remote/auth.ts';
 import { RemoteDistributor } from '../../distribute/remote/server.ts';
@@ -72,11 +73,16 @@ export async function startController(options: ControllerOptions, overrides: Con
   const statusWriter = new KubeStatusWriter({
     client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => feedback.overlay(statuses),
   });
+  // Each Gateway's MCP session-key Secret (leader only; never replaced once it exists).
+  const sessionKeys = new SessionKeySecrets({ client, logger, controllerName: options.controllerName, isLeader });
   if (options.leaderElection) {
     elector = new LeaderElector({
       client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
       // A new leader writes whatever differs from the cluster (the previous leader may have stopped mid-way).
-      onStartedLeading: () => statusWriter.resync(),
+      onStartedLeading: () => {
+        statusWriter.resync();
+        sessionKeys.reconcile();
+      },
     });
   }
   const distributor = new RemoteDistributor({
@@ -96,7 +102,7 @@ export async function startController(options: ControllerOptions, overrides: Con
   });
   const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({
-    source, translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
+    source: sessionKeys.tap(source), translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
   });
 
   let draining = false;
