@@ -47,6 +47,8 @@ export interface OtlpReceiver {
   readonly protocol: 'HTTP' | 'GRPC';
   readonly spans: ReceivedSpan[];
   readonly logs: ReceivedLog[];
+  /** The content-type of every OTLP/HTTP request received (empty for gRPC). */
+  readonly contentTypes: string[];
   /** Resolves once `predicate` holds for the spans received (polls; rejects after `timeoutMs`). */
   waitForSpans(predicate: (spans: readonly ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -55,6 +57,7 @@ export interface OtlpReceiver {
 export async function startOtlpReceiver(protocol: 'HTTP' | 'GRPC'): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const logs: ReceivedLog[] = [];
+  const contentTypes: string[] = [];
   const onTraces = (request: ExportTraceServiceRequest) => spans.push(...flattenSpans(request));
   const onLogs = (request: ExportLogsServiceRequest) => logs.push(...flattenLogs(request));
   let server: RunningServer;
@@ -76,6 +79,7 @@ export async function startOtlpReceiver(protocol: 'HTTP' | 'GRPC'): Promise<Otlp
   } else {
     server = await startHttpServer((req, body, res) => {
       const type = req.headers['content-type'] ?? '';
+      contentTypes.push(type);
       const json = type.startsWith('application/json');
       if (req.method !== 'POST' || (!json && !type.startsWith('application/x-protobuf'))) {
         res.writeHead(415).end();
@@ -103,6 +107,7 @@ export async function startOtlpReceiver(protocol: 'HTTP' | 'GRPC'): Promise<Otlp
     protocol,
     spans,
     logs,
+    contentTypes,
     async waitForSpans(predicate, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(spans)) {

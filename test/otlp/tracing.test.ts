@@ -118,6 +118,7 @@ ${tracingPolicy(receiver)}`));
     assert.equal(server.attributes['app.model'], 'gpt-4o');
     assert.equal(server.resource['deployment.environment.name'], 'test');
     assert.equal(server.resource['service.name'], 'switchboard');
+    assert.ok(receiver.contentTypes.length > 0 && receiver.contentTypes.every((t) => t === 'application/x-protobuf'), `OTLP/HTTP sends binary protobuf, as collectors expect by default: ${receiver.contentTypes.join(', ')}`);
     assert.equal(attempt.name, 'chat gpt-4o');
     for (const span of [attempt, server]) {
       assert.equal(span.attributes['gen_ai.operation.name'], 'chat');
