@@ -28,7 +28,7 @@ describe('TargetGates: a target\'s own request steps, per message sent to it', (
   after(() => pools.close(0));
   const noErrors = (m: string) => assert.fail(m);
   const compile = (policy: BackendPolicy) => compileBackendPolicy(policy, compileBackend(backend('mcp', [1]), pools, noErrors), pools, noErrors, undefined, undefined, 'mcp');
-  const route = (a: BackendPolicy, extra: Partial<BackendPolicy> = {}): BackendPolicy => ({ sources: {}, ...extra, subBackends: { a: { sources: {}, ...extra, ...a } } });
+  const route = (a: Partial<BackendPolicy>, extra: Partial<BackendPolicy> = {}): BackendPolicy => ({ ...extra, sources: {}, subBackends: { a: { ...extra, ...a, sources: {} } } });
 
   it('targets that only inherit the route\'s steps have none of their own: no gate, nothing per message', () => {
     const runtime = compile(route({}, { extAuth: routeExtAuth }));
