@@ -15,6 +15,7 @@ import { connect, startEverything, type Upstream } from './support.ts';
  *
  * - `tx`: a's transformation sets `x-step` and rewrites "shout" to "whoami" in the messages sent
  *   to a; b never sees the header and c's `echo` of "shout" comes back as sent.
+ * - `tx-sse`: the same with a reached over legacy HTTP+SSE (its GET stream and message POSTs).
  * - `authz`: a's HTTP extAuth (with the message as body) refuses tools/call: lists and calls of
  *   c go on without asking it, the call of a's tool gets the JSON-RPC error with data
  *   {status: 403, code: forbidden} and a sees nothing of it.
@@ -24,15 +25,15 @@ import { connect, startEverything, type Upstream } from './support.ts';
 const SET_STEP = `transformation: { request: { set: [{ name: x-step, value: '"a-only"' }], body: 'string(request.body).replace("shout", "whoami")' } }`;
 
 function manifests(fixtures: Record<string, KeyedFixture>, everything: Upstream, authz: RunningServer, dead: number): string {
-  const target = (name: string, port: number) => `      - name: ${name}\n        static: { host: 127.0.0.1, port: ${port}${name === 'c' ? ', path: /mcp' : ''} }\n`;
-  const backend = (name: string, a: KeyedFixture, more: string, step: string, b?: KeyedFixture) => `---
+  const target = (name: string, port: number, protocol = '') => `      - name: ${name}\n        static: { host: 127.0.0.1, port: ${port}${name === 'c' ? ', path: /mcp' : ''}${protocol} }\n`;
+  const backend = (name: string, a: KeyedFixture, more: string, step: string, b?: KeyedFixture, aProtocol = '') => `---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyBackend
 metadata: { name: ${name} }
 spec:
   mcp:
 ${more}    targets:
-${target('a', a.port)}${b ? target('b', b.port) : ''}${target('c', everything.port)}---
+${target('a', a.port, aProtocol)}${b ? target('b', b.port) : ''}${target('c', everything.port)}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyPolicy
 metadata: { name: ${name}-a }
@@ -40,9 +41,9 @@ spec:
   targetRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: ${name}, sectionName: a }]
   backend: { ${step} }
 `;
-  const names = ['tx', 'authz', 'authz-down'];
+  const names = ['tx', 'tx-sse', 'authz', 'authz-down'];
   const rule = (name: string) => `    - matches: [{ path: { type: PathPrefix, value: /${name} } }]\n      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: ${name} }]\n`;
-  return `${httpGateway()}${backend('tx', fixtures.txA, '', SET_STEP, fixtures.txB)}${backend('authz', fixtures.authzA, '', `extAuth: { url: "${authz.url}", http: {}, forwardBody: { maxSize: 65536 }, failureMode: FailClosed }`)}${backend('authz-down', fixtures.downA, '    failureMode: FailOpen\n', `extAuth: { url: "http://127.0.0.1:${dead}", http: {}, failureMode: FailClosed }`)}---
+  return `${httpGateway()}${backend('tx', fixtures.txA, '', SET_STEP, fixtures.txB)}${backend('tx-sse', fixtures.sseA, '', SET_STEP, fixtures.sseB, ', protocol: SSE')}${backend('authz', fixtures.authzA, '', `extAuth: { url: "${authz.url}", http: {}, forwardBody: { maxSize: 65536 }, failureMode: FailClosed }`)}${backend('authz-down', fixtures.downA, '    failureMode: FailOpen\n', `extAuth: { url: "http://127.0.0.1:${dead}", http: {}, failureMode: FailClosed }`)}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: mcp }
@@ -68,10 +69,12 @@ describe('MCP target-scoped backend steps run per call to that target', () => {
   const url = (path: string) => gw.url(80, `/${path}`);
 
   before(async () => {
-    const [txA, txB, authzA, downA] = await Promise.all([
-      startKeyedFixture('a', { record: 'x-step' }), startKeyedFixture('b', { record: 'x-step' }), startKeyedFixture('a'), startKeyedFixture('a'),
+    const [txA, txB, sseA, sseB, authzA, downA] = await Promise.all([
+      startKeyedFixture('a', { record: 'x-step' }), startKeyedFixture('b', { record: 'x-step' }),
+      startKeyedFixture('a', { record: 'x-step' }), startKeyedFixture('b', { record: 'x-step' }),
+      startKeyedFixture('a'), startKeyedFixture('a'),
     ]);
-    Object.assign(fixtures, { txA, txB, authzA, downA });
+    Object.assign(fixtures, { txA, txB, sseA, sseB, authzA, downA });
     everything = await startEverything();
     // Refuses tool calls, allows everything else (initialize, lists, notifications).
     authz = await startHttpServer((_req, body, res) => {
@@ -104,6 +107,19 @@ describe('MCP target-scoped backend steps run per call to that target', () => {
     assert.deepEqual([...new Set(posts(fixtures.txA).map((s) => s.credential))], ['a-only'], 'every message POSTed to a carries its header');
     assert.ok(posts(fixtures.txB).length >= 3);
     assert.deepEqual(fixtures.txB.seen.filter((s) => s.credential !== undefined), [], 'b never sees a\'s header');
+  });
+
+  it("a legacy HTTP+SSE target: its stream's opening and every message POST get its steps; the other target never does", async () => {
+    const { client } = await connect(url('tx-sse'));
+    clients.push(client);
+    assert.equal(text(await client.callTool({ name: 'a_shout', arguments: {} })), 'a');
+    assert.equal(text(await client.callTool({ name: 'b_whoami', arguments: {} })), 'b');
+    const toA = fixtures.sseA.seen;
+    assert.ok(toA.some((s) => s.method === 'GET' && s.path === '/sse'), JSON.stringify(toA));
+    assert.ok(toA.some((s) => s.method === 'POST' && s.path === '/messages'));
+    assert.deepEqual(toA.filter((s) => s.credential !== 'a-only'), [], 'every request to a carries its header');
+    assert.ok(fixtures.sseB.seen.length > 0);
+    assert.deepEqual(fixtures.sseB.seen.filter((s) => s.credential !== undefined), [], 'b never sees it');
   });
 
   it("a target's extAuth decides its calls only: another target's call is not asked about; a refused call is a JSON-RPC error with {status, code}", async () => {
