@@ -40,6 +40,7 @@ import { renderGatewayError } from '../../http/error-format.ts';
 import { jsonTooDeep, TOO_DEEP_MESSAGE } from '../../http/json-depth.ts';
 import { GUARD_REJECTED, GUARDED_REQUEST_ROUTES, GUARDED_RESPONSE_ROUTES, GuardConfigError, guardJsonBody, promptGuardOf, StreamGuard, type BodyGuardOutcome, type CompiledPromptGuard, type GuardRun, type StreamVerdict } from './guards/index.ts';
 import { LlmCallMeter } from '../../telemetry/ai-metrics.ts';
+import { clientBodyFacts, llmInput, type LlmFacts } from './llm-cel.ts';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Client headers worth keeping on a translated request: they select API features, not identity. */
@@ -269,8 +270,9 @@ export class LlmBackendHandler {
       }
       guardedBody = checked.body;
     }
-    const cel = (): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: { provider: a.provider.name } });
-    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(guardedBody, (b) => applyRequestPolicy(b, a.route, compiled, cel())) : guardedBody;
+    // `llm` as far as each phase sees it (llm-cel.ts): the client's body first, the plan after.
+    const cel = (facts: Omit<LlmFacts, 'provider'>): CelInput => ({ ...(a.request.policy?.cel() ?? requestCel(a.req)), llm: llmInput({ provider: a.provider.name, ...facts }) });
+    const clientBody = compiled && hasRequestPolicy(compiled) ? rewriteJson(guardedBody, (b) => applyRequestPolicy(b, a.route, compiled, cel(clientBodyFacts(b)))) : guardedBody;
     const plan = planRequest({
       routeType: a.route, provider: a.provider.provider, body: clientBody, path: a.request.path, method: a.req.method,
       modelAliases: ai?.modelAliases, promptCaching: ai?.promptCaching, headers: plainHeaders(a.req.headers),
@@ -283,7 +285,7 @@ export class LlmBackendHandler {
     if (guard && guard.response.length > 0 && GUARDED_RESPONSE_ROUTES.has(a.route)) answerGuards.set(plan, guard);
     const up = plan.upstream;
     const upstreamBody = compiled && compiled.finalTransformations.length > 0 && plan.upstreamFormat !== 'passthrough'
-      ? rewriteJson(up.body, (b) => applyFinalTransformations(b, compiled, cel()))
+      ? rewriteJson(up.body, (b) => applyFinalTransformations(b, compiled, cel({ requestModel: plan.model, streaming: plan.stream })))
       : up.body;
     // traffic.hostRewrite None sends the client's Host; the provider's own otherwise.
     const clientHost = clientHostFor(a.request);
@@ -298,7 +300,7 @@ export class LlmBackendHandler {
     applyHeaderChanges(baseHeaders, gate.headers, HOP_BY_HOP);
     applyHeaderChanges(baseHeaders, policyHeaderChanges(a.req.headers, a.request.headers, a.request.headersMayHaveChanged === true || gate.headers.size > 0));
     const identity: RequestIdentity = a.request.policy?.identity ?? {};
-    const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, cel);
+    const signing = this.#credentials.apply({ host, method: up.method, path: up.path, headers: baseHeaders, body: upstreamBody, credential: up.credential }, policy?.auth, identity, () => cel({ requestModel: plan.model, streaming: plan.stream }));
     // Keys and fixed-key signing are synchronous: no promise hop for them.
     const signed = signing instanceof Promise ? await signing : signing;
     // What the provider answers in an error may echo these; the client must not see them.
