@@ -29,6 +29,16 @@ const gatewayPolicy = (namespace: string, header: string): KubeObject => ({
   apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'gw-wide', namespace },
   spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }], traffic: { transformation: { request: { set: [{ name: 'x-gw', value: `"${header}"` }] } } } },
 });
+/** A request timeout on a Gateway or a route: on namespace c's only route the route's beats the Gateway's, whose status then says so. */
+const timeoutPolicy = (namespace: string, name: string, kind: 'Gateway' | 'HTTPRoute', target: string, timeout: string): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name, namespace },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind, name: target }], traffic: { timeouts: { request: timeout } } },
+});
+/** Targets c/first then c/only, and loses to route-timeout on c/only (same level, name order): its second target's status says so. */
+const twoRoutePolicy = (): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'z-two-routes', namespace: 'c' },
+  spec: { targetRefs: ['first', 'only'].map((name) => ({ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name })), traffic: { timeouts: { request: '9s' } } },
+});
 const secret = (namespace: string, name: string, value: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { alice: value } });
 const namespace = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
 const grant = (): KubeObject => ({
@@ -41,7 +51,10 @@ function base(): KubeObject[] {
     gatewayClass(), namespace('a'), namespace('b'),
     gateway('a', [{ name: 'http', port: 80 }]), gateway('b', [{ name: 'http', port: 81 }], 'All'),
     service('a', 'svc'), slice('a', 'svc'), service('b', 'svc'), slice('b', 'svc', '10.0.1.1'), service('b', 'shared'), slice('b', 'shared', '10.0.2.1'),
-    secret('a', 'keys', 'sk-alice'), keyPolicy('a', 'p1', 'r1'), gatewayPolicy('b', 'one'),
+    secret('a', 'keys', 'sk-alice'), keyPolicy('a', 'p1', 'r1'), gatewayPolicy('b', 'one'), gatewayPolicy('a', 'a-wide'),
+    namespace('c'), gateway('c', [{ name: 'http', port: 83 }]), service('c', 'svc'), route('c', 'only', '/c'),
+    timeoutPolicy('c', 'gw-timeout', 'Gateway', 'gw', '5s'), timeoutPolicy('c', 'route-timeout', 'HTTPRoute', 'only', '7s'),
+    route('c', 'first', '/c1'), twoRoutePolicy(),
   ];
   for (let i = 0; i < 6; i++) objects.push(route('a', `r${i}`, `/a${i}`), route('b', `r${i}`, `/b${i}`));
   return objects;
@@ -58,6 +71,7 @@ const EDITS: { name: string; edit: Edit }[] = [
   { name: 'a route deleted', edit: drop(route('b', 'r3', '/b3')) },
   { name: 'a route moved to the other Gateway', edit: put(route('a', 'r4', '/moved', 'svc', { name: 'gw', namespace: 'b' })) },
   { name: 'a route to another namespace\'s Service, granted', edit: (o) => { put(grant())(o); put(route('a', 'r5', '/a5', 'shared') as KubeObject)(o); (o.get(objectKeyOf(route('a', 'r5', '')) as string) as KubeObject & { spec: { rules: { backendRefs: Record<string, unknown>[] }[] } }).spec.rules[0]!.backendRefs[0]!.namespace = 'b'; } },
+  { name: 'a route leaves our Gateways, shifting a policy\'s target indexes', edit: put(route('c', 'first', '/c1', 'svc', { group: '', kind: 'Service', name: 'mesh' })) },
   { name: 'a policy added', edit: put(keyPolicy('a', 'p2', 'r2')) },
   { name: 'a policy retargeted', edit: put(keyPolicy('a', 'p1', 'r3')) },
   { name: 'a policy removed', edit: drop(keyPolicy('a', 'p1', 'r1')) },

@@ -17,6 +17,7 @@ import { isClusterScoped } from '../sources/known-kinds.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { canonicalJson } from './hash.ts';
 import { translateBody, type ConfigBody, type TranslateOptions, type TranslateResult } from './index.ts';
+import { ApplyMemo } from './policy/apply-memo.ts';
 import { RouteMemo } from './route-memo.ts';
 
 /** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
@@ -108,6 +109,7 @@ export class IncrementalTranslator {
   #unkeyed: KubeObject[] = [];
   #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; statuses: ReadonlyMap<string, { status: ObjectStatus; json: string }> } | undefined;
   readonly #routes = new RouteMemo();
+  readonly #applied = new ApplyMemo();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -122,6 +124,7 @@ export class IncrementalTranslator {
       this.#unkeyed = [];
     } else {
       this.#routes.clear();
+      this.#applied.clear();
       this.#objects = new Map();
       this.#unkeyed = [...objects];
     }
@@ -149,13 +152,15 @@ export class IncrementalTranslator {
   #invalidate(delta: ObjectDelta): void {
     const routeOrPolicy = (kind: string): boolean => kind === 'HTTPRoute' || kind === 'ProxyPolicy';
     const kindOfKey = (key: string): string => key.slice(0, key.indexOf('/'));
+    // Policies applied to unchanged routes hold while only routes change (apply-memo.ts).
+    if (!delta.upserted.every((o) => o.kind === 'HTTPRoute') || !delta.removed.every((key) => kindOfKey(key) === 'HTTPRoute')) this.#applied.clear();
     if (delta.upserted.every((o) => objectKeyOf(o) !== undefined && routeOrPolicy(o.kind)) && delta.removed.every((key) => routeOrPolicy(kindOfKey(key)))) return;
     this.#routes.clear();
   }
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? this.#routes : undefined);
+    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);

@@ -4,6 +4,7 @@ import { buildBinds } from './binds.ts';
 import { buildGatewayGraph } from './gateway.ts';
 import { translateGatewayClasses } from './gatewayclass.ts';
 import { contentHash } from './hash.ts';
+import type { ApplyMemo } from './policy/apply-memo.ts';
 import type { RouteMemo } from './route-memo.ts';
 import { translateHttpRoute } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
@@ -53,7 +54,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type ConfigBody = Omit<ProxyConfig, 'version'>;
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: RouteMemo): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects);
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -64,7 +65,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const attachments: { routeKey: string; attachment: Attachment }[] = [];
   const routeStatuses: ObjectStatus[] = [];
   const ourRoutes = new Map<string, KubeObject>();
-  const translateRoute = memo ? memo.over(graph, snapshot, controllerName) : (object: KubeObject) => translateHttpRoute(object, graph, snapshot, controllerName);
+  const translateRoute = memo ? memo.routes.over(graph, snapshot, controllerName) : (object: KubeObject) => translateHttpRoute(object, graph, snapshot, controllerName);
   for (const object of snapshot.httpRoutes) {
     const result = translateRoute(object);
     if (result.status) {
@@ -83,7 +84,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     if (!list.some((l) => l.key === attachment.listener.key)) list.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
     routeListeners.set(routeKey, list.sort((a, b) => compareStrings(a.key, b.key)));
   }
-  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName });
+  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const body = { binds: policies.binds, routes: sortedRecord(policies.routes), backends: sortedRecord(Object.fromEntries(backends)) };
   const statuses = [

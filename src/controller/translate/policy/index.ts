@@ -5,6 +5,7 @@ import type { GatewayGraph } from '../gateway.ts';
 import { groupOf } from '../read.ts';
 import { byAgeThenName, namespacedName, namespaceOf, type Snapshot } from '../snapshot.ts';
 import { applyToBinds, applyToRoute, type InlineBackendPolicy, type ListenerRef } from './apply.ts';
+import { RecordingTracker, type ApplyMemo } from './apply-memo.ts';
 import { OutcomeTracker } from './merge.ts';
 import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs } from './model.ts';
 import { AttachmentIndex } from './places.ts';
@@ -26,6 +27,8 @@ export interface PolicyWorld {
   readonly binds: readonly Bind[];
   readonly backends: ReadonlyMap<string, Backend>;
   readonly controllerName: string;
+  /** Kept applyToRoute() results of an incremental translation (apply-memo.ts). */
+  readonly memo?: ApplyMemo;
 }
 
 export interface PolicyResult {
@@ -85,12 +88,28 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
     return { routes: { ...world.routes }, binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
   }
 
-  const tracker = new OutcomeTracker();
+  const memo = world.memo;
+  const tracker = memo ? new RecordingTracker() : new OutcomeTracker();
   const places = { index, tracker, backends: Object.fromEntries(world.backends), inline };
   const routes: Record<string, Route> = {};
-  for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
+  if (memo && tracker instanceof RecordingTracker) {
+    memo.prepare(targetSignature(resolved));
+    for (const [key, route] of Object.entries(world.routes)) routes[key] = memo.apply(route, world.routeListeners.get(key) ?? [], places, tracker);
+  } else {
+    for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
+  }
   const binds = applyToBinds(world.binds, places);
   return { routes, binds, backends: extraBackends, statuses: statusesOf(resolved, tracker, world) };
+}
+
+/** Every policy's targets and the points each attaches at, in order: what kept applyToRoute() results depend on besides the route. */
+function targetSignature(resolved: readonly { policy: { source: string }; targets: readonly { points: readonly { key: string; level: number; sections: readonly string[] }[] }[] }[]): string {
+  const lines: string[] = [];
+  for (const { policy, targets } of resolved) {
+    lines.push(policy.source);
+    targets.forEach((target, i) => lines.push(`${i}:${target.points.map((p) => `${p.key}@${p.level}[${p.sections.join(',')}]`).join(' ')}`));
+  }
+  return lines.join('\n');
 }
 
 function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, world: PolicyWorld): ObjectStatus[] {
