@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { redactedJson } from '../../embedded/admin-server.ts';
+import { redactionsFor, sliceForGateways } from '../../distribute/remote/split.ts';
 import { translate } from './index.ts';
 import { sessionKeySecretName } from './session-key.ts';
 
@@ -47,6 +48,16 @@ describe('session keys in the translator', () => {
     assert.ok(result.secretValues.includes(KEY));
     const dump = redactedJson(result.config, result.secretPaths);
     assert.ok(!dump.includes(KEY), 'the key is redacted');
+  });
+
+  it('travels only to the proxies of its Gateway (binds are cut per Gateway), and only they scrub it', () => {
+    const result = translate(objects([keySecret('gw-session-key', KEY)]));
+    const text = (gateway: string) => [...sliceForGateways(result.config, [{ namespace: 'default', name: gateway }]).resources.values()].map((r) => r.json).join('\n');
+    assert.ok(text('gw').includes(KEY));
+    assert.ok(!text('other').includes(KEY), 'another Gateway\'s proxy is not sent the key');
+    const slice = (gateway: string) => sliceForGateways(result.config, [{ namespace: 'default', name: gateway }]).resources;
+    assert.ok(redactionsFor(slice('gw'), result.secretValues).includes(KEY));
+    assert.ok(!redactionsFor(slice('other'), result.secretValues).includes(KEY));
   });
 
   it('names the Secret <gateway>-session-key, within the 253-character bound', () => {
