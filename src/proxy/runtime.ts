@@ -4,7 +4,8 @@ import type { ProxyConfig } from '../ir/types.ts';
 import { UpstreamPools } from './policies/backend/pools.ts';
 import { BACKEND_HANDLER_FACTORIES } from './handler-factories.ts';
 import { BackendHandlers } from './backends/handlers.ts';
-import { compileConfig, type CompiledBind, type CompiledConfig } from './compile/config.ts';
+import { compileConfigJob, type CompiledBind, type CompiledConfig } from './compile/config.ts';
+import { DEFAULT_SLICE_MS, runInSlices } from './compile/slices.ts';
 import type { CompiledLifecycle } from './compile/lifecycle.ts';
 import { SharedConnections } from './ext/connections.ts';
 import { HealthStates } from './policies/backend/health.ts';
@@ -31,6 +32,11 @@ export interface RuntimeOptions {
    * policy clients stay open for requests still using them (default 30 s).
    */
   drainMs?: number;
+  /**
+   * The longest the compile of a new config holds the event loop at a time before it lets
+   * requests run (default 10 ms; Infinity compiles in one piece, as the benchmark's baseline).
+   */
+  compileSliceMs?: number;
 }
 
 const DEFAULT_DRAIN_MS = 30_000;
@@ -38,8 +44,9 @@ const DEFAULT_CLOSE_GRACE_MS = 10_000;
 
 /**
  * The data plane: executes a ProxyConfig. Each apply compiles the whole IR into route tables,
- * filter chains and pools, then swaps it in one synchronous step, so a request runs entirely on
- * the config it started with. Binds that stay keep their sockets; new ones open; removed ones drain.
+ * filter chains and pools — in slices of a few milliseconds, between which requests are served on
+ * the current config — then swaps it in one synchronous step, so a request runs entirely on the
+ * config it started with. Binds that stay keep their sockets; new ones open; removed ones drain.
  */
 export class ProxyRuntime {
   readonly #opts: RuntimeOptions;
@@ -118,9 +125,11 @@ export class ProxyRuntime {
 
   async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
     if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
-    const { compiled, errors } = compileConfig(config, {
+    // In slices, so requests keep being served by the current config meanwhile; nothing compiled
+    // is visible to them until the synchronous swap below.
+    const { compiled, errors } = await runInSlices(compileConfigJob(config, {
       pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers, connections: this.#connections, healthStates: this.#healthStates,
-    });
+    }), this.#opts.compileSliceMs ?? DEFAULT_SLICE_MS);
     this.#secureContexts.sweep();
 
     const wanted = new Map<number, CompiledBind>();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Route, RouteAttachment, RouteMatch } from '../../ir/types.ts';
 import type { RequestView } from './matchers.ts';
-import { RouteTable } from './route-table.ts';
+import { RouteTable, type RouteTableSource } from './route-table.ts';
 
 interface RouteSpec {
   readonly key: string;
@@ -14,6 +14,11 @@ interface RouteSpec {
 
 /** Builds a table whose payload is the rule key, so tests can assert which rule won. */
 function table(specs: readonly RouteSpec[]): { table: RouteTable<string>; errors: string[] } {
+  const errors: string[] = [];
+  return { table: new RouteTable<string>(source(specs, errors)), errors };
+}
+
+function source(specs: readonly RouteSpec[], errors: string[]): RouteTableSource<string> {
   const routes: Record<string, Route> = {};
   const attachments: RouteAttachment[] = [];
   for (const s of specs) {
@@ -27,9 +32,7 @@ function table(specs: readonly RouteSpec[]): { table: RouteTable<string>; errors
     };
     attachments.push({ routeKey: s.key, hostnames: s.hostnames ?? [] });
   }
-  const errors: string[] = [];
-  const t = new RouteTable<string>({ attachments, routes, ruleOf: (route, i) => route.rules[i].key, onError: (m) => errors.push(m) });
-  return { table: t, errors };
+  return { attachments, routes, ruleOf: (route, i) => route.rules[i].key, onError: (m) => errors.push(m) };
 }
 
 function req(path: string, extra: Partial<RequestView> = {}): RequestView {
@@ -197,5 +200,34 @@ describe('RouteTable precedence', () => {
   it('rejects backtracking-only syntax instead of running it', () => {
     const { errors } = table([{ key: 'ns/a', rules: [[{ path: { type: 'RegularExpression', value: '(a)\\1' } }]] }]);
     assert.equal(errors.length, 1);
+  });
+});
+
+describe('RouteTable.build (a route at a time, for compiling in slices)', () => {
+  const specs: RouteSpec[] = [
+    { key: 'ns/catch-all', rules: [[{ path: { type: 'PathPrefix', value: '/' } }]] },
+    { key: 'ns/api', rules: [[{ path: { type: 'PathPrefix', value: '/api' } }], [{ path: { type: 'Exact', value: '/api/v1' } }]] },
+    { key: 'ns/host', hostnames: ['a.example.com'], rules: [[{ path: { type: 'PathPrefix', value: '/api' } }]] },
+    { key: 'ns/bad', rules: [[{ path: { type: 'RegularExpression', value: '(' } }]] },
+  ];
+
+  it('yields after every attachment and builds the same table as the constructor', () => {
+    const errors: string[] = [];
+    const job = RouteTable.build(source(specs, errors));
+    let yields = 0;
+    let step = job.next();
+    while (step.done !== true) {
+      yields++;
+      step = job.next();
+    }
+    assert.ok(yields >= specs.length, `${yields} yields for ${specs.length} routes`);
+    const built = step.value;
+    const { table: constructed, errors: constructedErrors } = table(specs);
+    assert.deepEqual(errors, constructedErrors);
+    for (const [host, path] of [['a.example.com', '/api/x'], ['b.example.com', '/api/v1'], ['b.example.com', '/api/x'], ['b.example.com', '/other']]) {
+      assert.equal(built.match(host, req(path))?.rule, constructed.match(host, req(path))?.rule, `${host}${path}`);
+    }
+    assert.equal(built.match('a.example.com', req('/api/x'))?.rule, 'ns/host/rule/0');
+    assert.equal(built.match('b.example.com', req('/api/v1'))?.rule, 'ns/api/rule/1');
   });
 });

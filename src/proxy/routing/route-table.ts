@@ -28,24 +28,23 @@ export class RouteTable<R> {
   readonly #byHost: HostTable<RouteTableEntry<R>[]>;
   readonly #candidates = new Map<string, readonly RouteTableEntry<R>[]>();
 
-  constructor(src: RouteTableSource<R>) {
-    const buckets = new Map<string | null, RouteTableEntry<R>[]>();
-    for (const att of src.attachments) {
-      const route = src.routes[att.routeKey];
-      if (!route) {
-        src.onError(`listener references unknown route ${att.routeKey}`);
-        continue;
-      }
-      const entries = compileRoute(route, src);
-      const hostnames = att.hostnames.length > 0 ? att.hostnames.map((h) => h.toLowerCase()) : [null];
-      for (const host of new Set(hostnames)) {
-        const bucket = buckets.get(host) ?? [];
-        bucket.push(...entries);
-        buckets.set(host, bucket);
-      }
+  /**
+   * The same table built a route at a time: yields after each attachment, so a caller can build
+   * the table of a listener with thousands of routes in slices (proxy/compile/slices.ts).
+   */
+  static *build<R>(src: RouteTableSource<R>): Generator<void, RouteTable<R>, void> {
+    return new RouteTable(yield* sortedBuckets(src));
+  }
+
+  constructor(src: RouteTableSource<R> | SortedBuckets<R>) {
+    if (src instanceof SortedBuckets) {
+      this.#byHost = new HostTable(src.buckets);
+      return;
     }
-    for (const bucket of buckets.values()) bucket.sort(comparePrecedence);
-    this.#byHost = new HostTable(buckets);
+    const job = sortedBuckets(src);
+    let step = job.next();
+    while (step.done !== true) step = job.next();
+    this.#byHost = new HostTable(step.value.buckets);
   }
 
   /** `host` is normalized (see normalizeHost). */
@@ -66,6 +65,38 @@ export class RouteTable<R> {
     this.#candidates.set(host, merged);
     return merged;
   }
+}
+
+/** A listener's candidates by route hostname, each list in precedence order. */
+class SortedBuckets<R> {
+  readonly buckets: ReadonlyMap<string | null, RouteTableEntry<R>[]>;
+  constructor(buckets: ReadonlyMap<string | null, RouteTableEntry<R>[]>) {
+    this.buckets = buckets;
+  }
+}
+
+function* sortedBuckets<R>(src: RouteTableSource<R>): Generator<void, SortedBuckets<R>, void> {
+  const buckets = new Map<string | null, RouteTableEntry<R>[]>();
+  for (const att of src.attachments) {
+    const route = src.routes[att.routeKey];
+    if (!route) {
+      src.onError(`listener references unknown route ${att.routeKey}`);
+      continue;
+    }
+    const entries = compileRoute(route, src);
+    const hostnames = att.hostnames.length > 0 ? att.hostnames.map((h) => h.toLowerCase()) : [null];
+    for (const host of new Set(hostnames)) {
+      const bucket = buckets.get(host) ?? [];
+      bucket.push(...entries);
+      buckets.set(host, bucket);
+    }
+    yield;
+  }
+  for (const bucket of buckets.values()) {
+    bucket.sort(comparePrecedence);
+    yield;
+  }
+  return new SortedBuckets(buckets);
 }
 
 function compileRoute<R>(route: Route, src: RouteTableSource<R>): RouteTableEntry<R>[] {
