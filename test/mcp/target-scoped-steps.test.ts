@@ -14,7 +14,8 @@ import { connect, startEverything, type Upstream } from './support.ts';
  * fixture that records a header, `b` another such fixture and `c` a real server-everything.
  *
  * - `tx`: a's transformation sets `x-step` and rewrites "shout" to "whoami" in the messages sent
- *   to a; b never sees the header and c's `echo` of "shout" comes back as sent.
+ *   to a, and its `response.body` prefixes a's answers; b never sees the header, b's answer and
+ *   c's `echo` of "shout" come back as the targets sent them.
  * - `tx-sse`: the same with a reached over legacy HTTP+SSE (its GET stream and message POSTs).
  * - `authz`: a's HTTP extAuth (with the message as body) refuses tools/call: lists and calls of
  *   c go on without asking it, the call of a's tool gets the JSON-RPC error with data
@@ -22,7 +23,7 @@ import { connect, startEverything, type Upstream } from './support.ts';
  * - `authz-down`: a's extAuth FailClosed with its service down: under FailOpen the session is
  *   served without a (left out as an unavailable target is), nothing is sent to a.
  */
-const SET_STEP = `transformation: { request: { set: [{ name: x-step, value: '"a-only"' }], body: 'string(request.body).replace("shout", "whoami")' } }`;
+const SET_STEP = `transformation: { request: { set: [{ name: x-step, value: '"a-only"' }], body: 'string(request.body).replace("shout", "whoami")' }, response: { body: 'string(response.body).replace("\\"text\\":\\"", "\\"text\\":\\"a says: ")' } }`;
 
 function manifests(fixtures: Record<string, KeyedFixture>, everything: Upstream, authz: RunningServer, dead: number): string {
   const target = (name: string, port: number, protocol = '') => `      - name: ${name}\n        static: { host: 127.0.0.1, port: ${port}${name === 'c' ? ', path: /mcp' : ''}${protocol} }\n`;
@@ -98,8 +99,8 @@ describe('MCP target-scoped backend steps run per call to that target', () => {
     clients.push(client);
     const tools = (await client.listTools()).tools.map((t) => t.name);
     assert.ok(tools.includes('a_whoami') && tools.includes('b_whoami') && tools.includes('c_echo'), tools.join(', '));
-    // "shout" is rewritten to "whoami" in the message sent to a only.
-    assert.equal(text(await client.callTool({ name: 'a_shout', arguments: {} })), 'a');
+    // "shout" is rewritten to "whoami" in the message sent to a only, and only a's answer is transformed.
+    assert.equal(text(await client.callTool({ name: 'a_shout', arguments: {} })), 'a says: a');
     assert.equal(text(await client.callTool({ name: 'b_whoami', arguments: {} })), 'b');
     assert.equal(text(await client.callTool({ name: 'c_echo', arguments: { message: 'shout' } })), 'Echo: shout');
     const posts = (f: KeyedFixture) => f.seen.filter((s) => s.method === 'POST');
@@ -112,7 +113,7 @@ describe('MCP target-scoped backend steps run per call to that target', () => {
   it("a legacy HTTP+SSE target: its stream's opening and every message POST get its steps; the other target never does", async () => {
     const { client } = await connect(url('tx-sse'));
     clients.push(client);
-    assert.equal(text(await client.callTool({ name: 'a_shout', arguments: {} })), 'a');
+    assert.equal(text(await client.callTool({ name: 'a_shout', arguments: {} })), 'a says: a');
     assert.equal(text(await client.callTool({ name: 'b_whoami', arguments: {} })), 'b');
     const toA = fixtures.sseA.seen;
     assert.ok(toA.some((s) => s.method === 'GET' && s.path === '/sse'), JSON.stringify(toA));

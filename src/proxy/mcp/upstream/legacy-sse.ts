@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
+import { answered, legFor, type LegChanges } from './target-gate.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { callDeadline } from './deadline.ts';
 import { sendWithRetry } from './retry.ts';
@@ -95,6 +96,13 @@ export class LegacySseClient implements UpstreamClient {
   }
 
   #request(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined): Promise<JsonRpcResponse> {
+    // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent); no hop without any.
+    const gating = legFor(this.#link.gate, this.#target.name, message);
+    if (gating === undefined) return this.#sent(message, onMessage, signal, undefined);
+    return gating.then(async (leg) => answered(leg, await this.#sent(message, onMessage, signal, leg)));
+  }
+
+  #sent(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined, leg: LegChanges | undefined): Promise<JsonRpcResponse> {
     const answer = new Promise<JsonRpcResponse>((resolve, reject) => {
       this.#pending.set(message.id, { resolve, reject, onMessage });
       signal?.addEventListener('abort', () => {
@@ -102,7 +110,7 @@ export class LegacySseClient implements UpstreamClient {
         reject(new UpstreamError(this.#target.name, 'unavailable', 'request aborted'));
       }, { once: true });
     });
-    return this.#post(message, signal).then(() => answer, (error: unknown) => {
+    return this.#post(message, signal, leg).then(() => answer, (error: unknown) => {
       this.#pending.delete(message.id);
       throw error;
     });
@@ -112,7 +120,9 @@ export class LegacySseClient implements UpstreamClient {
     if (this.#closed) return Promise.reject(this.#closed);
     if (this.#link.health?.evicted() === true) return Promise.reject(this.#evicted());
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, callerSignal);
-    return this.#post(message, deadline.signal).catch((error: unknown) => {
+    const gating = legFor(this.#link.gate, this.#target.name, message);
+    const sent = gating === undefined ? this.#post(message, deadline.signal, undefined) : gating.then((leg) => this.#post(message, deadline.signal, leg));
+    return sent.catch((error: unknown) => {
       throw deadline.explain(error);
     });
   }
@@ -143,14 +153,11 @@ export class LegacySseClient implements UpstreamClient {
   }
 
   /** One message POSTed to the message endpoint, sent again under the request's traffic `retry` where that is safe (retry.ts). */
-  async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<void> {
+  async #post(message: JsonRpcMessage, signal: AbortSignal | undefined, leg: LegChanges | undefined): Promise<void> {
     const path = this.#endpointPath;
     if (path === undefined) throw new UpstreamError(this.#target.name, 'protocol', 'not connected');
     let response: Dispatcher.ResponseData;
-    const sent = JSON.stringify(message);
-    // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent).
-    const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, sent);
-    const body = leg?.body ?? sent;
+    const body = leg?.body ?? JSON.stringify(message);
     // Traced requests only: a CLIENT span per send, its traceparent in the headers (telemetry/tracing/mcp.ts).
     const calls = mcpTargetCalls(message, this.#target.name, this.#origin);
     try {

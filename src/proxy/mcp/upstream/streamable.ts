@@ -6,6 +6,7 @@ import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type 
 import { mcpTargetCalls } from '../../telemetry/tracing/mcp.ts';
 import { callDeadline } from './deadline.ts';
 import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
+import { answered, legFor, type LegChanges } from './target-gate.ts';
 import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
@@ -41,7 +42,10 @@ export class StreamableHttpClient implements UpstreamClient {
     this.#refuseIfEvicted();
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
     try {
-      return await this.#exchange(message, onMessage, deadline.signal);
+      // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent); no hop without any.
+      if (this.#link.gate === undefined) return await this.#exchange(message, onMessage, deadline.signal, undefined);
+      const leg = await legFor(this.#link.gate, this.#target.name, message);
+      return answered(leg, await this.#exchange(message, onMessage, deadline.signal, leg));
     } catch (error) {
       throw deadline.explain(error);
     }
@@ -51,15 +55,15 @@ export class StreamableHttpClient implements UpstreamClient {
     this.#refuseIfEvicted();
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
     try {
-      const response = await this.#post(message, deadline.signal);
+      const response = await this.#post(message, deadline.signal, this.#link.gate === undefined ? undefined : await legFor(this.#link.gate, this.#target.name, message));
       await response.body.dump();
     } catch (error) {
       throw deadline.explain(error);
     }
   }
 
-  async #exchange(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined): Promise<JsonRpcResponse> {
-    const response = await this.#post(message, signal);
+  async #exchange(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined, leg: LegChanges | undefined): Promise<JsonRpcResponse> {
+    const response = await this.#post(message, signal, leg);
     const sid = response.headers[SESSION_HEADER];
     if (message.method === 'initialize' && typeof sid === 'string' && sid !== '') this.sessionId = sid;
     const type = String(response.headers['content-type'] ?? '');
@@ -121,12 +125,9 @@ export class StreamableHttpClient implements UpstreamClient {
   }
 
   /** One message POSTed, sent again under the request's traffic `retry` where that is safe (retry.ts). */
-  async #post(message: JsonRpcMessage, signal: AbortSignal | undefined): Promise<ResponseData> {
+  async #post(message: JsonRpcMessage, signal: AbortSignal | undefined, leg: LegChanges | undefined): Promise<ResponseData> {
     let response: ResponseData;
-    const sent = JSON.stringify(message);
-    // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent).
-    const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, sent);
-    const body = leg?.body ?? sent;
+    const body = leg?.body ?? JSON.stringify(message);
     // Traced requests only: a CLIENT span per send, its traceparent in the headers (telemetry/tracing/mcp.ts).
     const calls = mcpTargetCalls(message, this.#target.name, this.#link.address.origin);
     try {

@@ -60,6 +60,18 @@ describe('TargetGates: a target\'s own request steps, per message sent to it', (
     assert.deepEqual([...stream.headers], [['x-step', 'a']], 'a GET stream (no message) gets the headers');
   });
 
+  it('its response.body transforms the target\'s answer to that message (id kept); a failing one is a refused call, 500 transformation_failed', async () => {
+    const answerStep = { response: { body: 'string(response.body).replace("one", "two")' } };
+    const gate = new TargetGates(compile(route({ transformation: answerStep })), fakePolicyContext({ method: 'POST' })).for('a');
+    assert.ok(gate);
+    const changes = await gate('a', '{}');
+    assert.ok(changes.answer);
+    assert.deepEqual(changes.answer({ jsonrpc: '2.0', id: 7, result: { v: 'one' } }), { jsonrpc: '2.0', id: 7, result: { v: 'two' } });
+    const broken = await new TargetGates(compile(route({ transformation: { response: { body: '"not json"' } } })), fakePolicyContext()).for('a')?.('a', '{}');
+    assert.ok(broken?.answer);
+    assert.throws(() => broken.answer?.({ jsonrpc: '2.0', id: 1, result: {} }), (err: unknown) => err instanceof UpstreamError && err.refusal?.code === 'transformation_failed');
+  });
+
   it('a refusal is an UpstreamError `refused` with the status and code of the answer', async () => {
     const runtime = compile(route({ transformation: failingBody }));
     const gate = new TargetGates(runtime, fakePolicyContext({ method: 'POST' })).for('a');

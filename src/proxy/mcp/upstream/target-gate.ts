@@ -4,7 +4,8 @@
  * policies"). The route's steps ran once for the client request before the multiplexer (they see
  * the client's HTTP request); a target's run per message POSTed to it, on a view of the client
  * request whose body is that message: header changes reach that target's request only, a body
- * transformation rewrites the message sent, a refusal fails that leg (UpstreamError `refused`).
+ * transformation rewrites the message sent, its `response.body` the target's answer to it, a
+ * refusal fails that leg (UpstreamError `refused`).
  */
 import type { CelInput } from '../../../cel/index.ts';
 import type { CompiledBackendPolicy } from '../../policies/backend/compile.ts';
@@ -15,6 +16,7 @@ import type { CelCache, PolicyContext, RequestIdentity, ResponseFilter, TokenUsa
 import type { ResponseMutation } from '../../http/downstream.ts';
 import type { HeaderMap } from '../../http/headers.ts';
 import type { DirectResponse } from '../../policies/result.ts';
+import type { JsonRpcMessage, JsonRpcResponse } from '../jsonrpc.ts';
 import { UpstreamError } from './client.ts';
 
 /** What a passed leg changes on its upstream request: headers (after the request's own changes) and, when transformed, the body. */
@@ -22,6 +24,8 @@ export interface LegChanges {
   readonly headers: HeaderChanges;
   /** The message as the transformation rewrote it; undefined: send the message as it was. */
   readonly body: string | undefined;
+  /** The target's answer to this message through its transformation's `response.body` (per message, as for SSE answers); absent: none. */
+  readonly answer?: (response: JsonRpcResponse) => JsonRpcResponse;
 }
 
 /** Runs a target's steps on one message (undefined for a GET stream: headers only). Throws UpstreamError `refused`. */
@@ -82,7 +86,39 @@ async function runLeg(own: CompiledBackendPolicy, parent: PolicyContext | undefi
   let headers = gate.headers;
   if ([...headers.keys()].some((name) => GATEWAY_OWNED.has(name))) headers = new Map([...headers].filter(([name]) => !GATEWAY_OWNED.has(name)));
   const rewritten = leg.rewrittenBody();
+  const answer = answerFilter(target, leg.responseFilters);
+  if (answer !== undefined) return { headers, body: rewritten, answer };
   return headers.size === 0 && rewritten === undefined ? UNCHANGED : { headers, body: rewritten };
+}
+
+/**
+ * The message-wise response filters the target's steps registered (`transformation.response.body`),
+ * applied to its answer to this message alone; a failure answers that request with a JSON-RPC
+ * error 500 `transformation_failed`, as a failing expression on a streamed answer does.
+ */
+function answerFilter(target: string, filters: readonly ResponseFilter[]): LegChanges['answer'] {
+  const each = filters.flatMap((f) => (f.message ? [f.message.bind(f)] : []));
+  if (each.length === 0) return undefined;
+  return (response) => {
+    let bytes: Uint8Array = Buffer.from(JSON.stringify(response));
+    try {
+      for (const message of each) bytes = message(bytes, { status: 200, headers: {} });
+      const parsed = JSON.parse(Buffer.from(bytes).toString('utf8')) as JsonRpcResponse;
+      return { ...parsed, id: response.id };
+    } catch (error) {
+      throw new UpstreamError(target, 'refused', `the response transformation of MCP target "${target}" failed: ${(error as Error).message}`, { status: 500, code: 'transformation_failed' });
+    }
+  };
+}
+
+/** Runs the target's gate (if any) for `message`; undefined when the target has no steps of its own. */
+export function legFor(gate: LegGate | undefined, target: string, message: JsonRpcMessage): Promise<LegChanges> | undefined {
+  return gate === undefined ? undefined : gate(target, JSON.stringify(message));
+}
+
+/** The answer as the leg's response side leaves it. */
+export function answered(leg: LegChanges | undefined, response: JsonRpcResponse): JsonRpcResponse {
+  return leg?.answer === undefined ? response : leg.answer(response);
 }
 
 /** The refusal as an UpstreamError: its status and docs/errors.md code become the JSON-RPC error's `data`. */
@@ -96,7 +132,8 @@ function refusedError(target: string, response: DirectResponse): UpstreamError {
  * The client request as a target's steps see it: method, path, client headers, identity and CEL
  * input of the client request, but its own copy of the upstream headers and identity (an
  * `extauthz` result of one target is not another's), the message sent to the target as the
- * body, and response effects kept to itself (not applied: docs/mcp.md).
+ * body, and response effects kept to itself (message-wise body filters apply to the target's
+ * answer; header mutations are not applied: the client's answer is shared, docs/mcp.md).
  */
 class TargetLegContext implements PolicyContext {
   readonly method: string;
