@@ -6,6 +6,7 @@ import { RequestPolicyContext } from '../policies/request-context.ts';
 import type { PolicyResult } from '../policies/result.ts';
 import { pathOnly } from '../telemetry/access-log.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
+import { attributeLabels } from '../telemetry/metric-attributes.ts';
 import { sendDirect, sendError, sendGatewayError, sendRedirect, serverName, type DownstreamRequest, type DownstreamResponse } from '../http/downstream.ts';
 import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './exchange.ts';
 import { requestHost, resolveRequest, selectListener, splitTarget, type IncomingView, type Resolution } from './resolve.ts';
@@ -81,7 +82,9 @@ function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResp
   let labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
   const done = (status: number, bytes: number) => {
     const seconds = (performance.now() - started) / 1000;
-    ctx.telemetry.metrics.requestDone(labels, status, seconds);
+    // frontend metrics.attributes: evaluated only on binds that configure them.
+    const attributes = bind.frontend?.metricAttributes;
+    ctx.telemetry.metrics.requestDone(labels, status, seconds, attributes === undefined ? undefined : attributeLabels(attributes, { req, scheme: ctx.scheme, status, names: labels }));
     requestTrace?.end(status, labels);
     writeAccessLog(ctx.telemetry.logger, bind.frontend?.accessLog, {
       method: req.method ?? '',

@@ -68,7 +68,6 @@ interface Case {
   readonly path: string;
 }
 const CASES: Readonly<Record<string, Case>> = {
-  'frontend metrics.attributes': { value: { metrics: { attributes: { add: [{ name: 'team', expression: '"a"' }] } } }, path: 'spec.frontend.metrics.attributes' },
   'frontend accessLog.otlp': { value: { accessLog: { otlp: { url: 'http://otel.example:4318' } } }, path: 'spec.frontend.accessLog.otlp' },
   'frontend connect': { value: { connect: { mode: 'Route' } }, path: 'spec.frontend.connect' },
   'frontend tcp.keepalive.retries': { value: { tcp: { keepalive: { retries: 3 } } }, path: 'spec.frontend.tcp.keepalive.retries' },

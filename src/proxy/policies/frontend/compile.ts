@@ -1,6 +1,7 @@
 import type { SecureContextOptions } from 'node:tls';
 import { compile, type AuthorizationRule, type Program } from '../../../cel/index.ts';
 import type { AccessLogPolicy, FrontendHttpPolicy, FrontendMember, FrontendPolicy, FrontendTlsPolicy } from '../../../ir/policy.ts';
+import { compileMetricAttributes, type MetricAttribute } from '../../telemetry/metric-attributes.ts';
 import type { ProxyProtocolVersion } from './proxy-protocol.ts';
 
 /** Server settings that apply to HTTP on this bind (SPEC.md Frontend `http`). */
@@ -45,6 +46,8 @@ export interface CompiledFrontend {
   /** Only Deny is served: other modes are reported on apply and CONNECT is still refused. */
   readonly connect: 'Deny';
   readonly accessLog: AccessLogSettings | undefined;
+  /** metrics.attributes: labels added to this bind's request metrics; undefined when none. */
+  readonly metricAttributes: readonly MetricAttribute[] | undefined;
 }
 
 /** SPEC.md defaults. */
@@ -65,8 +68,8 @@ const CIPHERS: Readonly<Record<string, string>> = {
   TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
 };
 const GROUPS: Readonly<Record<string, string>> = { X25519: 'X25519', 'P-256': 'P-256', 'P-384': 'P-384', X25519_MLKEM768: 'X25519MLKEM768' };
-/** Members not enforced yet: metrics attributes, OTLP log export (tracing: telemetry/tracing, compiled per bind). */
-const UNSUPPORTED: readonly FrontendMember[] = ['metrics'];
+/** Members not enforced yet (OTLP log export is reported below; tracing: telemetry/tracing, compiled per bind). */
+const UNSUPPORTED: readonly FrontendMember[] = [];
 
 export function compileFrontend(policy: FrontendPolicy | undefined, onError: (message: string) => void): CompiledFrontend | undefined {
   if (!policy) return undefined;
@@ -101,9 +104,17 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
     tls: compileTls(policy.tls ?? {}),
     connect: 'Deny',
     accessLog: policy.accessLog ? compileAccessLog(policy.accessLog, cel) : undefined,
+    metricAttributes: metricAttributesOf(policy, (message) => report('metrics', message)),
   };
   for (const message of invalid) onError(message);
   return compiled;
+}
+
+function metricAttributesOf(policy: FrontendPolicy, report: (message: string) => void): readonly MetricAttribute[] | undefined {
+  const add = policy.metrics?.attributes.add;
+  if (add === undefined) return undefined;
+  const attributes = compileMetricAttributes(add, report);
+  return attributes.length > 0 ? attributes : undefined;
 }
 
 function compileHttp(http: FrontendHttpPolicy): FrontendHttp {
