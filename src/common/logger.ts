@@ -59,12 +59,12 @@ export interface CreateLoggerOptions extends LoggerOptions {
  */
 const STDOUT_BUFFER_BYTES = 8 * 1024;
 /** A quiet process still shows its lines within this time. */
-const STDOUT_FLUSH_INTERVAL_MS = 250;
+const STDOUT_FLUSH_INTERVAL_MS = 100;
 
 let stdoutBoom: SonicBoom | undefined;
 
 /**
- * The process's one buffered stdout writer (sonic-boom, asynchronous). Flushed every 250 ms, and
+ * The process's one buffered stdout writer (sonic-boom, asynchronous). Flushed every 100 ms, and
  * synchronously when the process exits (normal exit, process.exit after SIGTERM's drain): no line
  * written before exit is lost.
  */

@@ -79,7 +79,7 @@ describe('switchboard run under load and with workers', () => {
       await eventually(async () => gateway.logs().filter((l) => l.msg === 'proxy config applied').length >= 2 ? true : undefined, 'both workers to apply the config');
       const count = 20;
       for (let i = 0; i < count; i++) assert.equal((await request({ port: gatewayPort, path: `/w${i}` })).status, 200);
-      // Access log lines are buffered (written every 250 ms or per 8 KiB): wait for all of them.
+      // Access log lines are buffered (written every 100 ms or per 8 KiB): wait for all of them.
       const servedBy = await eventually(async () => {
         const lines = gateway.logs().filter((l) => l.msg === 'request' && typeof l.path === 'string' && l.path.startsWith('/w'));
         return lines.length >= count ? new Set(lines.map((l) => l.worker)) : undefined;
