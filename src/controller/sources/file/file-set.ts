@@ -62,7 +62,8 @@ export class FileSet {
       if (result.kind === 'unchanged') continue;
       changed = true;
       readNow.add(file);
-      this.#entries.set(file, { hash: result.hash, bytes: result.bytes, parsed: result.parsed, lastGood: previous?.lastGood ?? [] });
+      const parsed = previous ? keepUnchangedObjects(result.parsed, previous.lastGood) : result.parsed;
+      this.#entries.set(file, { hash: result.hash, bytes: result.bytes, parsed, lastGood: previous?.lastGood ?? [] });
     }
     const seenSet = new Set(seen);
     for (const file of [...this.#entries.keys()]) {
@@ -103,5 +104,38 @@ export class FileSet {
       }
     }
     return { changed, snapshot: { objects, problems }, newProblems, ignoredKinds, keptFromBrokenFiles };
+  }
+}
+
+/**
+ * A re-read file's objects, each one equal to an object of the file's previous version replaced
+ * by that previous object (with its new origin): the translator compares objects by identity
+ * (src/controller/translate/incremental.ts), so one edited route in a file of a hundred is one
+ * changed object, not a hundred.
+ */
+function keepUnchangedObjects(parsed: ParsedFile, previous: readonly SourcedObject[]): ParsedFile {
+  if (previous.length === 0 || parsed.objects.length === 0) return parsed;
+  const byJson = new Map<string, SourcedObject['object']>();
+  for (const { object } of previous) {
+    const json = jsonOf(object);
+    if (json !== undefined) byJson.set(json, object);
+  }
+  let reused = false;
+  const objects = parsed.objects.map((sourced) => {
+    const json = jsonOf(sourced.object);
+    const before = json === undefined ? undefined : byJson.get(json);
+    if (before === undefined) return sourced;
+    reused = true;
+    return { ...sourced, object: before };
+  });
+  return reused ? { ...parsed, objects } : parsed;
+}
+
+/** undefined for a value JSON cannot hold (then the object simply counts as changed). */
+function jsonOf(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
   }
 }
