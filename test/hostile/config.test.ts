@@ -87,7 +87,8 @@ for (const workers of [1, 2]) {
  * authorization rule: a large but valid config (10 × 1,000 of each is 6 MB, far under the file
  * limits). Measured on the 2-core test machine: translation takes 1.3–5 s (CEL compilation and
  * hashing mostly); with it on the serving loop the worst probe was 2.3 s, in the translator thread
- * 1.0 s — what is left is the proxy compiling the config, which runs where it serves.
+ * 1.0 s. What was left was the proxy compiling the config where it serves, in one piece (0.6–0.9 s
+ * at 8,000 routes on a quiet machine, 1.8 s loaded); it now compiles in slices of ~10 ms.
  */
 function bulkRouteFiles(files: number, perFile: number): Map<string, string> {
   const out = new Map<string, string>();
@@ -113,8 +114,8 @@ describe('a large valid config written while serving (--workers 1)', () => {
   });
   after(async () => { await gw?.close(); await echo?.close(); });
 
-  it('is translated off the serving event loop: requests stay prompt, then the new routes serve', async (t) => {
-    const routes = 8 * 1_000;
+  it('is translated off the serving event loop and compiled in slices: requests stay prompt, then the new routes serve', async (t) => {
+    const routes = 10 * 1_000;
     // Written under a dot-folder (the source skips those), then renamed in: one snapshot, not six.
     const staging = join(gw.configDir, '.staging');
     mkdirSync(staging);
