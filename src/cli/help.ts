@@ -25,7 +25,7 @@ Flags:
       --admin-address ADDR   admin endpoints /config_dump, /status, /healthz/ready (default ${DEFAULT_ADMIN_ADDRESS})
       --metrics-address ADDR Prometheus /metrics (default ${DEFAULT_METRICS_ADDRESS})
       --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info)
-      --log-format FORMAT    text or json (default text)
+      --log-format FORMAT    text or json (default text; text is rendered only on a terminal, a pipe or file gets JSON)
       --workers N            proxy processes sharing the ports (default: one per CPU)
       --worker-stall-timeout S
                              with 2 or more workers, restart a worker whose event loop is stuck
