@@ -50,13 +50,15 @@ try {
     }, 1);
     delay.enable();
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const { errors } = await runtime.apply(config);
     const total = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpu);
     // Let the timer tick once more so a gap that ends with the apply is counted.
     await new Promise((ok) => setTimeout(ok, 5));
     delay.disable();
     clearInterval(tick);
-    console.log(JSON.stringify({ round, routes, sliceMs, totalMs: Math.round(total), worstLoopGapMs: Math.round(worstGap), delayMaxMs: Math.round(delay.max / 1e6), errors: errors.length }));
+    console.log(JSON.stringify({ round, routes, sliceMs: values['slice-ms'], totalMs: Math.round(total), cpuMs: Math.round((user + system) / 1000), worstLoopGapMs: Math.round(worstGap), delayMaxMs: Math.round(delay.max / 1e6), errors: errors.length }));
   }
 } finally {
   await runtime.close({ graceMs: 100 });
