@@ -155,6 +155,16 @@ export interface Backend {
   readonly mcp?: McpBackendIR;
   /** An AI backend: the proxy's LLM handler serves it (its providers carry their own addresses). */
   readonly ai?: AiBackendIR;
+  /** An A2A agent: forwarded to `endpoints` like a static host, its agent card rewritten to name the gateway (src/proxy/a2a). */
+  readonly a2a?: A2aBackendIR;
+  /** A dynamic forward proxy: the proxy's forward handler serves it (destinations come from each request). */
+  readonly dynamicForward?: DynamicForwardIR;
+}
+
+/** What an A2A backend adds to a forwarded one. */
+export interface A2aBackendIR {
+  /** The paths whose answers are agent cards (v0.3 / v1.0 `agent-card.json`, the older `agent.json`). */
+  readonly cardPaths: readonly string[];
 }
 
 export interface Endpoint {

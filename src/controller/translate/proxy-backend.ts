@@ -32,6 +32,7 @@ const TYPES: Readonly<Record<string, TypeTranslator>> = {
   static: staticBackend,
   mcp: mcpBackend,
   ai: aiBackend,
+  a2a: a2aBackend,
 };
 
 const ONE_OF = ['ai', 'static', 'dynamicForwardProxy', 'mcp', 'cloudA', 'a2a'];
@@ -65,6 +66,22 @@ function staticBackend(_object: KubeObject, spec: Dict, _snapshot: Snapshot, bas
   // A DNS name usually serves virtual hosts: send it its own name. IPs take the client's Host.
   const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [{ host, port }], rewriteHost: isIP(host) === 0 };
   return { backend, conditions: [condition('Accepted', true, 'Accepted', 'Static backend is accepted', base.generation)] };
+}
+
+/** The well-known agent card paths (A2A v0.3/v1.0 and the older name), answered with URLs rewritten to the gateway. */
+export const A2A_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
+
+function a2aBackend(_object: KubeObject, spec: Dict, _snapshot: Snapshot, base: BackendBase): ProxyBackendTranslation {
+  if (!isDict(spec.a2a)) return invalid('spec.a2a must be an object', base);
+  const { host, port } = spec.a2a;
+  if (typeof host !== 'string' || host.length < 1 || host.length > 256) return invalid('spec.a2a.host must be a string of 1..256 characters', base);
+  if (!isPort(port)) return invalid('spec.a2a.port must be an integer 1..65535', base);
+  // Forwarded like a static host (every traffic and backend policy applies on the one path); the card is rewritten on its way back.
+  const backend: Backend = {
+    key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [{ host, port }], rewriteHost: isIP(host) === 0,
+    a2a: { cardPaths: [...A2A_CARD_PATHS] },
+  };
+  return { backend, conditions: [condition('Accepted', true, 'Accepted', 'A2A backend is accepted', base.generation)] };
 }
 
 function mcpBackend(object: KubeObject, _spec: Dict, snapshot: Snapshot, base: BackendBase): ProxyBackendTranslation {

@@ -15,6 +15,8 @@ export interface CompiledBackend extends UpstreamEndpoints {
   readonly handler?: BackendHandler;
   /** Which backend-policy members its upstream calls apply (policies/backend/support.ts). */
   readonly kind: UpstreamKind;
+  /** A2A backends: the paths whose answers are agent cards, rewritten to name the gateway (src/proxy/a2a). */
+  readonly a2aCardPaths?: ReadonlySet<string>;
   /** The format its clients read gateway errors in, under a rule's effective backend policy (client-format.ts). */
   clientFormat(policy: BackendPolicy | undefined): ClientFormatOf;
 }
@@ -34,9 +36,10 @@ export function compileBackend(b: Backend, pools: UpstreamPools, onError: (messa
     }
   }
   const handler = handlers?.acquire(b);
-  const clientFormat = b.ai || b.mcp ? (policy: BackendPolicy | undefined) => compileClientFormat(b, policy) : gatewayFormat;
+  const clientFormat = b.ai || b.mcp || b.a2a ? (policy: BackendPolicy | undefined) => compileClientFormat(b, policy) : gatewayFormat;
   const kind: UpstreamKind = b.ai ? 'ai' : b.mcp ? 'mcp' : 'service';
-  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), clientFormat, kind, ...(handler ? { handler } : {}) };
+  const a2a = b.a2a ? { a2aCardPaths: new Set(b.a2a.cardPaths) } : {};
+  return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), clientFormat, kind, ...(handler ? { handler } : {}), ...a2a };
 }
 
 function gatewayFormat(): ClientFormatOf {

@@ -23,6 +23,8 @@ export function formatOfRouteType(route: RouteType, anthropicVersion: unknown): 
 /** The format of a backend's clients under the effective backend policy of one rule × backend × listener. */
 export function compileClientFormat(backend: Backend, policy: BackendPolicy | undefined): ClientFormatOf {
   if (backend.mcp) return 'jsonrpc';
+  // A2A clients speak JSON-RPC, except when fetching the agent card (a plain GET).
+  if (backend.a2a) return a2aFormat(new Set(backend.a2a.cardPaths));
   if (!backend.ai) return 'gateway';
   // As the LLM handler reads it: the route policy's `ai` member replaces the backend's own.
   const ai = policy?.ai ?? backend.ai.policy;
@@ -33,6 +35,13 @@ export function compileClientFormat(backend: Backend, policy: BackendPolicy | un
   const formats = new Set([...reachable].map((r) => (r === 'Models' ? 'models' : formatOfRouteType(r, undefined))));
   if (formats.size === 1 && !formats.has('models')) return [...formats][0] as ClientFormat;
   return (path, headers) => formatOfRouteType(routeTypeFor(path, routes), headers['anthropic-version']);
+}
+
+function a2aFormat(cardPaths: ReadonlySet<string>): ClientFormatOf {
+  return (path) => {
+    const q = path.indexOf('?');
+    return cardPaths.has(q === -1 ? path : path.slice(0, q)) ? 'gateway' : 'jsonrpc';
+  };
 }
 
 export function clientFormat(of: ClientFormatOf, path: string, headers: IncomingHttpHeaders): ClientFormat {

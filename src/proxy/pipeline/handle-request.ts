@@ -19,6 +19,7 @@ import { resolveMcpDiscovery, type McpDiscovery } from './mcp-discovery.ts';
 import { admitRequest } from './admit.ts';
 import { dispatchToHandler } from './handler-dispatch.ts';
 import { clientFormat } from '../backends/client-format.ts';
+import { agentCardRequest } from '../a2a/card-request.ts';
 import type { ClientFormat } from '../http/error-format.ts';
 
 /** The per-bind state a request reads once, at its start. */
@@ -285,6 +286,22 @@ function dispatch(
     }
     dispatchToHandler(req, res, fwd, done, policy);
     return;
+  }
+  if (fwd.backend.a2aCardPaths) {
+    // An A2A agent card on its way back is rewritten to name the gateway (src/proxy/a2a); other requests pass as they are.
+    const card = agentCardRequest(fwd.backend.a2aCardPaths, { method: req.method ?? 'GET', path: fwd.path, headers: fwd.headers }, req.headers, ctx.scheme);
+    if (card) {
+      if (!policy) {
+        const context = new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
+        const ended = done;
+        done = (status, bytes) => {
+          context.end();
+          ended(status, bytes);
+        };
+        policy = context;
+      }
+      policy.responseFilters.push(card);
+    }
   }
   if (fwd.target === null) {
     done(sendError(res, { code: 'NO_HEALTHY_ENDPOINT', backend: fwd.backend.key }), 0);

@@ -17,6 +17,7 @@ const BACKENDS: Readonly<Record<BackendKind, { objects: KubeObject[]; ref: Spec 
   static: { objects: [proxyBackend({ static: { host: '127.0.0.1', port: 9000 } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
   ai: { objects: [proxyBackend({ ai: { provider: { providerA: {} } } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
   mcp: { objects: [proxyBackend({ mcp: { targets: [{ name: 't', static: { host: '127.0.0.1', port: 3000 } }] } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
+  a2a: { objects: [proxyBackend({ a2a: { host: '127.0.0.1', port: 9100 } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
 };
 
 function proxyBackend(spec: Spec): KubeObject {
@@ -241,9 +242,15 @@ describe('not applied: whole objects and backend types', () => {
     assert.match(parents[0].conditions[0].message, /issue 18/);
   });
 
-  for (const type of ['a2a', 'cloudA', 'dynamicForwardProxy']) {
+  it('ProxyBackend spec.a2a: served, Accepted=True (issue 17 built it)', () => {
+    const cond = accepted(statusOf(translate([proxyBackend({ a2a: { host: 'agent', port: 8080 } })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(cond.status, 'True');
+    assert.equal(cond.reason, 'Accepted');
+  });
+
+  for (const type of ['cloudA', 'dynamicForwardProxy']) {
     it(`ProxyBackend spec.${type}: Accepted=False Unsupported with the issue that builds it`, () => {
-      const spec = type === 'a2a' ? { a2a: { host: 'agent', port: 8080 } } : type === 'cloudA' ? { cloudA: { agentRuntime: { agentRuntimeId: 'x' } } } : { dynamicForwardProxy: {} };
+      const spec = type === 'cloudA' ? { cloudA: { agentRuntime: { agentRuntimeId: 'x' } } } : { dynamicForwardProxy: {} };
       const cond = accepted(statusOf(translate([proxyBackend(spec)]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
       assert.equal(cond.reason, 'Unsupported');
       assert.match(cond.message, new RegExp(`^spec\\.${type}: .*\\(issue 17\\)$`));

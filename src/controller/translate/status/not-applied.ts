@@ -11,13 +11,13 @@ import type { KubeObject } from '../../../api/gateway/object.ts';
 import { isDict } from '../read.ts';
 
 /** The kinds of backend a request can end at; rows limited to some of them apply only there. */
-export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp'] as const;
+export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /** A ProxyBackend object's kind, or undefined for a type the gateway does not serve. */
 export function proxyBackendKind(object: KubeObject | undefined): BackendKind | undefined {
   const spec = isDict(object?.spec) ? object.spec : {};
-  return spec.ai !== undefined ? 'ai' : spec.mcp !== undefined ? 'mcp' : spec.static !== undefined ? 'static' : undefined;
+  return spec.ai !== undefined ? 'ai' : spec.mcp !== undefined ? 'mcp' : spec.static !== undefined ? 'static' : spec.a2a !== undefined ? 'a2a' : undefined;
 }
 
 /**
@@ -43,8 +43,8 @@ export interface NotAppliedRow {
   readonly issue?: number;
 }
 
-const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp'];
-const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai'];
+const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp', 'a2a'];
+const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai', 'a2a'];
 const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepalive probes, not their count or interval";
 
 /** Every field the data plane ignores. Keep docs/policies.md ("What is not applied yet") in step. */
@@ -82,7 +82,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 export const NOT_SERVED = {
   ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings', issue: 16 },
   ProxyModel: { why: 'ProxyModel is not served by this gateway yet: the model is not routable', issue: 18 },
-  'ProxyBackend spec.a2a': { why: 'A2A backends are not implemented', issue: 17 },
   'ProxyBackend spec.cloudA': { why: 'cloud-A agent runtime backends are not implemented', issue: 17 },
   'ProxyBackend spec.dynamicForwardProxy': { why: 'the dynamic forward proxy is not implemented', issue: 17 },
 } as const satisfies Readonly<Record<string, { why: string; issue: number }>>;

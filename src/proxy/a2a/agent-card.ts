@@ -1,0 +1,91 @@
+/**
+ * The A2A agent card, rewritten so every interface URL in it names the gateway: a client that
+ * reads the card through the gateway then sends its messages through the gateway too, never to
+ * the agent's own address (which it usually cannot reach, and which would skip every policy).
+ *
+ * Both card shapes are covered:
+ *   v0.3   `url` (the preferred transport's endpoint) and `additionalInterfaces[].url`
+ *   v1.0   `supportedInterfaces[].url` (the v0.3 fields too, when an agent sends both)
+ * Only the origin (scheme, host, port) is replaced; the path is the agent's, which the gateway
+ * forwards unchanged. Other URLs (provider.url, documentationUrl, iconUrl) are web pages, not
+ * endpoints, and stay as the agent wrote them.
+ */
+import { readBodyBounded, BodyTooLargeError } from '../http/body.ts';
+import type { FilteredResponse, ResponseFilter } from '../policies/context.ts';
+
+/** A card larger than this is not a card: 502 rather than buffering without bound (docs/security.md). */
+export const MAX_CARD_BYTES = 256 * 1024;
+
+/** The card's interface lists whose entries carry a `url`. */
+const INTERFACE_LISTS = ['additionalInterfaces', 'supportedInterfaces'] as const;
+
+/** `url` with its origin replaced by `origin` (`https://gw.example.com`); unparsable URLs are left alone. */
+export function toGatewayUrl(url: string, origin: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  // Only web URLs name an endpoint the gateway can stand in for (gRPC cards may carry host:port forms).
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return url;
+  return origin + parsed.pathname + parsed.search + parsed.hash;
+}
+
+/** The card with every interface URL pointing at `origin`; anything that is not a JSON object is returned as is. */
+export function rewriteAgentCard(card: unknown, origin: string): unknown {
+  if (typeof card !== 'object' || card === null || Array.isArray(card)) return card;
+  const out: Record<string, unknown> = { ...(card as Record<string, unknown>) };
+  if (typeof out.url === 'string') out.url = toGatewayUrl(out.url, origin);
+  for (const list of INTERFACE_LISTS) {
+    const entries = out[list];
+    if (!Array.isArray(entries)) continue;
+    out[list] = entries.map((entry: unknown) => {
+      if (typeof entry !== 'object' || entry === null || typeof (entry as { url?: unknown }).url !== 'string') return entry;
+      return { ...(entry as Record<string, unknown>), url: toGatewayUrl((entry as { url: string }).url, origin) };
+    });
+  }
+  return out;
+}
+
+/** An error the response writer sends as its `response` (filtered-response.ts StatusError): a 502 in the gateway's JSON. */
+class CardError extends Error {
+  readonly response: { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly body: Uint8Array };
+  constructor(message: string) {
+    super(message);
+    const body = Buffer.from(JSON.stringify({ error: { code: 'invalid_agent_card', message } }));
+    this.response = { status: 502, headers: [['content-type', 'application/json']], body };
+  }
+}
+
+/**
+ * The response filter that rewrites a card answer. Non-2xx and non-JSON answers pass unchanged
+ * (an agent's 404 is the client's to read); a 2xx JSON body that does not parse is a 502, since a
+ * card with the agent's own URLs would send the client around the gateway.
+ */
+export function agentCardFilter(origin: string): ResponseFilter {
+  return {
+    async *body(body: AsyncIterable<Uint8Array>, response: FilteredResponse) {
+      const type = response.headers['content-type'];
+      const json = typeof type === 'string' && /\bjson\b/i.test(type);
+      if (response.status < 200 || response.status > 299 || !json) {
+        yield* body;
+        return;
+      }
+      let bytes: Buffer;
+      try {
+        bytes = await readBodyBounded(body, MAX_CARD_BYTES, { what: 'agent card' });
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) throw new CardError(`agent card over ${MAX_CARD_BYTES} bytes`);
+        throw err;
+      }
+      let card: unknown;
+      try {
+        card = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        throw new CardError('agent card is not valid JSON');
+      }
+      yield Buffer.from(JSON.stringify(rewriteAgentCard(card, origin)));
+    },
+  };
+}
