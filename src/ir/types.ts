@@ -139,6 +139,7 @@ export type Filter =
 
 import type { AiBackendIR } from './ai.ts';
 import type { McpBackendIR } from './mcp.ts';
+import type { DynamicForwardIR } from './dynamic-forward.ts';
 
 export interface Backend {
   readonly key: string;

@@ -3,6 +3,7 @@ import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import type { Backend } from '../../ir/types.ts';
 import { aiBackend } from './ai-backend.ts';
 import { translateMcpBackend } from './mcp-backend.ts';
+import { translateDynamicForward } from './dynamic-forward-backend.ts';
 import { isDict, isPort, type Dict } from './read.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 import { condition } from './status/conditions.ts';
@@ -32,6 +33,7 @@ const TYPES: Readonly<Record<string, TypeTranslator>> = {
   static: staticBackend,
   mcp: mcpBackend,
   ai: aiBackend,
+  dynamicForwardProxy: dynamicForwardBackend,
   a2a: a2aBackend,
 };
 
@@ -90,4 +92,12 @@ function mcpBackend(object: KubeObject, _spec: Dict, snapshot: Snapshot, base: B
   // The MCP handler reaches its targets itself; the backend has no endpoints of its own.
   const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, mcp: ir };
   return { backend, conditions };
+}
+
+function dynamicForwardBackend(_object: KubeObject, spec: Dict, _snapshot: Snapshot, base: BackendBase): ProxyBackendTranslation {
+  const translated = translateDynamicForward(spec, base.generation);
+  if (!translated.ir) return { problem: translated.problem, conditions: translated.conditions };
+  // The forward handler picks each request's destination itself: no endpoints of its own.
+  const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, dynamicForward: translated.ir };
+  return { backend, conditions: translated.conditions };
 }

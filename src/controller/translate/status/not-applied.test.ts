@@ -248,14 +248,19 @@ describe('not applied: whole objects and backend types', () => {
     assert.equal(cond.reason, 'Accepted');
   });
 
-  for (const type of ['cloudA', 'dynamicForwardProxy']) {
-    it(`ProxyBackend spec.${type}: Accepted=False Unsupported with the issue that builds it`, () => {
-      const spec = type === 'cloudA' ? { cloudA: { agentRuntime: { agentRuntimeId: 'x' } } } : { dynamicForwardProxy: {} };
-      const cond = accepted(statusOf(translate([proxyBackend(spec)]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
-      assert.equal(cond.reason, 'Unsupported');
-      assert.match(cond.message, new RegExp(`^spec\\.${type}: .*\\(issue 17\\)$`));
-    });
-  }
+  it('ProxyBackend spec.cloudA: Accepted=False Unsupported with the issue that builds it', () => {
+    const cond = accepted(statusOf(translate([proxyBackend({ cloudA: { agentRuntime: { agentRuntimeId: 'x' } } })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(cond.reason, 'Unsupported');
+    assert.match(cond.message, /^spec\.cloudA: .*\(issue 17\)$/);
+  });
+
+  it('ProxyBackend spec.dynamicForwardProxy: Accepted=False Invalid without access control, True with it', () => {
+    const without = accepted(statusOf(translate([proxyBackend({ dynamicForwardProxy: {} })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(without.reason, 'Invalid');
+    assert.match(without.message, /accessControl\.allowedHosts is required/);
+    const withIt = accepted(statusOf(translate([proxyBackend({ dynamicForwardProxy: { accessControl: { allowedHosts: ['*.example.com'] } } })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(withIt.status, 'True');
+  });
 
   it('ProxyBackend inline policies and MCP target policies: PartiallyApplied with the path under spec', () => {
     const inline = translate([proxyBackend({ ai: { provider: { providerA: {} } }, policies: { tcp: { keepalive: { retries: 2 } } } })]).statuses;

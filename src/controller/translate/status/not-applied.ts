@@ -83,7 +83,6 @@ export const NOT_SERVED = {
   ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings', issue: 16 },
   ProxyModel: { why: 'ProxyModel is not served by this gateway yet: the model is not routable', issue: 18 },
   'ProxyBackend spec.cloudA': { why: 'cloud-A agent runtime backends are not implemented', issue: 17 },
-  'ProxyBackend spec.dynamicForwardProxy': { why: 'the dynamic forward proxy is not implemented', issue: 17 },
 } as const satisfies Readonly<Record<string, { why: string; issue: number }>>;
 
 /** The condition reasons: part of what is set applies, or nothing does. */
