@@ -6,6 +6,7 @@
  */
 import type { BackendPolicy, Json } from './policy.ts';
 import type { Endpoint } from './types.ts';
+import type { MatchableModel } from '../common/model-match.ts';
 
 /**
  * SPEC.md's RouteType values, plus `Rerank`, which `routes` cannot name (SPEC.md's enum lacks it):
@@ -116,4 +117,14 @@ export interface AiBackendIR {
   readonly groups: readonly { readonly providers: readonly AiProviderIR[] }[];
   /** `spec.policies.ai` as written; the effective BackendPolicy's `ai` wins when the request has one. */
   readonly policy?: AiPolicy;
+  /**
+   * ProxyModels (docs/models.md): the request's `model` selects one entry (most specific first,
+   * already ordered), whose groups replace `groups` for that request; no match is a 404.
+   */
+  readonly models?: readonly ModelRouteIR[];
+}
+
+/** One ProxyModel as a route-by-model entry: its match pattern, visibility and providers. */
+export interface ModelRouteIR extends MatchableModel {
+  readonly groups: readonly { readonly providers: readonly AiProviderIR[] }[];
 }

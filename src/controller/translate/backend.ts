@@ -2,6 +2,7 @@ import { CORE_GROUP, GATEWAY_GROUP, SWITCHBOARD_GROUP, type BackendObjectReferen
 import type { Backend } from '../../ir/types.ts';
 import { serviceEndpoints } from './endpoints.ts';
 import { translateProxyBackend } from './proxy-backend.ts';
+import { isProxyModelRef, modelsBackend, ruleProblem, type ModelRuleContext } from './proxy-model.ts';
 import { isDict, isPort, listOf } from './read.ts';
 import { referencePermitted } from './refs.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -29,7 +30,9 @@ export class BackendResolver {
     this.#referrer = referrer;
   }
 
-  resolve(ref: BackendObjectReference, path: string): BackendResolution {
+  /** `rule`: the route rule holding `ref` (only a rule's own backendRefs may name ProxyModels). */
+  resolve(ref: BackendObjectReference, path: string, rule?: ModelRuleContext): BackendResolution {
+    if (isProxyModelRef(ref)) return this.#models(ref, path, rule);
     const group = ref.group ?? CORE_GROUP;
     const kind = ref.kind ?? 'Service';
     const name = String(ref.name);
@@ -44,6 +47,16 @@ export class BackendResolver {
       return fail('RefNotPermitted', `${path}: ${kind} ${namespace}/${name} is in another namespace and no ReferenceGrant in ${namespace} allows ${this.#referrer.kind}s from ${this.#routeNamespace}`);
     }
     return isService ? this.#service(namespace, name, ref.port, path) : this.#proxyBackend(namespace, name, path);
+  }
+
+  #models(ref: BackendObjectReference, path: string, rule: ModelRuleContext | undefined): BackendResolution {
+    if (!this.#snapshot.proxyModels) return fail('InvalidKind', `${path}: the ProxyModel API is disabled (enable with --enable-proxy-models / chart value proxyModels.enabled)`);
+    if (!rule) return fail('InvalidKind', `${path}: ProxyModels are a rule's backend only`);
+    const problem = ruleProblem(rule, { name: String(ref.name) }, path);
+    if (problem) return { backendKey: null, problem };
+    const backend = modelsBackend(this.#snapshot.proxyModels, this.#routeNamespace, rule);
+    this.backends.set(backend.key, backend);
+    return { backendKey: backend.key };
   }
 
   #service(namespace: string, name: string, port: unknown, path: string): BackendResolution {

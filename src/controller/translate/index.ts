@@ -18,6 +18,8 @@ import { unservedObjectStatuses } from './status/unapplied-objects.ts';
 
 export interface TranslateOptions {
   controllerName: string;
+  /** The experimental ProxyModel API (`run --enable-proxy-models`); off by default (proxy-model.ts). */
+  proxyModels: boolean;
 }
 
 export interface TranslateResult {
@@ -56,7 +58,7 @@ export type ConfigBody = Omit<ProxyConfig, 'version'>;
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
 export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
-  const snapshot = indexObjects(objects);
+  const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
   const graph = buildGatewayGraph(snapshot, classes.ours);
 
@@ -94,7 +96,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     ...routeStatuses,
     ...policies.statuses,
     ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
-    ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName),
+    ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName, options.proxyModels === true),
   ].sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.

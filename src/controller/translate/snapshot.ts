@@ -59,6 +59,8 @@ export interface Snapshot {
   /** Where this translation records what it read from Secrets (src/controller/translate/secret-ledger.ts). */
   readonly secretLedger: SecretLedger;
   readonly proxyBackends: ReadonlyMap<string, KubeObject>;
+  /** ProxyModels (oldest first); undefined while the experimental API is off (proxy-model.ts). */
+  readonly proxyModels?: readonly KubeObject[];
   /** Labels per namespace, including the implicit `kubernetes.io/metadata.name`. */
   namespaceLabels(namespace: string): Readonly<Record<string, string>>;
 }
@@ -67,7 +69,7 @@ function isObject(value: unknown): value is KubeObject {
   return isDict(value) && isDict(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' && typeof value.kind === 'string';
 }
 
-export function indexObjects(objects: readonly KubeObject[]): Snapshot {
+export function indexObjects(objects: readonly KubeObject[], opts: { readonly proxyModels?: boolean } = {}): Snapshot {
   const byKind = new Map<string, KubeObject[]>();
   for (const object of objects) {
     if (!isObject(object)) continue;
@@ -105,6 +107,7 @@ export function indexObjects(objects: readonly KubeObject[]): Snapshot {
     secrets: byName(KINDS.secret),
     secretLedger: new SecretLedger(),
     proxyBackends: byName(KINDS.proxyBackend),
+    ...(opts.proxyModels ? { proxyModels: sorted(`${SWITCHBOARD_GROUP}/ProxyModel`) } : {}),
     namespaceLabels: (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace }),
   };
 }

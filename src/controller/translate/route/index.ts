@@ -48,7 +48,7 @@ export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snap
   // No rules means the Gateway API default: one rule matching every request (PathPrefix `/`).
   const written = listOf<HTTPRouteRule>(spec.rules);
   const ruleSpecs = written.length === 0 ? [{}] : written;
-  const results = ruleSpecs.map((rule, i) => translateRule(rule, i, key, resolver));
+  const results = ruleSpecs.map((rule, i) => translateRule(rule, i, key, resolver, ruleSpecs.length));
   const rules = results.flatMap((r) => (r.rule ? [r.rule] : []));
   const invalid = results.flatMap((r) => r.invalid);
   const refs = results.flatMap((r) => r.refs);

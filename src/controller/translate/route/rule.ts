@@ -16,7 +16,7 @@ export interface RuleResult {
 
 const MAX_WEIGHT = 1_000_000;
 
-export function translateRule(spec: HTTPRouteRule, index: number, routeKey: string, resolver: BackendResolver): RuleResult {
+export function translateRule(spec: HTTPRouteRule, index: number, routeKey: string, resolver: BackendResolver, ruleCount = 1): RuleResult {
   const path = `spec.rules[${index}]`;
   const invalid: string[] = [];
   const refs: Problem[] = [];
@@ -26,11 +26,13 @@ export function translateRule(spec: HTTPRouteRule, index: number, routeKey: stri
   invalid.push(...ruleFilters.invalid);
   refs.push(...ruleFilters.refs);
 
-  const backends: WeightedBackend[] = listOf<HTTPBackendRef>(spec.backendRefs).map((ref, i) => {
+  const backendRefs = listOf<HTTPBackendRef>(spec.backendRefs);
+  const modelRule = { routeName: routeKey.slice(routeKey.indexOf('/') + 1), ruleIndex: index, ...(typeof spec.name === 'string' ? { ruleName: spec.name } : {}), ruleCount, backendRefCount: backendRefs.length, pathTypes: matches.map((m) => m.path?.type ?? 'PathPrefix') };
+  const backends: WeightedBackend[] = backendRefs.map((ref, i) => {
     const at = `${path}.backendRefs[${i}]`;
     const weight = ref.weight ?? 1;
     if (!Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) invalid.push(`${at}.weight must be an integer 0..${MAX_WEIGHT}`);
-    const resolved = resolver.resolve(ref, at);
+    const resolved = resolver.resolve(ref, at, modelRule);
     if (resolved.problem) refs.push(resolved.problem);
     const filters = translateFilters(ref.filters, `${at}.filters`, matches, resolver);
     invalid.push(...filters.invalid);

@@ -11,6 +11,7 @@ import { listenerSetId } from '../listenerset.ts';
 import { groupOf, isDict, listOf, type Dict } from '../read.ts';
 import { generationOf, namespaceOf } from '../snapshot.ts';
 import { condition } from './conditions.ts';
+import { modelParentCondition } from '../proxy-model-status.ts';
 import {
   describeFindings, explain, findNotApplied, NOT_SERVED, proxyBackendKind, REASON_PARTIALLY_APPLIED, REASON_UNSUPPORTED, type BackendKind, type Finding,
 } from './not-applied.ts';
@@ -70,7 +71,7 @@ const MAX_MODEL_PARENTS = 16;
  * it sets; a ProxyModel gets one `parents` entry per parentRef that is ours (a Gateway,
  * ListenerSet or HTTPRoute of this controller), `Accepted=False Unsupported`.
  */
-export function unservedObjectStatuses(objects: readonly KubeObject[], graph: GatewayGraph, ourRoutes: ReadonlyMap<string, KubeObject>, controllerName: string): ObjectStatus[] {
+export function unservedObjectStatuses(objects: readonly KubeObject[], graph: GatewayGraph, ourRoutes: ReadonlyMap<string, KubeObject>, controllerName: string, proxyModelsEnabled = false): ObjectStatus[] {
   const out: ObjectStatus[] = [];
   for (const object of objects) {
     if (!isDict(object) || typeof object.metadata?.name !== 'string' || groupOf(object.apiVersion) !== SWITCHBOARD_GROUP) continue;
@@ -89,7 +90,8 @@ export function unservedObjectStatuses(objects: readonly KubeObject[], graph: Ga
         .map((parentRef) => ({
           parentRef,
           controllerName,
-          conditions: [condition('Accepted', false, REASON_UNSUPPORTED, `Not applied: ${explain(NOT_SERVED.ProxyModel)}`, generation)],
+          // proxy-model-status.ts: served on an HTTPRoute rule, otherwise why not.
+          conditions: [modelParentCondition(object, parentRef, proxyModelsEnabled, ourRoutes)],
         }));
       if (parents.length > 0) out.push({ apiVersion: object.apiVersion, kind: object.kind, metadata: meta, status: { parents } });
     }

@@ -23,6 +23,7 @@ import { AiPolicyError, applyFinalTransformations, applyRequestPolicy, compileAi
 import { ClientSink, readRequestBody } from './client-io.ts';
 import { CredentialError, LlmCredentials } from './credentials/index.ts';
 import { ProviderPicker, type ProviderChoice } from './picker.ts';
+import { ModelRouter } from './model-router.ts';
 import { ProviderHealth, type ProviderHealthBoard } from './provider-health.ts';
 import { inSlices } from './stream-slices.ts';
 import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from './failover.ts';
@@ -74,6 +75,8 @@ export class LlmBackendHandler {
   readonly #ir: AiBackendIR;
   readonly #logger: Logger;
   readonly #picker: ProviderPicker;
+  /** ProxyModels only (ir.models): the request's model chooses the picker (model-router.ts). */
+  readonly #router: ModelRouter | undefined;
   /** Scores, latency, evictions of the providers (provider-health.ts); fed by every attempt. */
   readonly #health: ProviderHealth;
   readonly #healthBoard: ProviderHealthBoard | undefined;
@@ -86,10 +89,11 @@ export class LlmBackendHandler {
   constructor(ir: AiBackendIR, deps: LlmHandlerDeps) {
     this.#ir = ir;
     this.#logger = deps.logger;
-    const names = ir.groups.flatMap((g) => g.providers.map((p) => p.name));
+    const names = [...ir.groups, ...(ir.models ?? []).flatMap((m) => m.groups)].flatMap((g) => g.providers.map((p) => p.name));
     this.#healthBoard = deps.providerHealth;
     this.#health = deps.providerHealth?.attach(ir.key, names) ?? new ProviderHealth(ir.key, names);
     this.#picker = new ProviderPicker(ir.groups, deps.providerChoice === 'rotation' ? undefined : this.#health);
+    this.#router = ir.models ? new ModelRouter(ir.models, deps.providerChoice === 'rotation' ? undefined : this.#health) : undefined;
     this.#credentials = deps.credentials ?? new LlmCredentials();
     this.#maxResponseBytes = deps.maxResponseBytes ?? MAX_PROVIDER_RESPONSE_BYTES;
   }
@@ -169,8 +173,15 @@ export class LlmBackendHandler {
     // JSON.stringify and the translators recurse: a deep body is a client error, not a stack overflow.
     if (!OPAQUE_BODY_ROUTES.has(route) && jsonTooDeep(body)) return fail(400, TOO_DEEP_MESSAGE);
 
+    let picker = this.#picker;
+    if (this.#router) {
+      const choice = this.#router.choose(body);
+      if (choice.kind === 'no-model') return fail(400, 'the request body must name a model');
+      if (choice.kind === 'unknown') return fail(404, `the model ${JSON.stringify(choice.model.slice(0, 256))} does not exist`, 'model_not_found');
+      picker = choice.picker;
+    }
     // Failover between providers and the route's traffic.retry, combined (failover.ts).
-    const schedule = new ProviderSchedule(this.#picker, request.policy?.upstream.retry);
+    const schedule = new ProviderSchedule(picker, request.policy?.upstream.retry);
     const ran = new Map<CompiledBackendPolicy, PolicyGate>();
     let last: Retryable | undefined;
     /** Further replicas of the current provider to try after a refused connection. */

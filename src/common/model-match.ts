@@ -1,4 +1,7 @@
 /**
+ * Shared by the translator (which orders a configuration's models once) and the proxy (which
+ * selects one per request).
+ *
  * ProxyModel `match.model` (SPEC.md): an exact name, a suffix wildcard (`gpt-*`: the name starts
  * with `gpt-`), a prefix wildcard (`*-latest`: the name ends with `-latest`) or `*` (any name);
  * absent, the object's `metadata.name` exactly. When several models match a request's `model`,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { orderBySpecificity, parseModelPattern, selectModel, type MatchableModel, type ModelPattern, type Visibility } from './proxy-model-match.ts';
+import { orderBySpecificity, parseModelPattern, selectModel, type MatchableModel, type ModelPattern, type Visibility } from './model-match.ts';
 
 function model(id: string, written: string | undefined, visibility: Visibility = 'Public', created?: string): MatchableModel {
   const pattern = parseModelPattern(written, id.split('/')[1]);

@@ -1,0 +1,45 @@
+/**
+ * A ProxyModel's status `parents` (docs/models.md): one entry per parentRef of ours, with an
+ * `Accepted` condition saying whether the model is served through that parent.
+ *
+ * - API off: `Accepted=False Unsupported`, the API is disabled and how to enable it.
+ * - Gateway or ListenerSet parent: `Accepted=False Unsupported` (not served yet: attach to an
+ *   HTTPRoute rule instead).
+ * - HTTPRoute parent: `Accepted=True` when the model lowers and the parentRef names a rule whose
+ *   backendRef is the ProxyModel backend `*`; otherwise `False` with the reason.
+ */
+import type { Condition, KubeObject } from '../../api/gateway/object.ts';
+import { condition } from './status/conditions.ts';
+import { ALL_MODELS, isProxyModelRef, lowerModel, namesRule } from './proxy-model.ts';
+import { isDict, listOf, type Dict } from './read.ts';
+import { generationOf, namespaceOf } from './snapshot.ts';
+
+export const PROXY_MODEL_API_DISABLED = 'the ProxyModel API is disabled (enable with switchboard run --enable-proxy-models, or the chart value proxyModels.enabled)';
+export const MODEL_PARENT_NOT_SERVED = 'attaching a ProxyModel to a Gateway or ListenerSet is not served yet (issue 18): attach it to an HTTPRoute rule whose backendRef is the ProxyModel backend "*"';
+
+/** The Accepted condition of `model` for one of its parents of ours. */
+export function modelParentCondition(model: KubeObject, parentRef: Dict, enabled: boolean, ourRoutes: ReadonlyMap<string, KubeObject>): Condition {
+  const generation = generationOf(model);
+  if (!enabled) return condition('Accepted', false, 'Unsupported', PROXY_MODEL_API_DISABLED, generation);
+  if (parentRef.kind !== 'HTTPRoute') return condition('Accepted', false, 'Unsupported', MODEL_PARENT_NOT_SERVED, generation);
+  const lowered = lowerModel(model);
+  if (!lowered.route) {
+    const [first] = lowered.problems;
+    return condition('Accepted', false, first.reason, lowered.problems.map((p) => p.message).join('; '), generation);
+  }
+  const namespace = namespaceOf(model);
+  const routeNamespace = typeof parentRef.namespace === 'string' ? parentRef.namespace : namespace;
+  const route = ourRoutes.get(`${routeNamespace}/${String(parentRef.name)}`);
+  const rules = listOf<Dict>(route && isDict(route.spec) ? route.spec.rules : undefined);
+  const served = rules.some((rule, ruleIndex) => {
+    const refs = listOf<Dict>(rule.backendRefs);
+    const ctx = { routeName: String(parentRef.name), ruleIndex, ...(typeof rule.name === 'string' ? { ruleName: rule.name } : {}), ruleCount: rules.length };
+    return refs.length === 1 && isProxyModelRef(refs[0]) && refs[0].name === ALL_MODELS && namesRule(parentRef, namespace, routeNamespace, ctx);
+  });
+  if (!served) {
+    const which = typeof parentRef.sectionName === 'string' ? `the rule named "${parentRef.sectionName}"` : 'its only rule (a route with several rules is named by sectionName)';
+    const message = `HTTPRoute ${routeNamespace}/${String(parentRef.name)}: ${which} must exist and have the ProxyModel backend "*" as its only backendRef`;
+    return condition('Accepted', false, 'NoMatchingParent', message, generation);
+  }
+  return condition('Accepted', true, 'Accepted', 'the model is routable through this HTTPRoute rule', generation);
+}

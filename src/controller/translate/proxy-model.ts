@@ -1,0 +1,108 @@
+/**
+ * ProxyModel (experimental, docs/models.md) → the `ai` backend the LLM handler already serves.
+ *
+ * Attachment served today: an HTTPRoute rule whose single backendRef is
+ * `{group: switchboard.dev, kind: ProxyModel, name: "*"}` and whose path matches are PathPrefix.
+ * That backendRef resolves to one AiBackendIR with `models`: every ProxyModel with a parentRef to
+ * this route (and this rule: `sectionName` is the rule's name, or the route has exactly one rule),
+ * ordered most specific first (src/common/model-match.ts). Each model is a priority group of one
+ * provider named after the object (`<namespace>/<name>`), so provider health, failover and
+ * credentials are the `ai` backend's own.
+ *
+ * Not served yet (each says so on the model's status): Gateway and ListenerSet parents, virtual
+ * models, `policies`. The API is off unless the translator is told `proxyModels: true`
+ * (`switchboard run --enable-proxy-models`); off, a `*` backendRef is refused and every model's
+ * status says the API is disabled.
+ */
+import { GATEWAY_GROUP, SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
+import type { KubeObject } from '../../api/gateway/object.ts';
+import { orderBySpecificity, parseModelPattern, type Visibility } from '../../common/model-match.ts';
+import type { AiBackendIR, LLMProvider, ModelRouteIR } from '../../ir/ai.ts';
+import type { Backend } from '../../ir/types.ts';
+import { lowerModelProvider } from './proxy-model-provider.ts';
+import { isDict, listOf, type Dict } from './read.ts';
+import { creationOf, namespaceOf } from './snapshot.ts';
+import type { Problem } from './status/conditions.ts';
+
+export const PROXY_MODEL_KIND = 'ProxyModel';
+/** The only backendRef name a rule may use for ProxyModels. */
+export const ALL_MODELS = '*';
+
+/** What the rule holding the `*` backendRef looks like (route/rule.ts passes it). */
+export interface ModelRuleContext {
+  readonly routeName: string;
+  readonly ruleIndex: number;
+  readonly ruleName?: string;
+  readonly ruleCount: number;
+  readonly backendRefCount: number;
+  readonly pathTypes: readonly string[];
+}
+
+/** One ProxyModel lowered, or why it is not served. Shared by the backend and the status. */
+export type LoweredModel = { readonly route: ModelRouteIR; readonly problems: readonly [] } | { readonly route?: undefined; readonly problems: readonly Problem[] };
+
+export function isProxyModelRef(ref: { readonly group?: string; readonly kind?: string }): boolean {
+  return ref.group === SWITCHBOARD_GROUP && ref.kind === PROXY_MODEL_KIND;
+}
+
+/** Whether `parentRef` (written on a model in `modelNamespace`) names rule `ctx` of route `routeNamespace/ctx.routeName`. */
+export function namesRule(parentRef: Dict, modelNamespace: string, routeNamespace: string, ctx: Pick<ModelRuleContext, 'routeName' | 'ruleIndex' | 'ruleName' | 'ruleCount'>): boolean {
+  if ((parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || parentRef.kind !== 'HTTPRoute') return false;
+  if (parentRef.name !== ctx.routeName || (typeof parentRef.namespace === 'string' ? parentRef.namespace : modelNamespace) !== routeNamespace) return false;
+  if (typeof parentRef.sectionName === 'string') return parentRef.sectionName === ctx.ruleName;
+  return ctx.ruleCount === 1;
+}
+
+export function lowerModel(object: KubeObject, opts: { readonly clusterDomain?: string } = {}): LoweredModel {
+  const spec = isDict(object.spec) ? object.spec : {};
+  const namespace = namespaceOf(object);
+  const id = `${namespace}/${object.metadata.name}`;
+  const problems: Problem[] = [];
+  const match = isDict(spec.match) && typeof spec.match.model === 'string' ? spec.match.model : undefined;
+  const pattern = parseModelPattern(match, object.metadata.name);
+  if ('error' in pattern) problems.push({ reason: 'Invalid', message: `spec.${pattern.error}` });
+  if (spec.virtualModel !== undefined) problems.push({ reason: 'Unsupported', message: 'spec.virtualModel: virtual models are not served yet (issue 18)' });
+  if (spec.policies !== undefined) problems.push({ reason: 'Unsupported', message: 'spec.policies: model policies are not applied yet (issue 18); the model is not served rather than served without them' });
+  const lowered = spec.virtualModel === undefined ? lowerModelProvider(spec) : { problems: [] };
+  problems.push(...lowered.problems);
+  if (problems.length > 0 || !lowered.provider || 'error' in pattern) return { problems };
+  const visibility: Visibility = spec.visibility === 'Internal' ? 'Internal' : 'Public';
+  const provider = withServiceAddress(lowered.provider, namespace, opts.clusterDomain ?? 'cluster.local');
+  const created = creationOf(object);
+  return {
+    route: { id, pattern, visibility, ...(created ? { created } : {}), groups: [{ providers: [{ name: id, provider }] }] },
+    problems: [],
+  };
+}
+
+/** A Custom model on a backendRef is reached at its Service's cluster DNS name and port (as a ProxyBackend's custom provider). */
+function withServiceAddress(provider: LLMProvider, namespace: string, domain: string): LLMProvider {
+  if (!('custom' in provider) || !provider.custom.backendRef) return provider;
+  const ref = provider.custom.backendRef;
+  return { ...provider, host: `${ref.name}.${namespace}.svc.${domain}`, ...(ref.port ? { port: ref.port } : {}) };
+}
+
+/** Why a rule may not carry the `*` backendRef (SPEC.md), or undefined. */
+export function ruleProblem(ctx: ModelRuleContext, ref: { readonly name: string }, path: string): Problem | undefined {
+  if (ref.name !== ALL_MODELS) return { reason: 'InvalidKind', message: `${path}: a ProxyModel backendRef must be named "${ALL_MODELS}" (the models attached to this rule)` };
+  if (ctx.backendRefCount !== 1) return { reason: 'InvalidKind', message: `${path}: a rule with the ProxyModel backend "*" must have no other backendRef` };
+  const notPrefix = ctx.pathTypes.find((t) => t !== 'PathPrefix');
+  if (notPrefix) return { reason: 'InvalidKind', message: `${path}: a rule with the ProxyModel backend "*" may match paths by PathPrefix only, not ${notPrefix}` };
+  return undefined;
+}
+
+/**
+ * The backend a rule's `*` backendRef stands for: every served model attached to the rule. A
+ * rule with no served model still gets a backend (a 404 per request, model_not_found), so adding
+ * the first model is a backend change, not a route change.
+ */
+export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string } = {}): Backend {
+  const attached = models.filter((m) => listOf<Dict>(isDict(m.spec) ? m.spec.parentRefs : undefined).some((p) => namesRule(p, namespaceOf(m), routeNamespace, ctx)));
+  const routes = attached.flatMap((m) => {
+    const lowered = lowerModel(m, opts);
+    return lowered.route ? [lowered.route] : [];
+  });
+  const key = `models/${routeNamespace}/${ctx.routeName}/rule/${ctx.ruleIndex}`;
+  const ai: AiBackendIR = { key, groups: [], models: orderBySpecificity(routes) };
+  return { key, kind: 'ProxyBackend', namespace: routeNamespace, name: ctx.routeName, endpoints: [], rewriteHost: false, ai };
+}

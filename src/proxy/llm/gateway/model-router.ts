@@ -1,0 +1,45 @@
+/**
+ * Route by model (ProxyModel, docs/models.md): an `ai` backend with `models` chooses, per request,
+ * the entry whose pattern the body's `model` matches (most specific first: the translator ordered
+ * them, src/common/model-match.ts), and that entry's priority groups are what the usual picker,
+ * failover and provider health work over. Only backends with `models` build one, so plain `ai`
+ * backends pay nothing.
+ */
+import { selectModel } from '../../../common/model-match.ts';
+import type { ModelRouteIR } from '../../../ir/ai.ts';
+import { ProviderPicker } from './picker.ts';
+import type { ProviderHealth } from './provider-health.ts';
+
+export type ModelChoice =
+  | { readonly kind: 'picked'; readonly picker: ProviderPicker }
+  | { readonly kind: 'no-model' }
+  | { readonly kind: 'unknown'; readonly model: string };
+
+export class ModelRouter {
+  readonly #models: readonly ModelRouteIR[];
+  readonly #pickers: Map<ModelRouteIR, ProviderPicker>;
+
+  constructor(models: readonly ModelRouteIR[], health: ProviderHealth | undefined) {
+    this.#models = models;
+    this.#pickers = new Map(models.map((m) => [m, new ProviderPicker(m.groups, health)]));
+  }
+
+  /** The picker for the request's model; a body that is not JSON or has no string `model` is `no-model`. */
+  choose(body: Buffer): ModelChoice {
+    const model = modelOf(body);
+    if (model === undefined) return { kind: 'no-model' };
+    const entry = selectModel(this.#models, model);
+    const picker = entry && this.#pickers.get(entry);
+    return picker ? { kind: 'picked', picker } : { kind: 'unknown', model };
+  }
+}
+
+function modelOf(body: Buffer): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const model = typeof parsed === 'object' && parsed !== null ? (parsed as { model?: unknown }).model : undefined;
+    return typeof model === 'string' ? model : undefined;
+  } catch {
+    return undefined;
+  }
+}
