@@ -1,0 +1,226 @@
+/**
+ * The proxy workload of one Gateway, as the objects the controller applies (docs/kubernetes.md
+ * "Provisioning"): a Deployment or DaemonSet running `switchboard proxy`, its Service (one port
+ * per distinct listener port), its ServiceAccount, and when asked a PodDisruptionBudget and a
+ * HorizontalPodAutoscaler. Pure: the same Gateway and parameters give the same objects, which
+ * the golden tests (test/golden/provision/) pin down exactly.
+ *
+ * Order (SPEC.md "Overlay semantics"): typed fields of the GatewayClass's parameters, then the
+ * Gateway's (later wins, field by field; `env` by name), then the GatewayClass's overlays, then
+ * the Gateway's, each a strategic merge (strategic-merge.ts).
+ */
+import type { KubeObject } from '../../../api/gateway/object.ts';
+import type { ProxyParametersSpec } from '../../../api/v1alpha1/parameters.ts';
+import type { GatewayParameters } from './parameters.ts';
+import { isMap, strategicMerge, type Json, type JsonMap } from './strategic-merge.ts';
+
+export const FIELD_MANAGER = 'switchboard-provisioner';
+export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const DEFAULT_IMAGE = { registry: 'ghcr.io/switchboard-dev', repository: 'switchboard' } as const;
+/** The proxy's /metrics and /healthz/ready port (SPEC.md: proxy pod metrics port 15020). */
+export const PROXY_METRICS_PORT = 15020;
+/** Where the projected ServiceAccount token the proxy authenticates with is mounted. */
+export const TOKEN_DIR = '/var/run/secrets/switchboard';
+export const CATALOG_DIR = '/etc/switchboard/model-catalog';
+const CONTAINER = 'proxy';
+
+export interface ProvisionContext {
+  /** The URL proxies dial: `https://<service>.<namespace>.svc:9978` (tls) or `http://…` (plaintext). */
+  readonly controllerUrl: string;
+  /** The proxy image's tag when the parameters name none (the controller's own version). */
+  readonly defaultTag: string;
+}
+
+type Spec = ProxyParametersSpec;
+type OverlayField = 'deployment' | 'daemonSet' | 'service' | 'serviceAccount' | 'podDisruptionBudget' | 'horizontalPodAutoscaler';
+
+/** Typed fields: GatewayClass level then Gateway level, later wins; `modelCatalog` only from the Gateway. */
+export function effectiveTyped(parameters: GatewayParameters): Spec {
+  const a = parameters.classLevel ?? {};
+  const b = parameters.gatewayLevel ?? {};
+  const out: Spec = {};
+  const pick = <K extends keyof Spec>(key: K): void => {
+    const value = b[key] ?? a[key];
+    if (value !== undefined) out[key] = value;
+  };
+  for (const key of ['workload', 'resources', 'shutdown', 'rawConfig'] as const) pick(key);
+  for (const key of ['logging', 'image', 'mesh'] as const) {
+    if (a[key] !== undefined || b[key] !== undefined) (out as Record<string, unknown>)[key] = { ...a[key], ...b[key] };
+  }
+  if (a.env || b.env) out.env = mergeEnv(a.env ?? [], b.env ?? []);
+  // SPEC.md: modelCatalog is effective only at Gateway level.
+  if (b.modelCatalog) out.modelCatalog = b.modelCatalog;
+  return out;
+}
+
+/** Every object to apply for `gateway`, in a stable order. */
+export function provisionObjects(gateway: KubeObject, parameters: GatewayParameters, context: ProvisionContext): JsonMap[] {
+  const typed = effectiveTyped(parameters);
+  const name = gateway.metadata.name;
+  const namespace = gateway.metadata.namespace ?? 'default';
+  const selector = { [GATEWAY_NAME_LABEL]: name };
+  const meta = (extra: JsonMap = {}): JsonMap => ({
+    name,
+    namespace,
+    labels: { [GATEWAY_NAME_LABEL]: name, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name, [MANAGED_BY_LABEL]: 'switchboard' },
+    ownerReferences: [{ apiVersion: gateway.apiVersion, kind: 'Gateway', name, uid: gateway.metadata.uid ?? '', controller: true }],
+    ...extra,
+  });
+  const overlaid = (field: OverlayField, object: JsonMap): JsonMap => applyOverlays(object, field, parameters);
+  const isDaemonSet = typed.workload?.kind === 'DaemonSet';
+  const wantsHpa = !isDaemonSet && [parameters.classLevel, parameters.gatewayLevel].some((p) => p?.horizontalPodAutoscaler !== undefined);
+  const wantsPdb = [parameters.classLevel, parameters.gatewayLevel].some((p) => p?.podDisruptionBudget !== undefined);
+
+  const ports = listenerPorts(gateway);
+  const pod = podTemplate(name, selector, typed, ports, context);
+  const workload: JsonMap = isDaemonSet
+    ? { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta(), spec: { selector: { matchLabels: selector }, template: pod } }
+    // With an HPA the replica count is the HPA's: the controller does not apply one.
+    : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(), spec: { ...(wantsHpa ? {} : { replicas: 1 }), selector: { matchLabels: selector }, template: pod } };
+
+  const objects: JsonMap[] = [
+    overlaid('serviceAccount', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() }),
+    overlaid(isDaemonSet ? 'daemonSet' : 'deployment', workload),
+    overlaid('service', {
+      apiVersion: 'v1', kind: 'Service', metadata: meta(),
+      spec: { type: 'LoadBalancer', selector, ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: 'TCP' })) },
+    }),
+  ];
+  if (wantsPdb) objects.push(overlaid('podDisruptionBudget', { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(), spec: { selector: { matchLabels: selector } } }));
+  if (wantsHpa) {
+    objects.push(overlaid('horizontalPodAutoscaler', {
+      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: meta(),
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name } },
+    }));
+  }
+  return objects;
+}
+
+/** One Service/container port per distinct listener port, named after the first listener on it. */
+export function listenerPorts(gateway: KubeObject): { name: string; port: number }[] {
+  const listeners = ((gateway.spec as { listeners?: unknown } | undefined)?.listeners ?? []) as { name?: unknown; port?: unknown }[];
+  const seen = new Map<number, string>();
+  for (const listener of Array.isArray(listeners) ? listeners : []) {
+    if (typeof listener.port === 'number' && !seen.has(listener.port)) seen.set(listener.port, typeof listener.name === 'string' ? listener.name : `port-${listener.port}`);
+  }
+  return [...seen].sort((x, y) => x[0] - y[0]).map(([port, name]) => ({ name, port }));
+}
+
+function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readonly { name: string; port: number }[], context: ProvisionContext): JsonMap {
+  const image = typed.image ?? {};
+  const reference = `${image.registry ?? DEFAULT_IMAGE.registry}/${image.repository ?? DEFAULT_IMAGE.repository}${image.digest ? `@${image.digest}` : `:${image.tag ?? context.defaultTag}`}`;
+  const { level, format } = logSettings(typed);
+  const volumes: JsonMap[] = [{
+    name: 'switchboard-token',
+    projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
+  }];
+  const mounts: JsonMap[] = [{ name: 'switchboard-token', mountPath: TOKEN_DIR, readOnly: true }];
+  const catalogPaths: string[] = [];
+  (typed.modelCatalog?.sources ?? []).forEach((source, i) => {
+    const key = source.configMap.key ?? 'catalog.json';
+    volumes.push({ name: `model-catalog-${i}`, configMap: { name: source.configMap.name, items: [{ key, path: key }] } });
+    mounts.push({ name: `model-catalog-${i}`, mountPath: `${CATALOG_DIR}/${i}`, readOnly: true });
+    catalogPaths.push(`${CATALOG_DIR}/${i}/${key}`);
+  });
+
+  const env: JsonMap[] = [
+    { name: 'SWITCHBOARD_CONTROLLER', value: context.controllerUrl },
+    { name: 'SWITCHBOARD_GATEWAYS', value: name },
+    { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'SWITCHBOARD_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
+    { name: 'SWITCHBOARD_LOG_FILTER', value: typed.logging?.level ?? 'info' },
+    ...shutdownEnv(typed),
+    ...meshEnv(typed),
+    ...(catalogPaths.length > 0 ? [{ name: 'SWITCHBOARD_MODEL_CATALOG', value: catalogPaths.join(',') }] : []),
+    ...(typed.rawConfig ? [{ name: 'SWITCHBOARD_RAW_CONFIG', value: JSON.stringify(typed.rawConfig) }] : []),
+  ];
+  const container: JsonMap = {
+    name: CONTAINER,
+    image: reference,
+    ...(image.pullPolicy ? { imagePullPolicy: image.pullPolicy } : {}),
+    args: ['proxy', '--metrics-address', `0.0.0.0:${PROXY_METRICS_PORT}`, '--log-level', level, '--log-format', format],
+    // Parameters' env overrides generated entries of the same name in place, others follow in order.
+    env: mergeEnv(env as (JsonMap & { name: string })[], (typed.env ?? []) as (JsonMap & { name: string })[]) as Json[],
+    ports: [...ports.map((p) => ({ name: p.name.slice(0, 15), containerPort: p.port, protocol: 'TCP' })), { name: 'metrics', containerPort: PROXY_METRICS_PORT, protocol: 'TCP' }],
+    readinessProbe: { httpGet: { path: '/healthz/ready', port: PROXY_METRICS_PORT }, periodSeconds: 5 },
+    ...(typed.resources ? { resources: typed.resources as JsonMap } : {}),
+    volumeMounts: mounts,
+  };
+  return {
+    metadata: { labels: { ...selector, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name } },
+    spec: {
+      serviceAccountName: name,
+      // The proxy authenticates with its own projected token, not the automounted one.
+      automountServiceAccountToken: false,
+      ...(typed.shutdown ? { terminationGracePeriodSeconds: typed.shutdown.max } : {}),
+      containers: [container],
+      volumes,
+    },
+  };
+}
+
+/**
+ * `logging.level` is a filter (`info`, `warn,proxy=debug`): its entry without `module=` is the
+ * process level given to `--log-level`; the whole filter is also in SWITCHBOARD_LOG_FILTER.
+ */
+function logSettings(typed: Spec): { level: string; format: string } {
+  const filter = typed.logging?.level ?? 'info';
+  const global = filter.split(',').map((s) => s.trim()).find((s) => s !== '' && !s.includes('='));
+  return { level: global ?? 'info', format: typed.logging?.format ?? 'text' };
+}
+
+function shutdownEnv(typed: Spec): JsonMap[] {
+  if (!typed.shutdown) return [];
+  return [
+    { name: 'CONNECTION_MIN_TERMINATION_DEADLINE', value: String(typed.shutdown.min) },
+    { name: 'TERMINATION_GRACE_PERIOD_SECONDS', value: String(typed.shutdown.max) },
+  ];
+}
+
+/** `mesh`, carried to the proxy's environment as SPEC.md lists it (defaults filled in). */
+function meshEnv(typed: Spec): JsonMap[] {
+  const mesh = typed.mesh;
+  if (!mesh?.enabled) return mesh ? [{ name: 'MESH_ENABLED', value: 'false' }] : [];
+  const trustDomain = mesh.trustDomain ?? 'cluster.local';
+  return [
+    { name: 'MESH_ENABLED', value: 'true' },
+    { name: 'MESH_CA_ADDRESS', value: mesh.caAddress ?? 'https://istiod.istio-system.svc:15012' },
+    { name: 'MESH_TRUST_DOMAIN', value: trustDomain },
+    // The local trust domain is always accepted.
+    { name: 'MESH_ADDITIONAL_TRUST_DOMAINS', value: [...new Set([trustDomain, ...(mesh.additionalTrustDomains ?? [])])].join(',') },
+    { name: 'MESH_CLUSTER_ID', value: mesh.clusterId ?? 'Kubernetes' },
+    { name: 'MESH_NETWORK', value: mesh.network ?? '' },
+  ];
+}
+
+/** `later` entries replace same-named `earlier` ones in place; new names are appended in order. */
+function mergeEnv<T extends { name: string }>(earlier: readonly T[], later: readonly T[]): T[] {
+  const out = [...earlier];
+  for (const entry of later) {
+    const index = out.findIndex((e) => e.name === entry.name);
+    if (index >= 0) out[index] = entry;
+    else out.push(entry);
+  }
+  return out;
+}
+
+function applyOverlays(object: JsonMap, field: OverlayField, parameters: GatewayParameters): JsonMap {
+  let out = object;
+  for (const level of [parameters.classLevel, parameters.gatewayLevel]) {
+    const overlay = level?.[field];
+    if (!overlay) continue;
+    const metadata = out.metadata as JsonMap;
+    out = {
+      ...out,
+      metadata: {
+        ...metadata,
+        labels: { ...(metadata.labels as JsonMap), ...(overlay.metadata?.labels ?? {}) },
+        ...(overlay.metadata?.annotations ? { annotations: { ...(metadata.annotations as JsonMap | undefined), ...overlay.metadata.annotations } } : {}),
+      },
+    };
+    if (isMap(overlay.spec)) out = { ...out, spec: strategicMerge(isMap(out.spec) ? out.spec : {}, overlay.spec as JsonMap, '.spec') };
+  }
+  return out;
+}
