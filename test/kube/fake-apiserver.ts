@@ -23,9 +23,13 @@
  * - Lease (coordination.k8s.io/v1), namespaces, TokenReview (authentication.k8s.io/v1: create
  *   answers from `tokens`, a table the test fills).
  *
+ * - garbage collection: deleting an object deletes, at once and recursively, every object whose
+ *   `metadata.ownerReferences` names its uid (the real collector does it in the background,
+ *   ignoring `blockOwnerDeletion`, propagation policies and foreground deletion).
+ *
  * Not modelled (a test needing them must add them): label/field selectors (a request with one gets
  * 400, never a silently unfiltered answer), paging (`limit`/`continue`), list-by-resourceVersion,
- * cascading deletion, finalizers, admission and schema validation, JSON patch.
+ * finalizers, admission and schema validation, JSON patch.
  *
  * Tests can also act as a cluster user directly (`put`, `remove`, `get`), inject failures
  * (`failNext`), drop every watch connection (`dropWatches`) and read the request log (`requests`).
@@ -489,7 +493,23 @@ export class FakeApiServer {
     (stored.object.metadata as JsonObject).resourceVersion = String(++this.#rv);
     const rendered = this.#render(stored);
     this.#emit('DELETED', path.type, rendered);
+    this.#collectGarbage(String((stored.object.metadata as JsonObject).uid));
     return rendered;
+  }
+
+  /** Deletes the dependents of a deleted owner (the garbage collector's cascading deletion). */
+  #collectGarbage(ownerUid: string): void {
+    for (const [type, objects] of this.#store) {
+      for (const dependent of [...objects.values()]) {
+        const meta = dependent.object.metadata as JsonObject;
+        const owners = Array.isArray(meta.ownerReferences) ? meta.ownerReferences as JsonObject[] : [];
+        if (!owners.some((o) => o.uid === ownerUid)) continue;
+        const namespace = typeof meta.namespace === 'string' ? meta.namespace : undefined;
+        const path: ResourcePath = { type, name: String(meta.name), ...(type.namespaced ? { namespace: namespace ?? 'default' } : {}) };
+        // A dependent of two deleted owners may already be gone.
+        if (this.#find(path)) this.#delete(path);
+      }
+    }
   }
 
   #emit(type: WatchEvent['type'], resource: ResourceType, object: JsonObject): void {

@@ -31,6 +31,12 @@ export const DEFAULT_RESOURCE_TYPES: readonly ResourceType[] = [
   type('', 'v1', 'ConfigMap', 'configmaps', true, false, false),
   type('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true, false, false),
   type('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false, false),
+  // What provisioning writes (src/controller/kube/provision/).
+  type('', 'v1', 'ServiceAccount', 'serviceaccounts', true, false, false),
+  type('apps', 'v1', 'Deployment', 'deployments', true, true, false),
+  type('apps', 'v1', 'DaemonSet', 'daemonsets', true, true, false),
+  type('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, true, false),
+  type('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, true, false),
   type('authentication.k8s.io', 'v1', 'TokenReview', 'tokenreviews', false, false, false),
   type('gateway.networking.k8s.io', 'v1', 'GatewayClass', 'gatewayclasses', false, true, true),
   type('gateway.networking.k8s.io', 'v1', 'Gateway', 'gateways', true, true, true),
