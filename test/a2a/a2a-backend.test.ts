@@ -7,27 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ClientFactory } from '@a2a-js/sdk/client';
-import { Role } from '@a2a-js/sdk';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
-import { startAgent, type TestAgent } from './agent.ts';
-
-export function userMessage(text: string): Parameters<Awaited<ReturnType<ClientFactory['createFromUrl']>>['sendMessage']>[0] {
-  return {
-    tenant: '', configuration: undefined, metadata: undefined,
-    message: {
-      messageId: `m-${Math.random().toString(36).slice(2)}`, contextId: '', taskId: '', role: Role.ROLE_USER,
-      parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }] as never,
-      metadata: undefined, extensions: [], referenceTaskIds: [],
-    },
-  };
-}
-
-/** The text of a sendMessage / stream answer that is a Message. */
-export function textOf(answer: unknown): string {
-  const message = answer as { parts?: { content?: { $case: string; value: unknown } }[] };
-  return (message.parts ?? []).map((p) => (p.content?.$case === 'text' ? String(p.content.value) : '')).join('');
-}
+import { startAgent, textOf, userMessage, type TestAgent } from './agent.ts';
 
 describe('A2A backend through the gateway', () => {
   let agent: TestAgent;

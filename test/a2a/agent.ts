@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { Role, type AgentCard } from '@a2a-js/sdk';
+import { Role, type AgentCard, type SendMessageRequest } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
@@ -87,4 +87,22 @@ export async function startAgent(): Promise<TestAgent> {
       server.close(() => resolve());
     }),
   };
+}
+
+/** A user message with one text part, as the SDK client sends it. */
+export function userMessage(text: string): SendMessageRequest {
+  return {
+    tenant: '', configuration: undefined, metadata: undefined,
+    message: {
+      messageId: `m-${Math.random().toString(36).slice(2)}`, contextId: '', taskId: '', role: Role.ROLE_USER,
+      parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }] as never,
+      metadata: undefined, extensions: [], referenceTaskIds: [],
+    },
+  };
+}
+
+/** The text of a sendMessage / stream answer that is a Message. */
+export function textOf(answer: unknown): string {
+  const message = answer as { parts?: { content?: { $case: string; value: unknown } }[] };
+  return (message.parts ?? []).map((p) => (p.content?.$case === 'text' ? String(p.content.value) : '')).join('');
 }
