@@ -13,13 +13,14 @@ describe('CLI arguments', () => {
       logFormat: 'text',
       workers: os.availableParallelism(),
       workerStallTimeoutMs: 10_000,
+      proxyModels: false,
     });
   });
 
   it('reads every run flag', () => {
-    const options = parseRunArgs(['-f', 'x', '--admin-address', '[::1]:0', '--metrics-address', ':9100', '--log-level', 'debug', '--log-format', 'json', '--workers', '3', '--worker-stall-timeout', '2.5']);
+    const options = parseRunArgs(['-f', 'x', '--admin-address', '[::1]:0', '--metrics-address', ':9100', '--log-level', 'debug', '--log-format', 'json', '--workers', '3', '--worker-stall-timeout', '2.5', '--enable-proxy-models']);
     assert.notEqual(options, 'help');
-    assert.deepEqual(options, { files: ['x'], adminAddress: { host: '::1', port: 0 }, metricsAddress: { host: '0.0.0.0', port: 9100 }, logLevel: 'debug', logFormat: 'json', workers: 3, workerStallTimeoutMs: 2500 });
+    assert.deepEqual(options, { files: ['x'], adminAddress: { host: '::1', port: 0 }, metricsAddress: { host: '0.0.0.0', port: 9100 }, logLevel: 'debug', logFormat: 'json', workers: 3, workerStallTimeoutMs: 2500, proxyModels: true });
   });
 
   it('answers --help on every command', () => {

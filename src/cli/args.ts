@@ -24,6 +24,8 @@ export interface RunOptions {
   readonly workers: number;
   /** The cluster watchdog's stall timeout in ms (0: off); only used with more than one worker. */
   readonly workerStallTimeoutMs: number;
+  /** The experimental ProxyModel API (docs/models.md); off, ProxyModels are ignored with a status saying so. */
+  readonly proxyModels: boolean;
 }
 
 export interface ValidateOptions {
@@ -40,6 +42,8 @@ export const DEFAULT_METRICS_ADDRESS = '0.0.0.0:15020';
 const HELP = { help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsOptionsConfig;
 const FILES = { file: { type: 'string', short: 'f', multiple: true } } as const satisfies ParseArgsOptionsConfig;
 
+const PROXY_MODELS = { 'enable-proxy-models': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
+
 const RUN_OPTIONS = {
   ...HELP,
   ...FILES,
@@ -49,9 +53,8 @@ const RUN_OPTIONS = {
   'log-format': { type: 'string', default: 'text' },
   workers: { type: 'string' },
   'worker-stall-timeout': { type: 'string', default: '10' },
+  ...PROXY_MODELS,
 } as const satisfies ParseArgsOptionsConfig;
-
-const PROXY_MODELS = { 'enable-proxy-models': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
 const VALIDATE_OPTIONS = { ...HELP, ...FILES, ...PROXY_MODELS, 'show-defaults': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
 
 /** `switchboard run …`; returns 'help' for `--help`. */
@@ -70,6 +73,7 @@ export function parseRunArgs(argv: readonly string[]): RunOptions | 'help' {
     logFormat,
     workers: values.workers === undefined ? os.availableParallelism() : workerCount(values.workers),
     workerStallTimeoutMs: stallTimeoutMs(values['worker-stall-timeout']),
+    proxyModels: values['enable-proxy-models'],
   };
 }
 

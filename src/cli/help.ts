@@ -30,6 +30,8 @@ Flags:
       --worker-stall-timeout S
                              with 2 or more workers, restart a worker whose event loop is stuck
                              this many seconds (default 10; 0 turns the watchdog off)
+      --enable-proxy-models  serve ProxyModel objects (experimental, docs/models.md; otherwise
+                             they are ignored and their status says the API is disabled)
   -h, --help                 show this help
 
 ADDR is HOST:PORT, [IPv6]:PORT or :PORT. SIGINT or SIGTERM drains in-flight requests and exits 0.

@@ -113,7 +113,7 @@ describe('EmbeddedGateway', () => {
     await gateway.stop(10);
     const warnings = lines.map((l) => JSON.parse(l) as { msg: string; object?: string }).filter((l) => l.object === 'ProxyModel/ai/gpt');
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0].msg, /not served by this gateway; object ignored/);
+    assert.match(warnings[0].msg, /off \(enable with --enable-proxy-models\); object ignored/);
   });
 
   it('/config_dump redacts the locations the translator reports as Secret data, and only those', async () => {

@@ -22,7 +22,7 @@ export interface Translation {
  * The translator, injected: the CLI runs it in a worker thread (translator-thread.ts) so a large
  * config never blocks the serving event loop; tests may pass translate() itself or a double.
  */
-export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string }) => Translation | Promise<Translation>;
+export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string; proxyModels?: boolean }) => Translation | Promise<Translation>;
 
 export interface EmbeddedGatewayOptions {
   readonly source: ObjectSource;
@@ -32,6 +32,8 @@ export interface EmbeddedGatewayOptions {
   readonly metrics: ControlPlaneMetrics;
   readonly logger: Logger;
   readonly controllerName?: string;
+  /** The experimental ProxyModel API (`run --enable-proxy-models`, docs/models.md). */
+  readonly proxyModels?: boolean;
 }
 
 /**
@@ -115,11 +117,11 @@ export class EmbeddedGateway {
    */
   #logIgnoredModels(): void {
     for (const object of this.#store.objects()) {
-      if (object.kind !== 'ProxyModel' && object.kind !== 'ProxyModelList') continue;
+      if (this.#options.proxyModels || (object.kind !== 'ProxyModel' && object.kind !== 'ProxyModelList')) continue;
       const id = `${object.kind}/${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
       if (this.#loggedModels.has(id)) continue;
       this.#loggedModels.add(id);
-      this.#options.logger.warn({ object: id }, 'ProxyModel objects are experimental and not served by this gateway; object ignored');
+      this.#options.logger.warn({ object: id }, 'ProxyModel objects are experimental and off (enable with --enable-proxy-models); object ignored');
     }
   }
 
@@ -161,8 +163,8 @@ export class EmbeddedGateway {
     metrics.reloaded(sourceErrors === 0 && applyErrors === 0 ? 'success' : 'error');
   }
 
-  #controllerNameOption(): { controllerName?: string } {
-    return this.#options.controllerName ? { controllerName: this.#options.controllerName } : {};
+  #controllerNameOption(): { controllerName?: string; proxyModels?: boolean } {
+    return { ...(this.#options.controllerName ? { controllerName: this.#options.controllerName } : {}), ...(this.#options.proxyModels ? { proxyModels: true } : {}) };
   }
 
   /** Duplicates are logged when they appear, not again on every reload while they stay. */

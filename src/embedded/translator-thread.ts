@@ -16,7 +16,7 @@ export interface TranslatorRequest {
   readonly id: number;
   readonly objects?: readonly KubeObject[];
   readonly delta?: ObjectDelta;
-  readonly options: { controllerName?: string };
+  readonly options: { controllerName?: string; proxyModels?: boolean };
 }
 
 /** A translation as the thread sends it back: the Routes and Backends that changed since its previous answer. */
@@ -92,7 +92,7 @@ export class TranslatorThread {
   }
 
   /** translate() as the embedded gateway injects it (a TranslateFn); rejects with TranslationAbortedError past a limit. */
-  readonly translate = (objects: readonly KubeObject[], options: { controllerName?: string } = {}): Promise<Translation> => this.#translate(objects, options);
+  readonly translate = (objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean } = {}): Promise<Translation> => this.#translate(objects, options);
 
   async close(): Promise<void> {
     this.#closed = true;
@@ -102,7 +102,7 @@ export class TranslatorThread {
     await thread?.worker.terminate();
   }
 
-  async #translate(objects: readonly KubeObject[], options: { controllerName?: string }): Promise<Translation> {
+  async #translate(objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean }): Promise<Translation> {
     if (this.#closed) throw new TranslationAbortedError('the translator thread was stopped');
     const thread = this.#ensureThread();
     const id = this.#nextId++;
@@ -118,7 +118,7 @@ export class TranslatorThread {
   }
 
   /** Only what changed since the thread's last request when it can; everything otherwise. */
-  #request(thread: Thread, id: number, objects: readonly KubeObject[], options: { controllerName?: string }): TranslatorRequest {
+  #request(thread: Thread, id: number, objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean }): TranslatorRequest {
     const optionsId = JSON.stringify(options);
     const diff = thread.held && thread.heldOptions === optionsId ? diffObjects(thread.held, objects) : undefined;
     if (diff) {

@@ -39,6 +39,7 @@ export async function run(options: RunOptions): Promise<number> {
     statusWriter: new StatusWriter(logger),
     metrics: new ControlPlaneMetrics(registry),
     logger,
+    proxyModels: options.proxyModels,
   });
 
   let draining = false;
