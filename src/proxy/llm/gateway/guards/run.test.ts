@@ -9,6 +9,8 @@ import { requestSlots, responseSlots } from './texts.ts';
 import type { CompiledGuard, GuardVerdict } from './types.ts';
 import type { AiPolicy } from '../../../../ir/ai.ts';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { Registry } from 'prom-client';
+import { registerAiMetrics } from '../../../telemetry/ai-metrics.ts';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { compileTracing } from '../../../telemetry/tracing/compile.ts';
 import { runTraced, startRequestTrace } from '../../../telemetry/tracing/request-trace.ts';
@@ -192,3 +194,34 @@ test('StreamGuard: a remote guard judges in batches of REMOTE_CHECK_CHARS, holdi
   assert.equal(seen.length, 2);
   assert.equal(seen[1]?.[0]?.length, REMOTE_CHECK_CHARS / 4 * 6, 'the guard sees the whole text so far');
 });
+
+/** switchboard_policy_outcomes_total{policy="promptGuard"} as the registry renders it. */
+async function guardOutcomes(): Promise<Record<string, number>> {
+  const registry = new Registry();
+  registerAiMetrics(registry);
+  const out: Record<string, number> = {};
+  for (const line of (await registry.metrics()).split('\n')) {
+    const m = /^switchboard_policy_outcomes_total\{policy="promptGuard",outcome="(\w+)"\} (\d+)/.exec(line);
+    if (m) out[m[1] as string] = Number(m[2]);
+  }
+  return out;
+}
+
+const OUTCOME_ROWS: Record<string, { guards: () => CompiledGuard[]; moves: Record<string, number> }> = {
+  'a pass counts pass': { guards: () => [fake('a', { action: 'pass' })], moves: { pass: 1 } },
+  'a mask counts mask': { guards: () => [fake('a', { action: 'mask', segments: ['x', 'Y'] }, { async: true })], moves: { mask: 1 } },
+  'a rejection counts reject': { guards: () => [fake('a', { action: 'reject' })], moves: { reject: 1 } },
+  'FailClosed: a failing guard counts error, not reject': { guards: () => [fake('a', 'throw')], moves: { error: 1 } },
+  'FailOpen: a failing guard counts error and the run its outcome': { guards: () => [fake('a', 'reject-promise', { failOpen: true }), fake('b', { action: 'pass' })], moves: { error: 1, pass: 1 } },
+};
+
+for (const [name, row] of Object.entries(OUTCOME_ROWS)) {
+  test(`runGuards outcome metric: ${name}`, async () => {
+    const before = await guardOutcomes();
+    await runGuards(row.guards(), seg('x', 'y'), run);
+    const after = await guardOutcomes();
+    for (const outcome of ['pass', 'mask', 'reject', 'error']) {
+      assert.equal((after[outcome] ?? 0) - (before[outcome] ?? 0), row.moves[outcome] ?? 0, outcome);
+    }
+  });
+}

@@ -8,6 +8,7 @@ import type { RouteType } from '../../../../ir/ai.ts';
 import type { CompiledGuard, GuardInput, GuardPhase, GuardSegment } from './types.ts';
 import { requestSlots, responseSlots, type TextSlot } from './texts.ts';
 import { endCall, startPolicyCall } from '../../../telemetry/tracing/request-trace.ts';
+import { countPolicyOutcome } from '../../../telemetry/ai-metrics.ts';
 
 /** The guard's answer for the whole list. `texts` is set when some guard masked (same length as the input). */
 export type GuardOutcome =
@@ -25,8 +26,22 @@ export interface GuardRun {
 
 const PASS: GuardOutcome = { kind: 'pass' };
 
+/**
+ * One run (a request body, an answer, a checked stream chunk) counts once in
+ * switchboard_policy_outcomes_total{policy="promptGuard"}: `pass`, `mask`, `reject`, or `error`
+ * when a guard could not judge and FailClosed made that the rejection (a FailOpen failure counts
+ * `error` too, then the run's own outcome).
+ */
 export function runGuards(guards: readonly CompiledGuard[], segments: readonly GuardSegment[], run: GuardRun): GuardOutcome | Promise<GuardOutcome> {
-  return step(guards, 0, segments, false, run);
+  const outcome = step(guards, 0, segments, false, run);
+  if (outcome instanceof Promise) return outcome.then(counted);
+  return counted(outcome);
+}
+
+function counted(outcome: GuardOutcome): GuardOutcome {
+  if (outcome.kind === 'pass') countPolicyOutcome('promptGuard', outcome.texts ? 'mask' : 'pass');
+  else if (!outcome.failed) countPolicyOutcome('promptGuard', 'reject');
+  return outcome;
 }
 
 function step(guards: readonly CompiledGuard[], from: number, segments: readonly GuardSegment[], masked: boolean, run: GuardRun): GuardOutcome | Promise<GuardOutcome> {
@@ -92,6 +107,7 @@ function apply(guard: CompiledGuard, verdict: Awaited<ReturnType<CompiledGuard['
 /** FailClosed: the guard's rejection; FailOpen: undefined (the text goes on to the next guard). */
 function failure(guard: CompiledGuard, err: unknown, run: GuardRun): Extract<GuardOutcome, { kind: 'reject' }> | undefined {
   run.onFailure?.(guard, err);
+  countPolicyOutcome('promptGuard', 'error');
   if (guard.failOpen) return undefined;
   return { kind: 'reject', status: guard.rejectStatus, message: guard.rejectMessage, guard: guard.kind, failed: true };
 }

@@ -16,6 +16,7 @@ import type { PolicyContext } from '../../context.ts';
 import { CONTINUE, respondError, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
 import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
+import { countPolicyOutcome } from '../../../telemetry/ai-metrics.ts';
 
 /** The span of the rate-limit service call on traced requests (telemetry/tracing). */
 const RATE_LIMIT_SPAN = { 'switchboard.policy': 'rateLimit' } as const;
@@ -35,7 +36,9 @@ function sharedLimiter(source: string, entries: readonly LocalRateLimitEntry[]):
   return limiter;
 }
 
-function denial(d: Extract<RateLimitDecision, { allowed: false }>): PolicyResult {
+/** switchboard_policy_outcomes_total: `limited` over a limit, `error` when the service could not decide. */
+function denial(policy: 'localRateLimit' | 'globalRateLimit', d: Extract<RateLimitDecision, { allowed: false }>): PolicyResult {
+  countPolicyOutcome(policy, d.reason === 'over_limit' ? 'limited' : 'error');
   const headers = Object.fromEntries(d.headers);
   return d.reason === 'over_limit'
     ? respondError(429, 'rate_limited', 'rate limit exceeded', headers)
@@ -57,7 +60,8 @@ function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onC
   const admitLocal = (ctx: PolicyContext): PolicyResult | undefined => {
     if (!local) return undefined;
     const d = local.admit();
-    if (!d.allowed) return denial(d);
+    if (!d.allowed) return denial('localRateLimit', d);
+    countPolicyOutcome('localRateLimit', 'allowed');
     if (local.countsTokens) ctx.onUsage((u) => local.recordUsage(u.totalTokens));
     return undefined;
   };
@@ -66,7 +70,9 @@ function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onC
     const denied = admitLocal(ctx);
     if (denied) return denied;
     const d = await traceCall('rate_limit', RATE_LIMIT_SPAN, () => global.shouldRateLimit(activationOf(ctx)));
-    if (!d.allowed) return denial(d);
+    if (!d.allowed) return denial('globalRateLimit', d);
+    // A service that failed and FailOpen let the request on is an `error`, not a decision to allow.
+    countPolicyOutcome('globalRateLimit', d.failedOpen ? 'error' : 'allowed');
     addHeaders(ctx, d);
     if (global.countsTokens) {
       ctx.onUsage((u) => void global.recordUsage(createActivation({ ...ctx.cel(), llm: { inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.totalTokens } })));
