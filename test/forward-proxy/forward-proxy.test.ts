@@ -7,6 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
+import { createCertificate } from '../support/certs.ts';
 import { after, before, describe, it } from 'node:test';
 import { ProxyAgent, request as undiciRequest } from 'undici';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
@@ -152,12 +157,36 @@ spec:
 
   it('a backend policy it cannot apply yet fails closed (500, never sent); inline policies are refused at status', async () => {
     const before = echo.seen.length;
-    const got = await viaProxy(gw.portOf(84), `http://127.0.0.1:${echo.port}/tls`);
+    const got = await viaProxy(gw.portOf(84), `http://127.0.0.1:${echo.port}/tls-policy`);
     assert.equal(got.status, 500);
     assert.match(got.body, /backend_policy_unsupported/);
     assert.equal(echo.seen.length, before);
     const inline = conditionOf(gw.statusOf('ProxyBackend', 'inline-policies').conditions, 'Accepted');
     assert.equal(inline?.status, 'False');
     assert.match(inline?.message ?? '', /spec\.policies/);
+  });
+
+  it('an https:// target is reached over TLS to the checked address, with the asked-for name as SNI, and the certificate is verified', async () => {
+    // A self-signed origin: the gateway trusts only the system CAs, so the handshake must fail after SNI was sent.
+    const cert = await createCertificate(['localhost']);
+    const seenNames: string[] = [];
+    const context = createSecureContext({ cert: cert.certPem, key: cert.keyPem });
+    const origin = https.createServer({
+      cert: cert.certPem, key: cert.keyPem,
+      SNICallback: (name, done) => {
+        seenNames.push(name);
+        done(null, context);
+      },
+    }, (_req, res) => res.end('reached'));
+    origin.on('tlsClientError', () => undefined);
+    origin.listen(0, '127.0.0.1');
+    await once(origin, 'listening');
+    try {
+      const got = await viaProxy(gw.portOf(80), `https://localhost:${(origin.address() as AddressInfo).port}/secure`);
+      assert.equal(got.status, 502, got.body);
+      assert.deepEqual(seenNames, ['localhost']);
+    } finally {
+      origin.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { ProxyError } from '../http/errors.ts';
 import { normalizeTarget, PathRefusal } from '../http/path.ts';
 import type { DownstreamRequest } from '../http/downstream.ts';
+import { rememberHttpsTarget } from '../http/absolute-form.ts';
 
 /**
  * The single point where a request enters the pipeline (ordinary requests, HTTP/1 and HTTP/2,
@@ -43,6 +44,7 @@ function checkHttp1Host(req: DownstreamRequest): ProxyError | undefined {
     // RFC 9110 §4.2.4: userinfo has no place in an http(s) URI a server receives.
     if (authority === '' || authority.includes('@')) return BAD_ABSOLUTE;
     req.headers.host = authority;
+    if (url.charCodeAt(4) === 0x73 || url.charCodeAt(4) === 0x53 /* s: https:// */) rememberHttpsTarget(req);
     const rest = url.slice(end);
     req.url = rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`;
     return undefined;

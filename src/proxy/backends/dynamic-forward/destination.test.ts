@@ -26,6 +26,6 @@ for (const row of rows) {
 
 test('requestDestination: the absolute-form target wins over Host, with the scheme default port', () => {
   assert.deepEqual(requestDestination('http://a.example/x?y', 'b.example', 80), { host: 'a.example', port: 80 });
-  assert.deepEqual(requestDestination('https://a.example', undefined, 80), { host: 'a.example', port: 443 });
+  assert.deepEqual(requestDestination('https://a.example', undefined, 80), { host: 'a.example', port: 443, tls: true });
   assert.deepEqual(requestDestination('/x', 'b.example:8443', 443), { host: 'b.example', port: 8443 });
 });

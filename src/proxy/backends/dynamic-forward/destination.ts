@@ -10,6 +10,8 @@ export interface Destination {
   /** A lower-case DNS name or an IP literal (IPv6 without brackets). */
   readonly host: string;
   readonly port: number;
+  /** The client asked for `https://` (absolute-form): the upstream is reached over TLS. */
+  readonly tls?: boolean;
 }
 
 /** DNS names: labels of letters, digits, hyphens and underscores, 253 characters at most. */
@@ -46,7 +48,9 @@ export function requestDestination(url: string, host: string | undefined, defaul
     const start = url.indexOf('//') + 2;
     const end = url.slice(start).search(/[/?#]/);
     const authority = end < 0 ? url.slice(start) : url.slice(start, start + end);
-    return parseAuthority(authority, url.startsWith('https://') ? 443 : 80);
+    const tls = url.startsWith('https://');
+    const found = parseAuthority(authority, tls ? 443 : 80);
+    return found && tls ? { ...found, tls } : found;
   }
   return parseAuthority(host, defaultPort);
 }

@@ -6,11 +6,14 @@
  * The connection is made to the checked IP itself, so the name is never resolved a second time.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import type { BackendHandler, HandlerFactory, HandlerRequest } from '../handlers.ts';
 import type { DynamicForwardIR } from '../../../ir/dynamic-forward.ts';
 import { BACKEND_MEMBERS, type BackendPolicy } from '../../../ir/policy.ts';
 import { requestBody, serverName, type DownstreamRequest, type DownstreamResponse } from '../../http/downstream.ts';
 import { endToEndHeaders, endToEndResponseHeaders } from '../../http/headers.ts';
+import { askedForHttps } from '../../http/absolute-form.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
 import { RequestPolicyContext } from '../../policies/request-context.ts';
 import type { AddressClass } from './address-classes.ts';
@@ -41,7 +44,9 @@ export class DynamicForwardHandler implements BackendHandler {
     }
     const sni = serverName(req);
     const authority = req.headers.host ?? (req.headers[':authority'] as string | undefined) ?? sni;
-    const destination = requestDestination(req.url ?? '/', authority, sni === undefined ? 80 : 443);
+    // A client on a TLS connection, or asking for https:// (absolute-form), wants the destination over TLS.
+    const tls = askedForHttps(req) || sni !== undefined;
+    const destination = requestDestination(req.url ?? '/', authority, tls ? 443 : 80);
     if (!destination) return refuse(res, request, 400, 'bad_request', 'the request names no valid destination host');
     if (!hostAllowed(destination.host, this.#allowedHosts)) {
       return refuse(res, request, 403, 'destination_not_allowed', 'the forward proxy does not allow this destination');
@@ -53,8 +58,9 @@ export class DynamicForwardHandler implements BackendHandler {
           return refuse(res, request, 502, 'upstream_connect_failed', 'could not resolve the destination');
         }
         const port = destination.port;
-        const hostHeader = port === 80 ? destination.host : `${destination.host.includes(':') ? `[${destination.host}]` : destination.host}:${port}`;
-        forward(req, res, request, resolved.address, port, hostHeader);
+        const bare = destination.host.includes(':') ? `[${destination.host}]` : destination.host;
+        const hostHeader = port === (tls ? 443 : 80) ? bare : `${bare}:${port}`;
+        forward(req, res, request, { address: resolved.address, port, host: destination.host, hostHeader, tls: tls || destination.tls === true });
       },
       () => refuse(res, request, 502, 'upstream_connect_failed', 'could not resolve the destination'),
     );
@@ -63,9 +69,23 @@ export class DynamicForwardHandler implements BackendHandler {
   async close(): Promise<void> {}
 }
 
-function forward(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest, address: string, port: number, host: string): void {
-  const headers = { ...endToEndHeaders(request.headers), host };
-  const upstream = httpRequest({ host: address, port, method: req.method, path: request.path, headers, setHost: false });
+interface Target {
+  /** The checked IP the connection is made to. */
+  readonly address: string;
+  readonly port: number;
+  /** The name the client asked for: TLS SNI and certificate verification use it. */
+  readonly host: string;
+  readonly hostHeader: string;
+  readonly tls: boolean;
+}
+
+function forward(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest, target: Target): void {
+  const headers = { ...endToEndHeaders(request.headers), host: target.hostHeader };
+  const options = { host: target.address, port: target.port, method: req.method, path: request.path, headers, setHost: false };
+  // TLS to the checked IP, with the asked-for name as SNI and as the name the certificate must carry (system CAs).
+  const upstream = target.tls
+    ? httpsRequest({ ...options, servername: isIP(target.host) === 0 ? target.host : undefined })
+    : httpRequest(options);
   let bytes = 0;
   upstream.on('response', (answer: IncomingMessage) => {
     const status = answer.statusCode ?? 502;
