@@ -26,6 +26,8 @@ interface A2aVariant {
 const VARIANTS: readonly A2aVariant[] = [
   { name: 'apikey', traffic: { apiKeyAuthentication: { secretRef: { name: 'client-keys' } } } },
   { name: 'authorization', traffic: { authorization: { action: 'Allow', policy: { matchExpressions: ['request.headers["x-user"] == "alice"'] } } } },
+  // The A2A method from the JSON-RPC body: only SendMessage, never SendStreamingMessage.
+  { name: 'authz-method', traffic: { authorization: { action: 'Allow', policy: { matchExpressions: ['json(request.body).method == "SendMessage"'] } } } },
   { name: 'rl-local', traffic: { rateLimit: { local: [{ requests: 1, unit: 'Hours' }] } } },
   { name: 'timeouts', traffic: { timeouts: { request: '500ms' } } },
   { name: 'http', backend: { http: { requestTimeout: '500ms' } } },
@@ -115,6 +117,16 @@ describe('member × kind matrix: the a2a kind', () => {
     assert.equal(raw.status, 403);
     assert.equal(raw.body.error?.data?.code, 'forbidden');
     assert.equal(await send('authorization', { 'x-user': 'alice' }), 'echo: hi');
+  });
+
+  it('authorization on a2a by A2A method (json(request.body).method): SendMessage allowed, SendStreamingMessage refused', async () => {
+    assert.equal(await send('authz-method'), 'echo: hi');
+    const stream = async (): Promise<unknown[]> => {
+      const events: unknown[] = [];
+      for await (const e of (await client('authz-method')).sendMessageStream(userMessage('hi'))) events.push(e);
+      return events;
+    };
+    assertA2aRefusal(await nothingReaches(agent, () => failure(stream())), /not authorized|403/);
   });
 
   it('rateLimit.local on a2a: the second call in the window is a 429 JSON-RPC error', async () => {
