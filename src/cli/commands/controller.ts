@@ -14,6 +14,8 @@ import { KubeClient } from '../../controller/kube/client.ts';
 import { KubeSource } from '../../controller/kube/kube-source.ts';
 import { LeaderElector, type LeaderElectorOptions } from '../../controller/kube/leader-election.ts';
 import { ProxyFeedback } from '../../controller/kube/proxy-feedback.ts';
+import { provisionContext } from '../../controller/kube/provision/context.ts';
+import { Provisioner, type ProvisionerOptions } from '../../controller/kube/provision/provisioner.ts';
 import { SessionKeySecrets } from '../../controller/kube/session-keys.ts';
 import { KubeStatusWriter } from '../../controller/kube/status-writer.ts';
 import type { Authenticator } from '../../distribute/remote/auth.ts';
@@ -36,6 +38,7 @@ export interface ControllerOverrides {
   readonly authenticator?: Authenticator;
   readonly logger?: Logger;
   readonly lease?: Partial<Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>>;
+  readonly provision?: Partial<Pick<ProvisionerOptions, 'controllerUrl' | 'defaultTag' | 'retryMs'>>;
 }
 
 export interface RunningController {
@@ -43,6 +46,7 @@ export interface RunningController {
   readonly gateway: EmbeddedGateway;
   readonly distributor: RemoteDistributor;
   readonly statusWriter: KubeStatusWriter;
+  readonly provisioner: Provisioner;
   isLeader(): boolean;
   isReady(): boolean;
   /** Stops watching, releases the Lease, ends the proxies' streams and closes every server. */
@@ -75,6 +79,11 @@ export async function startController(options: ControllerOptions, overrides: Con
   });
   // Each Gateway's MCP session-key Secret (leader only; never replaced once it exists).
   const sessionKeys = new SessionKeySecrets({ client, logger, controllerName: options.controllerName, isLeader });
+  // Each Gateway's proxy workload from its ProxyParameters (leader only; docs/kubernetes.md "Provisioning").
+  const provisioner = new Provisioner({
+    client, logger, controllerName: options.controllerName, isLeader,
+    ...provisionContext({ xdsMode: options.xdsMode, xdsPort: options.xdsAddress.port, namespace: options.leaseNamespace }), ...overrides.provision,
+  });
   if (options.leaderElection) {
     elector = new LeaderElector({
       client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
@@ -82,6 +91,7 @@ export async function startController(options: ControllerOptions, overrides: Con
       onStartedLeading: () => {
         statusWriter.resync();
         sessionKeys.reconcile();
+        provisioner.resync();
       },
     });
   }
@@ -102,7 +112,7 @@ export async function startController(options: ControllerOptions, overrides: Con
   });
   const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({
-    source: sessionKeys.tap(source), translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
+    source: provisioner.tap(sessionKeys.tap(source)), translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
   });
 
   let draining = false;
@@ -134,6 +144,7 @@ export async function startController(options: ControllerOptions, overrides: Con
     gateway,
     distributor,
     statusWriter,
+    provisioner,
     isLeader,
     isReady,
     async stop() {

@@ -13,6 +13,8 @@ export function scoped(object: JsonObject, t: ResourceType, sub: string): JsonOb
       const userMeta: JsonObject = {};
       if (meta.labels !== undefined) userMeta.labels = structuredClone(meta.labels);
       if (meta.annotations !== undefined) userMeta.annotations = structuredClone(meta.annotations);
+      // Owner references are user-set too (provisioning applies them; garbage collection reads them).
+      if (meta.ownerReferences !== undefined) userMeta.ownerReferences = structuredClone(meta.ownerReferences);
       if (Object.keys(userMeta).length > 0) out.metadata = userMeta;
       continue;
     }
@@ -31,6 +33,7 @@ export function unscope(current: JsonObject, part: JsonObject, t: ResourceType, 
   const meta = structuredClone(current.metadata as JsonObject);
   delete meta.labels;
   delete meta.annotations;
+  delete meta.ownerReferences;
   const partMeta = (part.metadata ?? {}) as JsonObject;
   const next: JsonObject = { apiVersion: current.apiVersion!, kind: current.kind!, metadata: { ...meta, ...partMeta } };
   for (const [k, v] of Object.entries(part)) if (k !== 'metadata') next[k] = structuredClone(v);
