@@ -1,0 +1,35 @@
+# One image for both halves of Switchboard (docs: README "Install on Kubernetes", docs/kubernetes.md):
+#   docker run IMAGE controller [flags]   the controller (what the Helm chart runs)
+#   docker run IMAGE proxy [flags]        the data-plane proxy (what the controller provisions per Gateway)
+# Any other `switchboard` command works the same way (validate, version, run, …).
+#
+# Build:  docker build -t ghcr.io/switchboard-dev/switchboard:$(node -p 'require("./package.json").version') .
+# The chart's default image.tag is its appVersion, and the controller gives provisioned proxies its
+# own version as their tag, so tag the image with package.json's version.
+#
+# Node runs the TypeScript sources directly (type stripping, Node >= 22.18): there is no build step,
+# and the generated protobuf code is committed. Only production dependencies are installed.
+
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM gcr.io/distroless/nodejs${NODE_VERSION}-debian12:nonroot
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+# Non-root (uid 65532 in the distroless "nonroot" image); the chart's securityContext can add
+# readOnlyRootFilesystem: the process writes nothing to disk.
+USER 65532:65532
+# Controller 9978 (xDS) / 9093 (health) / 9092 (metrics); proxy 15020 (metrics, readiness) and
+# whatever ports its Gateway's listeners name.
+EXPOSE 9978 9093 9092 15020
+ENV NODE_ENV=production
+# distroless/nodejs's entrypoint is `node`: the first argument is the script.
+ENTRYPOINT ["/nodejs/bin/node", "/app/bin/switchboard.js"]
+CMD ["--help"]
