@@ -19,6 +19,8 @@ import type { Upstream } from './manifests.ts';
 export interface GatewayOptions {
   upstreams?: Readonly<Record<string, Upstream>>;
   controllerName?: string;
+  /** The experimental ProxyModel API (run --enable-proxy-models). */
+  proxyModels?: boolean;
 }
 
 export interface GatewayHarness {
@@ -40,7 +42,7 @@ export interface GatewayHarness {
 
 export async function startGateway(yamlText: string, options: GatewayOptions = {}): Promise<GatewayHarness> {
   const objects = parseObjects(substitute(yamlText, options.upstreams ?? {}));
-  const { config, statuses } = translate(objects, options.controllerName ? { controllerName: options.controllerName } : {});
+  const { config, statuses } = translate(objects, { ...(options.controllerName ? { controllerName: options.controllerName } : {}), ...(options.proxyModels ? { proxyModels: true } : {}) });
   const runtime = new ProxyRuntime({
     logger: silentLogger,
     registry: new Registry(),

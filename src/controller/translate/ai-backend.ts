@@ -85,7 +85,7 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: AiTranslateOpt
   return { ir: { key: `backend/${namespace}/${backend.metadata.name}`, groups, ...(policy ? { policy } : {}) }, problems };
 }
 
-interface ProviderContext {
+export interface ProviderContext {
   readonly namespace: string;
   readonly snapshot: Snapshot;
   readonly domain: string;
@@ -130,7 +130,7 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
  * returns the Service port's ready endpoints, which the proxy connects to in turn; undefined
  * (with a problem) when the reference does not resolve.
  */
-function resolveCustomTarget(provider: Record<string, unknown>, path: string, ctx: ProviderContext): Endpoint[] | undefined {
+export function resolveCustomTarget(provider: Record<string, unknown>, path: string, ctx: ProviderContext): Endpoint[] | undefined {
   const custom = provider.custom as Dict;
   const ref = isDict(custom.backendRef) ? custom.backendRef : undefined;
   if (!ref) return [];

@@ -54,7 +54,7 @@ export class BackendResolver {
     if (!rule) return fail('InvalidKind', `${path}: ProxyModels are a rule's backend only`);
     const problem = ruleProblem(rule, { name: String(ref.name) }, path);
     if (problem) return { backendKey: null, problem };
-    const backend = modelsBackend(this.#snapshot.proxyModels, this.#routeNamespace, rule);
+    const backend = modelsBackend(this.#snapshot.proxyModels, this.#routeNamespace, rule, { snapshot: this.#snapshot });
     this.backends.set(backend.key, backend);
     return { backendKey: backend.key };
   }

@@ -17,16 +17,25 @@
 import { GATEWAY_GROUP, SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { orderBySpecificity, parseModelPattern, type Visibility } from '../../common/model-match.ts';
-import type { AiBackendIR, LLMProvider, ModelRouteIR } from '../../ir/ai.ts';
+import type { AiBackendIR, AiPolicy, AiProviderIR, LLMProvider, ModelRouteIR } from '../../ir/ai.ts';
 import type { Backend } from '../../ir/types.ts';
+import { resolveCustomTarget } from './ai-backend.ts';
 import { lowerModelProvider } from './proxy-model-provider.ts';
 import { isDict, listOf, type Dict } from './read.ts';
-import { creationOf, namespaceOf } from './snapshot.ts';
+import { creationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 import type { Problem } from './status/conditions.ts';
 
 export const PROXY_MODEL_KIND = 'ProxyModel';
 /** The only backendRef name a rule may use for ProxyModels. */
 export const ALL_MODELS = '*';
+
+/**
+ * The route types of a models backend, by the SDKs' path suffixes (a ProxyBackend writes its own
+ * `policies.ai.routes`; a rule of models has nowhere to write them): OpenAI's and Anthropic's.
+ */
+export const MODEL_ROUTES: NonNullable<AiPolicy['routes']> = {
+  '/chat/completions': 'Completions', '/messages': 'Messages', '/messages/count_tokens': 'TokenCount', '/responses': 'Responses', '/embeddings': 'Embeddings', '/models': 'Models',
+};
 
 /** What the rule holding the `*` backendRef looks like (route/rule.ts passes it). */
 export interface ModelRuleContext {
@@ -53,7 +62,11 @@ export function namesRule(parentRef: Dict, modelNamespace: string, routeNamespac
   return ctx.ruleCount === 1;
 }
 
-export function lowerModel(object: KubeObject, opts: { readonly clusterDomain?: string } = {}): LoweredModel {
+/**
+ * `snapshot`: resolve a Custom model's backendRef to its Service's ready endpoints (as a
+ * ProxyBackend's custom provider); without it (the status) the Service is not looked up.
+ */
+export function lowerModel(object: KubeObject, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot } = {}): LoweredModel {
   const spec = isDict(object.spec) ? object.spec : {};
   const namespace = namespaceOf(object);
   const id = `${namespace}/${object.metadata.name}`;
@@ -67,19 +80,21 @@ export function lowerModel(object: KubeObject, opts: { readonly clusterDomain?: 
   problems.push(...lowered.problems);
   if (problems.length > 0 || !lowered.provider || 'error' in pattern) return { problems };
   const visibility: Visibility = spec.visibility === 'Internal' ? 'Internal' : 'Public';
-  const provider = withServiceAddress(lowered.provider, namespace, opts.clusterDomain ?? 'cluster.local');
+  let served: AiProviderIR = { name: id, provider: lowered.provider };
+  if ('custom' in lowered.provider && lowered.provider.custom.backendRef && opts.snapshot) {
+    // resolveCustomTarget writes the Service's DNS name and port into the provider it is given.
+    const provider = { ...lowered.provider } as Record<string, unknown>;
+    const found: Problem[] = [];
+    const ctx = { namespace, snapshot: opts.snapshot, domain: opts.clusterDomain ?? 'cluster.local', source: `ProxyModel/${id}`, problems: found };
+    const endpoints = resolveCustomTarget(provider, 'spec.custom.backendRef', ctx);
+    if (!endpoints) return { problems: found };
+    served = { name: id, provider: provider as unknown as LLMProvider, ...(endpoints.length > 0 ? { endpoints } : {}) };
+  }
   const created = creationOf(object);
   return {
-    route: { id, pattern, visibility, ...(created ? { created } : {}), groups: [{ providers: [{ name: id, provider }] }] },
+    route: { id, pattern, visibility, ...(created ? { created } : {}), groups: [{ providers: [served] }] },
     problems: [],
   };
-}
-
-/** A Custom model on a backendRef is reached at its Service's cluster DNS name and port (as a ProxyBackend's custom provider). */
-function withServiceAddress(provider: LLMProvider, namespace: string, domain: string): LLMProvider {
-  if (!('custom' in provider) || !provider.custom.backendRef) return provider;
-  const ref = provider.custom.backendRef;
-  return { ...provider, host: `${ref.name}.${namespace}.svc.${domain}`, ...(ref.port ? { port: ref.port } : {}) };
 }
 
 /** Why a rule may not carry the `*` backendRef (SPEC.md), or undefined. */
@@ -96,13 +111,13 @@ export function ruleProblem(ctx: ModelRuleContext, ref: { readonly name: string 
  * rule with no served model still gets a backend (a 404 per request, model_not_found), so adding
  * the first model is a backend change, not a route change.
  */
-export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string } = {}): Backend {
+export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot } = {}): Backend {
   const attached = models.filter((m) => listOf<Dict>(isDict(m.spec) ? m.spec.parentRefs : undefined).some((p) => namesRule(p, namespaceOf(m), routeNamespace, ctx)));
   const routes = attached.flatMap((m) => {
     const lowered = lowerModel(m, opts);
     return lowered.route ? [lowered.route] : [];
   });
   const key = `models/${routeNamespace}/${ctx.routeName}/rule/${ctx.ruleIndex}`;
-  const ai: AiBackendIR = { key, groups: [], models: orderBySpecificity(routes) };
+  const ai: AiBackendIR = { key, groups: [], policy: { routes: MODEL_ROUTES }, models: orderBySpecificity(routes) };
   return { key, kind: 'ProxyBackend', namespace: routeNamespace, name: ctx.routeName, endpoints: [], rewriteHost: false, ai };
 }
