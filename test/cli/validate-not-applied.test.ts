@@ -16,7 +16,7 @@ metadata: {name: telemetry, namespace: default}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   frontend:
-    connect: {mode: Route}
+    connect: {mode: Tunnel}
     http: {http1MaxHeaders: 50}
 `);
     const result = await runCli(['validate', '-f', dir]);

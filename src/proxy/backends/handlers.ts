@@ -54,6 +54,12 @@ export interface BackendHandler {
    * wrote). Handlers without it refuse upgrades.
    */
   upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest): void;
+  /**
+   * A CONNECT request to `authority` (frontend `connect.mode: Route`), after routing and traffic
+   * policies: the handler owns the socket, answers `200` and tunnels, or refuses; `request.done` once.
+   * Handlers without it refuse CONNECT.
+   */
+  tunnel?(authority: string, socket: Duplex, head: Buffer, request: HandlerRequest): void;
   close(): Promise<void>;
 }
 

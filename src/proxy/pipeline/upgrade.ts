@@ -28,7 +28,7 @@ export function handleUpgrade(ctx: BindContext, req: IncomingMessage, client: Du
  * A ServerResponse writing on the upgrade's socket: node renders the status line and headers as
  * for any request, with `connection: close`; the socket ends with the answer.
  */
-function socketResponse(req: IncomingMessage, client: Duplex): ServerResponse {
+export function socketResponse(req: IncomingMessage, client: Duplex): ServerResponse {
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(client as Socket);

@@ -6,6 +6,7 @@ import type { CompiledBind } from '../compile/config.ts';
 import { handleRequest, type BindContext } from '../pipeline/handle-request.ts';
 import type { Telemetry } from '../pipeline/exchange.ts';
 import { handleUpgrade } from '../pipeline/upgrade.ts';
+import { handleConnect } from '../pipeline/connect.ts';
 import { normalizeHost } from '../routing/host.ts';
 import { sniffProtocol } from './h2c-sniff.ts';
 import type { CertificatePair } from '../compile/tls-contexts.ts';
@@ -83,7 +84,11 @@ export class BindServer {
     } else {
       const http1 = createHttp1Server(onRequest);
       http1.on('upgrade', onUpgrade);
-      http1.on('connect', (_req: IncomingMessage, socket: Duplex) => refuseConnectSocket(socket));
+      // frontend.connect Route: CONNECT walks the lifecycle and becomes a tunnel to the routed backend.
+      http1.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        if (this.ctx.compiled.frontend?.connect === 'Route') handleConnect(this.ctx, req, socket, head);
+        else refuseConnectSocket(socket);
+      });
       http1.on('request', trackHttp1Request);
       // This server never listens itself (the sniffer hands it sockets), but node only starts its
       // connection tracking — headers/request timeouts, closeIdleConnections — on 'listening'.

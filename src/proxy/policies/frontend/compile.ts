@@ -43,8 +43,8 @@ export interface CompiledFrontend {
   readonly keepaliveMs: number | undefined;
   readonly http: FrontendHttp;
   readonly tls: FrontendTls;
-  /** Only Deny is served: other modes are reported on apply and CONNECT is still refused. */
-  readonly connect: 'Deny';
+  /** Deny and Route are served (pipeline/connect.ts); Tunnel is reported on apply and CONNECT is refused. */
+  readonly connect: 'Deny' | 'Route';
   readonly accessLog: AccessLogSettings | undefined;
   /** metrics.attributes: labels added to this bind's request metrics; undefined when none. */
   readonly metricAttributes: readonly MetricAttribute[] | undefined;
@@ -87,7 +87,7 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
   };
   for (const member of UNSUPPORTED) if (policy[member] !== undefined) report(member, 'not supported by this proxy yet');
   if (policy.accessLog?.otlp !== undefined) report('accessLog', 'otlp export is not supported by this proxy yet');
-  if (policy.connect && policy.connect.mode !== 'Deny') report('connect', `mode ${policy.connect.mode} is not supported by this proxy yet: CONNECT is refused`);
+  if (policy.connect?.mode === 'Tunnel') report('connect', 'mode Tunnel is not supported by this proxy yet: CONNECT is refused');
 
   const networkRules = policy.networkAuthorization?.rules.map((rule) => ({
     action: rule.action,
@@ -102,7 +102,7 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
     keepaliveMs: keepalive ? (keepalive.timeMs ?? DEFAULT_KEEPALIVE_MS) : undefined,
     http: compileHttp(policy.http ?? {}),
     tls: compileTls(policy.tls ?? {}),
-    connect: 'Deny',
+    connect: policy.connect?.mode === 'Route' ? 'Route' : 'Deny',
     accessLog: policy.accessLog ? compileAccessLog(policy.accessLog, cel) : undefined,
     metricAttributes: metricAttributesOf(policy, (message) => report('metrics', message)),
   };

@@ -1,0 +1,81 @@
+/**
+ * Frontend `connect.mode: Route` (SPEC.md): an HTTP/1.1 CONNECT request walks the same lifecycle
+ * as every request (handle-request.ts `runLifecycle`: admit, PreRouting policies, route matching
+ * by the CONNECT authority as the host, PostRouting policies such as authorization and rate
+ * limits), and its backend phase opens a raw TCP tunnel after `200`: to an endpoint of the routed
+ * backend, or, for an in-process backend that can tunnel (the dynamic forward proxy), to the
+ * destination that backend checks. Refusals before the tunnel are ordinary HTTP answers on the
+ * socket, as on upgrade requests (upgrade.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import { connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { parseAuthority } from '../backends/dynamic-forward/destination.ts';
+import { sendError } from '../http/downstream.ts';
+import { BACKEND_MEMBERS, type BackendPolicy } from '../../ir/policy.ts';
+import { renderGatewayError } from '../http/error-format.ts';
+import { runLifecycle, type BackendPhase, type BindContext } from './handle-request.ts';
+import { socketResponse } from './upgrade.ts';
+import { splice } from '../http/tunnel.ts';
+
+/** Without a tcp.connectTimeout, how long the tunnel's upstream connect may take. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export function handleConnect(ctx: BindContext, req: IncomingMessage, client: Duplex, head: Buffer): void {
+  client.on('error', () => client.destroy());
+  const authority = req.url ?? '';
+  const res = socketResponse(req, client);
+  // RFC 9110 §9.3.6: the target is authority-form, `host:port` with the port required.
+  if (!authority.includes(':') || parseAuthority(authority, 0) === undefined) {
+    sendError(res, { code: 'BAD_REQUEST', reason: 'CONNECT needs an authority-form target host:port' });
+    return;
+  }
+  // Routed like a request to that authority: the authority is the host, the path is `/`.
+  req.headers.host = authority;
+  req.url = '/';
+  runLifecycle(ctx, req, res, tunnelBackend(authority, client, head));
+}
+
+function tunnelBackend(authority: string, client: Duplex, head: Buffer): BackendPhase {
+  return (_ctx, _req, downstream, fwd, done) => {
+    const res = downstream as ReturnType<typeof socketResponse>;
+    const refuse = (status: number, code: string, message: string) => {
+      const body = renderGatewayError(status, { code, message }, 'gateway');
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      done(status, 0);
+    };
+    // Backend policy members (tls origination, credentials …) mean nothing on a raw tunnel yet: fail closed.
+    const unapplied = unappliedMembers(fwd.backendPolicy);
+    if (unapplied.length > 0) return refuse(500, 'backend_policy_unsupported', `backend policy ${unapplied.join(', ')} is not applied on a CONNECT tunnel yet`);
+    const handler = fwd.backend.handler;
+    if (handler) {
+      if (!handler.tunnel) return refuse(400, 'bad_request', 'this backend does not accept CONNECT');
+      res.detachSocket(client as Socket);
+      handler.tunnel(authority, client, head, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy: undefined, backendPolicy: fwd.backendPolicy, done });
+      return;
+    }
+    if (fwd.target === null) {
+      done(sendError(res, { code: 'NO_HEALTHY_ENDPOINT', backend: fwd.backend.key }), 0);
+      return;
+    }
+    const upstream = netConnect({ host: fwd.target.host, port: fwd.target.port, timeout: CONNECT_TIMEOUT_MS });
+    const onFailure = () => {
+      upstream.destroy();
+      done(sendError(res, { code: 'UPSTREAM_CONNECT_FAILED', backend: fwd.backend.key, cause: 'tunnel connect failed' }), 0);
+    };
+    upstream.once('error', onFailure);
+    upstream.once('timeout', onFailure);
+    upstream.once('connect', () => {
+      upstream.off('error', onFailure);
+      upstream.off('timeout', onFailure);
+      upstream.setTimeout(0);
+      res.detachSocket(client as Socket);
+      splice(client, upstream, head, done);
+    });
+  };
+}
+
+function unappliedMembers(policy: BackendPolicy | undefined): string[] {
+  if (!policy) return [];
+  return BACKEND_MEMBERS.filter((m) => policy[m] !== undefined);
+}
