@@ -25,6 +25,7 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
   }
 }
 
+type Condition = { type: string; status: string; reason: string; message: string };
 type Container = { name: string; image: string; env: { name: string; value?: string }[] };
 const containersOf = (deployment: Record<string, unknown> | undefined): Container[] =>
   ((deployment?.spec as { template?: { spec?: { containers?: Container[] } } } | undefined)?.template?.spec?.containers) ?? [];
@@ -46,6 +47,10 @@ describe('Kubernetes mode: provisioning a Gateway\'s proxy workload', () => {
     server.put({
       apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: NS },
       spec: { gatewayClassName: 'switchboard', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }], infrastructure: { parametersRef: { group: 'switchboard.dev', kind: 'ProxyParameters', name: 'gw-params' } } },
+    });
+    server.put({
+      apiVersion: GW, kind: 'Gateway', metadata: { name: 'broken', namespace: NS },
+      spec: { gatewayClassName: 'switchboard', listeners: [{ name: 'http', port: 8081, protocol: 'HTTP' }], infrastructure: { parametersRef: { group: 'switchboard.dev', kind: 'ProxyParameters', name: 'missing' } } },
     });
     server.put({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'theirs', namespace: NS }, spec: { gatewayClassName: 'other', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] } });
     const options = parseControllerArgs([
@@ -80,6 +85,18 @@ describe('Kubernetes mode: provisioning a Gateway\'s proxy workload', () => {
       assert.ok(meta.managedFields.some((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply'), 'written by server-side apply');
     }
     assert.equal(server.get('apps/v1', 'Deployment', 'theirs', NS), undefined, 'another class\'s Gateway is not provisioned');
+  });
+
+  it('writes ProxyParameters Accepted/ResolvedRefs, and Accepted=False InvalidParameters on a Gateway whose parameters are missing', async () => {
+    const conditions = (object: Record<string, unknown> | undefined): Condition[] => ((object?.status as { conditions?: Condition[] } | undefined)?.conditions) ?? [];
+    await until(() => conditions(server.get(SB, 'ProxyParameters', 'gw-params', NS)).some((c) => c.type === 'ResolvedRefs'), 'the ProxyParameters status');
+    assert.deepEqual(conditions(server.get(SB, 'ProxyParameters', 'gw-params', NS)).map((c) => [c.type, c.status, c.reason]), [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']]);
+    await until(() => conditions(server.get(GW, 'Gateway', 'broken', NS)).some((c) => c.reason === 'InvalidParameters'), 'the broken Gateway\'s status');
+    const accepted = conditions(server.get(GW, 'Gateway', 'broken', NS)).find((c) => c.type === 'Accepted')!;
+    assert.equal(accepted.status, 'False');
+    assert.match(accepted.message, /ProxyParameters apps\/missing not found/);
+    assert.equal(server.get('apps/v1', 'Deployment', 'broken', NS), undefined, 'nothing is provisioned for it');
+    assert.equal(conditions(server.get(GW, 'Gateway', 'gw', NS)).find((c) => c.type === 'Accepted')?.status, 'True');
   });
 
   it('an overlay edit changes the Deployment; a PDB taken out of the parameters is deleted', async () => {

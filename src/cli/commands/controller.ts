@@ -75,13 +75,13 @@ export async function startController(options: ControllerOptions, overrides: Con
   // Gateways' Programmed condition follows what their proxies acknowledged or refused.
   const feedback = new ProxyFeedback(() => statusWriter.refresh());
   const statusWriter = new KubeStatusWriter({
-    client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => feedback.overlay(statuses),
+    client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => provisioner.overlayStatus(feedback.overlay(statuses)),
   });
   // Each Gateway's MCP session-key Secret (leader only; never replaced once it exists).
   const sessionKeys = new SessionKeySecrets({ client, logger, controllerName: options.controllerName, isLeader });
   // Each Gateway's proxy workload from its ProxyParameters (leader only; docs/kubernetes.md "Provisioning").
   const provisioner = new Provisioner({
-    client, logger, controllerName: options.controllerName, isLeader,
+    client, logger, controllerName: options.controllerName, isLeader, onStatusChange: () => statusWriter.refresh(),
     ...provisionContext({ xdsMode: options.xdsMode, xdsPort: options.xdsAddress.port, namespace: options.leaseNamespace }), ...overrides.provision,
   });
   if (options.leaderElection) {

@@ -13,12 +13,13 @@
  * A Gateway whose parameters are missing or invalid is left as it is (nothing new is applied, what
  * runs keeps running) and the problem is logged once per distinct message.
  */
-import type { KubeObject, SourcedObject } from '../../../api/gateway/object.ts';
+import type { KubeObject, ObjectStatus, SourcedObject } from '../../../api/gateway/object.ts';
 import type { Logger } from '../../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../../sources/types.ts';
 import { KubeApiError, type KubeClient } from '../client.ts';
 import { FIELD_MANAGER, provisionObjects, type ProvisionContext } from './objects.ts';
 import { resolveParameters } from './parameters.ts';
+import { overlayProvisionStatus, parametersVerdicts, type ProvisionVerdicts } from './status.ts';
 import type { JsonMap } from './strategic-merge.ts';
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -40,6 +41,8 @@ export interface ProvisionerOptions extends ProvisionContext {
   readonly controllerName: string;
   readonly isLeader: () => boolean;
   readonly retryMs?: number;
+  /** Called when the statuses provisioning overlays change (the status writer refreshes). */
+  readonly onStatusChange?: () => void;
 }
 
 interface Desired {
@@ -58,6 +61,8 @@ export class Provisioner {
   #again = false;
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
+  #verdicts: ProvisionVerdicts = { parameters: new Map(), gateways: new Map() };
+  #verdictsText = '';
 
   constructor(options: ProvisionerOptions) {
     this.#options = options;
@@ -79,7 +84,24 @@ export class Provisioner {
 
   observe(objects: readonly SourcedObject[]): void {
     this.#objects = objects;
+    this.#updateVerdicts();
     this.reconcile();
+  }
+
+  /** The translated statuses with ProxyParameters' and Gateways' provisioning conditions (status.ts). */
+  overlayStatus(statuses: readonly ObjectStatus[]): ObjectStatus[] {
+    return overlayProvisionStatus(statuses, this.#verdicts);
+  }
+
+  /** On every replica (any of them may become the leader and write status). */
+  #updateVerdicts(): void {
+    const { problems } = this.#desired();
+    const verdicts = { parameters: parametersVerdicts(this.#objects.map((o) => o.object)), gateways: problems };
+    const text = JSON.stringify([[...verdicts.parameters], [...verdicts.gateways]]);
+    this.#verdicts = verdicts;
+    if (text === this.#verdictsText) return;
+    this.#verdictsText = text;
+    this.#options.onStatusChange?.();
   }
 
   /** A new leader applies everything once: the previous one may have stopped mid-way. */
@@ -153,7 +175,7 @@ export class Provisioner {
   }
 
   /** What the last snapshot asks for; `held`: Gateways whose parameters are unusable (left as they are). */
-  #desired(): { desired: Map<string, Desired>; gateways: Set<string>; held: Set<string> } {
+  #desired(): { desired: Map<string, Desired>; gateways: Set<string>; held: Set<string>; problems: Map<string, string> } {
     const classes = new Map<string, KubeObject>();
     const parameters = new Map<string, KubeObject>();
     for (const { object } of this.#objects) {
@@ -163,6 +185,7 @@ export class Provisioner {
     const desired = new Map<string, Desired>();
     const gateways = new Set<string>();
     const held = new Set<string>();
+    const problems = new Map<string, string>();
     for (const { object: gateway } of this.#objects) {
       if (gateway.kind !== 'Gateway' || !gateway.apiVersion.startsWith(`${GATEWAY_GROUP}/`)) continue;
       const gatewayClass = classes.get(String((gateway.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName));
@@ -176,6 +199,7 @@ export class Provisioner {
         objects = provisionObjects(gateway, resolved.parameters, this.#options);
       } catch (err) {
         held.add(id);
+        problems.set(id, (err as Error).message);
         this.#reportOnce(id, (err as Error).message);
         continue;
       }
@@ -184,7 +208,7 @@ export class Provisioner {
         desired.set(objectPath(String(body.apiVersion), String(body.kind), meta.namespace, meta.name), { gateway: id, body, text: JSON.stringify(body) });
       }
     }
-    return { desired, gateways, held };
+    return { desired, gateways, held, problems };
   }
 
   #reportOnce(gateway: string, message: string): void {
