@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
 import { translate } from '../../src/controller/translate/index.ts';
 import { ProxyRuntime } from '../../src/proxy/runtime.ts';
-import { silentLogger } from '../../src/common/logger.ts';
+import { silentLogger, type Logger } from '../../src/common/logger.ts';
 import type { KubeObject, ObjectStatus, Condition } from '../../src/api/gateway/object.ts';
 import type { ProxyConfig } from '../../src/ir/types.ts';
 import { sendHttp2Request, sendRequest, type RequestOptions, type TestResponse } from './client.ts';
@@ -21,6 +21,8 @@ export interface GatewayOptions {
   controllerName?: string;
   /** The experimental ProxyModel API (run --enable-proxy-models). */
   proxyModels?: boolean;
+  /** Where the runtime logs (access log lines included); silent when absent. */
+  logger?: Logger;
 }
 
 export interface GatewayHarness {
@@ -44,7 +46,7 @@ export async function startGateway(yamlText: string, options: GatewayOptions = {
   const objects = parseObjects(substitute(yamlText, options.upstreams ?? {}));
   const { config, statuses } = translate(objects, { ...(options.controllerName ? { controllerName: options.controllerName } : {}), ...(options.proxyModels ? { proxyModels: true } : {}) });
   const runtime = new ProxyRuntime({
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     registry: new Registry(),
     bindAddress: '127.0.0.1',
     listenPort: () => 0,

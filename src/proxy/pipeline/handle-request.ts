@@ -12,8 +12,9 @@ import { Exchange, type Forward, type Telemetry, type UpstreamForward } from './
 import { requestHost, resolveRequest, selectListener, splitTarget, type IncomingView, type Resolution } from './resolve.ts';
 import type { HeaderMap } from '../http/headers.ts';
 import { forwardWithBackendPolicy } from '../policies/backend/forward.ts';
-import { writeAccessLog } from '../policies/frontend/access-log.ts';
-import { currentTrace, runTraced, startRequestTrace, type RequestTrace } from '../telemetry/tracing/request-trace.ts';
+import { accessLogReadsFacts, writeAccessLog } from '../policies/frontend/access-log.ts';
+import { runTraced, startRequestTrace, type RequestTrace } from '../telemetry/tracing/request-trace.ts';
+import { RequestFacts, requestFacts, runInScope } from '../telemetry/request-facts.ts';
 import { answerDiscovery } from '../mcp/oauth/well-known.ts';
 import { resolveMcpDiscovery, type McpDiscovery } from './mcp-discovery.ts';
 import { admitRequest } from './admit.ts';
@@ -72,11 +73,15 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
   // frontend `tracing` (telemetry/tracing): only a sampled request makes spans and enters a trace context.
   const tracing = ctx.compiled.tracing;
   const requestTrace = tracing === undefined ? undefined : startRequestTrace(tracing, req, ctx.scheme);
-  if (requestTrace === undefined) lifecycle(ctx, req, res, backend, undefined);
-  else runTraced(requestTrace, () => lifecycle(ctx, req, res, backend, requestTrace));
+  if (requestTrace !== undefined) runTraced(requestTrace, () => lifecycle(ctx, req, res, backend, requestTrace, requestTrace.facts));
+  else if (accessLogReadsFacts(ctx.compiled.frontend?.accessLog)) {
+    // An access log with CEL reads what the request earned (jwt, apiKey, llm.*, mcp.* …) at its end.
+    const facts = new RequestFacts();
+    runInScope({ trace: undefined, facts }, () => lifecycle(ctx, req, res, backend, undefined, facts));
+  } else lifecycle(ctx, req, res, backend, undefined, undefined);
 }
 
-function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, backend: BackendPhase, requestTrace: RequestTrace | undefined): void {
+function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, backend: BackendPhase, requestTrace: RequestTrace | undefined, facts: RequestFacts | undefined): void {
   const started = performance.now();
   const bind = ctx.compiled;
   if (ctx.draining && 'shouldKeepAlive' in res) (res as ServerResponse).shouldKeepAlive = false;
@@ -95,7 +100,7 @@ function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResp
       route: labels.route,
       backend: labels.backend,
       bytes,
-    }, req, ctx.scheme);
+    }, req, ctx.scheme, labels, facts);
   };
   try {
     // Host rules and the canonical path, before anything reads the request (admit.ts).
@@ -173,8 +178,8 @@ function preRoute(
   const labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
   const headers = { ...req.headers } as HeaderMap;
   const policy = new RequestPolicyContext(req, { clientPath: target?.path ?? view.url, query: target?.query ?? '', host, headers, labels }, ctx.scheme, bind.frontend?.http.maxBufferBytes);
-  // A traced request's CEL span attributes see what the policies established (jwt, apiKey …).
-  currentTrace()?.useCel(() => policy.cel());
+  // End-of-request CEL (span attributes, access log) sees what the policies established (jwt, apiKey …).
+  requestFacts()?.useCel(() => policy.cel());
   const done = (status: number, bytes: number) => {
     policy.end();
     requestDone(status, bytes);
@@ -214,7 +219,7 @@ function runPolicy(ctx: BindContext, res: DownstreamResponse, compiled: Compiled
 /** Runs the route's traffic policy, then either answers from the gateway or forwards. */
 function applyPolicies(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, fwd: Forward, requestDone: (status: number, bytes: number) => void, preRouted: RequestPolicyContext | undefined, backend: BackendPhase): void {
   const policy = preRouted ?? new RequestPolicyContext(req, fwd, ctx.scheme, ctx.compiled.frontend?.http.maxBufferBytes);
-  if (!preRouted) currentTrace()?.useCel(() => policy.cel());
+  if (!preRouted) requestFacts()?.useCel(() => policy.cel());
   // Every path below ends in `done`: the policies' end-of-request listeners (ext_proc sessions) run there.
   const done = (status: number, bytes: number) => {
     policy.end();

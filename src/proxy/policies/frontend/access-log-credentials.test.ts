@@ -16,8 +16,8 @@ describe('writeAccessLog and credentials', () => {
     const lines: Record<string, unknown>[] = [];
     const logger = { isLevelEnabled: () => true, info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
     const compiled = compileFrontend({ accessLog: { attributes: { add: Object.entries(expressions).map(([name, expression]) => ({ name, expression })) } }, sources: {} }, (m) => assert.fail(m));
-    writeAccessLog(logger, compiled?.accessLog, record, req, 'http');
-    writeAccessLog(logger, undefined, record, req, 'http');
+    writeAccessLog(logger, compiled?.accessLog, record, req, 'http', { gateway: '', listener: '', route: '', backend: '' }, undefined);
+    writeAccessLog(logger, undefined, record, req, 'http', { gateway: '', listener: '', route: '', backend: '' }, undefined);
     assert.equal(lines.length, 2);
     assert.ok(!JSON.stringify(lines[1]).includes('client-token'), 'the default fields carry no header');
     return lines[0];

@@ -7,7 +7,8 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { LLMProvider, RouteType } from '../../../ir/ai.ts';
-import { currentTrace, endCall, inject, type RequestTrace } from './request-trace.ts';
+import { currentScope, type RequestFacts } from '../request-facts.ts';
+import { endCall, inject, type RequestTrace } from './request-trace.ts';
 
 /** Token counts as the LLM translators report them (llm/translate/usage.ts; input includes cached reads). */
 export interface TokenUsage {
@@ -51,8 +52,10 @@ const MAX_FINISH_REASONS = 16;
  * model and the upstream request's headers come in `request`, the answer in `body`/`chunk`/`usage`.
  */
 export class LlmAttemptSpan {
-  readonly #trace: RequestTrace;
-  readonly #span: Span;
+  /** Undefined when the request is not traced but its facts are read (an access log's CEL): no spans then. */
+  readonly #trace: RequestTrace | undefined;
+  readonly #facts: RequestFacts;
+  readonly #span: Span | undefined;
   readonly #operation: string;
   readonly #started = performance.now();
   #firstChunkSeconds: number | undefined;
@@ -63,8 +66,9 @@ export class LlmAttemptSpan {
   #carry = '';
   #ended = false;
 
-  constructor(requestTrace: RequestTrace, provider: { readonly name: string; readonly provider: LLMProvider }, route: RouteType) {
+  constructor(requestTrace: RequestTrace | undefined, facts: RequestFacts, provider: { readonly name: string; readonly provider: LLMProvider }, route: RouteType) {
     this.#trace = requestTrace;
+    this.#facts = facts;
     this.#operation = OPERATIONS[route];
     const attributes: Attributes = {
       'gen_ai.operation.name': this.#operation,
@@ -72,18 +76,19 @@ export class LlmAttemptSpan {
       'switchboard.llm.provider': provider.name,
       'switchboard.llm.route': route,
     };
-    this.#span = requestTrace.startCall(this.#operation, attributes);
-    requestTrace.set(attributes);
-    requestTrace.noteLlm({ provider: provider.name });
+    this.#span = requestTrace?.startCall(this.#operation, attributes);
+    requestTrace?.set(attributes);
+    facts.noteLlm({ provider: provider.name });
   }
 
   /** The planned request: model and streaming known; its `traceparent` goes into `headers`. */
   request(model: string, stream: boolean, headers: Record<string, unknown>, address: { host: string; port?: number }): void {
+    this.#facts.noteLlm({ requestModel: model, streaming: stream });
+    if (this.#span === undefined) return;
     this.#span.updateName(`${this.#operation} ${model}`);
     const attributes: Attributes = { 'gen_ai.request.model': model, 'gen_ai.request.stream': stream };
     this.#span.setAttributes({ ...attributes, 'server.address': address.host, ...(address.port !== undefined ? { 'server.port': address.port } : {}) });
-    this.#trace.set(attributes);
-    this.#trace.noteLlm({ requestModel: model, streaming: stream });
+    this.#trace?.set(attributes);
     inject(this.#span, headers);
   }
 
@@ -111,6 +116,8 @@ export class LlmAttemptSpan {
   }
 
   usage(usage: TokenUsage): void {
+    this.#facts.noteLlm({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens });
+    if (this.#span === undefined) return;
     const attributes: Attributes = {
       'gen_ai.usage.input_tokens': usage.inputTokens,
       'gen_ai.usage.output_tokens': usage.outputTokens,
@@ -119,8 +126,7 @@ export class LlmAttemptSpan {
       ...(usage.reasoningTokens !== undefined ? { 'gen_ai.usage.reasoning.output_tokens': usage.reasoningTokens } : {}),
     };
     this.#span.setAttributes(attributes);
-    this.#trace.set(attributes);
-    this.#trace.noteLlm({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens });
+    this.#trace?.set(attributes);
   }
 
   /** The attempt ended with the status the provider answered (or the client saw), or with an error. */
@@ -128,6 +134,8 @@ export class LlmAttemptSpan {
     if (this.#ended) return;
     this.#ended = true;
     if (this.#carry !== '') this.#scan(this.#carry);
+    if (this.#responseModel !== undefined) this.#facts.noteLlm({ responseModel: this.#responseModel });
+    if (this.#span === undefined) return;
     const attributes: Attributes = {
       ...(this.#responseModel !== undefined ? { 'gen_ai.response.model': this.#responseModel } : {}),
       ...(this.#responseId !== undefined ? { 'gen_ai.response.id': this.#responseId } : {}),
@@ -135,8 +143,7 @@ export class LlmAttemptSpan {
       ...(this.#firstChunkSeconds !== undefined ? { 'gen_ai.response.time_to_first_chunk': this.#firstChunkSeconds } : {}),
     };
     this.#span.setAttributes(attributes);
-    if (outcome.error === undefined) this.#trace.set(attributes);
-    if (this.#responseModel !== undefined) this.#trace.noteLlm({ responseModel: this.#responseModel });
+    if (outcome.error === undefined) this.#trace?.set(attributes);
     endCall(this.#span, outcome);
   }
 
@@ -151,8 +158,11 @@ export class LlmAttemptSpan {
   }
 }
 
-/** The span of one provider attempt when the request is traced; undefined (nothing made) otherwise. */
+/**
+ * One provider attempt's span when the request is traced, or its facts recorder when only its
+ * facts are read (an access log with CEL); undefined (nothing made) otherwise.
+ */
 export function llmAttemptSpan(provider: { readonly name: string; readonly provider: LLMProvider }, route: RouteType): LlmAttemptSpan | undefined {
-  const requestTrace = currentTrace();
-  return requestTrace === undefined ? undefined : new LlmAttemptSpan(requestTrace, provider, route);
+  const scope = currentScope();
+  return scope === undefined ? undefined : new LlmAttemptSpan(scope.trace as RequestTrace | undefined, scope.facts, provider, route);
 }

@@ -6,6 +6,7 @@
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { McpInput } from '../../../cel/index.ts';
+import { requestFacts } from '../request-facts.ts';
 import { currentTrace } from './request-trace.ts';
 import { UpstreamAttempts } from './upstream.ts';
 
@@ -33,14 +34,16 @@ export function mcpAttributes(message: McpMessageView): Attributes {
   return out;
 }
 
-/** The request span of a traced MCP request learns which message it carries and where it goes. */
+/** A request whose facts are read (traced, or an access log with CEL) learns which MCP message it carries and where it goes. */
 export function noteMcpRequest(message: McpMessageView, target: string): void {
+  const facts = requestFacts();
+  if (facts === undefined) return;
+  facts.noteMcp(mcpCel(message, target));
   const requestTrace = currentTrace();
   if (requestTrace === undefined) return;
   const attributes = mcpAttributes(message);
   if (target !== '') attributes['switchboard.mcp.target'] = target;
   requestTrace.set(attributes);
-  requestTrace.noteMcp(mcpCel(message, target));
 }
 
 /** Spans of one message sent to a target, when the request is traced; undefined otherwise. */

@@ -6,15 +6,15 @@
  * for traced requests: code anywhere on the request's path asks `currentTrace()` and gets
  * undefined, at the cost of one lookup, when the request is not traced.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags,
   type Attributes, type Context, type Span, type TextMapGetter, type TextMapSetter,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { attributeValue, createActivation, type Activation, type CelInput, type LlmInput, type McpInput } from '../../../cel/index.ts';
+import { attributeValue, type CelInput, type LlmInput, type McpInput } from '../../../cel/index.ts';
 import type { DownstreamRequest } from '../../http/downstream.ts';
+import { currentScope, requestActivation, RequestFacts, runInScope, type EndNames } from '../request-facts.ts';
 import { asAttribute, type CompiledTracing } from './compile.ts';
 import { sampled } from './sampling.ts';
 
@@ -30,25 +30,18 @@ const intoHeaders: TextMapSetter<Record<string, unknown>> = {
 };
 const PROPAGATED = new Set(['traceparent', 'tracestate']);
 
-const current = new AsyncLocalStorage<RequestTrace>();
-
 /** The trace of the request this code runs for; undefined when it is not traced. */
 export function currentTrace(): RequestTrace | undefined {
-  return current.getStore();
+  return currentScope()?.trace as RequestTrace | undefined;
 }
 
-/** Runs the rest of a traced request inside its trace's async context. */
+/** Runs the rest of a traced request inside its trace's async context (its scope, request-facts.ts). */
 export function runTraced<T>(requestTrace: RequestTrace, fn: () => T): T {
-  return current.run(requestTrace, fn);
+  return runInScope({ trace: requestTrace, facts: requestTrace.facts }, fn);
 }
 
 /** What the request span is named and labelled with when it ends. */
-export interface RequestNames {
-  readonly gateway: string;
-  readonly listener: string;
-  readonly route: string;
-  readonly backend: string;
-}
+export type RequestNames = EndNames;
 
 /** Starts the request span when sampling says so; undefined (nothing made) otherwise. */
 export function startRequestTrace(tracing: CompiledTracing, req: DownstreamRequest, scheme: 'http' | 'https'): RequestTrace | undefined {
@@ -75,10 +68,8 @@ export class RequestTrace {
   readonly #context: Context;
   readonly #req: DownstreamRequest;
   readonly #scheme: 'http' | 'https';
-  #llm: LlmInput | undefined;
-  #mcp: McpInput | undefined;
-  /** The policy context's CEL input, when traffic policies ran: identities they established. */
-  #cel: (() => CelInput) | undefined;
+  /** What the CEL attributes see at the end (`llm.*`, `mcp.*`, identities); shared with the access log. */
+  readonly facts = new RequestFacts();
   #ended = false;
 
   constructor(tracing: CompiledTracing, parent: Context, req: DownstreamRequest, scheme: 'http' | 'https') {
@@ -113,17 +104,17 @@ export class RequestTrace {
 
   /** LLM facts the CEL attributes see as `llm.*` when the request ends. */
   noteLlm(llm: LlmInput): void {
-    this.#llm = { ...this.#llm, ...llm };
+    this.facts.noteLlm(llm);
   }
 
   /** Where the CEL attributes read the request from when policies ran (`jwt`, `apiKey`, `extauthz` …). */
   useCel(source: () => CelInput): void {
-    this.#cel = source;
+    this.facts.useCel(source);
   }
 
   /** MCP facts the CEL attributes see as `mcp.*`. */
   noteMcp(mcp: McpInput): void {
-    this.#mcp = { ...this.#mcp, ...mcp };
+    this.facts.noteMcp(mcp);
   }
 
   /**
@@ -153,7 +144,7 @@ export class RequestTrace {
     // HTTP semconv: 5xx is a server span error, 4xx is the client's.
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     if (this.#tracing.attributes.length > 0) {
-      const activation = requestActivation(this.#req, this.#scheme, { status, names, llm: this.#llm, mcp: this.#mcp, policy: this.#cel?.() });
+      const activation = requestActivation(this.#req, this.#scheme, { status, names, facts: this.facts });
       for (const { name, program } of this.#tracing.attributes) {
         const value = asAttribute(attributeValue(program, activation));
         if (value !== undefined) span.setAttribute(name, value);
@@ -190,7 +181,7 @@ export function endCall(span: Span, outcome: { status?: number; error?: unknown 
  * `call` gets the span's trace headers to send when its protocol carries headers.
  */
 export function traceCall<T>(name: string, attributes: Attributes, call: (traceHeaders: Record<string, string> | undefined) => Promise<T>): Promise<T> {
-  const requestTrace = current.getStore();
+  const requestTrace = currentTrace();
   if (requestTrace === undefined) return call(undefined);
   const headers: Record<string, string> = {};
   const span = requestTrace.startCall(name, attributes, headers);
@@ -211,34 +202,5 @@ export function traceCall<T>(name: string, attributes: Attributes, call: (traceH
  * under the request span, ended with `endCall`; undefined when the request is not traced.
  */
 export function startPolicyCall(name: string, attributes: Attributes): Span | undefined {
-  return current.getStore()?.startCall(name, attributes);
-}
-
-interface Ending {
-  readonly status: number;
-  readonly names: RequestNames;
-  readonly llm: LlmInput | undefined;
-  readonly mcp: McpInput | undefined;
-  readonly policy: CelInput | undefined;
-}
-
-/** What sampling (start) and attribute (end) expressions see: the request, its source and, at the end, the answer and what was learnt. */
-function requestActivation(req: DownstreamRequest, scheme: 'http' | 'https', ending: Ending | undefined): Activation {
-  const host = req.headers[':authority'] ?? req.headers.host;
-  return createActivation({
-    ...ending?.policy,
-    request: ending?.policy?.request ?? {
-      method: req.method ?? 'GET', url: req.url ?? '/', host: typeof host === 'string' ? host : undefined, scheme,
-      headers: req.headers, version: req.httpVersion === '2.0' ? 'HTTP/2' : `HTTP/${req.httpVersion}`,
-    },
-    source: { address: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 },
-    ...(ending ? {
-      response: { code: ending.status },
-      route: ending.policy?.route ?? { name: ending.names.route },
-      backend: ending.policy?.backend ?? { name: ending.names.backend },
-      gateway: ending.policy?.gateway ?? { name: ending.names.gateway, listener: ending.names.listener },
-      ...(ending.llm || ending.policy?.llm ? { llm: { ...ending.policy?.llm, ...ending.llm } } : {}),
-      ...(ending.mcp || ending.policy?.mcp ? { mcp: { ...ending.policy?.mcp, ...ending.mcp } } : {}),
-    } : {}),
-  });
+  return currentTrace()?.startCall(name, attributes);
 }
