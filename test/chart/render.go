@@ -9,12 +9,14 @@
 // with "_", or {"error": "..."} with exit code 1.
 //
 // What is Helm's and reimplemented here (only what chart/ uses, matching Helm 3's engine):
-//   include NAME DATA  executes a named template into a string (so it can be piped)
-//   tpl TEXT DATA      renders a string as a template with the chart's named templates
-//   required MSG VAL   fails the render with MSG when VAL is nil or ""
-//   toYaml / fromYaml  YAML with 2-space indent, trailing newline trimmed, like Helm's toYaml
-//   .Files.Get PATH    a file of the chart directory as a string ("" when missing)
-//   missingkey=zero and "<no value>" printed as "", as Helm does in its non-strict mode.
+//
+//	include NAME DATA  executes a named template into a string (so it can be piped)
+//	tpl TEXT DATA      renders a string as a template with the chart's named templates
+//	required MSG VAL   fails the render with MSG when VAL is nil or ""
+//	toYaml / fromYaml  YAML with 2-space indent, trailing newline trimmed, like Helm's toYaml
+//	.Files.Get PATH    a file of the chart directory as a string ("" when missing)
+//	missingkey=zero and "<no value>" printed as "", as Helm does in its non-strict mode.
+//
 // Helm drops sprig's env and expandenv; so does this.
 package main
 

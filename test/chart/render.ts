@@ -45,8 +45,8 @@ export function coalesce(defaults: unknown, overrides: unknown): unknown {
   return out;
 }
 
-export function defaultValues(): Json {
-  return parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Json;
+export function defaultValues(chartDir = CHART_DIR): Json {
+  return parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as Json;
 }
 
 export interface Rendered {
@@ -56,9 +56,9 @@ export interface Rendered {
 }
 
 /** Renders the chart with `overrides` coalesced over values.yaml; throws the template's error. */
-export function renderChart(overrides: Json = {}, release = { name: 'sb', namespace: 'switchboard-system' }): Rendered {
-  const values = coalesce(defaultValues(), overrides);
-  const run = spawnSync(renderer(), [], { input: JSON.stringify({ chartDir: CHART_DIR, values, release }), encoding: 'utf8' });
+export function renderChart(overrides: Json = {}, release = { name: 'sb', namespace: 'switchboard-system' }, chartDir = CHART_DIR): Rendered {
+  const values = coalesce(defaultValues(chartDir), overrides);
+  const run = spawnSync(renderer(), [], { input: JSON.stringify({ chartDir, values, release }), encoding: 'utf8' });
   const answer = JSON.parse(run.stdout || '{}') as Record<string, string>;
   if (run.status !== 0) throw new Error(answer.error ?? run.stderr);
   const objects: Json[] = [];

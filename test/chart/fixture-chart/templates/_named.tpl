@@ -1,0 +1,1 @@
+{{- define "fixture.who" -}}{{ .Release.Name }}@{{ .Release.Namespace }}{{- end -}}
