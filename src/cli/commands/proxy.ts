@@ -6,9 +6,7 @@ import { RemoteConfigClient } from '../../distribute/remote/client.ts';
 import { closeServer, listen } from '../../embedded/address.ts';
 import { ProxyRuntime } from '../../proxy/runtime.ts';
 import { parseProxyArgs, PROXY_HELP } from './proxy-args.ts';
-
-/** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
-const DRAIN_GRACE_MS = 10_000;
+import { shutdownPlan } from './proxy-shutdown.ts';
 
 /**
  * `switchboard proxy`: the data plane fed by a remote controller (src/distribute/remote/client.ts).
@@ -79,9 +77,12 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
         return;
       }
       draining = true;
-      logger.info({ signal, graceMs: DRAIN_GRACE_MS }, 'shutting down: draining in-flight requests');
-      client.close()
-        .then(() => runtime.close({ graceMs: DRAIN_GRACE_MS }))
+      // ProxyParameters shutdown (proxy-shutdown.ts): not ready now, accept for min, then drain.
+      const plan = shutdownPlan(process.env);
+      logger.info({ signal, ...plan }, 'shutting down: not ready, then draining in-flight requests');
+      new Promise((r) => setTimeout(r, plan.acceptForMs))
+        .then(() => client.close())
+        .then(() => runtime.close({ graceMs: plan.drainMs }))
         .then(() => closeServer(server))
         .then(() => { logger.info('shut down cleanly'); resolve(0); }, (err: unknown) => { logger.error({ err }, 'shutdown failed'); resolve(1); });
     };
