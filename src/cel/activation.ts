@@ -66,6 +66,14 @@ export interface McpInput {
   resource?: McpItemInput;
 }
 
+/** An A2A JSON-RPC call (src/proxy/a2a/cel-input.ts); fields the request does not carry are absent. */
+export interface A2aInput {
+  method?: string;
+  taskId?: string;
+  contextId?: string;
+  skill?: string;
+}
+
 export interface ResponseInput {
   code: number;
   headers?: HeaderInput;
@@ -85,6 +93,7 @@ export interface CelInput {
   basicAuth?: { user: string };
   llm?: LlmInput;
   mcp?: McpInput;
+  a2a?: A2aInput;
   response?: ResponseInput;
   backend?: NamedInput & { type?: string; protocol?: string };
   route?: NamedInput & { rule?: string };
@@ -282,6 +291,7 @@ export function createActivation(input: CelInput): Activation {
     basicAuth: input.basicAuth ? { user: input.basicAuth.user } : EMPTY,
     llm: input.llm ? llmMap(input.llm) : EMPTY,
     mcp: input.mcp ? mcpMap(input.mcp) : EMPTY,
+    a2a: input.a2a ? { ...input.a2a } : EMPTY,
     response: input.response ? responseMap(input.response) : EMPTY,
     backend: named(input.backend),
     route: named(input.route),

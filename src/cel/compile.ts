@@ -104,9 +104,9 @@ function toEvalError(err: unknown): CelEvalError {
   return { code: 'internal', message: String(err) };
 }
 
-/** Whether the request body must be buffered before this expression can run. */
+/** Whether the request body must be buffered before this expression can run (`a2a.*` is read from it). */
 export function referencesBody(program: Program): boolean {
-  return program.uses('request.body');
+  return program.uses('request.body') || program.uses('a2a');
 }
 
 export function referencesResponseBody(program: Program): boolean {

@@ -17,6 +17,7 @@ export const VARIABLES = {
   basicAuth: 'The authenticated basic-auth user: user.',
   llm: 'The LLM exchange: requestModel, responseModel, provider, inputTokens, outputTokens, totalTokens, streaming.',
   mcp: 'The MCP call: method, target, and tool / prompt / resource with name and target.',
+  a2a: 'The A2A call (a2a backends, JSON-RPC binding): method, taskId, contextId, skill.',
   response: 'The response: code, headers, body (bytes).',
   backend: 'The selected backend: name, namespace, type, protocol.',
   route: 'The matched route: name, namespace, rule.',

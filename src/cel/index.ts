@@ -10,7 +10,7 @@ export { compile, referencesBody, referencesResponseBody, MAX_EXPRESSION_LENGTH,
 export type { CelCompileError, CelEvalError, CompileOptions, CompileResult, EvalResult, SourcePosition } from './compile.ts';
 export { createActivation, headerMap } from './activation.ts';
 export type {
-  Activation, ApiKeyInput, BodyInput, CelInput, HeaderInput, LlmInput, McpInput, McpItemInput, NamedInput,
+  A2aInput, Activation, ApiKeyInput, BodyInput, CelInput, HeaderInput, LlmInput, McpInput, McpItemInput, NamedInput,
   RequestInput, ResponseInput, SourceInput,
 } from './activation.ts';
 export { evalBody, evalBool, evalNumber, evalString, evalValue } from './evaluate.ts';

@@ -7,6 +7,7 @@ import {
   BodyTooLargeError,
   type CelCache, type PolicyContext, type RequestIdentity, type ResponseFilter, type ResponseMutation, type TokenUsage, type UpstreamRequestOptions,
 } from './context.ts';
+import { a2aCelInput } from '../a2a/cel-input.ts';
 
 /** SPEC.md: frontend http.maxBufferSize defaults to 2mb. */
 export const DEFAULT_MAX_BUFFER_BYTES = 2 * 1024 * 1024;
@@ -27,6 +28,8 @@ export interface RoutedRequest {
   readonly host: string;
   readonly headers: HeaderMap;
   readonly labels: RequestLabels;
+  /** The chosen backend, when known: A2A backends (a2aCardPaths set) give CEL its `a2a` variable from the body. */
+  readonly backend?: { readonly a2aCardPaths?: ReadonlySet<string> };
 }
 
 /** The PolicyContext of one proxied request; also carries what the Exchange needs afterwards. */
@@ -56,10 +59,13 @@ export class RequestPolicyContext implements PolicyContext {
   #usageListeners: ((usage: TokenUsage) => void)[] | undefined;
   #endListeners: (() => void)[] | undefined;
   #ended = false;
+  /** A request to an A2A backend: cel() reads `a2a.*` from the buffered body. */
+  #a2a: boolean;
 
   constructor(req: DownstreamRequest, fwd: RoutedRequest, scheme: 'http' | 'https', maxBufferBytes = DEFAULT_MAX_BUFFER_BYTES) {
     this.#req = req;
     this.#maxBufferBytes = maxBufferBytes;
+    this.#a2a = fwd.backend?.a2aCardPaths !== undefined;
     this.method = req.method ?? 'GET';
     this.path = fwd.clientPath;
     this.query = fwd.query;
@@ -85,6 +91,7 @@ export class RequestPolicyContext implements PolicyContext {
     this.host = fwd.host;
     this.upstreamHeaders = fwd.headers;
     this.names = { gateway: fwd.labels.gateway, listener: fwd.labels.listener, route: fwd.labels.route, backend: fwd.labels.backend };
+    this.#a2a = fwd.backend?.a2aCardPaths !== undefined;
     this.celCache = undefined;
   }
 
@@ -184,6 +191,7 @@ export class RequestPolicyContext implements PolicyContext {
       route: { name: this.names.route },
       gateway: { name: this.names.gateway },
       backend: { name: this.names.backend },
+      ...(this.#a2a && this.#body ? { a2a: a2aCelInput(this.#body) } : {}),
     };
   }
 

@@ -28,6 +28,8 @@ const VARIANTS: readonly A2aVariant[] = [
   { name: 'authorization', traffic: { authorization: { action: 'Allow', policy: { matchExpressions: ['request.headers["x-user"] == "alice"'] } } } },
   // The A2A method from the JSON-RPC body: only SendMessage, never SendStreamingMessage.
   { name: 'authz-method', traffic: { authorization: { action: 'Allow', policy: { matchExpressions: ['json(request.body).method == "SendMessage"'] } } } },
+  // The same through the `a2a` CEL variable; alice's skill "echo" only.
+  { name: 'authz-a2a', traffic: { authorization: { action: 'Allow', policy: { matchExpressions: ['a2a.method == "SendMessage" && a2a.skill == "echo"'] } } } },
   { name: 'rl-local', traffic: { rateLimit: { local: [{ requests: 1, unit: 'Hours' }] } } },
   { name: 'timeouts', traffic: { timeouts: { request: '500ms' } } },
   { name: 'http', backend: { http: { requestTimeout: '500ms' } } },
@@ -127,6 +129,16 @@ describe('member × kind matrix: the a2a kind', () => {
       return events;
     };
     assertA2aRefusal(await nothingReaches(agent, () => failure(stream())), /not authorized|403/);
+  });
+
+  it('authorization on a2a with the a2a CEL variable (a2a.method, a2a.skill from the message metadata)', async () => {
+    const withSkill = (skill: string): ReturnType<typeof userMessage> => {
+      const request = userMessage('hi');
+      return { ...request, message: { ...request.message!, metadata: { skill } } };
+    };
+    assert.equal(textOf(await (await client('authz-a2a')).sendMessage(withSkill('echo'))), 'echo: hi');
+    assertA2aRefusal(await nothingReaches(agent, () => failure(client('authz-a2a').then((c) => c.sendMessage(withSkill('other'))))), /not authorized/);
+    assertA2aRefusal(await nothingReaches(agent, () => failure(send('authz-a2a'))), /not authorized/);
   });
 
   it('rateLimit.local on a2a: the second call in the window is a 429 JSON-RPC error', async () => {
