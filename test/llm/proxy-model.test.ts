@@ -155,3 +155,54 @@ describe('ProxyModel: the API off (no --enable-proxy-models)', () => {
     assert.match(route, /ProxyModel API is disabled/);
   });
 });
+
+describe('ProxyModel: a failover virtual model', () => {
+  let vendors: MockProvider[];
+  let gw: GatewayHarness;
+
+  before(async () => {
+    vendors = await Promise.all([startMockProvider(), startMockProvider()]);
+    vendors[0].answer('/v1/chat/completions', { status: 500, body: { error: { message: 'primary down', type: 'server_error' } } });
+    vendors[1].answer('/v1/chat/completions', (req) => completion('backup', req.json().model));
+    gw = await startGateway([
+      httpGateway(), ROUTE, vendorService('vendor-a', vendors[0]), vendorService('vendor-b', vendors[1]),
+      model('primary', 'vendor-a', '  match: { model: gpt-4o }\n  visibility: Internal\n'),
+      model('backup', 'vendor-b', '  match: { model: "llama-*" }\n  visibility: Internal\n'),
+      `apiVersion: switchboard.dev/v1alpha1
+kind: ProxyModel
+metadata: { name: smart }
+spec:
+  parentRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: models }]
+  virtualModel:
+    failover:
+      targets:
+        - { modelRef: { name: backup }, model: llama-3-70b, priority: 10 }
+        - { modelRef: { name: primary }, priority: 0 }
+`,
+    ].join('---\n'), { proxyModels: true });
+    assert.deepEqual(gw.applyErrors, []);
+  });
+
+  after(async () => {
+    await gw?.close();
+    await Promise.all(vendors.map((v) => v.stop()));
+  });
+
+  it('survives its primary\'s 500s: the lower priority is tried first, each target gets its own model name', async () => {
+    const client = new OpenAI({ apiKey: 'unused', baseURL: gw.url(80, '/v1'), maxRetries: 0 });
+    for (let i = 0; i < 3; i++) {
+      const r = await client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(r.choices[0].message.content, 'from backup');
+    }
+    assert.ok(vendors[0].requests.length >= 1, 'the primary (priority 0) was tried first');
+    assert.ok(vendors[0].requests.every((r) => r.json().model === 'gpt-4o'), 'the primary got its exact match as the model');
+    assert.deepEqual(vendors[1].requests.map((r) => r.json().model), ['llama-3-70b', 'llama-3-70b', 'llama-3-70b']);
+    const parents = gw.statusOf('ProxyModel', 'smart').parents as { conditions: { status: string }[] }[];
+    assert.equal(parents[0].conditions[0].status, 'True');
+  });
+
+  it('the Internal targets are not requestable by name', async () => {
+    const client = new OpenAI({ apiKey: 'unused', baseURL: gw.url(80, '/v1'), maxRetries: 0 });
+    await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }), OpenAI.NotFoundError);
+  });
+});

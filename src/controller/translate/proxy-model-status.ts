@@ -18,11 +18,12 @@ export const PROXY_MODEL_API_DISABLED = 'the ProxyModel API is disabled (enable 
 export const MODEL_PARENT_NOT_SERVED = 'attaching a ProxyModel to a Gateway or ListenerSet is not served yet (issue 18): attach it to an HTTPRoute rule whose backendRef is the ProxyModel backend "*"';
 
 /** The Accepted condition of `model` for one of its parents of ours. */
-export function modelParentCondition(model: KubeObject, parentRef: Dict, enabled: boolean, ourRoutes: ReadonlyMap<string, KubeObject>): Condition {
+export function modelParentCondition(model: KubeObject, parentRef: Dict, enabled: boolean, ourRoutes: ReadonlyMap<string, KubeObject>, objects: readonly KubeObject[] = []): Condition {
   const generation = generationOf(model);
   if (!enabled) return condition('Accepted', false, 'Unsupported', PROXY_MODEL_API_DISABLED, generation);
   if (parentRef.kind !== 'HTTPRoute') return condition('Accepted', false, 'Unsupported', MODEL_PARENT_NOT_SERVED, generation);
-  const lowered = lowerModel(model);
+  // A virtual model's targets are looked up among every ProxyModel; Services are not (docs/models.md).
+  const lowered = lowerModel(model, { models: objects.filter((o) => o.kind === 'ProxyModel') });
   if (!lowered.route) {
     const [first] = lowered.problems;
     return condition('Accepted', false, first.reason, lowered.problems.map((p) => p.message).join('; '), generation);

@@ -10,7 +10,7 @@
  * credentials are the `ai` backend's own.
  *
  * Not served yet (each says so on the model's status): Gateway and ListenerSet parents, virtual
- * models, `policies`. The API is off unless the translator is told `proxyModels: true`
+ * models other than failover, `policies`. The API is off unless the translator is told `proxyModels: true`
  * (`switchboard run --enable-proxy-models`); off, a `*` backendRef is refused and every model's
  * status says the API is disabled.
  */
@@ -62,11 +62,19 @@ export function namesRule(parentRef: Dict, modelNamespace: string, routeNamespac
   return ctx.ruleCount === 1;
 }
 
-/**
- * `snapshot`: resolve a Custom model's backendRef to its Service's ready endpoints (as a
- * ProxyBackend's custom provider); without it (the status) the Service is not looked up.
- */
-export function lowerModel(object: KubeObject, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot } = {}): LoweredModel {
+/** What lowering needs beyond the object: the Services (Custom models), every ProxyModel (virtual models' targets). */
+export interface LowerOptions {
+  readonly clusterDomain?: string;
+  /** Resolve a Custom model's backendRef to its Service's ready endpoints; without it (the status) the Service is not looked up. */
+  readonly snapshot?: Snapshot;
+  /** Every ProxyModel, for a virtual model's `modelRef`s (same namespace). */
+  readonly models?: readonly KubeObject[];
+}
+
+/** Past this many targets a failover list is refused (the schema's max is 64). */
+const MAX_TARGETS = 64;
+
+export function lowerModel(object: KubeObject, opts: LowerOptions = {}): LoweredModel {
   const spec = isDict(object.spec) ? object.spec : {};
   const namespace = namespaceOf(object);
   const id = `${namespace}/${object.metadata.name}`;
@@ -74,27 +82,78 @@ export function lowerModel(object: KubeObject, opts: { readonly clusterDomain?: 
   const match = isDict(spec.match) && typeof spec.match.model === 'string' ? spec.match.model : undefined;
   const pattern = parseModelPattern(match, object.metadata.name);
   if ('error' in pattern) problems.push({ reason: 'Invalid', message: `spec.${pattern.error}` });
-  if (spec.virtualModel !== undefined) problems.push({ reason: 'Unsupported', message: 'spec.virtualModel: virtual models are not served yet (issue 18)' });
   if (spec.policies !== undefined) problems.push({ reason: 'Unsupported', message: 'spec.policies: model policies are not applied yet (issue 18); the model is not served rather than served without them' });
-  const lowered = spec.virtualModel === undefined ? lowerModelProvider(spec) : { problems: [] };
-  problems.push(...lowered.problems);
-  if (problems.length > 0 || !lowered.provider || 'error' in pattern) return { problems };
+  const groups = isDict(spec.virtualModel) ? lowerVirtual(spec.virtualModel, id, namespace, opts, problems) : lowerConcrete(object, id, undefined, opts, problems);
+  if (problems.length > 0 || !groups || 'error' in pattern) return { problems };
   const visibility: Visibility = spec.visibility === 'Internal' ? 'Internal' : 'Public';
-  let served: AiProviderIR = { name: id, provider: lowered.provider };
-  if ('custom' in lowered.provider && lowered.provider.custom.backendRef && opts.snapshot) {
-    // resolveCustomTarget writes the Service's DNS name and port into the provider it is given.
-    const provider = { ...lowered.provider } as Record<string, unknown>;
-    const found: Problem[] = [];
-    const ctx = { namespace, snapshot: opts.snapshot, domain: opts.clusterDomain ?? 'cluster.local', source: `ProxyModel/${id}`, problems: found };
-    const endpoints = resolveCustomTarget(provider, 'spec.custom.backendRef', ctx);
-    if (!endpoints) return { problems: found };
-    served = { name: id, provider: provider as unknown as LLMProvider, ...(endpoints.length > 0 ? { endpoints } : {}) };
-  }
   const created = creationOf(object);
-  return {
-    route: { id, pattern, visibility, ...(created ? { created } : {}), groups: [{ providers: [served] }] },
-    problems: [],
-  };
+  return { route: { id, pattern, visibility, ...(created ? { created } : {}), groups }, problems: [] };
+}
+
+/** A model with a `provider`: one group of one provider named `name` (default the model's id), the upstream model pinned when `pin` is set. */
+function lowerConcrete(object: KubeObject, name: string, pin: string | undefined, opts: LowerOptions, problems: Problem[], path = 'spec'): ModelRouteIR['groups'] | undefined {
+  const spec = isDict(object.spec) ? object.spec : {};
+  const namespace = namespaceOf(object);
+  const lowered = lowerModelProvider(spec, path);
+  problems.push(...lowered.problems);
+  if (!lowered.provider) return undefined;
+  const provider = pin === undefined ? lowered.provider : pinModel(lowered.provider, pin);
+  let served: AiProviderIR = { name, provider };
+  if ('custom' in provider && provider.custom.backendRef && opts.snapshot) {
+    // resolveCustomTarget writes the Service's DNS name and port into the provider it is given.
+    const written = { ...provider } as Record<string, unknown>;
+    const ctx = { namespace, snapshot: opts.snapshot, domain: opts.clusterDomain ?? 'cluster.local', source: `ProxyModel/${namespace}/${object.metadata.name}`, problems };
+    const endpoints = resolveCustomTarget(written, `${path}.custom.backendRef`, ctx);
+    if (!endpoints) return undefined;
+    served = { name, provider: written as unknown as LLMProvider, ...(endpoints.length > 0 ? { endpoints } : {}) };
+  }
+  return [{ providers: [served] }];
+}
+
+/** The provider config's `model` (every provider module's "model to use instead of the request's"). */
+function pinModel(provider: LLMProvider, model: string): LLMProvider {
+  const token = Object.keys(provider).find((k) => k.startsWith('provider') || k === 'custom');
+  if (!token) return provider;
+  const config = (provider as unknown as Record<string, Dict>)[token];
+  return { ...provider, [token]: { ...config, model } } as LLMProvider;
+}
+
+/**
+ * `virtualModel.failover`: each target is its ProxyModel's provider with the upstream model pinned
+ * (`model`, or the target's exact match), grouped by `priority` (lower first). The `ai` picker
+ * then does what SPEC.md asks: within a priority the healthier, faster target first; the next
+ * priority only when every target at this one is evicted or failed this request. `weighted` and
+ * `conditional` are not served yet.
+ */
+function lowerVirtual(virtual: Dict, id: string, namespace: string, opts: LowerOptions, problems: Problem[]): ModelRouteIR['groups'] | undefined {
+  if (!isDict(virtual.failover)) {
+    problems.push({ reason: 'Unsupported', message: 'spec.virtualModel: only failover virtual models are served yet; weighted and conditional are not (issue 18)' });
+    return undefined;
+  }
+  const targets = listOf<Dict>(virtual.failover.targets);
+  if (targets.length === 0 || targets.length > MAX_TARGETS) {
+    problems.push({ reason: 'Invalid', message: `spec.virtualModel.failover.targets: 1..${MAX_TARGETS} targets` });
+    return undefined;
+  }
+  const byPriority = new Map<number, AiProviderIR[]>();
+  targets.forEach((target, i) => {
+    const path = `spec.virtualModel.failover.targets[${i}]`;
+    const refName = isDict(target.modelRef) && typeof target.modelRef.name === 'string' ? target.modelRef.name : '';
+    const ref = (opts.models ?? []).find((m) => namespaceOf(m) === namespace && m.metadata.name === refName);
+    if (!ref) return problems.push({ reason: 'ModelNotFound', message: `${path}.modelRef: ProxyModel ${namespace}/${refName} not found` });
+    const refSpec = isDict(ref.spec) ? ref.spec : {};
+    if (refSpec.virtualModel !== undefined) return problems.push({ reason: 'Invalid', message: `${path}.modelRef: ${refName} is a virtual model; a target is a model with a provider` });
+    const refMatch = isDict(refSpec.match) && typeof refSpec.match.model === 'string' ? refSpec.match.model : undefined;
+    const refPattern = parseModelPattern(refMatch, refName);
+    const pin = typeof target.model === 'string' ? target.model : 'kind' in refPattern && refPattern.kind === 'exact' ? refPattern.name : undefined;
+    if (pin === undefined) return problems.push({ reason: 'Invalid', message: `${path}.model: required, ${refName} matches a wildcard` });
+    const groups = lowerConcrete(ref, `${id}#${i}:${refName}`, pin, opts, problems, `${path} (ProxyModel ${refName}) spec`);
+    const priority = typeof target.priority === 'number' ? target.priority : 0;
+    if (groups) byPriority.set(priority, [...(byPriority.get(priority) ?? []), ...groups[0].providers]);
+    return undefined;
+  });
+  if (problems.length > 0) return undefined;
+  return [...byPriority.entries()].sort(([a], [b]) => a - b).map(([, providers]) => ({ providers }));
 }
 
 /** Why a rule may not carry the `*` backendRef (SPEC.md), or undefined. */
@@ -114,7 +173,7 @@ export function ruleProblem(ctx: ModelRuleContext, ref: { readonly name: string 
 export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot } = {}): Backend {
   const attached = models.filter((m) => listOf<Dict>(isDict(m.spec) ? m.spec.parentRefs : undefined).some((p) => namesRule(p, namespaceOf(m), routeNamespace, ctx)));
   const routes = attached.flatMap((m) => {
-    const lowered = lowerModel(m, opts);
+    const lowered = lowerModel(m, { ...opts, models });
     return lowered.route ? [lowered.route] : [];
   });
   const key = `models/${routeNamespace}/${ctx.routeName}/rule/${ctx.ruleIndex}`;

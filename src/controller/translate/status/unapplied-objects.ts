@@ -91,7 +91,7 @@ export function unservedObjectStatuses(objects: readonly KubeObject[], graph: Ga
           parentRef,
           controllerName,
           // proxy-model-status.ts: served on an HTTPRoute rule, otherwise why not.
-          conditions: [modelParentCondition(object, parentRef, proxyModelsEnabled, ourRoutes)],
+          conditions: [modelParentCondition(object, parentRef, proxyModelsEnabled, ourRoutes, objects)],
         }));
       if (parents.length > 0) out.push({ apiVersion: object.apiVersion, kind: object.kind, metadata: meta, status: { parents } });
     }
