@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ClientFactory } from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
 import { startAgent, textOf, userMessage, type TestAgent } from './agent.ts';
@@ -50,7 +50,7 @@ spec:
     const res = await gw.request(80, { path: '/.well-known/agent-card.json', host: 'agents.example.com', headers: { 'accept-encoding': 'gzip' } });
     assert.equal(res.status, 200);
     const card = JSON.parse(res.text) as { supportedInterfaces: { url: string }[]; provider: { url: string }; documentationUrl: string };
-    assert.deepEqual(card.supportedInterfaces.map((i) => i.url), ['http://agents.example.com/a2a/jsonrpc']);
+    assert.deepEqual(card.supportedInterfaces.map((i) => i.url), ['http://agents.example.com/a2a/jsonrpc', 'http://agents.example.com/a2a/rest']);
     assert.equal(card.provider.url, 'https://example.org/about');
     assert.equal(card.documentationUrl, 'https://example.org/docs');
     // Asked uncompressed, so the gateway can read it.
@@ -91,5 +91,14 @@ spec:
     const rpc = agent.seen.slice(before).filter((s) => s.path === '/a2a/jsonrpc');
     assert.deepEqual(rpc.map((s) => s.headers.host), [`127.0.0.1:${gw.portOf(80)}`]);
     assert.match(String(rpc[0].headers.accept), /text\/event-stream/);
+  });
+
+  it('the HTTP+JSON/REST binding: a client preferring it sends through the gateway too', async () => {
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['HTTP+JSON'] }));
+    const client = await factory.createFromUrl(gw.url(80));
+    const before = agent.seen.length;
+    assert.equal(textOf(await client.sendMessage(userMessage('rest'))), 'echo: rest');
+    const rest = agent.seen.slice(before).filter((s) => s.path.startsWith('/a2a/rest'));
+    assert.deepEqual(rest.map((s) => s.headers.host), [`127.0.0.1:${gw.portOf(80)}`]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * An upstream A2A agent for tests, built with the official @a2a-js/sdk server (v1.0 protocol) on
- * express: JSON-RPC at `/a2a/jsonrpc`, the v1.0 card at `/.well-known/agent-card.json`, and a
+ * express: JSON-RPC at `/a2a/jsonrpc`, HTTP+JSON/REST at `/a2a/rest`, the v1.0 card at `/.well-known/agent-card.json`, and a
  * hand-written v0.3-shaped card at the older `/.well-known/agent.json`. It echoes each message's
  * text and records the headers of every request it gets (what the gateway sent on).
  */
@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { Role, type AgentCard, type SendMessageRequest } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 export interface TestAgent {
   readonly port: number;
@@ -34,7 +34,10 @@ function v03Card(origin: string): Record<string, unknown> {
 function v10Card(origin: string): AgentCard {
   return {
     name: 'echo agent', description: 'echoes', version: '1.0.0',
-    supportedInterfaces: [{ url: `${origin}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    supportedInterfaces: [
+      { url: `${origin}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+      { url: `${origin}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+    ],
     provider: { organization: 'tests', url: 'https://example.org/about' },
     documentationUrl: 'https://example.org/docs',
     capabilities: { streaming: true, pushNotifications: false, extensions: [] } as unknown as AgentCard['capabilities'],
@@ -74,6 +77,7 @@ export async function startAgent(): Promise<TestAgent> {
     res.json(v03Card(origin));
   });
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
