@@ -17,7 +17,8 @@ const Labels = () => MapOf(Str(0, 63), { description: 'label name → value' });
 const Annotations = () => MapOf(Type.String(), { description: 'annotation name → value' });
 const Port = () => Int(1, 65535);
 const KubeList = (description: string) => List(JsonObject(), { description });
-const Nullable = <T extends ReturnType<typeof Int> | ReturnType<typeof Bool>>(schema: T) => Type.Union([schema, Type.Null()]);
+/** A value whose default is null: optional too, since Helm may drop null keys before validating. */
+const Nullable = <T extends ReturnType<typeof Int> | ReturnType<typeof Bool>>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 const Image = (description: string) => Obj({
   registry: Name(),
   repository: Name(),
