@@ -6,7 +6,8 @@
  * Today every kind applies every member and mechanism: extAuth runs on Service endpoints, AI
  * providers and MCP requests (ext-auth.ts, gate.ts), and cloud credentials (auth.cloudA/B/C) on
  * all three through the shared credentials (policies/credentials/backend-credentials.ts,
- * cloud-auth.ts). A kind added later (a2a, tunnels) lists its gaps here until it applies them.
+ * cloud-auth.ts). `a2a` backends are forwarded as Service endpoints are (kind `service`: the same
+ * Exchange), so they apply everything too. A kind added later (tunnels) lists its gaps here until it applies them.
  */
 import type { BackendAuthPolicy, BackendMember, BackendPolicy } from '../../../ir/policy.ts';
 import { parseServiceAccount } from '../credentials/cloud-tokens.ts';
