@@ -154,6 +154,7 @@ export class ProxyRuntime {
           host: this.#opts.bindAddress ?? '0.0.0.0',
           port: this.#opts.listenPort?.(port) ?? port,
           reusePort: this.#opts.reusePort ?? false,
+          bindFor: (irPort) => this.#servers.get(irPort),
         }));
       } catch (err) {
         errors.push(`bind ${bind.key}: cannot listen on port ${port}: ${(err as Error).message}`);

@@ -16,12 +16,12 @@ metadata: {name: telemetry, namespace: default}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   frontend:
-    connect: {mode: Tunnel}
+    tcp: {keepalive: {retries: 3}}
     http: {http1MaxHeaders: 50}
 `);
     const result = await runCli(['validate', '-f', dir]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, /^note .*b-policy\.yaml:1 \(document 0\) ProxyPolicy default\/telemetry status\.ancestors\[0\]: Accepted=False \(PartiallyApplied\): Not applied: spec\.frontend\.connect: .*\(issue 17\)/m);
+    assert.match(result.stdout, /^note .*b-policy\.yaml:1 \(document 0\) ProxyPolicy default\/telemetry status\.ancestors\[0\]: Accepted=False \(PartiallyApplied\): Not applied: spec\.frontend\.tcp\.keepalive\.retries: /m);
     assert.match(result.stdout, /✓ valid \(.*1 note\)/);
   });
 });

@@ -17,6 +17,8 @@ export interface ListenOptions {
   readonly host: string;
   readonly port: number;
   readonly reusePort: boolean;
+  /** The bind serving a Gateway (IR) port, for frontend `connect.mode: Tunnel`. */
+  readonly bindFor?: (irPort: number) => BindServer | undefined;
 }
 
 const DRAIN_SWEEP_MS = 50;
@@ -43,6 +45,7 @@ export class BindServer {
   readonly #sessions = new Set<Http2Session>();
   readonly #telemetry: Telemetry;
   #defaultPair: CertificatePair | undefined;
+  #bindFor: ((irPort: number) => BindServer | undefined) | undefined;
 
   private constructor(compiled: CompiledBind, telemetry: Telemetry) {
     this.protocol = compiled.protocol;
@@ -86,7 +89,9 @@ export class BindServer {
       http1.on('upgrade', onUpgrade);
       // frontend.connect Route: CONNECT walks the lifecycle and becomes a tunnel to the routed backend.
       http1.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-        if (this.ctx.compiled.frontend?.connect === 'Route') handleConnect(this.ctx, req, socket, head);
+        const mode = this.ctx.compiled.frontend?.connect;
+        if (mode === 'Route') handleConnect(this.ctx, req, socket, head);
+        else if (mode === 'Tunnel') this.#tunnelToBind(req, socket as Socket, head);
         else refuseConnectSocket(socket);
       });
       http1.on('request', trackHttp1Request);
@@ -128,6 +133,7 @@ export class BindServer {
 
   static async open(compiled: CompiledBind, telemetry: Telemetry, opts: ListenOptions): Promise<BindServer> {
     const server = new BindServer(compiled, telemetry);
+    server.#bindFor = opts.bindFor;
     await new Promise<void>((resolve, reject) => {
       server.#listener.once('error', reject);
       server.#listener.listen({ host: opts.host, port: opts.port, reusePort: opts.reusePort }, () => {
@@ -141,6 +147,31 @@ export class BindServer {
 
   get port(): number {
     return (this.#listener.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /**
+   * frontend `connect.mode: Tunnel`: the CONNECT authority's port names a Gateway port; after
+   * `200` the tunnelled stream enters that bind as a new downstream connection, so its frontend
+   * policies (PROXY protocol, network authorization, TLS) and every request's lifecycle
+   * (authorization included) apply as to a direct client. No bind on that port: 404.
+   */
+  #tunnelToBind(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const port = Number(/:(\d{1,5})$/.exec(req.url ?? '')?.[1]);
+    const target = Number.isInteger(port) ? this.#bindFor?.(port) : undefined;
+    if (!target || !target.listening) {
+      const body = '{"error":{"code":"route_not_found","message":"no gateway listener on the CONNECT port"}}';
+      socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) socket.unshift(head);
+    target.acceptTunnelled(socket);
+  }
+
+  /** A connection that arrived through another bind's CONNECT tunnel: handled as if accepted here. */
+  acceptTunnelled(socket: Socket): void {
+    this.#listener.emit('connection', socket);
+    socket.resume();
   }
 
   get listening(): boolean {

@@ -43,8 +43,8 @@ export interface CompiledFrontend {
   readonly keepaliveMs: number | undefined;
   readonly http: FrontendHttp;
   readonly tls: FrontendTls;
-  /** Deny and Route are served (pipeline/connect.ts); Tunnel is reported on apply and CONNECT is refused. */
-  readonly connect: 'Deny' | 'Route';
+  /** Route: pipeline/connect.ts; Tunnel: server/bind-server.ts hands the stream to the addressed bind. */
+  readonly connect: 'Deny' | 'Route' | 'Tunnel';
   readonly accessLog: AccessLogSettings | undefined;
   /** metrics.attributes: labels added to this bind's request metrics; undefined when none. */
   readonly metricAttributes: readonly MetricAttribute[] | undefined;
@@ -87,7 +87,6 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
   };
   for (const member of UNSUPPORTED) if (policy[member] !== undefined) report(member, 'not supported by this proxy yet');
   if (policy.accessLog?.otlp !== undefined) report('accessLog', 'otlp export is not supported by this proxy yet');
-  if (policy.connect?.mode === 'Tunnel') report('connect', 'mode Tunnel is not supported by this proxy yet: CONNECT is refused');
 
   const networkRules = policy.networkAuthorization?.rules.map((rule) => ({
     action: rule.action,
@@ -102,7 +101,7 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
     keepaliveMs: keepalive ? (keepalive.timeMs ?? DEFAULT_KEEPALIVE_MS) : undefined,
     http: compileHttp(policy.http ?? {}),
     tls: compileTls(policy.tls ?? {}),
-    connect: policy.connect?.mode === 'Route' ? 'Route' : 'Deny',
+    connect: policy.connect?.mode ?? 'Deny',
     accessLog: policy.accessLog ? compileAccessLog(policy.accessLog, cel) : undefined,
     metricAttributes: metricAttributesOf(policy, (message) => report('metrics', message)),
   };
