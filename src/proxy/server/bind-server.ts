@@ -52,7 +52,7 @@ export class BindServer {
     this.#telemetry = telemetry;
     this.ctx = { compiled, draining: false, scheme: compiled.protocol === 'HTTPS' ? 'https' : 'http', telemetry };
     const onRequest = (req: IncomingMessage | Http2ServerRequest, res: Parameters<typeof handleRequest>[2]) => {
-      // frontend.connect: only Deny is served (SPEC.md: unset means Method Not Allowed).
+      // CONNECT over HTTP/2 (and on HTTPS binds) is refused whatever frontend.connect says: only HTTP/1.1 binds tunnel (docs/forward-proxy.md).
       if (req.method === 'CONNECT') refuseConnectStream(res);
       else handleRequest(this.ctx, req, res);
     };
