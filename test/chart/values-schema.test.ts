@@ -24,6 +24,30 @@ describe('chart values schema', () => {
     assert.deepEqual(errors, []);
   });
 
+  // SPEC.md "Installation chart values": the defaults it names (the rest are "", {}, [] or null).
+  const SPEC_DEFAULTS: [string, unknown][] = [
+    ['proxyModels.enabled', false], ['commonLabels', {}], ['controller.replicaCount', 1], ['controller.logLevel', 'info'],
+    ['controller.image.pullPolicy', ''], ['controller.image.registry', ''], ['controller.image.tag', ''],
+    ['controller.priorityClassName', ''], ['controller.revisionHistoryLimit', null],
+    ['controller.service.enabled', true], ['controller.service.type', 'ClusterIP'],
+    ['controller.service.ports', { agwGrpc: 9978, health: 9093, metrics: 9092 }], ['controller.service.publishNotReadyAddresses', false],
+    ['controller.xds.mode', 'tls'], ['controllerName', ''], ['gatewayClassName', ''], ['gatewayClassParametersRefs', {}],
+    ['discoveryNamespaceSelectors', []], ['fullnameOverride', ''], ['nameOverride', ''], ['image.pullPolicy', 'IfNotPresent'], ['image.tag', ''],
+    ['imagePullSecrets', []], ['inferenceExtension.enabled', false],
+    ['istio', { autoEnabled: false, caAddress: '', clusterId: '', namespace: '', network: '', revision: '' }],
+    ['monitoring.enabled', false], ['monitoring.grafanaDashboard', { enabled: true, labels: { grafana_dashboard: '1' } }],
+    ['monitoring.proxy.podMonitor.enabled', true], ['monitoring.proxy.namespaceSelector', {}],
+    ['monitoring.serviceMonitor', { enabled: true, extraLabels: {}, interval: '15s' }],
+    ['proxy.image.registry', ''], ['proxy.image.tag', ''], ['resources', { requests: { cpu: '100m', memory: '128Mi' } }],
+    ['serviceAccount', { create: true, name: '', annotations: {} }],
+  ];
+  for (const [path, want] of SPEC_DEFAULTS) {
+    it(`values.yaml: ${path} defaults as SPEC.md says`, () => {
+      const got = path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], defaultValues());
+      assert.deepEqual(got, want);
+    });
+  }
+
   const REFUSED: { name: string; values: Record<string, unknown> }[] = [
     { name: 'an unknown top-level key', values: { replicaCount: 2 } },
     { name: 'a misspelt nested key', values: { controller: { xds: { mdoe: 'tls' } } } },
