@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
 import { startAgent, textOf, userMessage, type TestAgent } from './agent.ts';
@@ -100,5 +100,19 @@ spec:
     assert.equal(textOf(await client.sendMessage(userMessage('rest'))), 'echo: rest');
     const rest = agent.seen.slice(before).filter((s) => s.path.startsWith('/a2a/rest'));
     assert.deepEqual(rest.map((s) => s.headers.host), [`127.0.0.1:${gw.portOf(80)}`]);
+  });
+
+  it('a v0.3 client reads the older card (agent.json) through the gateway and sends through it', async () => {
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+      cardResolver: new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }),
+    }));
+    const client = await factory.createFromUrl(gw.url(80), '/.well-known/agent.json');
+    const before = agent.seen.length;
+    assert.equal(textOf(await client.sendMessage(userMessage('old'))), 'echo: old');
+    const rpc = agent.seen.slice(before).filter((s) => s.path === '/a2a/jsonrpc');
+    assert.deepEqual(rpc.map((s) => s.headers.host), [`127.0.0.1:${gw.portOf(80)}`]);
+    // The v0.3 protocol, chosen from the v0.3 card the gateway rewrote.
+    assert.equal(rpc[0].headers['a2a-version'], '0.3');
   });
 });

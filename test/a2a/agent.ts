@@ -70,13 +70,17 @@ export async function startAgent(): Promise<TestAgent> {
     seen.push({ path: req.path, method: req.method, headers: { ...req.headers } });
     next();
   });
-  const handler = new DefaultRequestHandler(v10Card('http://placeholder'), new InMemoryTaskStore(), echo);
+  // The handler's own card also declares the v0.3 JSON-RPC interface, which the compat layer asks for.
+  const own = v10Card('http://placeholder');
+  own.supportedInterfaces.push({ url: 'http://placeholder/a2a/jsonrpc', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' });
+  const handler = new DefaultRequestHandler(own, new InMemoryTaskStore(), echo);
   // The card names the agent's own address, as a real agent's would: the gateway must replace it.
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: { getAgentCard: () => Promise.resolve(v10Card(origin)) } }));
   app.get('/.well-known/agent.json', (_req, res) => {
     res.json(v03Card(origin));
   });
-  app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  // v0.3 clients (the older card's readers) are served too.
+  app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
   app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
