@@ -23,6 +23,9 @@ import { hostAllowed } from './allowed-hosts.ts';
 import { parseAuthority, requestDestination } from './destination.ts';
 import { CheckedResolver } from './resolver.ts';
 
+/** How long connecting to a destination may take (no backend `tcp.connectTimeout` applies here yet). */
+export const FORWARD_CONNECT_TIMEOUT_MS = 10_000;
+
 export const dynamicForwardHandlerFactory: HandlerFactory = (backend) =>
   backend.dynamicForward ? new DynamicForwardHandler(backend.dynamicForward) : undefined;
 
@@ -88,11 +91,17 @@ export class DynamicForwardHandler implements BackendHandler {
           if (resolved.reason === 'blocked') return refuseRaw(403, 'destination_blocked', 'the destination resolves to an address the forward proxy may not reach');
           return refuseRaw(502, 'upstream_connect_failed', 'could not resolve the destination');
         }
-        const upstream = netConnect({ host: resolved.address, port: destination.port });
-        const failed = () => refuseRaw(502, 'upstream_connect_failed', 'could not connect to the upstream');
+        const upstream = netConnect({ host: resolved.address, port: destination.port, timeout: FORWARD_CONNECT_TIMEOUT_MS });
+        const failed = () => {
+          upstream.destroy();
+          refuseRaw(502, 'upstream_connect_failed', 'could not connect to the upstream');
+        };
         upstream.once('error', failed);
+        upstream.once('timeout', failed);
         upstream.once('connect', () => {
           upstream.off('error', failed);
+          upstream.off('timeout', failed);
+          upstream.setTimeout(0);
           splice(socket, upstream, head, request.done);
         });
       },
@@ -120,6 +129,9 @@ function forward(req: DownstreamRequest, res: DownstreamResponse, request: Handl
   const upstream = target.tls
     ? httpsRequest({ ...options, servername: isIP(target.host) === 0 ? target.host : undefined })
     : httpRequest(options);
+  const connectTimer = setTimeout(() => upstream.destroy(new Error('connect timeout')), FORWARD_CONNECT_TIMEOUT_MS);
+  upstream.once('socket', (socket) => socket.once(target.tls ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer)));
+  upstream.once('close', () => clearTimeout(connectTimer));
   let bytes = 0;
   upstream.on('response', (answer: IncomingMessage) => {
     const status = answer.statusCode ?? 502;
