@@ -206,3 +206,36 @@ spec:
     await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }), OpenAI.NotFoundError);
   });
 });
+
+describe('ProxyModel: /v1/models', () => {
+  let vendor: MockProvider;
+  let gw: GatewayHarness;
+
+  before(async () => {
+    vendor = await startMockProvider();
+    gw = await startGateway([
+      httpGateway(), ROUTE, vendorService('vendor-a', vendor),
+      model('gpt-4o', 'vendor-a'),
+      model('claude', 'vendor-a', '  match: { model: claude-sonnet-4 }\n'),
+      model('family', 'vendor-a', '  match: { model: "gpt-*" }\n'),
+      model('hidden', 'vendor-a', '  match: { model: secret-model }\n  visibility: Internal\n'),
+    ].join('---\n'), { proxyModels: true });
+  });
+
+  after(async () => {
+    await gw?.close();
+    await vendor.stop();
+  });
+
+  it('lists exactly the public models a client can name, in OpenAI\'s and Anthropic\'s shapes, asking no vendor', async () => {
+    const client = new OpenAI({ apiKey: 'unused', baseURL: gw.url(80, '/v1'), maxRetries: 0 });
+    const ids: string[] = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    assert.deepEqual(ids, ['claude-sonnet-4', 'gpt-4o']);
+    const res = await gw.request(80, { path: '/v1/models', headers: { 'anthropic-version': '2023-06-01' } });
+    const page = JSON.parse(res.text) as { data: { type: string; id: string }[]; has_more: boolean };
+    assert.deepEqual(page.data.map((m) => [m.type, m.id]), [['model', 'claude-sonnet-4'], ['model', 'gpt-4o']]);
+    assert.equal(page.has_more, false);
+    assert.equal(vendor.requests.length, 0);
+  });
+});

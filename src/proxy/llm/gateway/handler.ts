@@ -158,6 +158,11 @@ export class LlmBackendHandler {
     const backendAi = aiOf(request.backendPolicy) ?? this.#ir.policy;
     const route = routeTypeFor(request.path, backendAi?.routes);
     const format = errorFormatOf(route, req.headers['anthropic-version']);
+    if (this.#router && route === 'Models') {
+      // ProxyModels: the gateway's own list of models (model-router.ts), no vendor asked.
+      sink.send(200, { 'content-type': 'application/json' }, this.#router.catalog(req.headers['anthropic-version'] !== undefined));
+      return { status: 200, bytes: sink.bytes };
+    }
     const fail = (status: number, message: string, code?: string) => {
       const r = renderError({ status, message, ...(code ? { code } : {}) }, format);
       sink.refuse(r.status, r.headers, r.body);

@@ -18,10 +18,22 @@ export type ModelChoice =
 export class ModelRouter {
   readonly #models: readonly ModelRouteIR[];
   readonly #pickers: Map<ModelRouteIR, ProviderPicker>;
+  /** `/v1/models` answers, computed once: OpenAI's list and Anthropic's page. */
+  readonly #catalog: { readonly openai: Uint8Array; readonly anthropic: Uint8Array };
 
   constructor(models: readonly ModelRouteIR[], health: ProviderHealth | undefined) {
     this.#models = models;
     this.#pickers = new Map(models.map((m) => [m, new ProviderPicker(m.groups, health)]));
+    this.#catalog = catalogOf(models);
+  }
+
+  /**
+   * The `/v1/models` answer: the Public models a client can name exactly, sorted by name (a
+   * wildcard model stands for names that cannot be listed). Anthropic's shape when the client
+   * sent `anthropic-version`.
+   */
+  catalog(anthropic: boolean): Uint8Array {
+    return anthropic ? this.#catalog.anthropic : this.#catalog.openai;
   }
 
   /** The picker for the request's model; a body that is not JSON or has no string `model` is `no-model`. */
@@ -32,6 +44,16 @@ export class ModelRouter {
     const picker = entry && this.#pickers.get(entry);
     return picker ? { kind: 'picked', picker } : { kind: 'unknown', model };
   }
+}
+
+function catalogOf(models: readonly ModelRouteIR[]): { openai: Uint8Array; anthropic: Uint8Array } {
+  const names = [...new Set(models.flatMap((m) => (m.visibility === 'Public' && m.pattern.kind === 'exact' ? [m.pattern.name] : [])))].sort();
+  const openai = { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchboard' })) };
+  const anthropic = {
+    data: names.map((id) => ({ type: 'model', id, display_name: id, created_at: '1970-01-01T00:00:00Z' })),
+    has_more: false, first_id: names[0] ?? null, last_id: names.at(-1) ?? null,
+  };
+  return { openai: Buffer.from(JSON.stringify(openai)), anthropic: Buffer.from(JSON.stringify(anthropic)) };
 }
 
 function modelOf(body: Buffer): string | undefined {
