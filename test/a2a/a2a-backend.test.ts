@@ -32,6 +32,16 @@ spec:
   parentRefs: [{ name: gw }]
   rules:
     - backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: agent }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: agent-under-prefix }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /agents/echo } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: / } } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: agent }]
 `);
     assert.deepEqual(gw.applyErrors, []);
   });
@@ -114,5 +124,13 @@ spec:
     assert.deepEqual(rpc.map((s) => s.headers.host), [`127.0.0.1:${gw.portOf(80)}`]);
     // The v0.3 protocol, chosen from the v0.3 card the gateway rewrote.
     assert.equal(rpc[0].headers['a2a-version'], '0.3');
+  });
+
+  it('under a route that rewrites a prefix away: the card gives the prefix back, and the SDK client reaches the agent through that route', async () => {
+    const res = await gw.request(80, { path: '/agents/echo/.well-known/agent-card.json', host: 'gw.example.com' });
+    const card = JSON.parse(res.text) as { supportedInterfaces: { url: string }[] };
+    assert.deepEqual(card.supportedInterfaces.map((i) => i.url), ['http://gw.example.com/agents/echo/a2a/jsonrpc', 'http://gw.example.com/agents/echo/a2a/rest']);
+    const client = await new ClientFactory().createFromUrl(gw.url(80, '/agents/echo/'));
+    assert.equal(textOf(await client.sendMessage(userMessage('prefixed'))), 'echo: prefixed');
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentCardFilter, MAX_CARD_BYTES, rewriteAgentCard, toGatewayUrl } from './agent-card.ts';
+import { agentCardFilter, MAX_CARD_BYTES, rewriteAgentCard, rewrittenPrefix, toGatewayUrl } from './agent-card.ts';
 import { agentCardRequest } from './card-request.ts';
 
 const GW = 'https://gw.example.com';
@@ -13,6 +13,17 @@ describe('toGatewayUrl', () => {
     { name: 'a gRPC-style scheme: left alone', url: 'grpc://agent:50051', want: 'grpc://agent:50051' },
   ];
   for (const row of rows) it(row.name, () => assert.equal(toGatewayUrl(row.url, GW), row.want));
+});
+
+describe('rewrittenPrefix and the prefix given back', () => {
+  const rows: { name: string; client: string; upstream: string; url: string; want: string }[] = [
+    { name: 'no rewrite', client: '/.well-known/agent.json', upstream: '/.well-known/agent.json', url: 'http://a/rpc', want: `${GW}/rpc` },
+    { name: 'prefix removed', client: '/agents/echo/.well-known/agent.json', upstream: '/.well-known/agent.json', url: 'http://a/rpc', want: `${GW}/agents/echo/rpc` },
+    { name: 'prefix replaced', client: '/echo/.well-known/agent.json', upstream: '/v2/.well-known/agent.json', url: 'http://a/v2/rpc', want: `${GW}/echo/rpc` },
+    { name: 'prefixes sharing a tail are whole segments', client: '/ab/.well-known/agent.json', upstream: '/b/.well-known/agent.json', url: 'http://a/b/rpc', want: `${GW}/ab/rpc` },
+    { name: 'outside the replaced prefix: kept', client: '/echo/.well-known/agent.json', upstream: '/v2/.well-known/agent.json', url: 'http://a/v20/rpc', want: `${GW}/v20/rpc` },
+  ];
+  for (const row of rows) it(row.name, () => assert.equal(toGatewayUrl(row.url, GW, rewrittenPrefix(row.client, row.upstream)), row.want));
 });
 
 describe('rewriteAgentCard', () => {
@@ -67,14 +78,15 @@ describe('agentCardRequest', () => {
   const paths = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
   it('a GET of a card path (query ignored): the filter, and the upstream asked uncompressed', () => {
     const headers: Record<string, string | undefined> = { 'accept-encoding': 'gzip' };
-    assert.ok(agentCardRequest(paths, { method: 'GET', path: '/.well-known/agent.json?v=1', headers }, { host: 'gw' }, 'http'));
+    assert.ok(agentCardRequest(paths, { method: 'GET', clientPath: '/.well-known/agent.json', path: '/.well-known/agent.json?v=1', headers }, { host: 'gw' }, 'http'));
     assert.equal(headers['accept-encoding'], undefined);
   });
   it('other methods, other paths, no Host: nothing', () => {
     const headers = { 'accept-encoding': 'gzip' };
-    assert.equal(agentCardRequest(paths, { method: 'POST', path: '/.well-known/agent.json', headers }, { host: 'gw' }, 'http'), undefined);
-    assert.equal(agentCardRequest(paths, { method: 'GET', path: '/a2a/jsonrpc', headers }, { host: 'gw' }, 'http'), undefined);
-    assert.equal(agentCardRequest(paths, { method: 'GET', path: '/.well-known/agent.json', headers }, {}, 'http'), undefined);
+    const at = (method: string, path: string) => ({ method, clientPath: path, path, headers });
+    assert.equal(agentCardRequest(paths, at('POST', '/.well-known/agent.json'), { host: 'gw' }, 'http'), undefined);
+    assert.equal(agentCardRequest(paths, at('GET', '/a2a/jsonrpc'), { host: 'gw' }, 'http'), undefined);
+    assert.equal(agentCardRequest(paths, at('GET', '/.well-known/agent.json'), {}, 'http'), undefined);
     assert.equal(headers['accept-encoding'], 'gzip');
   });
 });

@@ -6,8 +6,10 @@
  * Both card shapes are covered:
  *   v0.3   `url` (the preferred transport's endpoint) and `additionalInterfaces[].url`
  *   v1.0   `supportedInterfaces[].url` (the v0.3 fields too, when an agent sends both)
- * Only the origin (scheme, host, port) is replaced; the path is the agent's, which the gateway
- * forwards unchanged. Other URLs (provider.url, documentationUrl, iconUrl) are web pages, not
+ * The origin (scheme, host, port) is replaced. The path is the agent's, unless the route rewrote
+ * a prefix on the way to the card (client `/agents/echo/.well-known/…` → agent `/.well-known/…`):
+ * then paths under the agent's prefix get the client's prefix back, so the interface is reached
+ * through the same route. Other URLs (provider.url, documentationUrl, iconUrl) are web pages, not
  * endpoints, and stay as the agent wrote them.
  */
 import { readBodyBounded, BodyTooLargeError } from '../http/body.ts';
@@ -19,8 +21,29 @@ export const MAX_CARD_BYTES = 256 * 1024;
 /** The card's interface lists whose entries carry a `url`. */
 const INTERFACE_LISTS = ['additionalInterfaces', 'supportedInterfaces'] as const;
 
-/** `url` with its origin replaced by `origin` (`https://gw.example.com`); unparsable URLs are left alone. */
-export function toGatewayUrl(url: string, origin: string): string {
+/** A URLRewrite prefix to undo: agent paths under `upstream` are client paths under `client`. */
+export interface PrefixMap {
+  readonly upstream: string;
+  readonly client: string;
+}
+
+/**
+ * The prefix a route's rewrite replaced, from the card request's client and upstream paths (their
+ * common tail is the part the rewrite kept); undefined when the paths are the same.
+ */
+export function rewrittenPrefix(clientPath: string, upstreamPath: string): PrefixMap | undefined {
+  if (clientPath === upstreamPath) return undefined;
+  let i = 0;
+  while (i < clientPath.length && i < upstreamPath.length && clientPath[clientPath.length - 1 - i] === upstreamPath[upstreamPath.length - 1 - i]) i++;
+  // The kept tail starts at a segment: `/ab/x` → `/b/x` replaced `/ab` with `/b`, not `/a` with ``.
+  while (i > 0 && upstreamPath[upstreamPath.length - i] !== '/') i--;
+  const client = clientPath.slice(0, clientPath.length - i).replace(/\/$/, '');
+  const upstream = upstreamPath.slice(0, upstreamPath.length - i).replace(/\/$/, '');
+  return client === upstream ? undefined : { upstream, client };
+}
+
+/** `url` with its origin replaced by `origin` (`https://gw.example.com`), and a rewritten prefix given back; unparsable URLs are left alone. */
+export function toGatewayUrl(url: string, origin: string, prefix?: PrefixMap): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -29,20 +52,22 @@ export function toGatewayUrl(url: string, origin: string): string {
   }
   // Only web URLs name an endpoint the gateway can stand in for (gRPC cards may carry host:port forms).
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return url;
-  return origin + parsed.pathname + parsed.search + parsed.hash;
+  let path = parsed.pathname;
+  if (prefix && (path === prefix.upstream || path.startsWith(`${prefix.upstream}/`))) path = prefix.client + path.slice(prefix.upstream.length) || '/';
+  return origin + path + parsed.search + parsed.hash;
 }
 
 /** The card with every interface URL pointing at `origin`; anything that is not a JSON object is returned as is. */
-export function rewriteAgentCard(card: unknown, origin: string): unknown {
+export function rewriteAgentCard(card: unknown, origin: string, prefix?: PrefixMap): unknown {
   if (typeof card !== 'object' || card === null || Array.isArray(card)) return card;
   const out: Record<string, unknown> = { ...(card as Record<string, unknown>) };
-  if (typeof out.url === 'string') out.url = toGatewayUrl(out.url, origin);
+  if (typeof out.url === 'string') out.url = toGatewayUrl(out.url, origin, prefix);
   for (const list of INTERFACE_LISTS) {
     const entries = out[list];
     if (!Array.isArray(entries)) continue;
     out[list] = entries.map((entry: unknown) => {
       if (typeof entry !== 'object' || entry === null || typeof (entry as { url?: unknown }).url !== 'string') return entry;
-      return { ...(entry as Record<string, unknown>), url: toGatewayUrl((entry as { url: string }).url, origin) };
+      return { ...(entry as Record<string, unknown>), url: toGatewayUrl((entry as { url: string }).url, origin, prefix) };
     });
   }
   return out;
@@ -63,7 +88,7 @@ class CardError extends Error {
  * (an agent's 404 is the client's to read); a 2xx JSON body that does not parse is a 502, since a
  * card with the agent's own URLs would send the client around the gateway.
  */
-export function agentCardFilter(origin: string): ResponseFilter {
+export function agentCardFilter(origin: string, prefix?: PrefixMap): ResponseFilter {
   return {
     async *body(body: AsyncIterable<Uint8Array>, response: FilteredResponse) {
       const type = response.headers['content-type'];
@@ -85,7 +110,7 @@ export function agentCardFilter(origin: string): ResponseFilter {
       } catch {
         throw new CardError('agent card is not valid JSON');
       }
-      yield Buffer.from(JSON.stringify(rewriteAgentCard(card, origin)));
+      yield Buffer.from(JSON.stringify(rewriteAgentCard(card, origin, prefix)));
     },
   };
 }

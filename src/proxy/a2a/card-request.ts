@@ -5,11 +5,13 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ResponseFilter } from '../policies/context.ts';
-import { agentCardFilter } from './agent-card.ts';
+import { agentCardFilter, rewrittenPrefix } from './agent-card.ts';
 
 /** The parts of a forward this needs; `headers` are the upstream request's, changed in place. */
 export interface CardRequestView {
   readonly method: string;
+  /** The path the client asked for (before URLRewrite, no query). */
+  readonly clientPath: string;
   /** Upstream request target (path and query), after URLRewrite. */
   readonly path: string;
   readonly headers: Record<string, string | string[] | undefined>;
@@ -28,11 +30,12 @@ export function agentCardRequest(
 ): ResponseFilter | undefined {
   if (request.method !== 'GET') return undefined;
   const q = request.path.indexOf('?');
-  if (!cardPaths.has(q === -1 ? request.path : request.path.slice(0, q))) return undefined;
+  const upstreamPath = q === -1 ? request.path : request.path.slice(0, q);
+  if (!cardPaths.has(upstreamPath)) return undefined;
   const host = (client[':authority'] as string | undefined) ?? client.host;
   // No Host (HTTP/1.0): nothing to point the card at; it goes out as the agent wrote it.
   if (typeof host !== 'string' || host === '') return undefined;
   // The rewrite reads the card as JSON: ask for it uncompressed.
   delete request.headers['accept-encoding'];
-  return agentCardFilter(`${scheme}://${host}`);
+  return agentCardFilter(`${scheme}://${host}`, rewrittenPrefix(request.clientPath, upstreamPath));
 }
