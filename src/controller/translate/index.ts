@@ -96,7 +96,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     ...routeStatuses,
     ...policies.statuses,
     ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
-    ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName, options.proxyModels === true),
+    ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName, snapshot),
   ].sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.

@@ -12,18 +12,19 @@ import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import { condition } from './status/conditions.ts';
 import { ALL_MODELS, isProxyModelRef, lowerModel, namesRule } from './proxy-model.ts';
 import { isDict, listOf, type Dict } from './read.ts';
-import { generationOf, namespaceOf } from './snapshot.ts';
+import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 
 export const PROXY_MODEL_API_DISABLED = 'the ProxyModel API is disabled (enable with switchboard run --enable-proxy-models, or the chart value proxyModels.enabled)';
 export const MODEL_PARENT_NOT_SERVED = 'attaching a ProxyModel to a Gateway or ListenerSet is not served yet (issue 18): attach it to an HTTPRoute rule whose backendRef is the ProxyModel backend "*"';
 
 /** The Accepted condition of `model` for one of its parents of ours. */
-export function modelParentCondition(model: KubeObject, parentRef: Dict, enabled: boolean, ourRoutes: ReadonlyMap<string, KubeObject>, objects: readonly KubeObject[] = []): Condition {
+/** `snapshot`: the translation's (its ProxyModels are set when the API is on); Services and virtual models' targets are looked up in it. */
+export function modelParentCondition(model: KubeObject, parentRef: Dict, ourRoutes: ReadonlyMap<string, KubeObject>, snapshot: Snapshot | undefined): Condition {
   const generation = generationOf(model);
-  if (!enabled) return condition('Accepted', false, 'Unsupported', PROXY_MODEL_API_DISABLED, generation);
+  if (!snapshot?.proxyModels) return condition('Accepted', false, 'Unsupported', PROXY_MODEL_API_DISABLED, generation);
   if (parentRef.kind !== 'HTTPRoute') return condition('Accepted', false, 'Unsupported', MODEL_PARENT_NOT_SERVED, generation);
-  // A virtual model's targets are looked up among every ProxyModel; Services are not (docs/models.md).
-  const lowered = lowerModel(model, { models: objects.filter((o) => o.kind === 'ProxyModel') });
+  // As the backend lowers it: a Custom model whose Service is missing is not Accepted.
+  const lowered = lowerModel(model, { snapshot, models: snapshot.proxyModels });
   if (!lowered.route) {
     const [first] = lowered.problems;
     return condition('Accepted', false, first.reason, lowered.problems.map((p) => p.message).join('; '), generation);

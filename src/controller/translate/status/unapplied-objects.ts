@@ -9,7 +9,7 @@ import type { Condition, KubeObject, ObjectStatus } from '../../../api/gateway/o
 import type { GatewayGraph } from '../gateway.ts';
 import { listenerSetId } from '../listenerset.ts';
 import { groupOf, isDict, listOf, type Dict } from '../read.ts';
-import { generationOf, namespaceOf } from '../snapshot.ts';
+import { generationOf, namespaceOf, type Snapshot } from '../snapshot.ts';
 import { condition } from './conditions.ts';
 import { modelParentCondition } from '../proxy-model-status.ts';
 import {
@@ -71,7 +71,7 @@ const MAX_MODEL_PARENTS = 16;
  * it sets; a ProxyModel gets one `parents` entry per parentRef that is ours (a Gateway,
  * ListenerSet or HTTPRoute of this controller), `Accepted=False Unsupported`.
  */
-export function unservedObjectStatuses(objects: readonly KubeObject[], graph: GatewayGraph, ourRoutes: ReadonlyMap<string, KubeObject>, controllerName: string, proxyModelsEnabled = false): ObjectStatus[] {
+export function unservedObjectStatuses(objects: readonly KubeObject[], graph: GatewayGraph, ourRoutes: ReadonlyMap<string, KubeObject>, controllerName: string, snapshot?: Snapshot): ObjectStatus[] {
   const out: ObjectStatus[] = [];
   for (const object of objects) {
     if (!isDict(object) || typeof object.metadata?.name !== 'string' || groupOf(object.apiVersion) !== SWITCHBOARD_GROUP) continue;
@@ -91,7 +91,7 @@ export function unservedObjectStatuses(objects: readonly KubeObject[], graph: Ga
           parentRef,
           controllerName,
           // proxy-model-status.ts: served on an HTTPRoute rule, otherwise why not.
-          conditions: [modelParentCondition(object, parentRef, proxyModelsEnabled, ourRoutes, objects)],
+          conditions: [modelParentCondition(object, parentRef, ourRoutes, snapshot)],
         }));
       if (parents.length > 0) out.push({ apiVersion: object.apiVersion, kind: object.kind, metadata: meta, status: { parents } });
     }
