@@ -19,6 +19,7 @@ import { runToEnd, type SlicedJob } from './slices.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { StepDeps } from '../policies/step.ts';
 import { compileTracing, type CompiledTracing } from '../telemetry/tracing/compile.ts';
+import { compileLogExport, type CompiledLogExport } from '../telemetry/logs/compile.ts';
 import { baseUrl, withUrlFallback, type EndpointResolver } from '../ext/endpoint.ts';
 import type { PolicyEndpoint } from '../../ir/policy.ts';
 
@@ -54,6 +55,8 @@ export interface CompiledBind {
   readonly hasPreRouting: boolean;
   /** frontend `tracing`: absent, requests make no spans (telemetry/tracing). */
   readonly tracing?: CompiledTracing;
+  /** frontend `accessLog.otlp`: absent, the access log goes to stdout only (telemetry/logs). */
+  readonly accessLogExport?: CompiledLogExport;
 }
 
 export interface CompiledConfig {
@@ -174,7 +177,20 @@ function* compileBind(
     frontend,
     hasPreRouting: listeners.some(([, l]) => l.preRouting !== undefined),
     ...bindTracing(bind, stepDeps, onError),
+    ...bindLogExport(bind, frontend, stepDeps, onError),
   };
+}
+
+/** frontend `accessLog.otlp` of a bind: its logger provider lives and retires with this config. */
+function bindLogExport(bind: Bind, frontend: CompiledFrontend | undefined, stepDeps: Omit<StepDeps, 'policy'>, onError: (m: string) => void): { accessLogExport?: CompiledLogExport } {
+  const otlp = bind.frontend?.accessLog?.otlp;
+  if (otlp === undefined) return {};
+  const lifecycle = stepDeps.lifecycle;
+  const accessLogExport = compileLogExport(otlp, frontend?.accessLog, {
+    endpoint: () => otlpUrl(otlp, stepDeps.endpoints),
+    ...(lifecycle ? { onRetire: (close: () => void) => lifecycle.onRetire(close) } : {}),
+  }, (m) => onError(`${bind.key}: frontend.accessLog.otlp: ${m}`));
+  return accessLogExport ? { accessLogExport } : {};
 }
 
 /** frontend `tracing` of a bind: its tracer provider lives and retires with this config. */

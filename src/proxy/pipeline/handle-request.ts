@@ -74,7 +74,7 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
   const tracing = ctx.compiled.tracing;
   const requestTrace = tracing === undefined ? undefined : startRequestTrace(tracing, req, ctx.scheme);
   if (requestTrace !== undefined) runTraced(requestTrace, () => lifecycle(ctx, req, res, backend, requestTrace, requestTrace.facts));
-  else if (accessLogReadsFacts(ctx.compiled.frontend?.accessLog)) {
+  else if (accessLogReadsFacts(ctx.compiled.frontend?.accessLog, ctx.compiled.accessLogExport)) {
     // An access log with CEL reads what the request earned (jwt, apiKey, llm.*, mcp.* …) at its end.
     const facts = new RequestFacts();
     runInScope({ trace: undefined, facts }, () => lifecycle(ctx, req, res, backend, undefined, facts));
@@ -100,7 +100,7 @@ function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResp
       route: labels.route,
       backend: labels.backend,
       bytes,
-    }, req, ctx.scheme, labels, facts);
+    }, req, ctx.scheme, labels, facts, bind.accessLogExport);
   };
   try {
     // Host rules and the canonical path, before anything reads the request (admit.ts).

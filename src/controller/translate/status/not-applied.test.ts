@@ -69,7 +69,6 @@ interface Case {
   readonly path: string;
 }
 const CASES: Readonly<Record<string, Case>> = {
-  'frontend accessLog.otlp': { value: { accessLog: { otlp: { url: 'http://otel.example:4318' } } }, path: 'spec.frontend.accessLog.otlp' },
   'frontend tcp.keepalive.retries': { value: { tcp: { keepalive: { retries: 3 } } }, path: 'spec.frontend.tcp.keepalive.retries' },
   'frontend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.frontend.tcp.keepalive.interval' },
   'traffic rateLimit.local[]': { value: { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } }, path: 'spec.traffic.rateLimit.local[0]' },

@@ -50,7 +50,6 @@ const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepali
 /** Every field the data plane ignores. Keep docs/policies.md ("What is not applied yet") in step. */
 export const NOT_APPLIED: readonly NotAppliedRow[] = [
   // Frontend (Bind-level: no backend kind).
-  { scope: 'frontend', path: 'accessLog.otlp', why: 'OTLP log export is not implemented (the log is written to stdout only)', issue: 14 },
   { scope: 'frontend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
   { scope: 'frontend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
 

@@ -86,7 +86,6 @@ export function compileFrontend(policy: FrontendPolicy | undefined, onError: (me
     return undefined;
   };
   for (const member of UNSUPPORTED) if (policy[member] !== undefined) report(member, 'not supported by this proxy yet');
-  if (policy.accessLog?.otlp !== undefined) report('accessLog', 'otlp export is not supported by this proxy yet');
 
   const networkRules = policy.networkAuthorization?.rules.map((rule) => ({
     action: rule.action,
