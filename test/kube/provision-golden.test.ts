@@ -2,6 +2,7 @@
  * Provisioning golden tests: each test/golden/provision/<case>.yaml holds input objects
  * (GatewayClass, Gateway, ProxyParameters) as YAML documents, then a `# Output` document holding,
  * per Gateway of our class, the exact objects the controller applies — or the reason it does not.
+ * A `kind: TestContext` document sets what the controller's environment would (its CA, image).
  * `UPDATE_GOLDEN=1` rewrites the Output documents.
  */
 import { describe, it } from 'node:test';
@@ -19,7 +20,11 @@ const CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
 const CONTEXT = { controllerUrl: 'https://switchboard.switchboard-system.svc:9978', defaultTag: '0.1.0' };
 const update = process.env.UPDATE_GOLDEN === '1';
 
-function provision(objects: readonly KubeObject[]): unknown[] {
+/** A document `kind: TestContext` in a case overrides the context (the controller's environment). */
+function provision(all: readonly KubeObject[]): unknown[] {
+  const override = all.find((o) => o.kind === 'TestContext') as { context?: object } | undefined;
+  const context = { ...CONTEXT, ...override?.context };
+  const objects = all.filter((o) => o.kind !== 'TestContext');
   const parameters = new Map(objects.filter((o) => o.kind === 'ProxyParameters').map((o) => [`${o.metadata.namespace ?? 'default'}/${o.metadata.name}`, o]));
   const classes = new Map(objects.filter((o) => o.kind === 'GatewayClass' && (o.spec as { controllerName?: string }).controllerName === CONTROLLER_NAME).map((o) => [o.metadata.name, o]));
   return objects.filter((o) => o.kind === 'Gateway').flatMap((gateway): unknown[] => {
@@ -29,7 +34,7 @@ function provision(objects: readonly KubeObject[]): unknown[] {
     const resolved = resolveParameters(gatewayClass, gateway, parameters);
     if (!resolved.ok) return [{ gateway: id, notProvisioned: { reason: resolved.reason, message: resolved.message } }];
     try {
-      return [{ gateway: id, objects: provisionObjects(gateway, resolved.parameters, CONTEXT) }];
+      return [{ gateway: id, objects: provisionObjects(gateway, resolved.parameters, context) }];
     } catch (err) {
       return [{ gateway: id, notProvisioned: { reason: 'InvalidParameters', message: (err as Error).message } }];
     }

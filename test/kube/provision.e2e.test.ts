@@ -118,3 +118,28 @@ describe('Kubernetes mode: provisioning a Gateway\'s proxy workload', () => {
     assert.equal(server.get('apps/v1', 'Deployment', 'gw', NS), undefined);
   });
 });
+
+describe('Kubernetes mode: provisioning with a tls controller CA', () => {
+  it('holds the Gateway until the CA Secret is visible, then copies it beside the workload', async () => {
+    const server = await FakeApiServer.start();
+    server.put({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'switchboard' }, spec: { controllerName: 'switchboard.dev/gateway-controller' } });
+    server.put({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: NS }, spec: { gatewayClassName: 'switchboard', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] } });
+    const options = parseControllerArgs(['--health-address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--admin-address', '127.0.0.1:0', '--xds-address', '127.0.0.1:0', '--xds-mode', 'plaintext', '--disable-leader-election'], {});
+    if (options === 'help') throw new Error('unreachable');
+    const controller = await startController(options, { kubeConfig: server.kubeConfig(), logger: silentLogger, provision: { controllerUrl: 'https://sb:9978', defaultTag: 't', retryMs: 100, caSecret: { namespace: 'switchboard-system', name: 'xds-tls' } } });
+    try {
+      const accepted = (): Condition | undefined => ((server.get(GW, 'Gateway', 'gw', NS)?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Accepted');
+      await until(() => accepted()?.reason === 'InvalidParameters', 'the Gateway held');
+      assert.match(accepted()!.message, /CA Secret switchboard-system\/xds-tls/);
+      assert.equal(server.get('apps/v1', 'Deployment', 'gw', NS), undefined, 'no proxy that could not verify the controller');
+      server.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'xds-tls', namespace: 'switchboard-system' }, data: { 'ca.crt': Buffer.from('PEM').toString('base64') } });
+      await until(() => server.get('apps/v1', 'Deployment', 'gw', NS) !== undefined, 'the Deployment');
+      assert.deepEqual(server.get('v1', 'ConfigMap', 'gw-controller-ca', NS)?.data, { 'ca.crt': 'PEM' });
+      assert.ok(containersOf(server.get('apps/v1', 'Deployment', 'gw', NS))[0]!.env.some((e) => e.name === 'SWITCHBOARD_CA_FILE'));
+      await until(() => accepted()?.status === 'True', 'the Gateway accepted again');
+    } finally {
+      await controller.stop();
+      await server.close();
+    }
+  });
+});

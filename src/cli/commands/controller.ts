@@ -38,7 +38,7 @@ export interface ControllerOverrides {
   readonly authenticator?: Authenticator;
   readonly logger?: Logger;
   readonly lease?: Partial<Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>>;
-  readonly provision?: Partial<Pick<ProvisionerOptions, 'controllerUrl' | 'defaultTag' | 'retryMs'>>;
+  readonly provision?: Partial<Pick<ProvisionerOptions, 'controllerUrl' | 'defaultTag' | 'retryMs' | 'caSecret'>>;
 }
 
 export interface RunningController {

@@ -23,6 +23,7 @@ export const PROXY_METRICS_PORT = 15020;
 /** Where the projected ServiceAccount token the proxy authenticates with is mounted. */
 export const TOKEN_DIR = '/var/run/secrets/switchboard';
 export const CATALOG_DIR = '/etc/switchboard/model-catalog';
+export const CONTROLLER_CA_DIR = '/etc/switchboard/controller-ca';
 const CONTAINER = 'proxy';
 
 export interface ProvisionContext {
@@ -30,6 +31,14 @@ export interface ProvisionContext {
   readonly controllerUrl: string;
   /** The proxy image's tag when the parameters name none (the controller's own version). */
   readonly defaultTag: string;
+  /** The proxy image's registry and repository when the parameters name none (else DEFAULT_IMAGE; an empty registry: none). */
+  readonly defaultImage?: { readonly registry: string; readonly repository: string };
+  /**
+   * The CA (PEM) proxies verify the controller's certificate with (tls xDS): copied into a
+   * ConfigMap `<gateway>-controller-ca` beside the workload (a pod cannot mount the controller
+   * namespace's Secret) and given to the proxy as SWITCHBOARD_CA_FILE.
+   */
+  readonly controllerCaPem?: string;
 }
 
 type Spec = ProxyParametersSpec;
@@ -80,6 +89,7 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
     : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(), spec: { ...(wantsHpa ? {} : { replicas: 1 }), selector: { matchLabels: selector }, template: pod } };
 
   const objects: JsonMap[] = [
+    ...(context.controllerCaPem !== undefined ? [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta({ name: controllerCaName(name) }), data: { 'ca.crt': context.controllerCaPem } }] : []),
     overlaid('serviceAccount', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() }),
     overlaid(isDaemonSet ? 'daemonSet' : 'deployment', workload),
     overlaid('service', {
@@ -97,6 +107,11 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   return objects;
 }
 
+/** The ConfigMap carrying the controller's CA to a Gateway's proxies. */
+export function controllerCaName(gateway: string): string {
+  return `${gateway}-controller-ca`;
+}
+
 /** One Service/container port per distinct listener port, named after the first listener on it. */
 export function listenerPorts(gateway: KubeObject): { name: string; port: number }[] {
   const listeners = ((gateway.spec as { listeners?: unknown } | undefined)?.listeners ?? []) as { name?: unknown; port?: unknown }[];
@@ -109,13 +124,19 @@ export function listenerPorts(gateway: KubeObject): { name: string; port: number
 
 function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readonly { name: string; port: number }[], context: ProvisionContext): JsonMap {
   const image = typed.image ?? {};
-  const reference = `${image.registry ?? DEFAULT_IMAGE.registry}/${image.repository ?? DEFAULT_IMAGE.repository}${image.digest ? `@${image.digest}` : `:${image.tag ?? context.defaultTag}`}`;
+  const defaults = context.defaultImage ?? DEFAULT_IMAGE;
+  const registry = image.registry ?? defaults.registry;
+  const reference = `${registry ? `${registry}/` : ''}${image.repository ?? defaults.repository}${image.digest ? `@${image.digest}` : `:${image.tag ?? context.defaultTag}`}`;
   const { level, format } = logSettings(typed);
   const volumes: JsonMap[] = [{
     name: 'switchboard-token',
     projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
   }];
   const mounts: JsonMap[] = [{ name: 'switchboard-token', mountPath: TOKEN_DIR, readOnly: true }];
+  if (context.controllerCaPem !== undefined) {
+    volumes.push({ name: 'controller-ca', configMap: { name: controllerCaName(name) } });
+    mounts.push({ name: 'controller-ca', mountPath: CONTROLLER_CA_DIR, readOnly: true });
+  }
   const catalogPaths: string[] = [];
   (typed.modelCatalog?.sources ?? []).forEach((source, i) => {
     const key = source.configMap.key ?? 'catalog.json';
@@ -130,6 +151,7 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
     { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     { name: 'SWITCHBOARD_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
+    ...(context.controllerCaPem !== undefined ? [{ name: 'SWITCHBOARD_CA_FILE', value: `${CONTROLLER_CA_DIR}/ca.crt` }] : []),
     { name: 'SWITCHBOARD_LOG_FILTER', value: typed.logging?.level ?? 'info' },
     ...shutdownEnv(typed),
     ...meshEnv(typed),

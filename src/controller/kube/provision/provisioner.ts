@@ -27,6 +27,7 @@ const DEFAULT_RETRY_MS = 10_000;
 
 /** REST plural of each kind provisioning writes. */
 const PLURALS: Readonly<Record<string, string>> = {
+  ConfigMap: 'configmaps',
   ServiceAccount: 'serviceaccounts',
   Service: 'services',
   Deployment: 'deployments',
@@ -41,6 +42,8 @@ export interface ProvisionerOptions extends ProvisionContext {
   readonly controllerName: string;
   readonly isLeader: () => boolean;
   readonly retryMs?: number;
+  /** The Secret (`ca.crt`) holding the CA proxies verify the controller with; watched like any Secret. */
+  readonly caSecret?: { readonly namespace: string; readonly name: string };
   /** Called when the statuses provisioning overlays change (the status writer refreshes). */
   readonly onStatusChange?: () => void;
 }
@@ -182,6 +185,8 @@ export class Provisioner {
       if (object.kind === 'GatewayClass' && object.apiVersion.startsWith(`${GATEWAY_GROUP}/`) && (object.spec as { controllerName?: unknown } | undefined)?.controllerName === this.#options.controllerName) classes.set(object.metadata.name, object);
       if (object.kind === 'ProxyParameters') parameters.set(`${object.metadata.namespace ?? 'default'}/${object.metadata.name}`, object);
     }
+    const ca = this.#controllerCa();
+    const context = { ...this.#options, ...(typeof ca === 'string' ? { controllerCaPem: ca } : {}) };
     const desired = new Map<string, Desired>();
     const gateways = new Set<string>();
     const held = new Set<string>();
@@ -196,7 +201,9 @@ export class Provisioner {
       let objects: JsonMap[];
       try {
         if (!resolved.ok) throw new Error(resolved.message);
-        objects = provisionObjects(gateway, resolved.parameters, this.#options);
+        // Without the CA its proxies could not verify the controller: nothing is applied (fail closed).
+        if (ca instanceof Error) throw ca;
+        objects = provisionObjects(gateway, resolved.parameters, context);
       } catch (err) {
         held.add(id);
         problems.set(id, (err as Error).message);
@@ -209,6 +216,16 @@ export class Provisioner {
       }
     }
     return { desired, gateways, held, problems };
+  }
+
+  /** The controller's CA from the watched Secret; undefined when none is configured. */
+  #controllerCa(): string | Error | undefined {
+    const ref = this.#options.caSecret;
+    if (!ref) return undefined;
+    const secret = this.#objects.find(({ object }) => object.kind === 'Secret' && object.apiVersion === 'v1' && object.metadata.name === ref.name && (object.metadata.namespace ?? 'default') === ref.namespace)?.object;
+    const encoded = secret?.data?.['ca.crt'];
+    if (typeof encoded !== 'string' || encoded === '') return new Error(`the controller's CA Secret ${ref.namespace}/${ref.name} (entry ca.crt) is not visible to the controller: proxies could not verify it`);
+    return Buffer.from(encoded, 'base64').toString('utf8');
   }
 
   #reportOnce(gateway: string, message: string): void {
