@@ -191,7 +191,8 @@ export class RequestPolicyContext implements PolicyContext {
       route: { name: this.names.route },
       gateway: { name: this.names.gateway },
       backend: { name: this.names.backend },
-      ...(this.#a2a && this.#body ? { a2a: a2aCelInput(this.#body) } : {}),
+      // Parsed only for A2A backends, once per body (the activation is cached per body).
+      a2a: this.#a2a && this.#body ? a2aCelInput(this.#body) : undefined,
     };
   }
 
