@@ -99,6 +99,15 @@ describe('Kubernetes mode: provisioning a Gateway\'s proxy workload', () => {
     assert.equal(conditions(server.get(GW, 'Gateway', 'gw', NS)).find((c) => c.type === 'Accepted')?.status, 'True');
   });
 
+  it('a snapshot that changes nothing for the Gateway applies nothing', async () => {
+    await until(() => controller.provisioner.settled(), 'provisioning settled');
+    const applies = (): number => server.requests.filter((r) => r.method === 'PATCH' && r.contentType === 'application/apply-patch+yaml' && r.query.fieldManager === FIELD_MANAGER).length;
+    const before = applies();
+    server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unrelated', namespace: NS }, data: { a: 'b' } });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(applies(), before);
+  });
+
   it('an overlay edit changes the Deployment; a PDB taken out of the parameters is deleted', async () => {
     server.put(parameters({ replicas: 3, template: { spec: { containers: [{ name: 'sidecar', image: 'busybox:1' }] } } }));
     await until(() => containersOf(server.get('apps/v1', 'Deployment', 'gw', NS)).length === 2, 'the sidecar');
