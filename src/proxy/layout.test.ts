@@ -8,9 +8,10 @@
 //   0  http            wire helpers every layer shares: headers, bounded bodies, SSE, paths, the
 //                      ProxyError union and its renderers, the client's request/response types and
 //                      writers (downstream.ts), header modifiers
-//   1  routing, telemetry, ext, llm/translate
+//   1  routing, telemetry, ext, llm/translate, a2a
 //                      route tables and pickers; metrics and access-log records; clients of
-//                      external services (ext_authz, ext_proc, rate limit); the pure LLM library
+//                      external services (ext_authz, ext_proc, rate limit); the pure LLM library;
+//                      the A2A agent card rewrite and the A2A CEL input (pure, below the policies that use them)
 //   2  policies        policy context and results, traffic/frontend/backend members, the
 //                      backend-policy layer (connections, pools, credentials) every upstream call uses
 //   3  backends        compiled backends and the in-process handler contract (handlers.ts)
@@ -39,6 +40,7 @@ const LAYER: Readonly<Record<string, number>> = {
   telemetry: 1,
   ext: 1,
   'llm/translate': 1,
+  a2a: 1,
   policies: 2,
   backends: 3,
   filters: 4,

@@ -53,7 +53,7 @@ async function run(filterBody: Buffer, status = 200, type = 'application/json'):
     yield filterBody;
   }
   const chunks: Uint8Array[] = [];
-  for await (const c of filter.body!(source(), { status, headers: { 'content-type': type } })) chunks.push(c);
+  for await (const c of filter.body(source(), { status, headers: { 'content-type': type } })) chunks.push(c);
   return Buffer.concat(chunks).toString();
 }
 

@@ -13,7 +13,18 @@
  * endpoints, and stay as the agent wrote them.
  */
 import { readBodyBounded, BodyTooLargeError } from '../http/body.ts';
-import type { FilteredResponse, ResponseFilter } from '../policies/context.ts';
+import type { HeaderMap } from '../http/headers.ts';
+
+/** The upstream answer as the filter reads it (policies/context.ts `FilteredResponse`, which this folder sits below). */
+export interface CardResponse {
+  readonly status: number;
+  readonly headers: HeaderMap;
+}
+
+/** A response filter (policies/context.ts `ResponseFilter`) that rewrites the body only. */
+export interface CardFilter {
+  body(body: AsyncIterable<Uint8Array>, response: CardResponse): AsyncIterable<Uint8Array>;
+}
 
 /** A card larger than this is not a card: 502 rather than buffering without bound (docs/security.md). */
 export const MAX_CARD_BYTES = 256 * 1024;
@@ -88,9 +99,9 @@ class CardError extends Error {
  * (an agent's 404 is the client's to read); a 2xx JSON body that does not parse is a 502, since a
  * card with the agent's own URLs would send the client around the gateway.
  */
-export function agentCardFilter(origin: string, prefix?: PrefixMap): ResponseFilter {
+export function agentCardFilter(origin: string, prefix?: PrefixMap): CardFilter {
   return {
-    async *body(body: AsyncIterable<Uint8Array>, response: FilteredResponse) {
+    async *body(body: AsyncIterable<Uint8Array>, response: CardResponse) {
       const type = response.headers['content-type'];
       const json = typeof type === 'string' && /\bjson\b/i.test(type);
       if (response.status < 200 || response.status > 299 || !json) {

@@ -4,8 +4,7 @@
  * SSE streams, the REST binding) is forwarded as to any host, with every policy on the one path.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ResponseFilter } from '../policies/context.ts';
-import { agentCardFilter, rewrittenPrefix } from './agent-card.ts';
+import { agentCardFilter, rewrittenPrefix, type CardFilter } from './agent-card.ts';
 
 /** The parts of a forward this needs; `headers` are the upstream request's, changed in place. */
 export interface CardRequestView {
@@ -27,7 +26,7 @@ export function agentCardRequest(
   request: CardRequestView,
   client: IncomingHttpHeaders,
   scheme: 'http' | 'https',
-): ResponseFilter | undefined {
+): CardFilter | undefined {
   if (request.method !== 'GET') return undefined;
   const q = request.path.indexOf('?');
   const upstreamPath = q === -1 ? request.path : request.path.slice(0, q);
