@@ -3,7 +3,8 @@
  * official openai client: the API key the route's policy accepted (`apiKey.name`) and the LLM facts
  * (`llm.provider`, `llm.requestModel`, `llm.responseModel`, token counts, `llm.streaming`), in the
  * filter and the added attributes, for buffered and streamed requests; requests that earned none
- * of them drop only those pairs.
+ * of them drop only those pairs. An MCP SDK client's tools/call logs `mcp.method`, `mcp.target`
+ * and `mcp.tool.name`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +13,8 @@ import { createLogger } from '../../src/common/logger.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { llmGatewayYaml, ROUTES } from '../llm/gateway-yaml.ts';
 import { startMockProvider, streamFixture, type MockProvider } from '../llm/mock-provider.ts';
+import { httpGateway } from '../support/manifests.ts';
+import { connect, startEverything, type Upstream } from '../mcp/support.ts';
 
 /** The access log lines (msg "request") the runtime wrote, parsed. */
 function captureLog(): { logger: ReturnType<typeof createLogger>; requests(): Record<string, unknown>[] } {
@@ -133,5 +136,67 @@ spec:
     assert.equal(line.key, undefined);
     assert.equal(line.model, undefined);
     assert.equal(line.tokens, undefined);
+  });
+});
+
+describe('accessLog CEL: mcp.* on the line', () => {
+  let everything: Upstream;
+  let gw: GatewayHarness;
+  const log = captureLog();
+
+  before(async () => {
+    everything = await startEverything();
+    gw = await startGateway(`
+${httpGateway()}---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: tools }
+spec:
+  mcp:
+    targets:
+      - { name: everything, static: { host: 127.0.0.1, port: ${everything.port} } }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: mcp }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: logged }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: Gateway, name: gw }]
+  frontend:
+    accessLog:
+      attributes:
+        add:
+          - { name: mcpMethod, expression: mcp.method }
+          - { name: mcpTarget, expression: mcp.target }
+          - { name: tool, expression: mcp.tool.name }
+`, { logger: log.logger });
+    assert.deepEqual(gw.applyErrors, []);
+  });
+
+  after(async () => {
+    await gw?.close();
+    await everything?.stop();
+  });
+
+  it('a tools/call logs its method, target and tool', async () => {
+    const { client } = await connect(gw.url(80, '/mcp'));
+    try {
+      await client.callTool({ name: 'echo', arguments: { message: 'logged' } });
+    } finally {
+      await client.close();
+    }
+    await settle();
+    const call = log.requests().find((l) => l.mcpMethod === 'tools/call');
+    assert.ok(call, JSON.stringify(log.requests()));
+    assert.equal(call.mcpTarget, 'everything');
+    assert.equal(call.tool, 'echo');
   });
 });
