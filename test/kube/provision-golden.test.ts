@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../src/api/gateway/object.ts';
+import { attachedListenerSets } from '../../src/controller/kube/provision/listener-sets.ts';
 import { provisionObjects } from '../../src/controller/kube/provision/objects.ts';
 import { resolveParameters } from '../../src/controller/kube/provision/parameters.ts';
 
@@ -34,7 +35,7 @@ function provision(all: readonly KubeObject[]): unknown[] {
     const resolved = resolveParameters(gatewayClass, gateway, parameters);
     if (!resolved.ok) return [{ gateway: id, notProvisioned: { reason: resolved.reason, message: resolved.message } }];
     try {
-      return [{ gateway: id, objects: provisionObjects(gateway, resolved.parameters, context) }];
+      return [{ gateway: id, objects: provisionObjects(gateway, resolved.parameters, context, attachedListenerSets(gateway, objects)) }];
     } catch (err) {
       return [{ gateway: id, notProvisioned: { reason: 'InvalidParameters', message: (err as Error).message } }];
     }

@@ -64,7 +64,7 @@ export function effectiveTyped(parameters: GatewayParameters): Spec {
 }
 
 /** Every object to apply for `gateway`, in a stable order. */
-export function provisionObjects(gateway: KubeObject, parameters: GatewayParameters, context: ProvisionContext): JsonMap[] {
+export function provisionObjects(gateway: KubeObject, parameters: GatewayParameters, context: ProvisionContext, listenerSets: readonly KubeObject[] = []): JsonMap[] {
   const typed = effectiveTyped(parameters);
   const name = gateway.metadata.name;
   const namespace = gateway.metadata.namespace ?? 'default';
@@ -81,7 +81,7 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   const wantsHpa = !isDaemonSet && [parameters.classLevel, parameters.gatewayLevel].some((p) => p?.horizontalPodAutoscaler !== undefined);
   const wantsPdb = [parameters.classLevel, parameters.gatewayLevel].some((p) => p?.podDisruptionBudget !== undefined);
 
-  const ports = listenerPorts(gateway);
+  const ports = listenerPorts(gateway, listenerSets);
   const pod = podTemplate(name, selector, typed, ports, context);
   const workload: JsonMap = isDaemonSet
     ? { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta(), spec: { selector: { matchLabels: selector }, template: pod } }
@@ -112,11 +112,17 @@ export function controllerCaName(gateway: string): string {
   return `${gateway}-controller-ca`;
 }
 
-/** One Service/container port per distinct listener port, named after the first listener on it. */
-export function listenerPorts(gateway: KubeObject): { name: string; port: number }[] {
-  const listeners = ((gateway.spec as { listeners?: unknown } | undefined)?.listeners ?? []) as { name?: unknown; port?: unknown }[];
+/**
+ * One Service/container port per distinct listener port, named after the first listener on it:
+ * the Gateway's listeners, then those of the ListenerSets attached to it (listener-sets.ts).
+ */
+export function listenerPorts(gateway: KubeObject, listenerSets: readonly KubeObject[] = []): { name: string; port: number }[] {
+  const listenersOf = (object: KubeObject): { name?: unknown; port?: unknown }[] => {
+    const listeners = (object.spec as { listeners?: unknown } | undefined)?.listeners;
+    return Array.isArray(listeners) ? listeners as { name?: unknown; port?: unknown }[] : [];
+  };
   const seen = new Map<number, string>();
-  for (const listener of Array.isArray(listeners) ? listeners : []) {
+  for (const listener of [gateway, ...listenerSets].flatMap(listenersOf)) {
     if (typeof listener.port === 'number' && !seen.has(listener.port)) seen.set(listener.port, typeof listener.name === 'string' ? listener.name : `port-${listener.port}`);
   }
   return [...seen].sort((x, y) => x[0] - y[0]).map(([port, name]) => ({ name, port }));

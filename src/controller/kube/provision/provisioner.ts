@@ -18,6 +18,7 @@ import type { Logger } from '../../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../../sources/types.ts';
 import { KubeApiError, type KubeClient } from '../client.ts';
 import { FIELD_MANAGER, provisionObjects, type ProvisionContext } from './objects.ts';
+import { attachedListenerSets } from './listener-sets.ts';
 import { resolveParameters } from './parameters.ts';
 import { overlayProvisionStatus, parametersVerdicts, type ProvisionVerdicts } from './status.ts';
 import type { JsonMap } from './strategic-merge.ts';
@@ -185,6 +186,7 @@ export class Provisioner {
       if (object.kind === 'GatewayClass' && object.apiVersion.startsWith(`${GATEWAY_GROUP}/`) && (object.spec as { controllerName?: unknown } | undefined)?.controllerName === this.#options.controllerName) classes.set(object.metadata.name, object);
       if (object.kind === 'ProxyParameters') parameters.set(`${object.metadata.namespace ?? 'default'}/${object.metadata.name}`, object);
     }
+    const all = this.#objects.map(({ object }) => object);
     const ca = this.#controllerCa();
     const context = { ...this.#options, ...(typeof ca === 'string' ? { controllerCaPem: ca } : {}) };
     const desired = new Map<string, Desired>();
@@ -203,7 +205,7 @@ export class Provisioner {
         if (!resolved.ok) throw new Error(resolved.message);
         // Without the CA its proxies could not verify the controller: nothing is applied (fail closed).
         if (ca instanceof Error) throw ca;
-        objects = provisionObjects(gateway, resolved.parameters, context);
+        objects = provisionObjects(gateway, resolved.parameters, context, attachedListenerSets(gateway, all));
       } catch (err) {
         held.add(id);
         problems.set(id, (err as Error).message);
