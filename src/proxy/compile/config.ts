@@ -185,11 +185,7 @@ function* compileBind(
 function bindLogExport(bind: Bind, frontend: CompiledFrontend | undefined, stepDeps: Omit<StepDeps, 'policy'>, onError: (m: string) => void): { accessLogExport?: CompiledLogExport } {
   const otlp = bind.frontend?.accessLog?.otlp;
   if (otlp === undefined) return {};
-  const lifecycle = stepDeps.lifecycle;
-  const accessLogExport = compileLogExport(otlp, frontend?.accessLog, {
-    endpoint: () => otlpUrl(otlp, stepDeps.endpoints),
-    ...(lifecycle ? { onRetire: (close: () => void) => lifecycle.onRetire(close) } : {}),
-  }, (m) => onError(`${bind.key}: frontend.accessLog.otlp: ${m}`));
+  const accessLogExport = compileLogExport(otlp, frontend?.accessLog, { endpoint: () => otlpUrl(otlp, stepDeps.endpoints), lifecycle: stepDeps.lifecycle }, (m) => onError(`${bind.key}: frontend.accessLog.otlp: ${m}`));
   return accessLogExport ? { accessLogExport } : {};
 }
 

@@ -84,6 +84,9 @@ export function runLifecycle(ctx: BindContext, req: DownstreamRequest, res: Down
 function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResponse, backend: BackendPhase, requestTrace: RequestTrace | undefined, facts: RequestFacts | undefined): void {
   const started = performance.now();
   const bind = ctx.compiled;
+  // accessLog.otlp: the request holds its config's logger provider until its record is emitted.
+  let holdsLogExport = bind.accessLogExport?.lifecycle;
+  holdsLogExport?.enter();
   if (ctx.draining && 'shouldKeepAlive' in res) (res as ServerResponse).shouldKeepAlive = false;
   let labels: RequestLabels = { gateway: '', listener: '', route: '', backend: '' };
   const done = (status: number, bytes: number) => {
@@ -101,6 +104,10 @@ function lifecycle(ctx: BindContext, req: DownstreamRequest, res: DownstreamResp
       backend: labels.backend,
       bytes,
     }, req, ctx.scheme, labels, facts, bind.accessLogExport);
+    if (holdsLogExport) {
+      holdsLogExport.leave();
+      holdsLogExport = undefined;
+    }
   };
   try {
     // Host rules and the canonical path, before anything reads the request (admit.ts).

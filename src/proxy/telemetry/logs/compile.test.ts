@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InMemoryLogRecordExporter } from '@opentelemetry/sdk-logs';
 import { compile } from '../../../cel/index.ts';
+import { CompiledLifecycle } from '../../compile/lifecycle.ts';
 import { compileLogExport, exportRecord, type LogSelection } from './compile.ts';
 import { logsExportUrl } from './provider.ts';
 
@@ -46,25 +47,37 @@ describe('compileLogExport', () => {
     assert.deepEqual(errors, ['OTLP endpoint: no backend otel']);
   });
 
-  it('records carry the fields as attributes (bigints as numbers, maps kept) and are flushed when the config retires', async () => {
+  it('records carry the fields as attributes (bigints as numbers, maps kept)', async () => {
     const exporter = new InMemoryLogRecordExporter();
-    let retire: (() => void) | undefined;
-    const compiled = compileLogExport({ url: 'http://otel:4317' }, undefined, { endpoint: () => 'http://otel:4317', exporter, onRetire: (close) => { retire = close; } }, assert.fail);
-    assert.ok(compiled && retire);
+    const compiled = compileLogExport({ url: 'http://otel:4317' }, undefined, { endpoint: () => 'http://otel:4317', exporter }, assert.fail);
+    assert.ok(compiled);
     exportRecord(compiled.logger, { status: 200, code: 201n, headers: { 'x-a': 'b' }, none: undefined });
     assert.equal(exporter.getFinishedLogRecords().length, 0, 'batched');
     await compiled.provider.forceFlush();
     const [record] = exporter.getFinishedLogRecords();
     assert.equal(record?.body, 'request');
     assert.deepEqual(record?.attributes, { status: 200, code: 201, headers: { 'x-a': 'b' } });
+    await compiled.provider.shutdown();
+  });
+
+  it('a retired config shuts its provider down once the requests holding it have ended', async () => {
+    const exporter = new InMemoryLogRecordExporter();
     let shutDown = false;
     const shutdown = exporter.shutdown.bind(exporter);
     exporter.shutdown = () => {
       shutDown = true;
       return shutdown();
     };
-    retire();
+    const lifecycle = new CompiledLifecycle();
+    const compiled = compileLogExport({ url: 'http://otel:4317' }, undefined, { endpoint: () => 'http://otel:4317', exporter, lifecycle }, assert.fail);
+    assert.equal(compiled?.lifecycle, lifecycle);
+    lifecycle.enter();
+    const retired = lifecycle.retire(5_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(shutDown, true, 'retiring the config shuts the provider (and its exporter) down');
+    assert.equal(shutDown, false, 'a request still holds the config');
+    lifecycle.leave();
+    await retired;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(shutDown, true);
   });
 });

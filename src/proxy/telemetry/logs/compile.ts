@@ -23,13 +23,22 @@ export interface LogSelection {
 export interface CompiledLogExport extends LogSelection {
   readonly logger: Logger;
   readonly provider: LoggerProvider;
+  /** A request holds its config (and so this provider) until its record is emitted. */
+  readonly lifecycle: LogExportLifecycle | undefined;
+}
+
+/** The life of the compiled config (compile/lifecycle.ts), as the log export uses it. */
+export interface LogExportLifecycle {
+  readonly enter: () => void;
+  readonly leave: () => void;
+  onRetire(close: () => void): void;
 }
 
 export interface LogExportDeps {
   /** The OTLP server's URL (`http(s)://host:port[/path]`); throws when the policy's backend cannot be resolved. */
   readonly endpoint: () => string;
-  /** Runs `close` when the config is retired. */
-  readonly onRetire?: (close: () => void) => void;
+  /** The provider is shut down when the config retires, after the requests holding it have ended. */
+  readonly lifecycle?: LogExportLifecycle;
   /** Tests: records go here instead of an OTLP exporter. */
   readonly exporter?: LogRecordExporter;
 }
@@ -71,8 +80,8 @@ export function compileLogExport(otlp: OtlpAccessLog, parent: LogSelection | und
     path: otlp.path ?? OTLP_HTTP_LOGS_PATH,
     ...(deps.exporter ? { exporter: deps.exporter } : {}),
   });
-  deps.onRetire?.(() => void provider.shutdown());
-  return { logger: provider.getLogger(ACCESS_LOG_SCOPE), provider, filter, remove, add };
+  deps.lifecycle?.onRetire(() => void provider.shutdown());
+  return { logger: provider.getLogger(ACCESS_LOG_SCOPE), provider, filter, remove, add, lifecycle: deps.lifecycle };
 }
 
 /** One access-log record as an OTLP log record: body "request", the line's fields as attributes. */
