@@ -49,6 +49,13 @@ export interface ProvisionerOptions extends ProvisionContext {
   readonly onStatusChange?: () => void;
 }
 
+interface DesiredState {
+  readonly desired: Map<string, Desired>;
+  readonly gateways: Set<string>;
+  readonly held: Set<string>;
+  readonly problems: Map<string, string>;
+}
+
 interface Desired {
   readonly gateway: string;
   readonly body: JsonMap;
@@ -65,6 +72,7 @@ export class Provisioner {
   #again = false;
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
+  #cached: { readonly objects: readonly SourcedObject[]; readonly state: DesiredState } | undefined;
   #verdicts: ProvisionVerdicts = { parameters: new Map(), gateways: new Map() };
   #verdictsText = '';
 
@@ -179,14 +187,21 @@ export class Provisioner {
   }
 
   /** What the last snapshot asks for; `held`: Gateways whose parameters are unusable (left as they are). */
-  #desired(): { desired: Map<string, Desired>; gateways: Set<string>; held: Set<string>; problems: Map<string, string> } {
+  /** Computed once per snapshot (observe, reconcile and settled all read it). */
+  #desired(): DesiredState {
+    if (this.#cached?.objects !== this.#objects) this.#cached = { objects: this.#objects, state: this.#computeDesired() };
+    return this.#cached.state;
+  }
+
+  #computeDesired(): DesiredState {
     const classes = new Map<string, KubeObject>();
     const parameters = new Map<string, KubeObject>();
     for (const { object } of this.#objects) {
       if (object.kind === 'GatewayClass' && object.apiVersion.startsWith(`${GATEWAY_GROUP}/`) && (object.spec as { controllerName?: unknown } | undefined)?.controllerName === this.#options.controllerName) classes.set(object.metadata.name, object);
       if (object.kind === 'ProxyParameters') parameters.set(`${object.metadata.namespace ?? 'default'}/${object.metadata.name}`, object);
     }
-    const all = this.#objects.map(({ object }) => object);
+    // Only what ListenerSet attachment reads, so each Gateway scans a short list.
+    const listenerObjects = this.#objects.map(({ object }) => object).filter((o) => o.kind === 'ListenerSet' || o.kind === 'XListenerSet' || o.kind === 'Namespace');
     const ca = this.#controllerCa();
     const context = { ...this.#options, ...(typeof ca === 'string' ? { controllerCaPem: ca } : {}) };
     const desired = new Map<string, Desired>();
@@ -205,7 +220,7 @@ export class Provisioner {
         if (!resolved.ok) throw new Error(resolved.message);
         // Without the CA its proxies could not verify the controller: nothing is applied (fail closed).
         if (ca instanceof Error) throw ca;
-        objects = provisionObjects(gateway, resolved.parameters, context, attachedListenerSets(gateway, all));
+        objects = provisionObjects(gateway, resolved.parameters, context, attachedListenerSets(gateway, listenerObjects));
       } catch (err) {
         held.add(id);
         problems.set(id, (err as Error).message);
