@@ -152,3 +152,22 @@ describe('Kubernetes mode: provisioning with a tls controller CA', () => {
     }
   });
 });
+
+describe('Kubernetes mode: provisioning retries', () => {
+  it('a failed apply is retried', async () => {
+    const server = await FakeApiServer.start();
+    server.put({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'switchboard' }, spec: { controllerName: 'switchboard.dev/gateway-controller' } });
+    server.put({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: NS }, spec: { gatewayClassName: 'switchboard', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] } });
+    server.failNext('PATCH', /\/deployments\/gw$/, 500, 2);
+    const options = parseControllerArgs(['--health-address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--admin-address', '127.0.0.1:0', '--xds-address', '127.0.0.1:0', '--xds-mode', 'plaintext', '--disable-leader-election'], {});
+    if (options === 'help') throw new Error('unreachable');
+    const controller = await startController(options, { kubeConfig: server.kubeConfig(), logger: silentLogger, provision: { controllerUrl: 'http://sb:9978', defaultTag: 't', retryMs: 100 } });
+    try {
+      await until(() => server.get('apps/v1', 'Deployment', 'gw', NS) !== undefined, 'the Deployment after two failures');
+      assert.equal(server.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/deployments/gw')).length, 3);
+    } finally {
+      await controller.stop();
+      await server.close();
+    }
+  });
+});
