@@ -68,7 +68,7 @@ const CIPHERS: Readonly<Record<string, string>> = {
   TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
 };
 const GROUPS: Readonly<Record<string, string>> = { X25519: 'X25519', 'P-256': 'P-256', 'P-384': 'P-384', X25519_MLKEM768: 'X25519MLKEM768' };
-/** Members not enforced yet (OTLP log export is reported below; tracing: telemetry/tracing, compiled per bind). */
+/** Members not enforced yet (tracing: telemetry/tracing, and accessLog.otlp: telemetry/logs, are compiled per bind). */
 const UNSUPPORTED: readonly FrontendMember[] = [];
 
 export function compileFrontend(policy: FrontendPolicy | undefined, onError: (message: string) => void): CompiledFrontend | undefined {
