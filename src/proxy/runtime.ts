@@ -10,7 +10,7 @@ import type { CompiledLifecycle } from './compile/lifecycle.ts';
 import { SharedConnections } from './ext/connections.ts';
 import { HealthStates } from './policies/backend/health.ts';
 import { ProviderHealthBoard } from './llm/gateway/provider-health.ts';
-import { registerProviderHealthMetrics } from './telemetry/provider-health-metrics.ts';
+import { registerProviderHealthMetrics } from './llm/gateway/provider-health-metrics.ts';
 import type { Telemetry } from './pipeline/exchange.ts';
 import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './compile/tls-contexts.ts';

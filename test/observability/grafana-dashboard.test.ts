@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { ProviderHealthBoard } from '../../src/proxy/llm/gateway/provider-health.ts';
 import { ProxyMetrics } from '../../src/proxy/telemetry/metrics.ts';
-import { registerProviderHealthMetrics } from '../../src/proxy/telemetry/provider-health-metrics.ts';
+import { registerProviderHealthMetrics } from '../../src/proxy/llm/gateway/provider-health-metrics.ts';
 
 interface Panel { title: string; type: string; targets?: { expr: string }[] }
 

@@ -7,8 +7,6 @@ import type { Backend } from '../../ir/types.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.ts';
 import type { PolicyContext } from '../policies/context.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
-import type { ProviderHealthBoard } from '../llm/gateway/provider-health.ts';
-import type { GatewaySessionKeys } from '../mcp/session-keys.ts';
 
 /** What a backend that answers requests itself (MCP, LLM …) gets with each request. */
 export interface HandlerRequest {
@@ -63,12 +61,13 @@ export interface BackendHandler {
   close(): Promise<void>;
 }
 
+/**
+ * What the runtime hands every handler factory. A backend kind that needs a runtime-wide service
+ * adds it by module augmentation next to its factory (see llm/backend-handler.ts,
+ * mcp/backend-handler.ts), so this contract never imports the kinds above it.
+ */
 export interface HandlerDeps {
   readonly logger: Logger;
-  /** AI provider health shared by the LLM handlers of this runtime (admin API, metrics). */
-  readonly providerHealth?: ProviderHealthBoard;
-  /** The MCP session keys of the Gateways this runtime serves, updated on each config swap. */
-  readonly sessionKeys?: GatewaySessionKeys;
 }
 
 /** Makes the handler for a backend of its type, or returns undefined when the backend is not of it. */

@@ -2,6 +2,14 @@ import type { BackendHandler, HandlerFactory } from '../backends/handlers.ts';
 import { sendError } from '../http/downstream.ts';
 import { LlmBackendHandler } from './gateway/handler.ts';
 import type { ProviderChoice } from './gateway/picker.ts';
+import type { ProviderHealthBoard } from './gateway/provider-health.ts';
+
+declare module '../backends/handlers.ts' {
+  interface HandlerDeps {
+    /** AI provider health shared by the LLM handlers of this runtime (admin API, metrics). */
+    readonly providerHealth?: ProviderHealthBoard;
+  }
+}
 
 /**
  * `SWITCHBOARD_LLM_PROVIDER_CHOICE=rotation` takes a group's providers in plain rotation instead

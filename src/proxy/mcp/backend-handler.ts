@@ -13,6 +13,14 @@ import type { HeaderMap } from '../http/headers.ts';
 import type { Logger } from '../../common/logger.ts';
 import { takeMessageFilters, type SseChunkRewriter } from './answer-messages.ts';
 import { TargetGates } from './upstream/target-gate.ts';
+import type { GatewaySessionKeys } from './session-keys.ts';
+
+declare module '../backends/handlers.ts' {
+  interface HandlerDeps {
+    /** The MCP session keys of the Gateways this runtime serves, updated on each config swap. */
+    readonly sessionKeys?: GatewaySessionKeys;
+  }
+}
 
 /**
  * The request the MCP handler sees: the client's method and URL (legacy SSE endpoints and

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AggregatorRegistry, Registry } from 'prom-client';
-import { ProviderHealthBoard } from '../llm/gateway/provider-health.ts';
+import { ProviderHealthBoard } from './provider-health.ts';
 import { registerProviderHealthMetrics } from './provider-health-metrics.ts';
 
 /** A worker's registry with provider `a` of backend `be` after `answers` (status per answer, 10 ms each). */

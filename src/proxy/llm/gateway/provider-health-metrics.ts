@@ -4,7 +4,7 @@
  * so cardinality is bounded by the config, never by traffic.
  */
 import { Gauge, type Aggregator, type Registry } from 'prom-client';
-import type { ProviderHealthBoard, ProviderHealthView } from '../llm/gateway/provider-health.ts';
+import type { ProviderHealthBoard, ProviderHealthView } from './provider-health.ts';
 
 type Label = 'backend' | 'provider';
 
