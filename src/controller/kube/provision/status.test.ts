@@ -10,8 +10,12 @@ describe('parametersVerdicts', () => {
   const rows: ReadonlyArray<{ name: string; object: KubeObject; want: [string, string, string][] }> = [
     { name: 'valid, no refs', object: params('p', { logging: { level: 'info' } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'invalid shutdown', object: params('p', { shutdown: { min: 9, max: 1 } }), want: [['Accepted', 'False', 'Invalid'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
-    { name: 'catalog ConfigMap present', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'models' } }] } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
-    { name: 'catalog ConfigMap missing', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'nope' } }] } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'False', 'RefNotFound']] },
+    { name: 'catalog ConfigMap present (the catalog itself is not read yet)', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'models' } }] } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'catalog ConfigMap missing', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'nope' } }] } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'False', 'RefNotFound']] },
+    { name: 'rawConfig is not merged yet', object: params('p', { rawConfig: { a: 1 } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'per-module log levels are not applied', object: params('p', { logging: { level: 'info,mcp=debug' } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'mesh enabled has no integration', object: params('p', { mesh: { enabled: true } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'mesh disabled is fully applied', object: params('p', { mesh: { enabled: false }, shutdown: { min: 1, max: 2 }, env: [{ name: 'A', value: 'b' }] }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
   ];
   for (const row of rows) {
     it(row.name, () => {

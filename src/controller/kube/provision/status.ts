@@ -4,7 +4,8 @@
  * ("Accepted=False Unsupported": the embedded gateway cannot provision; docs/policies.md); the
  * controller replaces it through the status writer's overlay with what provisioning found:
  *
- * - ProxyParameters: `Accepted` (True, or False `Invalid` naming the schema issues) and
+ * - ProxyParameters: `Accepted` (True; False `Invalid` naming the schema issues; False
+ *   `PartiallyApplied` naming the fields the proxy does not act on yet) and
  *   `ResolvedRefs` (False `RefNotFound` when a modelCatalog ConfigMap is missing);
  * - a Gateway whose parameters are missing or invalid: `Accepted=False InvalidParameters` (the
  *   Gateway API reason), with the problem; its workload is left as it is.
@@ -30,9 +31,13 @@ export function parametersVerdicts(objects: readonly KubeObject[]): Map<string, 
     if (object.kind !== 'ProxyParameters') continue;
     const namespace = object.metadata.namespace ?? 'default';
     const issues = validateProxyObject(object).filter((i) => i.severity === 'error');
-    const accepted = issues.length === 0
-      ? { type: 'Accepted', status: 'True' as const, reason: 'Accepted', message: 'applied to the proxy workload of the Gateways that reference it' }
-      : { type: 'Accepted', status: 'False' as const, reason: 'Invalid', message: issues.map((i) => `${i.path} ${i.message}`).join('; ').slice(0, MAX_MESSAGE_CHARS) };
+    const ignored = notConsumed((object.spec ?? {}) as ProxyParametersSpec);
+    const accepted = issues.length > 0
+      ? { type: 'Accepted', status: 'False' as const, reason: 'Invalid', message: issues.map((i) => `${i.path} ${i.message}`).join('; ').slice(0, MAX_MESSAGE_CHARS) }
+      : ignored.length > 0
+        // As elsewhere (docs/policies.md): nothing is Accepted=True while part of it is ignored.
+        ? { type: 'Accepted', status: 'False' as const, reason: 'PartiallyApplied', message: `provisioned, but not applied by the proxy yet: ${ignored.join('; ')}` }
+        : { type: 'Accepted', status: 'True' as const, reason: 'Accepted', message: 'applied to the proxy workload of the Gateways that reference it' };
     const sources = ((object.spec as ProxyParametersSpec | undefined)?.modelCatalog?.sources ?? []);
     const missing = sources.map((s) => s.configMap?.name).filter((name): name is string => typeof name === 'string' && !configMaps.has(`${namespace}/${name}`));
     const resolved = missing.length === 0
@@ -40,6 +45,16 @@ export function parametersVerdicts(objects: readonly KubeObject[]): Map<string, 
       : { type: 'ResolvedRefs', status: 'False' as const, reason: 'RefNotFound', message: `modelCatalog ConfigMap(s) not found in ${namespace}: ${missing.join(', ')}` };
     out.set(`${namespace}/${object.metadata.name}`, [accepted, resolved]);
   }
+  return out;
+}
+
+/** Fields provisioning carries into the pod that the proxy does not act on yet (docs/kubernetes.md). */
+function notConsumed(spec: ProxyParametersSpec): string[] {
+  const out: string[] = [];
+  if (spec.logging?.level?.includes('=')) out.push('spec.logging.level per-module entries (only the global level is used)');
+  if (spec.rawConfig !== undefined) out.push('spec.rawConfig (carried as SWITCHBOARD_RAW_CONFIG, not merged)');
+  if (spec.mesh?.enabled) out.push('spec.mesh (carried to the environment; no mesh integration)');
+  if (spec.modelCatalog?.sources?.length) out.push('spec.modelCatalog (mounted; the catalog is not read, issue 18)');
   return out;
 }
 
