@@ -6,6 +6,9 @@ import type { RateLimitPolicy } from '../../../../ir/policy.ts';
 import { fakePolicyContext } from '../../../testing/policy-context.ts';
 import { registerAiMetrics } from '../../../telemetry/ai-metrics.ts';
 import { compileRateLimit } from './rate-limit.ts';
+import { RateLimitUnit } from '../../../ext/gen/envoy/type/v3/ratelimit_unit_pb.js';
+import { startRateLimitService } from '../../../../../test/ext/rate-limit-service.ts';
+import { closedPort } from '../../../../../test/ext/servers.ts';
 
 async function outcome(policy: string, outcome: string): Promise<number> {
   const registry = new Registry();
@@ -25,5 +28,41 @@ describe('rateLimit: switchboard_policy_outcomes_total', () => {
     assert.equal(second.action, 'respond');
     assert.equal(await outcome('localRateLimit', 'allowed'), before.allowed + 1);
     assert.equal(await outcome('localRateLimit', 'limited'), before.limited + 1);
+  });
+
+  const compileGlobal = (global: Record<string, unknown>) => {
+    const policy = { global } as unknown as RateLimitPolicy;
+    return compileRateLimit(policy, { logger: createLogger({ level: 'silent' }), policy: { rateLimit: policy, sources: {} } } as never);
+  };
+
+  it('a global limit counts the service\'s answers as allowed and limited', async () => {
+    const rls = await startRateLimitService({ rules: () => ({ requestsPerUnit: 1, unit: RateLimitUnit.MINUTE }) });
+    const step = compileGlobal({ url: rls.url, domain: 'outcomes', descriptors: [{ entries: [{ name: 'all', expression: '"x"' }] }] });
+    try {
+      const before = { allowed: await outcome('globalRateLimit', 'allowed'), limited: await outcome('globalRateLimit', 'limited') };
+      assert.equal((await step.onRequest(fakePolicyContext())).action, 'continue');
+      assert.equal((await step.onRequest(fakePolicyContext())).action, 'respond');
+      assert.equal(await outcome('globalRateLimit', 'allowed'), before.allowed + 1);
+      assert.equal(await outcome('globalRateLimit', 'limited'), before.limited + 1);
+    } finally {
+      step.close?.();
+      await rls.close();
+    }
+  });
+
+  it('a global limit whose service cannot be reached counts error, FailClosed and FailOpen alike', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    for (const failureMode of ['FailClosed', 'FailOpen']) {
+      const step = compileGlobal({ url, domain: 'down', failureMode, descriptors: [{ entries: [{ name: 'all', expression: '"x"' }] }] });
+      try {
+        const before = { error: await outcome('globalRateLimit', 'error'), allowed: await outcome('globalRateLimit', 'allowed') };
+        const result = await step.onRequest(fakePolicyContext());
+        assert.equal(result.action, failureMode === 'FailOpen' ? 'continue' : 'respond', failureMode);
+        assert.equal(await outcome('globalRateLimit', 'error'), before.error + 1, failureMode);
+        assert.equal(await outcome('globalRateLimit', 'allowed'), before.allowed, failureMode);
+      } finally {
+        step.close?.();
+      }
+    }
   });
 });
