@@ -35,7 +35,8 @@ function keysOf(cell: string): string[] {
   const scope = first.slice(0, first.indexOf('.'));
   const path = first.slice(scope.length + 1);
   // "`backend.tcp.keepalive.retries`, `.interval`": a sibling of the first path's last segment.
-  const siblings = more.filter((s) => s.startsWith('.')).map((s) => `${path.slice(0, path.lastIndexOf('.'))}${s}`);
+  const parent = path.includes('.') ? path.slice(0, path.lastIndexOf('.')) : '';
+  const siblings = more.filter((s) => s.startsWith('.')).map((s) => (parent ? `${parent}${s}` : s.slice(1)));
   return [path, ...siblings].map((p) => `${scope}:${p}`);
 }
 
@@ -87,6 +88,7 @@ test('docs/policies.md lists exactly the rows of NOT_APPLIED and NOT_SERVED, wit
 test('the docs row parser reads sibling paths and object rows', () => {
   assert.deepEqual(keysOf('`backend.tcp.keepalive.retries`, `.interval`'), ['backend:tcp.keepalive.retries', 'backend:tcp.keepalive.interval']);
   assert.deepEqual(keysOf('`frontend.connect` with mode `Route` or `Tunnel`'), ['frontend:connect']);
+  assert.deepEqual(keysOf('`backend.tcp`, `.tls`'), ['backend:tcp', 'backend:tls']);
   assert.deepEqual(keysOf('ProxyBackend provider `providerA.moderation`'), ['provider:providerA.moderation']);
   assert.deepEqual(keysOf('ProxyBackend `spec.a2a`'), ['served:ProxyBackend spec.a2a']);
   assert.deepEqual(keysOf('ProxyModel (the object)'), ['served:ProxyModel']);

@@ -11,13 +11,14 @@ import type { KubeObject } from '../../../api/gateway/object.ts';
 import { isDict } from '../read.ts';
 
 /** The kinds of backend a request can end at; rows limited to some of them apply only there. */
-export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a'] as const;
+export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a', 'forwardProxy'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /** A ProxyBackend object's kind, or undefined for a type the gateway does not serve. */
 export function proxyBackendKind(object: KubeObject | undefined): BackendKind | undefined {
   const spec = isDict(object?.spec) ? object.spec : {};
-  return spec.ai !== undefined ? 'ai' : spec.mcp !== undefined ? 'mcp' : spec.static !== undefined ? 'static' : spec.a2a !== undefined ? 'a2a' : undefined;
+  return spec.ai !== undefined ? 'ai' : spec.mcp !== undefined ? 'mcp' : spec.static !== undefined ? 'static' : spec.a2a !== undefined ? 'a2a'
+    : spec.dynamicForwardProxy !== undefined ? 'forwardProxy' : undefined;
 }
 
 /**
@@ -43,8 +44,8 @@ export interface NotAppliedRow {
   readonly issue?: number;
 }
 
-const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp', 'a2a'];
-const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai', 'a2a'];
+const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp', 'a2a', 'forwardProxy'];
+const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai', 'a2a', 'forwardProxy'];
 const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepalive probes, not their count or interval";
 
 /** Every field the data plane ignores. Keep docs/policies.md ("What is not applied yet") in step. */
@@ -67,6 +68,12 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
+  // Kept in step with src/proxy/backends/dynamic-forward/handler.ts: a backend policy reaching a
+  // forward proxy is refused there (500, nothing sent) until the forward proxy applies it.
+  ...(['tcp', 'tls', 'http', 'tunnel', 'auth', 'transformation', 'health', 'extAuth'] as const).map((member): NotAppliedRow => ({
+    scope: 'backend', path: member, kinds: ['forwardProxy'], issue: 17,
+    why: 'backend policies are not applied on a dynamic forward proxy backend yet: its requests are answered 500 and nothing is sent',
+  })),
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
 
