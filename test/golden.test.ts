@@ -17,8 +17,7 @@ const update = process.env.UPDATE_GOLDEN === '1';
 
 function caseFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
-    // provision/ holds provisioning cases, run by test/kube/provision-golden.test.ts.
-    .flatMap((entry) => (entry.isDirectory() ? (entry.name === 'provision' && dir === ROOT ? [] : caseFiles(join(dir, entry.name))) : entry.name.endsWith('.yaml') ? [join(dir, entry.name)] : []))
+    .flatMap((entry) => (entry.isDirectory() ? caseFiles(join(dir, entry.name)) : entry.name.endsWith('.yaml') ? [join(dir, entry.name)] : []))
     .sort();
 }
 

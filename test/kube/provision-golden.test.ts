@@ -1,5 +1,5 @@
 /**
- * Provisioning golden tests: each test/golden/provision/<case>.yaml holds input objects
+ * Provisioning golden tests: each test/kube/golden/provision/<case>.yaml holds input objects
  * (GatewayClass, Gateway, ProxyParameters) as YAML documents, then a `# Output` document holding,
  * per Gateway of our class, the exact objects the controller applies — or the reason it does not.
  * A `kind: TestContext` document sets what the controller's environment would (its CA, image).
@@ -15,7 +15,7 @@ import { attachedListenerSets } from '../../src/controller/kube/provision/listen
 import { provisionObjects } from '../../src/controller/kube/provision/objects.ts';
 import { resolveParameters } from '../../src/controller/kube/provision/parameters.ts';
 
-const ROOT = join(import.meta.dirname, '..', 'golden', 'provision');
+const ROOT = join(import.meta.dirname, 'golden', 'provision');
 const OUTPUT_MARKER = /^---[ \t]*\r?\n# Output[^\n]*\n/m;
 const CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
 const CONTEXT = { controllerUrl: 'https://switchboard.switchboard-system.svc:9978', defaultTag: '0.1.0' };

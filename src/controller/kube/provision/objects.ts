@@ -3,7 +3,7 @@
  * "Provisioning"): a Deployment or DaemonSet running `switchboard proxy`, its Service (one port
  * per distinct listener port), its ServiceAccount, and when asked a PodDisruptionBudget and a
  * HorizontalPodAutoscaler. Pure: the same Gateway and parameters give the same objects, which
- * the golden tests (test/golden/provision/) pin down exactly.
+ * the golden tests (test/kube/golden/provision/) pin down exactly.
  *
  * Order (SPEC.md "Overlay semantics"): typed fields of the GatewayClass's parameters, then the
  * Gateway's (later wins, field by field; `env` by name), then the GatewayClass's overlays, then
