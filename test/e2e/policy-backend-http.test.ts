@@ -4,11 +4,11 @@
  * CONNECT proxy, in plaintext and with TLS originated inside the tunnel.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { createCertificate } from '../support/certs.ts';
+import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.ts';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
@@ -18,31 +18,6 @@ import { gateway, gatewayClass, service } from '../support/manifests.ts';
 const cert = await createCertificate(['tunneled.test']);
 
 const doc = (o: unknown) => `---\n${stringify(o)}`;
-
-/** A minimal HTTP CONNECT proxy that records the authorities it was asked for. */
-function startConnectProxy(): Promise<Server & { targets: string[] }> {
-  const sockets = new Set<Socket>();
-  const proxy = Object.assign(createServer(), { targets: [] as string[] });
-  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    proxy.targets.push(req.url ?? '');
-    const [host, port] = (req.url ?? '').split(':');
-    const upstream = connect(Number(port), host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(client).add(upstream);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  proxy.on('close', () => sockets.forEach((s) => s.destroy()));
-  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(proxy)));
-}
 
 const RULES: Record<string, Record<string, unknown>> = {
   h2c: { http: { version: 'HTTP2' }, tcp: { connectTimeout: '2s', keepalive: { time: '30s' } } },
@@ -54,7 +29,7 @@ const RULES: Record<string, Record<string, unknown>> = {
 describe('backend policy: http and tcp', () => {
   let echo: EchoServer;
   let gw: GatewayHarness;
-  let proxy: Server & { targets: string[] };
+  let proxy: ConnectProxy;
   let secure: HttpsServer;
 
   before(async () => {
@@ -64,7 +39,7 @@ describe('backend policy: http and tcp', () => {
       res.end(JSON.stringify({ servername: (req.socket as TLSSocket & { servername?: string }).servername }));
     });
     await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', () => resolve()));
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const proxyUrl = proxy.url;
     RULES.tunneled = { tunnel: { url: proxyUrl } };
     RULES['tunneled-tls'] = { tunnel: { url: proxyUrl }, tls: { sni: 'tunneled.test', caCertificateRefs: [{ name: 'tunneled-ca' }] } };
     const rules = Object.keys(RULES).map((name) => ({
@@ -85,7 +60,7 @@ describe('backend policy: http and tcp', () => {
   after(async () => {
     await gw?.close();
     await echo?.close();
-    await new Promise((resolve) => proxy?.close(resolve));
+    await proxy?.close();
     await new Promise((resolve) => secure?.close(resolve));
   });
 

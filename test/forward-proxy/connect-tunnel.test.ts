@@ -5,13 +5,12 @@
  * client; the inner bind's routes and their authorization apply to what comes through.
  */
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { connect as netConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ProxyAgent, request as undiciRequest } from 'undici';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, routeTrafficPolicy, service } from '../support/manifests.ts';
+import { rawConnect } from './raw-connect.ts';
 
 const MANIFESTS = `
 ---
@@ -40,15 +39,6 @@ spec:
     - matches: [{ path: { type: PathPrefix, value: /guarded } }]
       backendRefs: [{ name: echo, port: 8080 }]
 `;
-
-async function rawConnect(port: number, authority: string): Promise<string> {
-  const socket = netConnect(port, '127.0.0.1');
-  await once(socket, 'connect');
-  socket.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`);
-  const [chunk] = (await once(socket, 'data')) as [Buffer];
-  socket.destroy();
-  return chunk.toString().split('\r\n')[0];
-}
 
 describe('frontend CONNECT Tunnel', () => {
   let echo: EchoServer;

@@ -9,13 +9,14 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import https from 'node:https';
-import { connect as netConnect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ProxyAgent, request as undiciRequest } from 'undici';
 import { createCertificate } from '../support/certs.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, routeTrafficPolicy, service } from '../support/manifests.ts';
+import { rawConnect } from './raw-connect.ts';
 
 const CONNECT_ROUTE = `
 ---
@@ -71,16 +72,6 @@ spec:
   rules:
     - backendRefs: [{ name: echo, port: 8080 }]
 `;
-}
-
-/** The raw answer head to a CONNECT sent by hand. */
-async function rawConnect(port: number, authority: string): Promise<string> {
-  const socket = netConnect(port, '127.0.0.1');
-  await once(socket, 'connect');
-  socket.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`);
-  const [chunk] = (await once(socket, 'data')) as [Buffer];
-  socket.destroy();
-  return chunk.toString().split('\r\n')[0];
 }
 
 describe('frontend CONNECT Route', () => {

@@ -6,8 +6,6 @@
  * how the matrix is built).
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { HeaderValueOption_HeaderAppendAction } from '../../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
@@ -15,6 +13,7 @@ import { Authorization, CheckResponseSchema } from '../../../src/proxy/ext/gen/e
 import { StatusCode } from '../../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
 import { closedPort, startGrpcServer, startHttpServer, type RunningServer } from '../../ext/servers.ts';
 import { createCertificate } from '../../support/certs.ts';
+import { startConnectProxy, type ConnectProxy } from '../../support/connect-proxy.ts';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
 import { service } from '../../support/manifests.ts';
@@ -27,39 +26,6 @@ import {
 const TLS_HOST = 'upstream.matrix.test';
 
 const overwrite = (key: string, value: string) => ({ header: { key, value }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD });
-
-/** A minimal HTTP CONNECT proxy that records the authorities it was asked for. */
-async function startConnectProxy(): Promise<{ url: string; targets: string[]; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const targets: string[] = [];
-  const proxy: Server = createServer();
-  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    targets.push(req.url ?? '');
-    const [host, port] = (req.url ?? '').split(':');
-    const upstream = connect(Number(port), host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(client).add(upstream);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    targets,
-    close: () => new Promise<void>((resolve) => {
-      sockets.forEach((s) => s.destroy());
-      proxy.close(() => resolve());
-    }),
-  };
-}
 
 /** ext_authz for the backend extAuth rows: `x-user: mallory` denied 401, everyone else allowed with `x-backend-auth`. */
 function startAuthz(): Promise<RunningServer> {
@@ -81,7 +47,7 @@ describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transform
   let failing: RunningServer;
   /** Requests the always-503 server got (the health rows count their own). */
   let failingHits = 0;
-  let tunnel: Awaited<ReturnType<typeof startConnectProxy>>;
+  let tunnel: ConnectProxy;
   let authz: RunningServer;
   let gw: GatewayHarness;
   let clients: Clients;
