@@ -37,6 +37,20 @@ describe('switchboard controller flags', () => {
     assert.deepEqual(options.namespaceSelectors, [{ matchLabels: { gw: 'on' } }]);
   });
 
+  const gate: { name: string; argv: string[]; env: NodeJS.ProcessEnv; on: boolean }[] = [
+    { name: 'off by default', argv: [], env: {}, on: false },
+    { name: 'the chart value on (SWITCHBOARD_PROXY_MODELS_ENABLED)', argv: [], env: { SWITCHBOARD_PROXY_MODELS_ENABLED: 'true' }, on: true },
+    { name: 'the chart value off', argv: [], env: { SWITCHBOARD_PROXY_MODELS_ENABLED: 'false' }, on: false },
+    { name: 'the flag, as on run', argv: ['--enable-proxy-models'], env: {}, on: true },
+    { name: 'the flag over the chart value off', argv: ['--enable-proxy-models'], env: { SWITCHBOARD_PROXY_MODELS_ENABLED: 'false' }, on: true },
+  ];
+  for (const row of gate) {
+    it(`ProxyModel API gate: ${row.name}`, () => assert.equal(parse(['--xds-mode', 'plaintext', ...row.argv], row.env).proxyModels, row.on));
+  }
+  it('refuses a SWITCHBOARD_PROXY_MODELS_ENABLED that is neither true nor false', () => {
+    assert.throws(() => parse(['--xds-mode', 'plaintext'], { SWITCHBOARD_PROXY_MODELS_ENABLED: 'yes' }), (err: Error) => err instanceof UsageError && /SWITCHBOARD_PROXY_MODELS_ENABLED must be true or false/.test(err.message));
+  });
+
   const mistakes: { name: string; argv: string[]; message: RegExp }[] = [
     { name: 'unknown flag', argv: ['--xds-mode', 'plaintext', '--nope'], message: /unknown flag --nope/ },
     { name: 'bad transport mode', argv: ['--xds-mode', 'mtls'], message: /--xds-mode must be one of plaintext, tls, either/ },

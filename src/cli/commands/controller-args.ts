@@ -26,6 +26,8 @@ export interface ControllerOptions {
   readonly maxObjects: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
+  /** The experimental ProxyModel API (docs/models.md): `--enable-proxy-models`, or the chart's `SWITCHBOARD_PROXY_MODELS_ENABLED=true`. */
+  readonly proxyModels: boolean;
 }
 
 export const DEFAULT_HEALTH_ADDRESS = '0.0.0.0:9093';
@@ -52,6 +54,7 @@ const OPTIONS = {
   'max-objects': { type: 'string', default: '250000' },
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'text' },
+  'enable-proxy-models': { type: 'boolean' },
 } as const satisfies ParseArgsOptionsConfig;
 
 const IN_CLUSTER_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -82,6 +85,9 @@ export function parseControllerArgs(argv: readonly string[], env: NodeJS.Process
   } catch (err) {
     fail(`--discovery-namespace-selectors: ${(err as Error).message}`);
   }
+  const proxyModelsEnv = env.SWITCHBOARD_PROXY_MODELS_ENABLED;
+  // The chart writes the value quoted ("true"/"false"); anything else is a typo that must not silently turn the API off or on.
+  if (proxyModelsEnv !== undefined && proxyModelsEnv !== '' && proxyModelsEnv !== 'true' && proxyModelsEnv !== 'false') fail(`SWITCHBOARD_PROXY_MODELS_ENABLED must be true or false, got "${proxyModelsEnv}"`);
   const maxObjects = Number(values['max-objects']);
   if (!/^\d+$/.test(values['max-objects']) || maxObjects < 1) fail(`--max-objects must be a whole number of at least 1, got "${values['max-objects']}"`);
   return {
@@ -102,6 +108,7 @@ export function parseControllerArgs(argv: readonly string[], env: NodeJS.Process
     maxObjects,
     logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat,
+    proxyModels: values['enable-proxy-models'] ?? proxyModelsEnv === 'true',
   };
 }
 
@@ -158,6 +165,8 @@ Flags:
       --max-objects N        refuse to translate more watched objects than this (default 250000)
       --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info)
       --log-format FORMAT    text or json (default text)
+      --enable-proxy-models  serve ProxyModel objects (experimental, docs/models.md; default
+                             $SWITCHBOARD_PROXY_MODELS_ENABLED, the chart's proxyModels.enabled)
   -h, --help                 show this help
 
 ADDR is HOST:PORT, [IPv6]:PORT or :PORT. SIGINT or SIGTERM releases the leader Lease and exits 0.

@@ -113,6 +113,7 @@ export async function startController(options: ControllerOptions, overrides: Con
   const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({
     source: provisioner.tap(sessionKeys.tap(source)), translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
+    proxyModels: options.proxyModels,
   });
 
   let draining = false;

@@ -36,7 +36,8 @@ export async function collectFindings(paths: readonly string[], opts: { proxyMod
   const scan = await new FileSet(paths).scan();
   const store = new ObjectStore();
   store.replace(scan.snapshot);
-  const { statuses } = translate(store.objects());
+  // Translated as `run --enable-proxy-models` would (or would not): the ProxyModels' statuses are the API's answer, not "disabled".
+  const { statuses } = translate(store.objects(), { proxyModels: opts.proxyModelsEnabled === true });
   const conditionFindings = statuses.flatMap((status) => findingsOf(status, store));
   return {
     problems: [...missing, ...store.problems(), ...schemaValidationFindings(store.sourced(), opts), ...conditionFindings],
