@@ -12,6 +12,8 @@ describe('lowerModelProvider', () => {
     { name: 'VendorF', spec: { provider: 'VendorF', providerF: { projectId: 'p', region: 'r' } }, want: { providerF: { projectId: 'p', region: 'r' } } },
     { name: 'VendorG with a region', spec: { provider: 'VendorG', providerG: { region: 'eu-west-1' } }, want: { providerG: { region: 'eu-west-1' } } },
     { name: 'an OpenAI-compatible vendor at its public base URL', spec: { provider: 'Groq' }, want: { providerA: {}, host: 'api.groq.com', port: 443, pathPrefix: '/openai/v1' } },
+    { name: 'DeepSeek at its documented root (no /v1)', spec: { provider: 'DeepSeek' }, want: { providerA: {}, host: 'api.deepseek.com', port: 443, pathPrefix: '' } },
+    { name: 'TogetherAI at api.together.ai, as its docs say', spec: { provider: 'TogetherAI' }, want: { providerA: {}, host: 'api.together.ai', port: 443, pathPrefix: '/v1' } },
     { name: 'Ollama needs a baseURL', spec: { provider: 'Ollama' }, error: /spec\.baseURL: required for Ollama/ },
     { name: 'Ollama on a LAN address', spec: { provider: 'Ollama', baseURL: 'http://10.0.0.5:11434/v1' }, want: { providerA: {}, host: '10.0.0.5', port: 11434, pathPrefix: '/v1' } },
     { name: 'baseURL overrides address and base path (providerA)', spec: { provider: 'VendorA', baseURL: 'https://proxy.example.com/openai/' }, want: { providerA: {}, host: 'proxy.example.com', port: 443, pathPrefix: '/openai' } },

@@ -25,20 +25,38 @@ import type { LLMProvider } from '../../ir/ai.ts';
 import { isDict, type Dict } from './read.ts';
 import type { Problem } from './status/conditions.ts';
 
-/** Public OpenAI-compatible base URLs of the vendors SPEC.md names only by value (VENDORS.md). */
+/**
+ * Public OpenAI-compatible base URLs of the vendors SPEC.md names only by value (VENDORS.md), each
+ * checked against the vendor's own documentation (the page is named; checked 2026-11):
+ */
 export const OPENAI_COMPATIBLE_BASE_URLS: Readonly<Record<string, string | undefined>> = {
+  // https://docs.cohere.com/docs/compatibility-api ("Compatibility API", base_url)
   Cohere: 'https://api.cohere.ai/compatibility/v1',
+  // Runs on the user's own machine: no public address.
   Ollama: undefined,
+  // https://docs.baseten.co/quickstart (Model APIs with the OpenAI SDK)
   Baseten: 'https://inference.baseten.co/v1',
+  // https://inference-docs.cerebras.ai (the API's address on its front page)
   Cerebras: 'https://api.cerebras.ai/v1',
+  // https://deepinfra.com/docs/advanced/openai_api ("The api_base is …/v1/openai")
   DeepInfra: 'https://api.deepinfra.com/v1/openai',
-  DeepSeek: 'https://api.deepseek.com/v1',
+  // https://api-docs.deepseek.com/ ("Your First API Call": base_url https://api.deepseek.com; /v1 is only an alias)
+  DeepSeek: 'https://api.deepseek.com',
+  // https://console.groq.com/docs/openai ("OpenAI Compatibility")
   Groq: 'https://api.groq.com/openai/v1',
+  // https://huggingface.co/changelog/inference-providers-openai-compatible (Inference Providers router)
   HuggingFace: 'https://router.huggingface.co/v1',
+  // https://docs.mistral.ai/api/ (server https://api.mistral.ai, paths under /v1; found only through
+  // third-party pages quoting it, e.g. https://docs.tray.ai/connectors/artificial-intelligence/mistral-ai)
   Mistral: 'https://api.mistral.ai/v1',
+  // https://openrouter.ai/docs/quickstart ("Using the OpenAI SDK")
   OpenRouter: 'https://openrouter.ai/api/v1',
-  TogetherAI: 'https://api.together.xyz/v1',
+  // https://docs.together.ai/docs/inference/openai-compatibility (the docs now use api.together.ai, not api.together.xyz)
+  TogetherAI: 'https://api.together.ai/v1',
+  // https://docs.x.ai/api/integrations ("OpenAI SDK")
   XAI: 'https://api.x.ai/v1',
+  // https://docs.fireworks.ai/tools-sdks/openai-compatibility (found only through third-party pages quoting it,
+  // e.g. https://docs.pipecat.ai/server/services/llm/fireworks, default base_url)
   Fireworks: 'https://api.fireworks.ai/inference/v1',
 };
 
