@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { createLogger, scrubLogLine, setLoggedSecrets } from './logger.ts';
+import { parseLogFilter } from './log-filter.ts';
+import { createLogger, moduleLogger, scrubLogLine, setLoggedSecrets } from './logger.ts';
 
 /** What a logger made by createLogger writes (text as it renders for a terminal). */
 function captured(format: 'json' | 'text', log: (logger: ReturnType<typeof createLogger>) => void): string {
@@ -73,3 +74,35 @@ describe('logger output', () => {
     assert.equal(lines.at(-1)?.msg, 'last');
   });
 });
+
+describe('per-module levels (logging.level "warn,mcp=debug")', () => {
+  const lines = (filter: string): { module?: string; msg: string }[] => {
+    const chunks: string[] = [];
+    const parsed = parseLogFilter(filter);
+    const root = createLogger({ format: 'json', level: parsed.level ?? 'info', filter: parsed, destination: { write: (line: string) => chunks.push(line) } });
+    root.info('root info');
+    root.warn('root warn');
+    // A module's logger is made from a child too (the runtime hands children around).
+    const mcp = moduleLogger(root.child({ backend: 'b' }), 'mcp');
+    mcp.debug('mcp debug');
+    mcp.child({ session: 's' }).trace('mcp trace');
+    moduleLogger(root, 'llm').info('llm info');
+    moduleLogger(root, 'xds').warn('xds warn');
+    return chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { module?: string; msg: string });
+  };
+  const CASES: ReadonlyArray<{ name: string; filter: string; want: string[] }> = [
+    { name: 'a module below the process level logs its debug lines', filter: 'warn,mcp=debug', want: ['root warn', 'mcp debug', 'xds warn'] },
+    { name: 'a module above the process level is quieter', filter: 'info,llm=error,xds=off', want: ['root info', 'root warn'] },
+    { name: 'trace reaches a module\'s grandchildren', filter: 'error,mcp=trace', want: ['mcp debug', 'mcp trace'] },
+    { name: 'no module entries: every module at the process level', filter: 'info', want: ['root info', 'root warn', 'llm info', 'xds warn'] },
+  ];
+  for (const c of CASES) it(c.name, () => assert.deepEqual(lines(c.filter).map((l) => l.msg), c.want));
+  it('a module logger names its module on each line', () => {
+    assert.equal(lines('warn,mcp=debug').find((l) => l.msg === 'mcp debug')?.module, 'mcp');
+  });
+  it('without a level for it, moduleLogger is the logger itself (nothing added)', () => {
+    const root = createLogger({ level: 'info', destination: { write: () => undefined } });
+    assert.equal(moduleLogger(root, 'mcp'), root);
+  });
+});
+

@@ -1,4 +1,5 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import type { LogFilter, LogModule } from './log-filter.ts';
 import { REDACTED, SecretMatcher } from './secret-matcher.ts';
 
 export type { Logger };
@@ -50,6 +51,30 @@ export interface CreateLoggerOptions extends LoggerOptions {
   destination?: LogDestination;
   /** Render `text` even when the destination is not a terminal (default: only stdout on a TTY gets text). */
   textOnPipes?: boolean;
+  /** Per-module levels (log-filter.ts); `level` stays the process's level. */
+  filter?: LogFilter;
+}
+
+/**
+ * The module levels of a logger made by createLogger, on the root and so (pino children are
+ * made with Object.create) visible from every child.
+ */
+const MODULE_LEVELS = Symbol('switchboard.moduleLevels');
+type WithModuleLevels = Logger & { [MODULE_LEVELS]?: ReadonlyMap<LogModule, LevelWithSilent> };
+
+/**
+ * The logger a module logs with: a child bound to `{module}` at the level the filter gives that
+ * module (lower or higher than the process's), or `logger` itself when the filter names no level
+ * for it. Call once where the module is set up, not per request.
+ */
+export function moduleLogger(logger: Logger, module: LogModule): Logger {
+  const level = (logger as WithModuleLevels)[MODULE_LEVELS]?.get(module);
+  return level === undefined ? logger : logger.child({ module }, { level });
+}
+
+function withModuleLevels(logger: Logger, filter: LogFilter | undefined): Logger {
+  if (filter && filter.modules.size > 0) (logger as WithModuleLevels)[MODULE_LEVELS] = filter.modules;
+  return logger;
 }
 
 /**
@@ -115,9 +140,9 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
   const terminal = opts.destination === undefined && process.stdout.isTTY === true;
   const text = opts.format !== 'json' && (terminal || opts.textOnPipes === true);
   if (!text) {
-    return pino({ level, base: { pid: process.pid }, redact, hooks: { streamWrite: scrubLogLine } }, destination);
+    return withModuleLevels(pino({ level, base: { pid: process.pid }, redact, hooks: { streamWrite: scrubLogLine } }, destination), opts.filter);
   }
-  return pino({ level, base: undefined, timestamp: false, redact, hooks: { streamWrite: (line) => toText(scrubLogLine(line)) } }, destination);
+  return withModuleLevels(pino({ level, base: undefined, timestamp: false, redact, hooks: { streamWrite: (line) => toText(scrubLogLine(line)) } }, destination), opts.filter);
 }
 
 /** A JSON line as `time LEVEL msg key=value …` for a person reading a terminal. */
