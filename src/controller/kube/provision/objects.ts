@@ -11,7 +11,9 @@
  */
 import type { KubeObject } from '../../../api/gateway/object.ts';
 import type { ProxyParametersSpec } from '../../../api/v1alpha1/parameters.ts';
+import { parseLogFilter } from '../../../common/log-filter.ts';
 import type { GatewayParameters } from './parameters.ts';
+import type { RawConfig } from './raw-config.ts';
 import { isMap, strategicMerge, type Json, type JsonMap } from './strategic-merge.ts';
 
 export const FIELD_MANAGER = 'switchboard-provisioner';
@@ -53,8 +55,9 @@ export function effectiveTyped(parameters: GatewayParameters): Spec {
     const value = b[key] ?? a[key];
     if (value !== undefined) out[key] = value;
   };
-  for (const key of ['workload', 'resources', 'shutdown', 'rawConfig'] as const) pick(key);
-  for (const key of ['logging', 'image', 'mesh'] as const) {
+  for (const key of ['workload', 'resources', 'shutdown'] as const) pick(key);
+  // rawConfig merges key by key too (raw-config.ts: its keys are independent settings).
+  for (const key of ['logging', 'image', 'mesh', 'rawConfig'] as const) {
     if (a[key] !== undefined || b[key] !== undefined) (out as Record<string, unknown>)[key] = { ...a[key], ...b[key] };
   }
   if (a.env || b.env) out.env = mergeEnv(a.env ?? [], b.env ?? []);
@@ -133,7 +136,10 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
   const defaults = context.defaultImage ?? DEFAULT_IMAGE;
   const registry = image.registry ?? defaults.registry;
   const reference = `${registry ? `${registry}/` : ''}${image.repository ?? defaults.repository}${image.digest ? `@${image.digest}` : `:${image.tag ?? context.defaultTag}`}`;
-  const { level, format } = logSettings(typed);
+  const raw = (typed.rawConfig ?? {}) as RawConfig;
+  const { level, filter, format } = logSettings(typed, raw);
+  // rawConfig's shutdown applies when the typed field is absent (typed fields win).
+  const shutdown = typed.shutdown ?? raw.shutdown;
   const volumes: JsonMap[] = [{
     name: 'switchboard-token',
     projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
@@ -158,17 +164,17 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
     { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     { name: 'SWITCHBOARD_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
     ...(context.controllerCaPem !== undefined ? [{ name: 'SWITCHBOARD_CA_FILE', value: `${CONTROLLER_CA_DIR}/ca.crt` }] : []),
-    { name: 'SWITCHBOARD_LOG_FILTER', value: typed.logging?.level ?? 'info' },
-    ...shutdownEnv(typed),
+    ...(raw.serverName !== undefined ? [{ name: 'SWITCHBOARD_SERVER_NAME', value: raw.serverName }] : []),
+    { name: 'SWITCHBOARD_LOG_FILTER', value: filter },
+    ...shutdownEnv(shutdown),
     ...meshEnv(typed),
     ...(catalogPaths.length > 0 ? [{ name: 'SWITCHBOARD_MODEL_CATALOG', value: catalogPaths.join(',') }] : []),
-    ...(typed.rawConfig ? [{ name: 'SWITCHBOARD_RAW_CONFIG', value: JSON.stringify(typed.rawConfig) }] : []),
   ];
   const container: JsonMap = {
     name: CONTAINER,
     image: reference,
     ...(image.pullPolicy ? { imagePullPolicy: image.pullPolicy } : {}),
-    args: ['proxy', '--metrics-address', `0.0.0.0:${PROXY_METRICS_PORT}`, '--log-level', level, '--log-format', format],
+    args: ['proxy', '--metrics-address', `0.0.0.0:${PROXY_METRICS_PORT}`, '--log-level', level, '--log-format', format, ...(raw.bindAddress !== undefined ? ['--bind-address', raw.bindAddress] : [])],
     // Parameters' env overrides generated entries of the same name in place, others follow in order.
     env: mergeEnv(env as (JsonMap & { name: string })[], (typed.env ?? []) as (JsonMap & { name: string })[]) as Json[],
     ports: [...ports.map((p) => ({ name: p.name.slice(0, 15), containerPort: p.port, protocol: 'TCP' })), { name: 'metrics', containerPort: PROXY_METRICS_PORT, protocol: 'TCP' }],
@@ -182,7 +188,7 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
       serviceAccountName: name,
       // The proxy authenticates with its own projected token, not the automounted one.
       automountServiceAccountToken: false,
-      ...(typed.shutdown ? { terminationGracePeriodSeconds: typed.shutdown.max } : {}),
+      ...(shutdown ? { terminationGracePeriodSeconds: shutdown.max } : {}),
       containers: [container],
       volumes,
     },
@@ -190,20 +196,21 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
 }
 
 /**
- * `logging.level` is a filter (`info`, `warn,proxy=debug`): its entry without `module=` is the
- * process level given to `--log-level`; the whole filter is also in SWITCHBOARD_LOG_FILTER.
+ * `logging.level` is a filter (`info`, `warn,mcp=debug`; src/common/log-filter.ts, checked
+ * before this runs): its entry without `module=` is the process level given to `--log-level`;
+ * the whole filter is SWITCHBOARD_LOG_FILTER, whose module entries the proxy applies.
+ * rawConfig's `logging` fills in what the typed field leaves out.
  */
-function logSettings(typed: Spec): { level: string; format: string } {
-  const filter = typed.logging?.level ?? 'info';
-  const global = filter.split(',').map((s) => s.trim()).find((s) => s !== '' && !s.includes('='));
-  return { level: global ?? 'info', format: typed.logging?.format ?? 'text' };
+function logSettings(typed: Spec, raw: RawConfig): { level: string; filter: string; format: string } {
+  const filter = typed.logging?.level ?? raw.logging?.level ?? 'info';
+  return { level: parseLogFilter(filter).level ?? 'info', filter, format: typed.logging?.format ?? raw.logging?.format ?? 'text' };
 }
 
-function shutdownEnv(typed: Spec): JsonMap[] {
-  if (!typed.shutdown) return [];
+function shutdownEnv(shutdown: { readonly min: number; readonly max: number } | undefined): JsonMap[] {
+  if (!shutdown) return [];
   return [
-    { name: 'CONNECTION_MIN_TERMINATION_DEADLINE', value: String(typed.shutdown.min) },
-    { name: 'TERMINATION_GRACE_PERIOD_SECONDS', value: String(typed.shutdown.max) },
+    { name: 'CONNECTION_MIN_TERMINATION_DEADLINE', value: String(shutdown.min) },
+    { name: 'TERMINATION_GRACE_PERIOD_SECONDS', value: String(shutdown.max) },
   ];
 }
 

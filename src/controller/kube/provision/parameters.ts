@@ -8,6 +8,7 @@
 import type { KubeObject } from '../../../api/gateway/object.ts';
 import { validateProxyObject } from '../../../api/v1alpha1/validate.ts';
 import type { ProxyParametersSpec } from '../../../api/v1alpha1/parameters.ts';
+import { provisionIssues } from './raw-config.ts';
 import { isMap } from './strategic-merge.ts';
 
 export const SWITCHBOARD_GROUP = 'switchboard.dev';
@@ -46,5 +47,8 @@ function lookup(ref: Ref, namespace: string | undefined, owner: string, paramete
   if (!object) return { error: `${owner}: ProxyParameters ${id} not found` };
   const issues = validateProxyObject(object).filter((i) => i.severity === 'error');
   if (issues.length > 0) return { error: `${owner}: ProxyParameters ${id} is invalid: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}` };
-  return { spec: (isMap(object.spec) ? object.spec : {}) as ProxyParametersSpec };
+  const spec = (isMap(object.spec) ? object.spec : {}) as ProxyParametersSpec;
+  const refused = provisionIssues(spec);
+  if (refused.length > 0) return { error: `${owner}: ProxyParameters ${id} is invalid: ${refused.join('; ')}` };
+  return { spec };
 }

@@ -12,8 +12,10 @@ describe('parametersVerdicts', () => {
     { name: 'invalid shutdown', object: params('p', { shutdown: { min: 9, max: 1 } }), want: [['Accepted', 'False', 'Invalid'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'catalog ConfigMap present (the catalog itself is not read yet)', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'models' } }] } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'catalog ConfigMap missing', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'nope' } }] } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'False', 'RefNotFound']] },
-    { name: 'rawConfig is not merged yet', object: params('p', { rawConfig: { a: 1 } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
-    { name: 'per-module log levels are not applied', object: params('p', { logging: { level: 'info,mcp=debug' } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'rawConfig runtime settings are applied', object: params('p', { rawConfig: { bindAddress: '::', logging: { format: 'json' } } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'rawConfig with an unknown key is invalid', object: params('p', { rawConfig: { a: 1 } }), want: [['Accepted', 'False', 'Invalid'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'per-module log levels are applied', object: params('p', { logging: { level: 'info,mcp=debug' } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'a log filter naming an unknown module is invalid', object: params('p', { logging: { level: 'info,mpc=debug' } }), want: [['Accepted', 'False', 'Invalid'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'mesh enabled has no integration', object: params('p', { mesh: { enabled: true } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'mesh disabled is fully applied', object: params('p', { mesh: { enabled: false }, shutdown: { min: 1, max: 2 }, env: [{ name: 'A', value: 'b' }] }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
   ];
@@ -23,6 +25,12 @@ describe('parametersVerdicts', () => {
       assert.deepEqual(verdict.map((c) => [c.type, c.status, c.reason]), row.want);
     });
   }
+});
+
+it('an invalid rawConfig is named by its path in the Accepted message', () => {
+  const [accepted] = parametersVerdicts([params('p', { rawConfig: { bindAddress: 'x y', extra: true } })]).get('apps/p')!;
+  assert.match(accepted!.message, /spec\.rawConfig\.extra: unknown key \(allowed: logging, shutdown, bindAddress, serverName\)/);
+  assert.match(accepted!.message, /spec\.rawConfig\.bindAddress: must be an IP address or a host name/);
 });
 
 describe('overlayProvisionStatus', () => {

@@ -4,7 +4,8 @@
  * ("Accepted=False Unsupported": the embedded gateway cannot provision; docs/policies.md); the
  * controller replaces it through the status writer's overlay with what provisioning found:
  *
- * - ProxyParameters: `Accepted` (True; False `Invalid` naming the schema issues; False
+ * - ProxyParameters: `Accepted` (True; False `Invalid` naming the schema issues, or the
+ *   rawConfig keys and log filters provisioning refuses (raw-config.ts); False
  *   `PartiallyApplied` naming the fields the proxy does not act on yet) and
  *   `ResolvedRefs` (False `RefNotFound` when a modelCatalog ConfigMap is missing);
  * - a Gateway whose parameters are missing or invalid: `Accepted=False InvalidParameters` (the
@@ -13,6 +14,7 @@
 import type { Condition, KubeObject, ObjectStatus } from '../../../api/gateway/object.ts';
 import { validateProxyObject } from '../../../api/v1alpha1/validate.ts';
 import type { ProxyParametersSpec } from '../../../api/v1alpha1/parameters.ts';
+import { provisionIssues } from './raw-config.ts';
 
 export interface ProvisionVerdicts {
   /** `<namespace>/<name>` of a ProxyParameters → its conditions (without observedGeneration). */
@@ -30,10 +32,12 @@ export function parametersVerdicts(objects: readonly KubeObject[]): Map<string, 
   for (const object of objects) {
     if (object.kind !== 'ProxyParameters') continue;
     const namespace = object.metadata.namespace ?? 'default';
-    const issues = validateProxyObject(object).filter((i) => i.severity === 'error');
+    const schemaIssues = validateProxyObject(object).filter((i) => i.severity === 'error').map((i) => `${i.path} ${i.message}`);
+    // rawConfig keys and log filters are checked once the schema holds (raw-config.ts).
+    const issues = schemaIssues.length > 0 ? schemaIssues : provisionIssues((object.spec ?? {}) as ProxyParametersSpec);
     const ignored = notConsumed((object.spec ?? {}) as ProxyParametersSpec);
     const accepted = issues.length > 0
-      ? { type: 'Accepted', status: 'False' as const, reason: 'Invalid', message: issues.map((i) => `${i.path} ${i.message}`).join('; ').slice(0, MAX_MESSAGE_CHARS) }
+      ? { type: 'Accepted', status: 'False' as const, reason: 'Invalid', message: issues.join('; ').slice(0, MAX_MESSAGE_CHARS) }
       : ignored.length > 0
         // As elsewhere (docs/policies.md): nothing is Accepted=True while part of it is ignored.
         ? { type: 'Accepted', status: 'False' as const, reason: 'PartiallyApplied', message: `provisioned, but not applied by the proxy yet: ${ignored.join('; ')}` }
@@ -51,8 +55,6 @@ export function parametersVerdicts(objects: readonly KubeObject[]): Map<string, 
 /** Fields provisioning carries into the pod that the proxy does not act on yet (docs/kubernetes.md). */
 function notConsumed(spec: ProxyParametersSpec): string[] {
   const out: string[] = [];
-  if (spec.logging?.level?.includes('=')) out.push('spec.logging.level per-module entries (only the global level is used)');
-  if (spec.rawConfig !== undefined) out.push('spec.rawConfig (carried as SWITCHBOARD_RAW_CONFIG, not merged)');
   if (spec.mesh?.enabled) out.push('spec.mesh (carried to the environment; no mesh integration)');
   if (spec.modelCatalog?.sources?.length) out.push('spec.modelCatalog (mounted; the catalog is not read, issue 18)');
   return out;
