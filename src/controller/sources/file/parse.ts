@@ -3,6 +3,7 @@ import type { KubeObject, SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem } from '../types.ts';
 import { apiGroupOf, isKnownKind } from '../known-kinds.ts';
 import { DEFAULT_CONFIG_LIMITS, type ConfigLimits } from './limits.ts';
+import { parsePlainYaml } from './plain-yaml.ts';
 import { checkDocumentBounds, type FileTally } from './yaml-bounds.ts';
 
 const OWN_GROUP = 'switchboard.dev';
@@ -44,6 +45,17 @@ export function parseYamlFile(text: string, file: string, limits: ConfigLimits =
 }
 
 function parseBounded(text: string, file: string, limits: ConfigLimits): ParsedFile {
+  const plain = parsePlainYaml(text, limits);
+  if (plain) {
+    const taken = new DocumentTaker(file);
+    for (const { value, index, line } of plain) taken.take(value, index, line);
+    return taken.result();
+  }
+  return parseWithYaml(text, file, limits);
+}
+
+/** The reference parser: every file the fast path (plain-yaml.ts) does not take, with yaml's messages and bounds. */
+export function parseWithYaml(text: string, file: string, limits: ConfigLimits): ParsedFile {
   const lineCounter = new LineCounter();
   const lineOf = (offset: number): { line: number; col: number } => lineCounter.linePos(offset);
   const documents = composeDocuments(text, lineCounter, limits.maxDocuments);
@@ -75,38 +87,58 @@ function parseBounded(text: string, file: string, limits: ConfigLimits): ParsedF
   }
   if (syntaxProblems.length > 0) return brokenFile(syntaxProblems);
 
-  const objects: SourcedObject[] = [];
-  const problems: ConfigProblem[] = [];
-  const ignoredKinds = new Set<string>();
+  const taken = new DocumentTaker(file);
   for (const [index, doc] of documents.entries()) {
     if (doc.contents === null) continue; // `---` with nothing after it
     const start = doc.contents.range?.[0] ?? doc.range[0];
-    const origin = { file, document: index, line: lineOf(start).line };
+    const line = lineOf(start).line;
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: limits.maxAliasExpansion });
     } catch (err) {
       // yaml's alias-expansion guard ("Excessive alias count…") or an unresolved alias.
-      return brokenFile([{ severity: 'error', file, document: index, line: origin.line, message: `over a configuration limit: ${firstLine((err as Error).message)} (aliases may expand at most ${limits.maxAliasExpansion} times)` }]);
+      return brokenFile([{ severity: 'error', file, document: index, line, message: `over a configuration limit: ${firstLine((err as Error).message)} (aliases may expand at most ${limits.maxAliasExpansion} times)` }]);
     }
+    taken.take(value, index, line);
+  }
+  return taken.result();
+}
+
+/** Documents → objects of known kinds, problems and ignored kinds, whichever parser read them. */
+class DocumentTaker {
+  readonly #file: string;
+  readonly #objects: SourcedObject[] = [];
+  readonly #problems: ConfigProblem[] = [];
+  readonly #ignoredKinds = new Set<string>();
+
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  take(value: unknown, index: number, line: number): void {
+    const file = this.#file;
+    const origin = { file, document: index, line };
     const envelopeError = envelopeProblem(value);
     if (envelopeError) {
-      problems.push({ severity: 'error', file, document: index, line: origin.line, path: envelopeError.path, message: envelopeError.message });
-      continue;
+      this.#problems.push({ severity: 'error', file, document: index, line, path: envelopeError.path, message: envelopeError.message });
+      return;
     }
     const object = value as KubeObject;
     if (!isKnownKind(object.apiVersion, object.kind)) {
       // In our own group an unknown kind is a typo, not someone else's object.
       if (apiGroupOf(object.apiVersion) === OWN_GROUP) {
-        problems.push({ severity: 'error', file, document: index, line: origin.line, path: 'kind', object: { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, message: `unknown kind ${object.kind} in ${OWN_GROUP}` });
-        continue;
+        this.#problems.push({ severity: 'error', file, document: index, line, path: 'kind', object: { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, message: `unknown kind ${object.kind} in ${OWN_GROUP}` });
+        return;
       }
-      ignoredKinds.add(`${apiGroupOf(object.apiVersion) || 'core'}/${object.kind}`);
-      continue;
+      this.#ignoredKinds.add(`${apiGroupOf(object.apiVersion) || 'core'}/${object.kind}`);
+      return;
     }
-    objects.push({ object, origin });
+    this.#objects.push({ object, origin });
   }
-  return { objects, problems, syntaxOk: true, ignoredKinds };
+
+  result(): ParsedFile {
+    return { objects: this.#objects, problems: this.#problems, syntaxOk: true, ignoredKinds: this.#ignoredKinds };
+  }
 }
 
 /**
