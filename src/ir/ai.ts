@@ -4,7 +4,7 @@
  * resolved), and the backend's AI policy as written (CEL already checked by the translator).
  * What the proxy's LLM handler (src/proxy/llm) serves. Plain, JSON-serialisable, readonly data.
  */
-import type { BackendPolicy, Json } from './policy.ts';
+import type { AuthorizationPolicy, BackendPolicy, Json } from './policy.ts';
 import type { Endpoint } from './types.ts';
 import type { MatchableModel } from '../common/model-match.ts';
 
@@ -127,4 +127,17 @@ export interface AiBackendIR {
 /** One ProxyModel as a route-by-model entry: its match pattern, visibility and providers. */
 export interface ModelRouteIR extends MatchableModel {
   readonly groups: readonly { readonly providers: readonly AiProviderIR[] }[];
+  /**
+   * `weighted` and `conditional` virtual models: `groups[i]` is target i (one provider), and this
+   * says which one a request takes. Absent: the groups are priority groups (a concrete model, `failover`).
+   */
+  readonly choice?: ModelChoiceIR;
+  /** The model's own `policies.authorization` (one rule; CEL checked by the translator): a request naming the model must pass it. */
+  readonly authorization?: AuthorizationPolicy;
 }
+
+/** How a weighted or conditional virtual model picks its target (index into the model's `groups`). */
+export type ModelChoiceIR =
+  | { readonly kind: 'weighted'; readonly weights: readonly number[] }
+  /** In order, the first whose `when` (CEL, bool) is true; an entry without `when` is the fallback (last). */
+  | { readonly kind: 'conditional'; readonly branches: readonly { readonly when?: string }[] };

@@ -9,18 +9,22 @@
  * provider named after the object (`<namespace>/<name>`), so provider health, failover and
  * credentials are the `ai` backend's own.
  *
- * Not served yet (each says so on the model's status): Gateway and ListenerSet parents, virtual
- * models other than failover, `policies`. The API is off unless the translator is told `proxyModels: true`
+ * Virtual models (failover, weighted, conditional) are lowered in proxy-model-virtual.ts, a
+ * model's own `policies` in proxy-model-policies.ts. Not served yet (the model's status says so):
+ * Gateway and ListenerSet parents. The API is off unless the translator is told `proxyModels: true`
  * (`switchboard run --enable-proxy-models`); off, a `*` backendRef is refused and every model's
  * status says the API is disabled.
  */
 import { GATEWAY_GROUP, SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { orderBySpecificity, parseModelPattern, type Visibility } from '../../common/model-match.ts';
-import type { AiBackendIR, AiPolicy, AiProviderIR, LLMProvider, ModelRouteIR } from '../../ir/ai.ts';
+import type { AiBackendIR, AiPolicy, AiProviderIR, LLMProvider, ModelChoiceIR, ModelRouteIR } from '../../ir/ai.ts';
+import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import { resolveCustomTarget } from './ai-backend.ts';
+import { lowerModelPolicies, overlayPolicies } from './proxy-model-policies.ts';
 import { lowerModelProvider } from './proxy-model-provider.ts';
+import { lowerVirtual } from './proxy-model-virtual.ts';
 import { isDict, listOf, type Dict } from './read.ts';
 import { creationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 import type { Problem } from './status/conditions.ts';
@@ -71,9 +75,6 @@ export interface LowerOptions {
   readonly models?: readonly KubeObject[];
 }
 
-/** Past this many targets a failover list is refused (the schema's max is 64). */
-const MAX_TARGETS = 64;
-
 export function lowerModel(object: KubeObject, opts: LowerOptions = {}): LoweredModel {
   const spec = isDict(object.spec) ? object.spec : {};
   const namespace = namespaceOf(object);
@@ -82,30 +83,44 @@ export function lowerModel(object: KubeObject, opts: LowerOptions = {}): Lowered
   const match = isDict(spec.match) && typeof spec.match.model === 'string' ? spec.match.model : undefined;
   const pattern = parseModelPattern(match, object.metadata.name);
   if ('error' in pattern) problems.push({ reason: 'Invalid', message: `spec.${pattern.error}` });
-  if (spec.policies !== undefined) problems.push({ reason: 'Unsupported', message: 'spec.policies: model policies are not applied yet (issue 18); the model is not served rather than served without them' });
-  const groups = isDict(spec.virtualModel) ? lowerVirtual(spec.virtualModel, id, namespace, opts, problems) : lowerConcrete(object, id, undefined, opts, problems);
-  if (problems.length > 0 || !groups || 'error' in pattern) return { problems };
+  const own = lowerModelPolicies(spec.policies, 'spec.policies', `ProxyModel/${id}`, namespace, opts.snapshot, problems);
+  let lowered: { groups: ModelRouteIR['groups']; choice?: ModelChoiceIR } | undefined;
+  if (isDict(spec.virtualModel)) {
+    // A target carries its own model's policies (vendor credentials, TLS …) under the virtual model's, which win.
+    const lowerTarget = (target: KubeObject, name: string, pin: string, path: string) => {
+      const targetPolicies = lowerModelPolicies(isDict(target.spec) ? target.spec.policies : undefined, `${path}.policies`, `ProxyModel/${namespaceOf(target)}/${target.metadata.name}`, namespace, opts.snapshot, problems);
+      return lowerConcrete(target, name, pin, opts, problems, path, overlayPolicies(targetPolicies.provider, own.provider))?.[0].providers[0];
+    };
+    lowered = lowerVirtual(spec.virtualModel, id, namespace, opts.models ?? [], problems, lowerTarget);
+  } else {
+    const groups = lowerConcrete(object, id, undefined, opts, problems, 'spec', own.provider);
+    lowered = groups ? { groups } : undefined;
+  }
+  if (problems.length > 0 || !lowered || 'error' in pattern) return { problems };
   const visibility: Visibility = spec.visibility === 'Internal' ? 'Internal' : 'Public';
   const created = creationOf(object);
-  return { route: { id, pattern, visibility, ...(created ? { created } : {}), groups }, problems: [] };
+  return {
+    route: { id, pattern, visibility, ...(created ? { created } : {}), groups: lowered.groups, ...(lowered.choice ? { choice: lowered.choice } : {}), ...(own.authorization ? { authorization: own.authorization } : {}) },
+    problems: [],
+  };
 }
 
 /** A model with a `provider`: one group of one provider named `name` (default the model's id), the upstream model pinned when `pin` is set. */
-function lowerConcrete(object: KubeObject, name: string, pin: string | undefined, opts: LowerOptions, problems: Problem[], path = 'spec'): ModelRouteIR['groups'] | undefined {
+function lowerConcrete(object: KubeObject, name: string, pin: string | undefined, opts: LowerOptions, problems: Problem[], path: string, policies: BackendPolicy | undefined): ModelRouteIR['groups'] | undefined {
   const spec = isDict(object.spec) ? object.spec : {};
   const namespace = namespaceOf(object);
   const lowered = lowerModelProvider(spec, path);
   problems.push(...lowered.problems);
   if (!lowered.provider) return undefined;
   const provider = pin === undefined ? lowered.provider : pinModel(lowered.provider, pin);
-  let served: AiProviderIR = { name, provider };
+  let served: AiProviderIR = { name, provider, ...(policies ? { policies } : {}) };
   if ('custom' in provider && provider.custom.backendRef && opts.snapshot) {
     // resolveCustomTarget writes the Service's DNS name and port into the provider it is given.
     const written = { ...provider } as Record<string, unknown>;
     const ctx = { namespace, snapshot: opts.snapshot, domain: opts.clusterDomain ?? 'cluster.local', source: `ProxyModel/${namespace}/${object.metadata.name}`, problems };
     const endpoints = resolveCustomTarget(written, `${path}.custom.backendRef`, ctx);
     if (!endpoints) return undefined;
-    served = { name, provider: written as unknown as LLMProvider, ...(endpoints.length > 0 ? { endpoints } : {}) };
+    served = { name, provider: written as unknown as LLMProvider, ...(endpoints.length > 0 ? { endpoints } : {}), ...(policies ? { policies } : {}) };
   }
   return [{ providers: [served] }];
 }
@@ -116,44 +131,6 @@ function pinModel(provider: LLMProvider, model: string): LLMProvider {
   if (!token) return provider;
   const config = (provider as unknown as Record<string, Dict>)[token];
   return { ...provider, [token]: { ...config, model } } as LLMProvider;
-}
-
-/**
- * `virtualModel.failover`: each target is its ProxyModel's provider with the upstream model pinned
- * (`model`, or the target's exact match), grouped by `priority` (lower first). The `ai` picker
- * then does what SPEC.md asks: within a priority the healthier, faster target first; the next
- * priority only when every target at this one is evicted or failed this request. `weighted` and
- * `conditional` are not served yet.
- */
-function lowerVirtual(virtual: Dict, id: string, namespace: string, opts: LowerOptions, problems: Problem[]): ModelRouteIR['groups'] | undefined {
-  if (!isDict(virtual.failover)) {
-    problems.push({ reason: 'Unsupported', message: 'spec.virtualModel: only failover virtual models are served yet; weighted and conditional are not (issue 18)' });
-    return undefined;
-  }
-  const targets = listOf<Dict>(virtual.failover.targets);
-  if (targets.length === 0 || targets.length > MAX_TARGETS) {
-    problems.push({ reason: 'Invalid', message: `spec.virtualModel.failover.targets: 1..${MAX_TARGETS} targets` });
-    return undefined;
-  }
-  const byPriority = new Map<number, AiProviderIR[]>();
-  targets.forEach((target, i) => {
-    const path = `spec.virtualModel.failover.targets[${i}]`;
-    const refName = isDict(target.modelRef) && typeof target.modelRef.name === 'string' ? target.modelRef.name : '';
-    const ref = (opts.models ?? []).find((m) => namespaceOf(m) === namespace && m.metadata.name === refName);
-    if (!ref) return problems.push({ reason: 'ModelNotFound', message: `${path}.modelRef: ProxyModel ${namespace}/${refName} not found` });
-    const refSpec = isDict(ref.spec) ? ref.spec : {};
-    if (refSpec.virtualModel !== undefined) return problems.push({ reason: 'Invalid', message: `${path}.modelRef: ${refName} is a virtual model; a target is a model with a provider` });
-    const refMatch = isDict(refSpec.match) && typeof refSpec.match.model === 'string' ? refSpec.match.model : undefined;
-    const refPattern = parseModelPattern(refMatch, refName);
-    const pin = typeof target.model === 'string' ? target.model : 'kind' in refPattern && refPattern.kind === 'exact' ? refPattern.name : undefined;
-    if (pin === undefined) return problems.push({ reason: 'Invalid', message: `${path}.model: required, ${refName} matches a wildcard` });
-    const groups = lowerConcrete(ref, `${id}#${i}:${refName}`, pin, opts, problems, `${path} (ProxyModel ${refName}) spec`);
-    const priority = typeof target.priority === 'number' ? target.priority : 0;
-    if (groups) byPriority.set(priority, [...(byPriority.get(priority) ?? []), ...groups[0].providers]);
-    return undefined;
-  });
-  if (problems.length > 0) return undefined;
-  return [...byPriority.entries()].sort(([a], [b]) => a - b).map(([, providers]) => ({ providers }));
 }
 
 /** Why a rule may not carry the `*` backendRef (SPEC.md), or undefined. */

@@ -26,7 +26,11 @@ export function subBackendsOf(backend: Backend, sectionNames: readonly string[])
     return backend.mcp.targets.map((t) => ({ name: t.name, section: sectionOf(t.section ?? t.name), ...ownOf(t.policies, `${backend.key}#${t.name}`) }));
   }
   if (backend.ai) {
-    return backend.ai.groups.flatMap((g) => g.providers).map((p) => ({ name: p.name, section: sectionOf(p.name), ...ownOf(p.policies, `${backend.key}#${p.name}`) }));
+    // ProxyModels' providers too (docs/models.md): a model's own `policies` are its providers' inline ones. A provider a
+    // virtual model's groups repeat is the same provider (same name, same policies): listed once.
+    const providers = [...backend.ai.groups, ...(backend.ai.models ?? []).flatMap((m) => m.groups)].flatMap((g) => g.providers);
+    const unique = [...new Map(providers.map((p) => [p.name, p])).values()];
+    return unique.map((p) => ({ name: p.name, section: sectionOf(p.name), ...ownOf(p.policies, `${backend.key}#${p.name}`) }));
   }
   return sectionNames.map((name) => ({ name, section: name }));
 }
