@@ -1,4 +1,9 @@
-/** The `/v1/models` answer, built from configuration: the provider's model (if pinned) and every alias. */
+/**
+ * The `/v1/models` answer, built from configuration: each provider's model (if pinned) and every
+ * alias. A priority group answers the union of its providers' models (docs/llm.md), in the group's
+ * order, each id once (its first provider owns it): the same list whichever provider of the group
+ * the rotation picked for this call.
+ */
 
 export interface ModelsSource {
   /** The provider's configured model, when it pins one. */
@@ -11,29 +16,35 @@ export interface ModelsSource {
   readonly created: number;
 }
 
-function modelIds(src: ModelsSource): string[] {
-  const ids = new Set<string>();
-  if (src.providerModel) ids.add(src.providerModel);
-  for (const [alias, target] of Object.entries(src.aliases ?? {})) {
-    ids.add(alias);
-    ids.add(target);
+interface ModelEntry { readonly id: string; readonly ownedBy: string; readonly created: number }
+
+function modelEntries(sources: ModelsSource | readonly ModelsSource[]): ModelEntry[] {
+  const seen = new Map<string, ModelEntry>();
+  const add = (id: string, src: ModelsSource) => {
+    if (!seen.has(id)) seen.set(id, { id, ownedBy: src.ownedBy, created: src.created });
+  };
+  for (const src of Array.isArray(sources) ? (sources as readonly ModelsSource[]) : [sources as ModelsSource]) {
+    if (src.providerModel) add(src.providerModel, src);
+    for (const [alias, target] of Object.entries(src.aliases ?? {})) {
+      add(alias, src);
+      add(target, src);
+    }
   }
-  return [...ids];
+  return [...seen.values()];
 }
 
-export function openAIModelList(src: ModelsSource): { object: 'list'; data: { id: string; object: 'model'; created: number; owned_by: string }[] } {
-  return { object: 'list', data: modelIds(src).map((id) => ({ id, object: 'model', created: src.created, owned_by: src.ownedBy })) };
+export function openAIModelList(sources: ModelsSource | readonly ModelsSource[]): { object: 'list'; data: { id: string; object: 'model'; created: number; owned_by: string }[] } {
+  return { object: 'list', data: modelEntries(sources).map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy })) };
 }
 
-export function anthropicModelList(src: ModelsSource): {
+export function anthropicModelList(sources: ModelsSource | readonly ModelsSource[]): {
   data: { type: 'model'; id: string; display_name: string; created_at: string }[]; has_more: false; first_id: string | null; last_id: string | null;
 } {
-  const ids = modelIds(src);
-  const createdAt = new Date(src.created * 1000).toISOString();
+  const entries = modelEntries(sources);
   return {
-    data: ids.map((id) => ({ type: 'model', id, display_name: id, created_at: createdAt })),
+    data: entries.map((m) => ({ type: 'model', id: m.id, display_name: m.id, created_at: new Date(m.created * 1000).toISOString() })),
     has_more: false,
-    first_id: ids[0] ?? null,
-    last_id: ids.at(-1) ?? null,
+    first_id: entries[0]?.id ?? null,
+    last_id: entries.at(-1)?.id ?? null,
   };
 }

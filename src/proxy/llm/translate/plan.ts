@@ -30,6 +30,11 @@ export interface PlanInput {
   readonly method?: string;
   /** `ai.modelAliases`: friendly name → provider model. */
   readonly modelAliases?: Readonly<Record<string, string>>;
+  /**
+   * `Models` only: every provider of the chosen provider's priority group with its own aliases, in
+   * the group's order; the answer is their union (models.ts). Absent: this provider alone.
+   */
+  readonly modelsGroup?: readonly { readonly provider: LLMProvider; readonly modelAliases?: Readonly<Record<string, string>> }[];
   /** `ai.promptCaching`: Bedrock cache points. */
   readonly promptCaching?: PromptCachingConfig;
   /** Client request headers with lowercase names (the models listing answers Anthropic clients in their shape). */
@@ -135,7 +140,13 @@ function plan(input: PlanInput, errorFormat: ErrorFormat): RequestPlan {
   const cfg = facts.cfg as ReturnType<typeof mod.config>;
 
   if (input.routeType === 'Models') {
-    const src = { providerModel: pinnedModel, aliases: input.modelAliases, ownedBy: token, created: ctx.now() };
+    const created = ctx.now();
+    const src = input.modelsGroup
+      ? input.modelsGroup.map((m) => {
+        const f = factsOf(m.provider);
+        return { providerModel: f.pinnedModel, aliases: m.modelAliases, ownedBy: f.token, created };
+      })
+      : { providerModel: pinnedModel, aliases: input.modelAliases, ownedBy: token, created };
     return respondJSON(200, errorFormat === 'anthropic' ? anthropicModelList(src) : openAIModelList(src));
   }
   if (input.routeType === 'Passthrough') return passthroughPlan(input, target, mod.endpoint(input.provider, cfg, { route: 'Completions', model: '', stream: false })?.credential);
