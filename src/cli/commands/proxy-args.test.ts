@@ -16,6 +16,9 @@ describe('parseProxyArgs', () => {
       expect: { controller: 'http://c:9978', gateways: ['web', 'api'], namespace: 'team-b', proxyId: 'proxy-0', tokenFile: '/t', caFile: '/ca.pem', serverName: 'controller' },
     },
     { name: 'flags win over the environment', argv: BASE, env: { POD_NAMESPACE: 'other', SWITCHBOARD_GATEWAYS: 'x' }, expect: { namespace: 'team-a', gateways: ['web'] } },
+    { name: 'no filter: level info, no module levels', argv: BASE, expect: { logLevel: 'info', logFilter: undefined } },
+    { name: 'the filter from the environment sets the level and module levels', argv: BASE, env: { SWITCHBOARD_LOG_FILTER: 'warn,mcp=debug' }, expect: { logLevel: 'warn', logFilter: { level: 'warn', modules: new Map([['mcp', 'debug']]) } } },
+    { name: '--log-level wins over the filter\'s level', argv: [...BASE, '--log-level', 'error', '--log-filter', 'debug,xds=trace'], expect: { logLevel: 'error', logFilter: { level: 'debug', modules: new Map([['xds', 'trace']]) } } },
   ];
   for (const c of ok) {
     it(c.name, () => {
@@ -31,6 +34,7 @@ describe('parseProxyArgs', () => {
     { name: 'no gateway', argv: ['--controller', 'http://c:1', '--namespace', 'a'], message: /--gateway NAME is required/ },
     { name: 'an unknown flag', argv: [...BASE, '--nope'], message: /unknown flag --nope/ },
     { name: 'a bad log level', argv: [...BASE, '--log-level', 'loud'], message: /--log-level must be one of/ },
+    { name: 'a filter naming an unknown module', argv: [...BASE, '--log-filter', 'info,mcpp=debug'], message: /--log-filter: log filter entry "mcpp=debug": module must be one of/ },
   ];
   for (const c of bad) it(`refuses ${c.name}`, () => assert.throws(() => parseProxyArgs(c.argv, {}), (err: unknown) => err instanceof UsageError && c.message.test(err.message)));
 

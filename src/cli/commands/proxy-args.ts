@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { LogFilterError, parseLogFilter, type LogFilter } from '../../common/log-filter.ts';
 import { parseListenAddress, type ListenAddress } from '../../embedded/address.ts';
 import { DEFAULT_METRICS_ADDRESS, LOG_LEVELS, UsageError, type LogFormat, type LogLevel } from '../args.ts';
 
@@ -21,6 +22,8 @@ export interface ProxyOptions {
   /** The address the config's listeners bind on (every interface by default). */
   readonly bindAddress: string;
   readonly logLevel: LogLevel;
+  /** Per-module levels (ProxyParameters logging.level `warn,mcp=debug`). */
+  readonly logFilter: LogFilter | undefined;
   readonly logFormat: LogFormat;
 }
 
@@ -45,7 +48,10 @@ Flags (each also read from the environment variable named after it):
       --server-name NAME     name the controller's certificate must carry              SWITCHBOARD_SERVER_NAME
       --metrics-address ADDR Prometheus /metrics and /healthz/ready (default ${DEFAULT_METRICS_ADDRESS})
       --bind-address HOST    where the Gateways' listeners bind (default 0.0.0.0)
-      --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info)
+      --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info,
+                             or the filter's level)
+      --log-filter FILTER    levels per module: LEVEL,MODULE=LEVEL,… (modules: xds, mcp,  SWITCHBOARD_LOG_FILTER
+                             llm, forward; e.g. warn,mcp=debug)
       --log-format FORMAT    text or json (default json)
   -h, --help                 show this help
 
@@ -63,7 +69,8 @@ const OPTIONS = {
   'server-name': { type: 'string' },
   'metrics-address': { type: 'string', default: DEFAULT_METRICS_ADDRESS },
   'bind-address': { type: 'string', default: '0.0.0.0' },
-  'log-level': { type: 'string', default: 'info' },
+  'log-level': { type: 'string' },
+  'log-filter': { type: 'string' },
   'log-format': { type: 'string', default: 'json' },
 } as const satisfies ParseArgsOptionsConfig;
 
@@ -93,7 +100,16 @@ export function parseProxyArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   const namespace = values.namespace ?? env.POD_NAMESPACE ?? serviceAccountNamespace();
   if (!namespace) throw new UsageError('proxy', `--namespace is required outside a pod (or POD_NAMESPACE; in a pod it is read from ${SERVICE_ACCOUNT_DIR}/namespace)`);
 
-  const logLevel = values['log-level'];
+  const filterText = values['log-filter'] ?? env.SWITCHBOARD_LOG_FILTER;
+  let logFilter: LogFilter | undefined;
+  try {
+    logFilter = filterText !== undefined && filterText.trim() !== '' ? parseLogFilter(filterText) : undefined;
+  } catch (err) {
+    if (err instanceof LogFilterError) throw new UsageError('proxy', `--log-filter: ${err.message}`);
+    throw err;
+  }
+  // --log-level wins over the filter's own level entry.
+  const logLevel = values['log-level'] ?? logFilter?.level ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError('proxy', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const logFormat = values['log-format'];
   if (logFormat !== 'json' && logFormat !== 'text') throw new UsageError('proxy', `--log-format must be json or text, got "${logFormat}"`);
@@ -116,6 +132,7 @@ export function parseProxyArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     metricsAddress,
     bindAddress: values['bind-address'],
     logLevel: logLevel as LogLevel,
+    logFilter,
     logFormat,
   };
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createLogger } from '../../common/logger.ts';
+import { createLogger, moduleLogger } from '../../common/logger.ts';
 import { RemoteConfigClient } from '../../distribute/remote/client.ts';
 import { closeServer, listen } from '../../embedded/address.ts';
 import { ProxyRuntime } from '../../proxy/runtime.ts';
@@ -18,7 +18,7 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(PROXY_HELP);
     return 0;
   }
-  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat, ...(options.logFilter ? { filter: options.logFilter } : {}) });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -40,7 +40,7 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
     gateways: options.gateways,
     proxyId: options.proxyId,
     runtime,
-    logger,
+    logger: moduleLogger(logger, 'xds'),
     registry,
   });
 
