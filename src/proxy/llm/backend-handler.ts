@@ -1,6 +1,6 @@
 import type { BackendHandler, HandlerFactory } from '../backends/handlers.ts';
 import { sendError } from '../http/downstream.ts';
-import { LlmBackendHandler } from './gateway/handler.ts';
+import { LlmBackendHandler } from './gateway/handler/index.ts';
 import type { ProviderChoice } from './gateway/picker.ts';
 import type { ProviderHealthBoard } from './gateway/provider-health.ts';
 
@@ -17,7 +17,7 @@ declare module '../backends/handlers.ts' {
  */
 const PROVIDER_CHOICE: ProviderChoice = process.env.SWITCHBOARD_LLM_PROVIDER_CHOICE === 'rotation' ? 'rotation' : 'health';
 
-/** Serves ProxyBackends with `spec.ai` in-process: translation, credentials, priority groups (gateway/handler.ts). */
+/** Serves ProxyBackends with `spec.ai` in-process: translation, credentials, priority groups (gateway/handler/). */
 export const llmHandlerFactory: HandlerFactory = (backend, deps): BackendHandler | undefined => {
   if (!backend.ai) return undefined;
   const llm = new LlmBackendHandler(backend.ai, { logger: deps.logger, ...(deps.providerHealth ? { providerHealth: deps.providerHealth } : {}), providerChoice: PROVIDER_CHOICE });
