@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startEverything, connect, type Upstream } from '../mcp/support.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { httpGateway } from '../support/manifests.ts';
+import { httpGateway, mcpToolsBackend } from '../support/manifests.ts';
 
 /**
  * An MCP ProxyBackend served through the whole pipeline — YAML → translate → runtime → the MCP
@@ -15,31 +15,11 @@ describe('MCP backend through the gateway', () => {
 
   before(async () => {
     [one, two] = await Promise.all([startEverything(), startEverything()]);
-    gw = await startGateway(`
-${httpGateway()}---
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: tools }
-spec:
-  mcp:
-    targets:
-      - { name: one, static: { host: 127.0.0.1, port: ${one.port} } }
-      - { name: two, static: { host: 127.0.0.1, port: ${two.port} } }
-  policies:
-    mcp:
-      authorization:
-        policy:
-          matchExpressions: ['!has(mcp.tool) || mcp.tool.name != "echo" || mcp.tool.target == "one"']
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: mcp }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
-      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
-`);
+    gw = await startGateway(httpGateway() + mcpToolsBackend({ one: one.port, two: two.port }, `
+mcp:
+  authorization:
+    policy:
+      matchExpressions: ['!has(mcp.tool) || mcp.tool.name != "echo" || mcp.tool.target == "one"']`));
     assert.deepEqual(gw.applyErrors, []);
   });
 

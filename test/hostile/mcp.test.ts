@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
-import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
+import { gateway, gatewayClass, mcpToolsBackend, prefixRoute, service } from '../support/manifests.ts';
 import { PROMPT_MS, probeWhile, rssMiB, startHostileGateway, type HostileGateway } from './harness.ts';
 import { settled } from './flood.ts';
 import { FLOOD_BYTES, startHostileMcpServer, type HostileMcpServer } from './mcp-server.ts';
@@ -32,25 +32,7 @@ describe('hostile MCP target answers', () => {
     echo = await startEchoServer('echo');
     target = await startHostileMcpServer();
     const yaml = gatewayClass() + gateway('gw', [{ name: 'http', port: 65000 }]).replace('port: 65000', 'port: {{listener.port}}')
-      + service('echo', echo) + prefixRoute('plain', '/plain', 'echo') + `
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: tools }
-spec:
-  mcp:
-    targets:
-      - { name: hostile, static: { host: 127.0.0.1, port: ${target.port} } }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: mcp }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
-      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
-`;
+      + service('echo', echo) + prefixRoute('plain', '/plain', 'echo') + mcpToolsBackend({ hostile: target.port });
     gw = await startHostileGateway(yaml);
     client = new Client({ name: 'hostile-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${gw.port}/mcp`)));

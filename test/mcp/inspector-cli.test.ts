@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { startEverything, type Upstream } from './support.ts';
-import { httpGateway } from '../support/manifests.ts';
+import { httpGateway, mcpToolsBackend } from '../support/manifests.ts';
 
 /**
  * The MCP Inspector's CLI mode (`mcp-inspector --cli`, @modelcontextprotocol/inspector 2.x, which
@@ -26,25 +26,7 @@ describe('MCP Inspector CLI through the gateway', () => {
   before(async () => {
     [alpha, beta, home] = await Promise.all([startEverything(), startEverything(), mkdtemp(join(tmpdir(), 'sb-inspector-'))]);
     gw = await startGateway(`
-${httpGateway()}---
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: tools }
-spec:
-  mcp:
-    targets:
-      - { name: alpha, static: { host: 127.0.0.1, port: ${alpha.port} } }
-      - { name: beta, static: { host: 127.0.0.1, port: ${beta.port} } }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: mcp }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
-      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
-`);
+${httpGateway()}${mcpToolsBackend({ alpha: alpha.port, beta: beta.port })}`);
     assert.deepEqual(gw.applyErrors, []);
   });
 

@@ -13,7 +13,7 @@ import { createLogger } from '../../src/common/logger.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { llmGatewayYaml, ROUTES } from '../llm/gateway-yaml.ts';
 import { startMockProvider, streamFixture, type MockProvider } from '../llm/mock-provider.ts';
-import { httpGateway } from '../support/manifests.ts';
+import { httpGateway, mcpToolsBackend } from '../support/manifests.ts';
 import { connect, startEverything, type Upstream } from '../mcp/support.ts';
 
 /** The access log lines (msg "request") the runtime wrote, parsed. */
@@ -147,24 +147,7 @@ describe('accessLog CEL: mcp.* on the line', () => {
   before(async () => {
     everything = await startEverything();
     gw = await startGateway(`
-${httpGateway()}---
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: tools }
-spec:
-  mcp:
-    targets:
-      - { name: everything, static: { host: 127.0.0.1, port: ${everything.port} } }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: mcp }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
-      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
----
+${httpGateway()}${mcpToolsBackend({ everything: everything.port })}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyPolicy
 metadata: { name: logged }

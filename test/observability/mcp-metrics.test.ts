@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { registerAiMetrics } from '../../src/proxy/telemetry/ai-metrics.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
-import { httpGateway } from '../support/manifests.ts';
+import { httpGateway, mcpToolsBackend } from '../support/manifests.ts';
 import { connect, startEverything, type Upstream } from '../mcp/support.ts';
 
 async function mcpCalls(labels: string): Promise<number> {
@@ -25,24 +25,7 @@ describe('MCP call metrics', () => {
   before(async () => {
     everything = await startEverything();
     gw = await startGateway(`
-${httpGateway()}---
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: tools }
-spec:
-  mcp:
-    targets:
-      - { name: everything, static: { host: 127.0.0.1, port: ${everything.port} } }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: mcp }
-spec:
-  parentRefs: [{ name: gw }]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
-      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
-`);
+${httpGateway()}${mcpToolsBackend({ everything: everything.port })}`);
     assert.deepEqual(gw.applyErrors, []);
   });
 

@@ -135,3 +135,30 @@ spec:
 ${traffic.replace(/^/gm, '    ')}
 `;
 }
+
+/**
+ * An `mcp` ProxyBackend `tools` multiplexing static targets on 127.0.0.1 (name → port), and the
+ * HTTPRoute `mcp` on Gateway `gw` sending PathPrefix /mcp to it; `policies` is the backend's
+ * `spec.policies` YAML, written unindented.
+ */
+export function mcpToolsBackend(targets: Readonly<Record<string, number>>, policies?: string): string {
+  return `
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: tools }
+spec:
+  mcp:
+    targets:
+${Object.entries(targets).map(([name, port]) => `      - { name: ${name}, static: { host: 127.0.0.1, port: ${port} } }`).join('\n')}
+${policies ? `  policies:\n${policies.replace(/^/gm, '    ')}\n` : ''}---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: mcp }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /mcp } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: tools }]
+`;
+}
