@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { translate } from './index.ts';
 import { diffObjects, IncrementalTranslator, objectKeyOf, statusId } from './incremental.ts';
@@ -138,6 +139,21 @@ describe('IncrementalTranslator: an update equals a full translation of the same
       assert.ok(diff);
       assert.deepEqual(plain(translator.apply(diff.delta)), translate([...objects.values()]), name);
     }
+  });
+
+  it('any sequence of edits stays equal to full translations (property)', () => {
+    fc.assert(fc.property(fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (picks) => {
+      const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+      const translator = new IncrementalTranslator();
+      translator.replace([...objects.values()]);
+      for (const pick of picks) {
+        const before = new Map(objects);
+        (EDITS[pick] as (typeof EDITS)[number]).edit(objects);
+        const diff = diffObjects(before, [...objects.values()]);
+        assert.ok(diff);
+        assert.deepEqual(plain(translator.apply(diff.delta)), translate([...objects.values()]), (EDITS[pick] as (typeof EDITS)[number]).name);
+      }
+    }), { numRuns: 40 });
   });
 
   it('objects it cannot key are carried whole, and the result still equals translate()', () => {

@@ -6,19 +6,18 @@
  *
  * The result is exactly translate()'s for the same objects (incremental.test.ts checks it over a
  * table of edits). What is reused from one result to the next:
- *   - the canonical JSON of each Route and Backend (cached per IR object), from which the config
- *     version is assembled instead of re-serialising the whole config;
- *   - unchanged IR objects themselves: a Route or Backend whose canonical JSON did not change is
- *     replaced by the previous object, so identity follows content.
+ *   - the digest of each Route's and Backend's canonical JSON (cached per IR object), from which
+ *     the config version is assembled (version.ts) instead of re-serialising the whole config;
+ *   - unchanged IR objects themselves: a Route or Backend whose digest did not change is replaced
+ *     by the previous object, so identity follows content.
  */
-import { createHash } from 'node:crypto';
 import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
 import { isClusterScoped } from '../sources/known-kinds.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
-import { canonicalJson } from './hash.ts';
-import { translateBody, type ConfigBody, type TranslateOptions, type TranslateResult } from './index.ts';
+import { translateBody, type TranslateOptions, type TranslateResult } from './index.ts';
 import { ApplyMemo } from './policy/apply-memo.ts';
 import { RouteMemo } from './route-memo.ts';
+import { configVersion, entryDigest, type ConfigBody } from './version.ts';
 
 /** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
 export interface ObjectDelta {
@@ -88,20 +87,17 @@ export function diffObjects(held: ReadonlyMap<string, KubeObject>, objects: read
   return { delta: { upserted, removed }, next };
 }
 
-/** Canonical JSON per IR object: an object the translator (or this class) reuses is serialised once. */
-const canonical = new WeakMap<object, string>();
+/** Digest per IR object (version.ts): an object the translator (or this class) reuses is serialised and hashed once. */
+const digests = new WeakMap<object, string>();
 
-function canonicalOf(value: object): string {
-  let text = canonical.get(value);
-  if (text === undefined) {
-    text = canonicalJson(value);
-    canonical.set(value, text);
+function digestOf(value: object): string {
+  let digest = digests.get(value);
+  if (digest === undefined) {
+    digest = entryDigest(value);
+    digests.set(value, digest);
   }
-  return text;
+  return digest;
 }
-
-/** A property name JavaScript enumerates before the others (an array index): the assembled JSON would order it differently. */
-const INDEX_LIKE = /^(?:0|[1-9]\d{0,9})$/;
 
 export class IncrementalTranslator {
   readonly #options: Partial<TranslateOptions>;
@@ -165,7 +161,7 @@ export class IncrementalTranslator {
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);
     const stable: ConfigBody = { binds: body.binds, routes: routes.record, backends: backends.record };
-    const config: ProxyConfig = { version: versionOf(stable), ...stable };
+    const config: ProxyConfig = { version: configVersion(stable, digestOf), ...stable };
     const status = statusChanges(statuses, previous?.statuses);
     this.#previous = { routes: config.routes, backends: config.backends, statuses: status.byId };
     return {
@@ -184,7 +180,7 @@ function reuse<T extends object>(record: Readonly<Record<string, T>>, previous: 
   const set: Record<string, T> = {};
   for (const [key, value] of Object.entries(record)) {
     const before = previous?.[key];
-    if (before !== undefined && (before === value || canonicalOf(before) === canonicalOf(value))) {
+    if (before !== undefined && (before === value || digestOf(before) === digestOf(value))) {
       out[key] = before;
     } else {
       out[key] = value;
@@ -214,27 +210,4 @@ function statusChanges(statuses: readonly ObjectStatus[], previous: ReadonlyMap<
   if (!unique) return { byId: new Map(), changes: undefined };
   const removed = previous === undefined ? [] : [...previous.keys()].filter((id) => !byId.has(id));
   return { byId, changes: { set, removed } };
-}
-
-/** contentHash(body) (hash.ts), assembled from each Route's and Backend's cached canonical JSON. */
-function versionOf(body: ConfigBody): string {
-  const keys = [...Object.keys(body.routes), ...Object.keys(body.backends)];
-  if (keys.some((key) => INDEX_LIKE.test(key))) return createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 16);
-  const hash = createHash('sha256');
-  hash.update('{"backends":');
-  updateRecord(hash, body.backends);
-  hash.update(`,"binds":${canonicalJson(body.binds)},"routes":`);
-  updateRecord(hash, body.routes);
-  hash.update('}');
-  return hash.digest('hex').slice(0, 16);
-}
-
-function updateRecord(hash: ReturnType<typeof createHash>, record: Readonly<Record<string, object>>): void {
-  const keys = Object.keys(record);
-  // translate() sorts its records already; sorting again is only needed when they are not.
-  if (!keys.every((key, i) => i === 0 || (keys[i - 1] as string) < key)) keys.sort();
-  const parts: string[] = [];
-  for (const key of keys) parts.push(`${JSON.stringify(key)}:${canonicalOf(record[key] as object)}`);
-  // One update of the joined text: many small updates cost more than the join.
-  hash.update(`{${parts.join(',')}}`);
 }

@@ -3,7 +3,6 @@ import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { buildBinds } from './binds.ts';
 import { buildGatewayGraph } from './gateway.ts';
 import { translateGatewayClasses } from './gatewayclass.ts';
-import { contentHash } from './hash.ts';
 import type { ApplyMemo } from './policy/apply-memo.ts';
 import type { RouteMemo } from './route-memo.ts';
 import { translateHttpRoute } from './route/index.ts';
@@ -15,6 +14,7 @@ import { compareStrings, indexObjects } from './snapshot.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
 import { proxyBackendStatus } from './status/proxybackend.ts';
 import { unservedObjectStatuses } from './status/unapplied-objects.ts';
+import { configVersion, type ConfigBody } from './version.ts';
 
 export interface TranslateOptions {
   controllerName: string;
@@ -48,12 +48,11 @@ export const DEFAULT_CONTROLLER_NAME = 'switchboard.dev/gateway-controller';
  */
 export function translate(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}): TranslateResult {
   const { body, statuses, ledger } = translateBody(objects, options);
-  const config = { version: contentHash(body), ...body };
+  const config = { version: configVersion(body), ...body };
   return { config, statuses, secretPaths: ledger.locate(config), secretValues: ledger.values() };
 }
 
-/** The config without its version, as translate() hashes it. */
-export type ConfigBody = Omit<ProxyConfig, 'version'>;
+export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
 export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
@@ -104,6 +103,9 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
 }
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
+  // Built in key order already (routes are walked in order): no sort, no second 10k-entry record.
+  const keys = Object.keys(record);
+  if (keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) return record;
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => compareStrings(a, b)));
 }
 
