@@ -4,6 +4,7 @@ import type { Backend } from '../../ir/types.ts';
 import { aiBackend } from './ai-backend.ts';
 import { translateMcpBackend } from './mcp-backend.ts';
 import { translateDynamicForward } from './dynamic-forward-backend.ts';
+import { translateAgentRuntime } from './agent-runtime-backend.ts';
 import { isDict, isPort, type Dict } from './read.ts';
 import { generationOf, namespaceOf, type Snapshot } from './snapshot.ts';
 import { condition } from './status/conditions.ts';
@@ -35,6 +36,7 @@ const TYPES: Readonly<Record<string, TypeTranslator>> = {
   ai: aiBackend,
   dynamicForwardProxy: dynamicForwardBackend,
   a2a: a2aBackend,
+  cloudA: agentRuntimeBackend,
 };
 
 const ONE_OF = ['ai', 'static', 'dynamicForwardProxy', 'mcp', 'cloudA', 'a2a'];
@@ -99,5 +101,13 @@ function dynamicForwardBackend(_object: KubeObject, spec: Dict, _snapshot: Snaps
   if (!translated.ir) return { problem: translated.problem, conditions: translated.conditions };
   // The forward handler picks each request's destination itself: no endpoints of its own.
   const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, dynamicForward: translated.ir };
+  return { backend, conditions: translated.conditions };
+}
+
+function agentRuntimeBackend(_object: KubeObject, spec: Dict, _snapshot: Snapshot, base: BackendBase): ProxyBackendTranslation {
+  const translated = translateAgentRuntime(spec, base.generation);
+  if (!translated.ir) return { problem: translated.problem, conditions: translated.conditions };
+  // The agent-runtime handler reaches the runtime's regional endpoint itself: no endpoints of its own.
+  const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, agentRuntime: translated.ir };
   return { backend, conditions: translated.conditions };
 }

@@ -37,7 +37,7 @@ export function compileBackend(b: Backend, pools: UpstreamPools, onError: (messa
   }
   const handler = handlers?.acquire(b);
   const clientFormat = b.ai || b.mcp || b.a2a ? (policy: BackendPolicy | undefined) => compileClientFormat(b, policy) : gatewayFormat;
-  const kind: UpstreamKind = b.ai ? 'ai' : b.mcp ? 'mcp' : 'service';
+  const kind: UpstreamKind = b.ai ? 'ai' : b.mcp ? 'mcp' : b.agentRuntime ? 'agentRuntime' : 'service';
   const a2a = b.a2a ? { a2aCardPaths: new Set(b.a2a.cardPaths) } : {};
   return { key: b.key, rewriteHost: b.rewriteHost, protocol, endpoints: new RoundRobin(targets), clientFormat, kind, ...(handler ? { handler } : {}), ...a2a };
 }

@@ -24,7 +24,7 @@ import { point, type ResolvedTarget } from './targets.ts';
 /** The IR backend's kind as the NOT_APPLIED rows name it. */
 export function backendKindOf(backend: Backend): BackendKind {
   if (backend.kind === 'Service') return 'Service';
-  return backend.ai ? 'ai' : backend.mcp ? 'mcp' : backend.a2a ? 'a2a' : backend.dynamicForward ? 'forwardProxy' : 'static';
+  return backend.ai ? 'ai' : backend.mcp ? 'mcp' : backend.a2a ? 'a2a' : backend.dynamicForward ? 'forwardProxy' : backend.agentRuntime ? 'agentRuntime' : 'static';
 }
 
 /**

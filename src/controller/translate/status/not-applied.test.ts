@@ -19,6 +19,7 @@ const BACKENDS: Readonly<Record<BackendKind, { objects: KubeObject[]; ref: Spec 
   mcp: { objects: [proxyBackend({ mcp: { targets: [{ name: 't', static: { host: '127.0.0.1', port: 3000 } }] } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
   a2a: { objects: [proxyBackend({ a2a: { host: '127.0.0.1', port: 9100 } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
   forwardProxy: { objects: [proxyBackend({ dynamicForwardProxy: { accessControl: { allowedHosts: ['*.example.com'] } } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
+  agentRuntime: { objects: [proxyBackend({ cloudA: { agentRuntime: { agentRuntimeId: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/agent-x1' } } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
 };
 
 function proxyBackend(spec: Spec): KubeObject {
@@ -88,6 +89,10 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend auth': { value: { auth: { key: 'sk-backend' } }, path: 'spec.backend.auth' },
   'backend transformation': { value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation' },
   'backend health': { value: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } }, path: 'spec.backend.health' },
+  'backend health.unhealthyCondition': { value: { health: { unhealthyCondition: 'response.code >= 500' } }, path: 'spec.backend.health.unhealthyCondition' },
+  'backend health.eviction': { value: { health: { eviction: { duration: '60s' } } }, path: 'spec.backend.health.eviction' },
+  'backend auth.cloudB': { value: { auth: { cloudB: { workloadIdentity: {} } } }, path: 'spec.backend.auth.cloudB' },
+  'backend auth.cloudC': { value: { auth: { cloudC: { type: 'AccessToken' } } }, path: 'spec.backend.auth.cloudC' },
   'backend extAuth': { value: { extAuth: { url: 'http://authz.example.com:9000', grpc: {} } }, path: 'spec.backend.extAuth' },
 };
 
@@ -262,10 +267,13 @@ describe('not applied: whole objects and backend types', () => {
     assert.equal(cond.reason, 'Accepted');
   });
 
-  it('ProxyBackend spec.cloudA: Accepted=False Unsupported with the issue that builds it', () => {
-    const cond = accepted(statusOf(translate([proxyBackend({ cloudA: { agentRuntime: { agentRuntimeId: 'x' } } })]).statuses, 'ProxyBackend', 'be').conditions as Condition[]);
-    assert.equal(cond.reason, 'Unsupported');
-    assert.match(cond.message, /^spec\.cloudA: .*\(issue 17\)$/);
+  it('ProxyBackend spec.cloudA: served, Accepted=True, the route carries the agent runtime (issue 17 built it)', () => {
+    const { statuses, config } = translate(world('agentRuntime', []));
+    const cond = accepted(statusOf(statuses, 'ProxyBackend', 'be').conditions as Condition[]);
+    assert.equal(cond.status, 'True', cond.message);
+    assert.equal(cond.reason, 'Accepted');
+    const backend = Object.values(config.backends).find((b) => b.agentRuntime !== undefined);
+    assert.deepEqual(backend?.agentRuntime, { runtimeId: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/agent-x1', region: 'us-east-1' });
   });
 
   it('ProxyBackend spec.dynamicForwardProxy: Accepted=False Invalid without access control, True with it', () => {

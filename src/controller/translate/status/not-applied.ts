@@ -11,14 +11,14 @@ import type { KubeObject } from '../../../api/gateway/object.ts';
 import { isDict } from '../read.ts';
 
 /** The kinds of backend a request can end at; rows limited to some of them apply only there. */
-export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a', 'forwardProxy'] as const;
+export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a', 'forwardProxy', 'agentRuntime'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /** A ProxyBackend object's kind, or undefined for a type the gateway does not serve. */
 export function proxyBackendKind(object: KubeObject | undefined): BackendKind | undefined {
   const spec = isDict(object?.spec) ? object.spec : {};
   return spec.ai !== undefined ? 'ai' : spec.mcp !== undefined ? 'mcp' : spec.static !== undefined ? 'static' : spec.a2a !== undefined ? 'a2a'
-    : spec.dynamicForwardProxy !== undefined ? 'forwardProxy' : undefined;
+    : spec.dynamicForwardProxy !== undefined ? 'forwardProxy' : spec.cloudA !== undefined ? 'agentRuntime' : undefined;
 }
 
 /**
@@ -44,8 +44,8 @@ export interface NotAppliedRow {
   readonly issue?: number;
 }
 
-const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp', 'a2a', 'forwardProxy'];
-const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai', 'a2a', 'forwardProxy'];
+const NOT_AI: readonly BackendKind[] = ['Service', 'static', 'mcp', 'a2a', 'forwardProxy', 'agentRuntime'];
+const NOT_MCP: readonly BackendKind[] = ['Service', 'static', 'ai', 'a2a', 'forwardProxy', 'agentRuntime'];
 const NODE_KEEPALIVE = "Node's socket API sets only the idle time before keepalive probes, not their count or interval";
 
 /** Every field the data plane ignores. Keep docs/policies.md ("What is not applied yet") in step. */
@@ -74,6 +74,18 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
     scope: 'backend', path: member, kinds: ['forwardProxy'], issue: 17,
     why: 'backend policies are not applied on a dynamic forward proxy backend yet: its requests are answered 500 and nothing is sent',
   })),
+  // Kept in step with src/proxy/policies/backend/support.ts (cloudB/cloudC refused on agentRuntime)
+  // and src/proxy/backends/agent-runtime/handler.ts (one regional endpoint: no passive health).
+  {
+    scope: 'backend', path: 'auth.cloudB', kinds: ['agentRuntime'],
+    why: 'a cloud-A agent runtime takes SigV4 or a bearer token its own inbound authorizer accepts, not a cloud-B token: its requests are answered 500 and nothing is sent',
+  },
+  {
+    scope: 'backend', path: 'auth.cloudC', kinds: ['agentRuntime'],
+    why: 'a cloud-A agent runtime takes SigV4 or a bearer token its own inbound authorizer accepts, not a cloud-C token: its requests are answered 500 and nothing is sent',
+  },
+  { scope: 'backend', path: 'health.unhealthyCondition', kinds: ['agentRuntime'], why: 'an agent runtime is one regional endpoint: there is nothing to evict it in favour of' },
+  { scope: 'backend', path: 'health.eviction', kinds: ['agentRuntime'], why: 'an agent runtime is one regional endpoint: there is nothing to evict it in favour of' },
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
 
@@ -84,7 +96,6 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 export const NOT_SERVED = {
   ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings', issue: 16 },
   ProxyModel: { why: 'ProxyModel is served only with --enable-proxy-models and attached to an HTTPRoute rule whose only backendRef is the ProxyModel backend "*" (docs/models.md); Gateway and ListenerSet parents, weighted and conditional virtual models, model policies and the model catalog (modelCatalog.sources) are not served yet', issue: 18 },
-  'ProxyBackend spec.cloudA': { why: 'cloud-A agent runtime backends are not implemented', issue: 17 },
 } as const satisfies Readonly<Record<string, { why: string; issue: number }>>;
 
 /** The condition reasons: part of what is set applies, or nothing does. */

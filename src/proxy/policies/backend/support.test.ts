@@ -15,6 +15,9 @@ const rows: { name: string; kind: UpstreamKind; policy: BackendPolicy; want: str
   ...(['service', 'ai', 'mcp'] as const).flatMap((kind) => [cloudA, cloudB, cloudC].map((policy) => ({
     name: `${kind} applies ${Object.keys(policy.auth ?? {})[0]}`, kind, policy, want: [] as string[],
   }))),
+  { name: 'an agent runtime applies extAuth and cloudA', kind: 'agentRuntime', policy: { ...extAuth, auth: { cloudA: {} } }, want: [] },
+  { name: 'an agent runtime refuses cloudB (SigV4 or its inbound authorizer\'s bearer only)', kind: 'agentRuntime', policy: cloudB, want: ['backend auth cloudB is not supported yet'] },
+  { name: 'an agent runtime refuses cloudC', kind: 'agentRuntime', policy: cloudC, want: ['backend auth cloudC is not supported yet'] },
 ];
 
 const SERVICE_ACCOUNT = JSON.stringify({ type: 'service_account', client_email: 'gw@p.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n' });
@@ -22,6 +25,7 @@ const unusable: { name: string; kind: UpstreamKind; auth: BackendPolicy['auth'];
   { name: 'cloudA without serviceName on a Service backend', kind: 'service', auth: { cloudA: { region: 'eu-west-1' } }, want: [/auth.cloudA needs serviceName/] },
   { name: 'cloudA without serviceName on an MCP target', kind: 'mcp', auth: { cloudA: {} }, want: [/auth.cloudA needs serviceName/] },
   { name: 'cloudA without serviceName on an AI provider (the provider names it)', kind: 'ai', auth: { cloudA: {} }, want: [] },
+  { name: 'cloudA without serviceName on an agent runtime (bedrock-agentcore)', kind: 'agentRuntime', auth: { cloudA: {} }, want: [] },
   { name: 'cloudA with serviceName', kind: 'service', auth: { cloudA: { serviceName: 'execute-api' } }, want: [] },
   { name: 'cloudB Secret without clientSecret', kind: 'ai', auth: { cloudB: { secret: { clientID: 'a', tenantID: 't' } } }, want: [/needs clientID, tenantID and clientSecret/] },
   { name: 'cloudB Secret complete', kind: 'service', auth: { cloudB: { secret: { clientID: 'a', tenantID: 't', clientSecret: 's' } } }, want: [] },
@@ -49,7 +53,7 @@ describe('unsupported backend members per upstream kind', () => {
   for (const row of rows) it(row.name, () => assert.deepEqual(unsupportedOn(row.kind, row.policy).map((u) => u.message), row.want));
   it('unsupportedMembers is the MCP list', () => assert.deepEqual(unsupportedMembers(extAuth), unsupportedOn('mcp', extAuth)));
   it('a gap in the table fails the request with the member named', () => {
-    const table = { service: { members: [], auth: ['cloudB'] as const }, ai: { members: [], auth: [] }, mcp: { members: ['extAuth'] as const, auth: [] } };
+    const table = { service: { members: [], auth: ['cloudB'] as const }, ai: { members: [], auth: [] }, mcp: { members: ['extAuth'] as const, auth: [] }, agentRuntime: { members: [], auth: [] } };
     assert.deepEqual(unsupportedOn('service', cloudB, table).map((u) => u.message), ['backend auth cloudB is not supported yet']);
     assert.deepEqual(unsupportedOn('mcp', extAuth, table).map((u) => u.member), ['extAuth']);
     assert.deepEqual(unsupportedOn('service', cloudA, table), []);

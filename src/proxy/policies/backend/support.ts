@@ -13,7 +13,7 @@ import type { BackendAuthPolicy, BackendMember, BackendPolicy } from '../../../i
 import { parseServiceAccount } from '../credentials/cloud-tokens.ts';
 
 /** The kinds of upstream call the backend-policy layer serves. */
-export type UpstreamKind = 'service' | 'ai' | 'mcp';
+export type UpstreamKind = 'service' | 'ai' | 'mcp' | 'agentRuntime';
 
 type AuthKind = 'cloudA' | 'cloudB' | 'cloudC';
 
@@ -22,6 +22,9 @@ const UNSUPPORTED: Readonly<Record<UpstreamKind, { readonly members: readonly Ba
   service: { members: [], auth: [] },
   ai: { members: [], auth: [] },
   mcp: { members: [], auth: [] },
+  // A cloud-A agent runtime authenticates SigV4 (or a bearer token its inbound authorizer takes): a
+  // cloud-B/cloud-C token would be sent next to the signature and refused there (backends/agent-runtime).
+  agentRuntime: { members: [], auth: ['cloudB', 'cloudC'] },
 };
 
 export interface UnsupportedMember {
@@ -47,8 +50,8 @@ export function unsupportedOn(kind: UpstreamKind, policy: BackendPolicy, table: 
  */
 export function unusableCloudCredentials(kind: UpstreamKind, auth: BackendAuthPolicy): string[] {
   const out: string[] = [];
-  // An AI provider that needs signing names its service (providerG); any other upstream has no default.
-  if (auth.cloudA && kind !== 'ai' && !auth.cloudA.serviceName) out.push('auth.cloudA needs serviceName (the SigV4 signing service) on a Service, static or MCP backend');
+  // An AI provider that needs signing names its service (providerG), an agent runtime is `bedrock-agentcore`; any other upstream has no default.
+  if (auth.cloudA && kind !== 'ai' && kind !== 'agentRuntime' && !auth.cloudA.serviceName) out.push('auth.cloudA needs serviceName (the SigV4 signing service) on a Service, static or MCP backend');
   const secret = auth.cloudB?.secret;
   if (secret && (!secret.clientID || !secret.tenantID || !secret.clientSecret)) out.push('auth.cloudB: the Secret needs clientID, tenantID and clientSecret');
   if (auth.cloudC?.secret !== undefined) {
