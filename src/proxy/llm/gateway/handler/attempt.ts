@@ -94,7 +94,7 @@ async function transformedBody(runtime: CompiledBackendPolicy, ctx: PolicyContex
 }
 
 /** The CEL input of a request no traffic policy saw (no policy context was made for it). */
-function requestCel(req: DownstreamRequest): CelInput {
+export function requestCel(req: DownstreamRequest): CelInput {
   return {
     request: { method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers },
     source: { address: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 },

@@ -22,7 +22,7 @@ import { backoff, isFailoverStatus, ProviderSchedule, type AttemptFailure } from
 import type { ModelRouter } from '../model-router.ts';
 import type { ProviderPicker } from '../picker.ts';
 import { ClientGoneError } from '../upstream.ts';
-import { attempt } from './attempt.ts';
+import { attempt, requestCel } from './attempt.ts';
 import { isConnectFailure, isTimeout } from './attempt-errors.ts';
 import { aiOf, errorFormatOf, OPAQUE_BODY_ROUTES, type GatewayState, type Retryable } from './state.ts';
 
@@ -57,9 +57,12 @@ export async function serveRequest(
 
   let picker = basePicker;
   if (router) {
-    const choice = router.choose(body);
+    // The request's CEL input is built only for a model that evaluates something (a conditional choice, its own authorization).
+    const choice = router.choose(body, () => request.policy?.cel() ?? requestCel(req));
     if (choice.kind === 'no-model') return fail(400, 'the request body must name a model');
     if (choice.kind === 'unknown') return fail(404, `the model ${JSON.stringify(choice.model.slice(0, 256))} does not exist`, 'model_not_found');
+    if (choice.kind === 'denied') return fail(403, `the request is not authorized for the model ${JSON.stringify(choice.model.slice(0, 256))}`, 'forbidden');
+    if (choice.kind === 'no-target') return fail(404, `no condition of the model ${JSON.stringify(choice.model.slice(0, 256))} holds for this request, and it has no fallback`, 'model_not_found');
     picker = choice.picker;
   }
   // Failover between providers and the route's traffic.retry, combined (failover.ts).
