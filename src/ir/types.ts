@@ -160,7 +160,21 @@ export interface Backend {
   readonly a2a?: A2aBackendIR;
   /** A dynamic forward proxy: the proxy's forward handler serves it (destinations come from each request). */
   readonly dynamicForward?: DynamicForwardIR;
+  /**
+   * Set on a backend a policy names as its external service (extAuth, rate-limit service, JWKS,
+   * extProc, OTLP, tunnel, token endpoint, guardrail, webhook): the `tcp`, `tls` and `http` members
+   * of the backend policies attached to this Service or ProxyBackend itself (no Gateway, route or
+   * rule policy applies to a call a policy makes), with which the proxy reaches its endpoints.
+   */
+  readonly connection?: BackendConnectionPolicy;
 }
+
+/**
+ * How calls a policy makes reach a backend's endpoints (a subset of BackendPolicy). `invalid`: a
+ * backend policy attached to the Service or ProxyBackend did not translate, so its external
+ * service is not called (the policy that names it fails closed).
+ */
+export type BackendConnectionPolicy = Pick<BackendPolicy, 'tcp' | 'tls' | 'http' | 'invalid'>;
 
 /** What an A2A backend adds to a forwarded one. */
 export interface A2aBackendIR {

@@ -197,10 +197,14 @@ function bindTracing(bind: Bind, stepDeps: Omit<StepDeps, 'policy'>, onError: (m
   return tracing ? { tracing } : {};
 }
 
-/** A policy endpoint as a URL: its own `url`, or its backend's address (plaintext HTTP). */
+/**
+ * A policy endpoint as a URL: its own `url`, or one ready endpoint of its backend, the next in
+ * turn each time a config version compiles it (the exporter keeps one URL; https when the
+ * backend's policies set tls, with the system CAs).
+ */
 function otlpUrl(endpoint: PolicyEndpoint, endpoints: EndpointResolver | undefined): string {
   if (endpoint.url !== undefined) return endpoint.url;
-  return baseUrl(withUrlFallback(endpoints)(endpoint));
+  return baseUrl(withUrlFallback(endpoints)(endpoint).next());
 }
 
 function compileTLS(listeners: readonly Listener[], ctx: CompileContext, onError: (m: string) => void, options?: SecureContextOptions): CompiledTLS | undefined {

@@ -1,18 +1,17 @@
 import type { ProxyConfig } from '../../ir/types.ts';
-import { resolveUrlEndpoint, type EndpointResolver } from '../ext/endpoint.ts';
+import { withUrlFallback, type EndpointResolver } from '../ext/endpoint.ts';
+import { backendTargets, publishBackends } from '../policies/backend/service-targets.ts';
 
 /**
- * Where a policy's external service lives (ext_authz, rate-limit service, remote JWKS …): a `url`
- * as written, or a backend of this config by key. A backend resolves to its first ready
- * endpoint; none is an error, which marks the member invalid so its route fails closed.
+ * Where a policy's external service (ext_authz, rate-limit service, remote JWKS …) lives: a `url`
+ * as written, or a backend of this config by key — each of its ready endpoints, with the TLS of
+ * the backend policies attached to it (policies/backend/service-targets.ts). A backend with no
+ * ready endpoint (or an invalid policy) is an error, which marks the member invalid so its route
+ * fails closed. Publishes the config's backends for what resolves them live (tunnels, token
+ * endpoints).
  */
 export function endpointResolver(config: ProxyConfig): EndpointResolver {
-  return (endpoint) => {
-    if (endpoint.backendKey === undefined) return resolveUrlEndpoint(endpoint);
-    const backend = config.backends[endpoint.backendKey];
-    if (!backend) throw new Error(`backend ${endpoint.backendKey} is not in the config`);
-    const first = backend.endpoints[0];
-    if (!first) throw new Error(`backend ${endpoint.backendKey} has no ready endpoint`);
-    return { host: first.host, port: first.port };
-  };
+  publishBackends(config.backends);
+  const urls = withUrlFallback(undefined);
+  return (endpoint) => (endpoint.backendKey === undefined ? urls(endpoint) : backendTargets(config.backends, endpoint.backendKey));
 }

@@ -65,7 +65,7 @@ export class SharedPool<T> {
 
 /** Endpoint and TLS settings: two clients with the same key may share a connection. */
 export function connectionKey(target: ResolvedEndpoint): string {
-  return JSON.stringify([baseUrl({ ...target, pathPrefix: undefined }), typeof target.tls === 'object' ? target.tls : target.tls === true]);
+  return JSON.stringify([baseUrl({ ...target, pathPrefix: undefined }), typeof target.tls === 'object' ? target.tls : target.tls === true, target.settings ?? null, target.connectTimeoutMs ?? null]);
 }
 
 /** The runtime's shared connections to external services. */
@@ -81,7 +81,7 @@ export class SharedConnections {
 
   /** An HTTP connection pool (undici Agent) for `target`'s TLS settings (the key includes the origin). */
   http(target: ResolvedEndpoint): Lease<Agent> {
-    return this.#http.acquire(connectionKey(target), () => new Agent({ connect: typeof target.tls === 'object' ? { ...target.tls } : {} }));
+    return this.#http.acquire(connectionKey(target), () => httpAgent(target));
   }
 
   /** Open channels and agents (tests, debugging). */
@@ -92,5 +92,42 @@ export class SharedConnections {
   closeAll(): void {
     this.#grpc.closeAll();
     this.#http.closeAll();
+  }
+}
+
+/** An undici Agent speaking to `target` with its TLS settings and connect timeout. */
+export function httpAgent(target: ResolvedEndpoint): Agent {
+  return new Agent({ connect: { ...(typeof target.tls === 'object' ? target.tls : {}), ...(target.connectTimeoutMs !== undefined ? { timeout: target.connectTimeoutMs } : {}) } });
+}
+
+/**
+ * HTTP pools for each target of an external service: the runtime's shared ones (leases) or the
+ * client's own. Targets met after construction (a live resolver) get theirs on first use.
+ */
+export class TargetAgents {
+  readonly #agents = new Map<ResolvedEndpoint, Lease<Agent>>();
+  readonly #shared: SharedConnections | undefined;
+
+  constructor(targets: readonly ResolvedEndpoint[], shared?: SharedConnections) {
+    this.#shared = shared;
+    for (const t of targets) this.get(t);
+  }
+
+  get(target: ResolvedEndpoint): Agent {
+    let lease = this.#agents.get(target);
+    if (!lease) {
+      if (this.#shared) lease = this.#shared.http(target);
+      else {
+        const agent = httpAgent(target);
+        lease = { value: agent, close: () => void agent.close() };
+      }
+      this.#agents.set(target, lease);
+    }
+    return lease.value;
+  }
+
+  close(): void {
+    for (const lease of this.#agents.values()) lease.close();
+    this.#agents.clear();
   }
 }

@@ -1,23 +1,60 @@
 /**
- * Where an external service (ext_authz, ext_proc, rate-limit service) lives. The IR names it as a
- * `PolicyEndpoint` (a resolved backend key or an opaque URL); the pipeline supplies a resolver that
- * turns it into a host and port, so the clients here never read the backend table themselves.
+ * Where an external service (ext_authz, ext_proc, rate-limit service, remote JWKS …) lives. The
+ * IR names it as a `PolicyEndpoint` (a resolved backend key or an opaque URL); the pipeline
+ * supplies a resolver that turns it into its targets — one for a URL, each ready endpoint of a
+ * backend — so the clients here never read the backend table themselves. Clients spread their
+ * calls over the targets with `next()` (round robin).
  */
-import type { SecureClientSessionOptions } from 'node:http2';
+import type { ConnectionOptions } from 'node:tls';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import type { Transport } from '@connectrpc/connect';
 import type { PolicyEndpoint } from '../../ir/policy.ts';
+
+/** Node TLS options a target is spoken to with (a backend's `tls` policy, resolved). */
+export type TargetTls = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'servername' | 'rejectUnauthorized' | 'checkServerIdentity' | 'ecdhCurve'>;
 
 export interface ResolvedEndpoint {
   readonly host: string;
   readonly port: number;
   /** Present (true or Node TLS options such as `ca`, `servername`) to speak TLS. */
-  readonly tls?: boolean | Pick<SecureClientSessionOptions, 'ca' | 'cert' | 'key' | 'servername' | 'rejectUnauthorized'>;
+  readonly tls?: boolean | TargetTls;
   /** Path prefix from a URL endpoint (`https://auth.example.com/authz` → `/authz`), no trailing slash. */
   readonly pathPrefix?: string;
+  /**
+   * Fingerprint of the connection settings `tls` came from (a backend's policy): part of the
+   * shared-connection key, since `checkServerIdentity` (the SANs to accept) does not serialise.
+   */
+  readonly settings?: string;
+  /** tcp.connectTimeout of the backend's policy (HTTP clients; a gRPC session has no connect timeout of its own). */
+  readonly connectTimeoutMs?: number;
 }
 
-export type EndpointResolver = (endpoint: PolicyEndpoint) => ResolvedEndpoint;
+/** The addresses of one external service: the calls are spread over `all` by `next()`. */
+export interface ServiceTargets {
+  /** At least one. */
+  readonly all: readonly ResolvedEndpoint[];
+  /** The target of the next call (round robin). */
+  next(): ResolvedEndpoint;
+}
+
+/** Round robin over a fixed, non-empty list (a resolver checks it is not empty). */
+export class RoundRobinTargets implements ServiceTargets {
+  readonly all: readonly ResolvedEndpoint[];
+  #cursor = 0;
+
+  constructor(all: readonly ResolvedEndpoint[]) {
+    if (all.length === 0) throw new Error('an external service needs at least one target');
+    this.all = all;
+  }
+
+  next(): ResolvedEndpoint {
+    const target = this.all[this.#cursor];
+    this.#cursor = this.#cursor + 1 === this.all.length ? 0 : this.#cursor + 1;
+    return target;
+  }
+}
+
+export type EndpointResolver = (endpoint: PolicyEndpoint) => ServiceTargets;
 
 /** `FailClosed` (default) denies when the service is unavailable or fails; `FailOpen` continues. */
 export type FailureMode = 'FailClosed' | 'FailOpen';
@@ -36,9 +73,9 @@ export function resolveUrlEndpoint(endpoint: PolicyEndpoint): ResolvedEndpoint {
   };
 }
 
-/** Uses `resolver` for backend keys and parses URLs directly. */
+/** Uses `resolver` for backend keys and parses URLs directly (a URL is one target). */
 export function withUrlFallback(resolver: EndpointResolver | undefined): EndpointResolver {
-  return (endpoint) => (endpoint.backendKey !== undefined && resolver ? resolver(endpoint) : resolveUrlEndpoint(endpoint));
+  return (endpoint) => (endpoint.backendKey !== undefined && resolver ? resolver(endpoint) : new RoundRobinTargets([resolveUrlEndpoint(endpoint)]));
 }
 
 export function baseUrl(target: ResolvedEndpoint): string {
@@ -58,13 +95,27 @@ export interface ConnectionSource {
 }
 
 /**
- * A gRPC (HTTP/2) channel shared by every request of a policy: the session manager keeps one
- * HTTP/2 session, reconnects after failures and closes the session when idle. With `shared`
- * (the runtime's connections) a client for the same endpoint and settings reuses its channel
- * across config versions; without it the channel is the client's own.
+ * A gRPC (HTTP/2) channel shared by every request of a policy: per target, the session manager
+ * keeps one HTTP/2 session, reconnects after failures and closes the session when idle; each call
+ * (unary or stream) goes to the next target. With `shared` (the runtime's connections) a client
+ * for the same endpoint and settings reuses its session across config versions; without it the
+ * sessions are the client's own.
  */
-export function grpcChannel(target: ResolvedEndpoint, shared?: ConnectionSource): GrpcChannel {
-  return shared ? shared.grpc(target) : privateGrpcChannel(target);
+export function grpcChannel(targets: ServiceTargets, shared?: ConnectionSource): GrpcChannel {
+  const open = (target: ResolvedEndpoint) => (shared ? shared.grpc(target) : privateGrpcChannel(target));
+  if (targets.all.length === 1) return open(targets.all[0]);
+  const channels = new Map(targets.all.map((t) => [t, open(t)]));
+  const pick = (): Transport => {
+    const target = targets.next();
+    const channel = channels.get(target) ?? open(target);
+    if (!channels.has(target)) channels.set(target, channel);
+    return channel.transport;
+  };
+  const transport: Transport = {
+    unary: (...args) => pick().unary(...args),
+    stream: (...args) => pick().stream(...args),
+  };
+  return { transport, close: () => { for (const c of channels.values()) c.close(); } };
 }
 
 /**

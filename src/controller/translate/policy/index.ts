@@ -10,6 +10,7 @@ import { OutcomeTracker } from './merge.ts';
 import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs } from './model.ts';
 import { AttachmentIndex } from './places.ts';
 import { hasOwnSubBackendPolicies } from './sub-backends.ts';
+import { withConnectionPolicies } from './external-services.ts';
 import { reachedKinds, withNotApplied } from './not-applied-status.ts';
 import { policyStatus } from './status.ts';
 import { resolveTargets, subBackendNames } from './targets.ts';
@@ -99,7 +100,22 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
     for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
   }
   const binds = applyToBinds(world.binds, places);
-  return { routes, binds, backends: extraBackends, statuses: statusesOf(resolved, tracker, world) };
+  return { routes, binds, backends: withEndpointConnections(resolvers.values(), world.backends, extraBackends, places), statuses: statusesOf(resolved, tracker, world) };
+}
+
+/**
+ * The backends to add or replace: those only policies name, plus every backend a policy endpoint
+ * names (route backends too) with the connection members of its own backend policies
+ * (external-services.ts).
+ */
+function withEndpointConnections(resolvers: Iterable<BackendResolver>, routeBackends: ReadonlyMap<string, Backend>, extra: ReadonlyMap<string, Backend>, places: Parameters<typeof withConnectionPolicies>[1]): Map<string, Backend> {
+  const named = new Map<string, Backend>();
+  for (const resolver of resolvers) for (const [key, backend] of resolver.backends) named.set(key, routeBackends.get(key) ?? backend);
+  const out = new Map(extra);
+  for (const backend of withConnectionPolicies(named.values(), places)) {
+    if (backend.connection !== undefined || !routeBackends.has(backend.key)) out.set(backend.key, backend);
+  }
+  return out;
 }
 
 /** Every policy's targets and the points each attaches at, in order: what kept applyToRoute() results depend on besides the route. */

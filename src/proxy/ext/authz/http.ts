@@ -3,12 +3,13 @@
  * chosen by the policy) to the service; 200 authorizes, anything else denies — with a redirect
  * when `http.redirect` is set, otherwise with the service's status and body.
  */
-import { Agent, request as httpRequest } from 'undici';
+import { request as httpRequest } from 'undici';
 import { createActivation, evalBody, evalString } from '../../../cel/index.ts';
 import type { Activation, Program } from '../../../cel/index.ts';
 import type { JsonObject } from '../../../ir/policy.ts';
 import { readTextBounded } from '../../http/body.ts';
-import { baseUrl, withUrlFallback, type ResolvedEndpoint } from '../endpoint.ts';
+import { TargetAgents } from '../connections.ts';
+import { baseUrl, withUrlFallback, type ServiceTargets } from '../endpoint.ts';
 import { compileExpression, compileMap, evalStrings, evalValues } from '../expressions.ts';
 import { headerPairs, type HeaderPair } from '../headers.ts';
 import {
@@ -27,9 +28,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 export class HttpExtAuthzClient implements ExtAuthzClient {
   readonly bodyLimit?: number;
   readonly #config: ExtAuthConfig;
-  readonly #target: ResolvedEndpoint;
-  readonly #agent: Agent;
-  readonly #closeAgent: () => void;
+  /** The service's targets (a backend's ready endpoints), one per check in turn, each with its pool. */
+  readonly #targets: ServiceTargets;
+  #agents: TargetAgents | undefined;
   readonly #timeoutMs: number;
   readonly #path?: Program;
   readonly #redirect?: Program;
@@ -43,7 +44,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     const http = config.http ?? {};
     this.#config = config;
     if (config.forwardBody) this.bodyLimit = config.forwardBody.maxSize;
-    this.#target = withUrlFallback(options.resolve)(config);
+    this.#targets = withUrlFallback(options.resolve)(config);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (http.path) this.#path = compileExpression(http.path, 'extAuth.http.path');
     if (http.redirect) this.#redirect = compileExpression(http.redirect, 'extAuth.http.redirect');
@@ -53,15 +54,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     this.#addRequestHeaders = compileMap(http.addRequestHeaders, 'extAuth.http.addRequestHeaders');
     this.#responseMetadata = compileMap(http.responseMetadata, 'extAuth.http.responseMetadata');
     // Last: a compile error above must not leave a connection pool behind.
-    if (options.connections) {
-      const lease = options.connections.http(this.#target);
-      this.#agent = lease.value;
-      this.#closeAgent = lease.close;
-    } else {
-      const agent = new Agent({ connect: typeof this.#target.tls === 'object' ? { ...this.#target.tls } : {} });
-      this.#agent = agent;
-      this.#closeAgent = () => void agent.close();
-    }
+    this.#agents = new TargetAgents(this.#targets.all, options.connections);
   }
 
   async check(request: DownstreamRequest, activation: Activation, signal?: AbortSignal): Promise<AuthzDecision> {
@@ -79,8 +72,10 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     for (const [name, value] of evalStrings(this.#addRequestHeaders, activation)) headers[name.toLowerCase()] = value;
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     try {
-      const response = await httpRequest(`${baseUrl(this.#target)}${path.value.startsWith('/') ? '' : '/'}${path.value}`, {
-        dispatcher: this.#agent,
+      const target = this.#targets.next();
+      if (!this.#agents) throw new Error('closed');
+      const response = await httpRequest(`${baseUrl(target)}${path.value.startsWith('/') ? '' : '/'}${path.value}`, {
+        dispatcher: this.#agents.get(target),
         // Keep the method unless a body is sent: GET and HEAD cannot carry one.
         method: body !== undefined && (request.method === 'GET' || request.method === 'HEAD') ? 'POST' : request.method,
         headers,
@@ -129,6 +124,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
   }
 
   close(): void {
-    this.#closeAgent();
+    this.#agents?.close();
+    this.#agents = undefined;
   }
 }

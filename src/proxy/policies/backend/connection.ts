@@ -3,7 +3,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, rootCertificates, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import type { buildConnector } from 'undici';
 import type { BackendPolicy, BackendTLSPolicy } from '../../../ir/policy.ts';
-import { openTunnel, tunnelProxyOf, type TunnelProxy } from './tunnel.ts';
+import { openTunnel, tunnelProxyOf, type TunnelProxies, type TunnelProxy } from './tunnel.ts';
 
 /** Spec defaults: ALPN offers h2 then http/1.1 (SPEC.md BackendTLS.alpnProtocols). */
 const DEFAULT_ALPN = ['h2', 'http/1.1'] as const;
@@ -31,8 +31,8 @@ export interface ConnectionSettings {
   readonly connectTimeoutMs: number | undefined;
   /** Idle time before TCP keepalive probes start; Node cannot set the probe count or interval. */
   readonly keepaliveMs: number | undefined;
-  /** Reach the endpoints through this HTTP CONNECT proxy. */
-  readonly tunnel: TunnelProxy | undefined;
+  /** Reach the endpoints through this HTTP CONNECT proxy (one of a backend's, per connection). */
+  readonly tunnel: TunnelProxies | undefined;
 }
 
 export interface ResolvedTls {
@@ -59,7 +59,7 @@ export function connectionSettings(policy: BackendPolicy): ConnectionSettings | 
   };
 }
 
-function resolveTls(tls: BackendTLSPolicy): ResolvedTls {
+export function resolveTls(tls: BackendTLSPolicy): ResolvedTls {
   const ca = tls.caCertificatePem ?? tls.mtlsCertificate?.caPem;
   const skipAll = tls.insecureSkipVerify === 'All';
   const groups = tls.keyExchangeGroups?.map((g) => GROUP_NAMES[g] ?? g);
@@ -142,7 +142,15 @@ export function connectorFor(settings: ConnectionSettings, host: string): buildC
     };
     let socket: Socket;
     if (settings.tunnel) {
-      socket = openTunnel(settings.tunnel, { host: opts.hostname, port }, (err, opened) => {
+      let proxy: TunnelProxy;
+      try {
+        proxy = settings.tunnel.next();
+      } catch (err) {
+        // The tunnel's backend has no ready endpoint in the newest config: this connection fails.
+        callback(err as Error, null);
+        return;
+      }
+      socket = openTunnel(proxy, { host: opts.hostname, port }, (err, opened) => {
         if (err) done(err, opened);
         else if (tls) socket = secure(opened);
         else done(null, plain(opened));

@@ -121,7 +121,7 @@ describe('crossAppAccess (ID-JAG)', () => {
 
   const invalid: { name: string; spec: Partial<CrossAppAccessAuth> | Record<string, unknown>; error: RegExp }[] = [
     { name: 'no endpoints', spec: { audience: 'a' }, error: /needs identityProvider and resourceAuthorizationServer/ },
-    { name: 'a backendRef endpoint', spec: { identityProvider: { backendKey: 'b', clientAuth: { clientId: 'c', secret: 's' } }, resourceAuthorizationServer: { url: 'http://x', clientAuth: { clientId: 'c', secret: 's' } }, audience: 'a' }, error: /backendRef endpoints are not supported yet/ },
+    { name: 'a backendRef endpoint whose backend is in no config', spec: { identityProvider: { backendKey: 'b', clientAuth: { clientId: 'c', secret: 's' } }, resourceAuthorizationServer: { url: 'http://x', clientAuth: { clientId: 'c', secret: 's' } }, audience: 'a' }, error: /crossAppAccess.identityProvider: backend b is not in the config/ },
     { name: 'no clientAuth', spec: { identityProvider: { url: 'http://x' }, resourceAuthorizationServer: { url: 'http://y' }, audience: 'a' }, error: /needs clientAuth/ },
     { name: 'ClientSecretBasic without a secret', spec: { identityProvider: { url: 'http://x', clientAuth: { clientId: 'c' } }, resourceAuthorizationServer: { url: 'http://y', clientAuth: { clientId: 'c', secret: 's' } }, audience: 'a' }, error: /ClientSecretBasic needs secretRef/ },
   ];

@@ -6,13 +6,16 @@
  */
 import { createHash, createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type {
   OAuthClientAuthPolicy, OAuthPrivateKeyJwtPolicy, OAuthTokenCachePolicy, OAuthTokenEndpointPolicy, OAuthTokenSpecPolicy,
 } from '../../../ir/policy.ts';
 import { ExpiringLru } from '../credentials/expiring-lru.ts';
 import { compileCredentialExtractor, type CredentialExtractor } from '../credentials/location.ts';
+import { TargetAgents } from '../../ext/connections.ts';
+import { baseUrl, type ServiceTargets } from '../../ext/endpoint.ts';
 import { DEFAULT_CREDENTIAL_LOCATION } from './auth.ts';
+import { liveTargets } from './service-targets.ts';
 
 export type { CredentialSource } from '../credentials/location.ts';
 
@@ -73,9 +76,12 @@ export function tokenSource(spec: OAuthTokenSpecPolicy | undefined, defaultType:
 /** Adds client authentication to a token request's form and headers. */
 export type ClientAuth = (form: URLSearchParams, headers: Record<string, string>) => Promise<void>;
 
-/** One token endpoint: its URL and how the gateway authenticates to it. */
+/** One token endpoint: where it is and how the gateway authenticates to it. */
 export interface TokenEndpoint {
+  /** The endpoint as written (its URL, or `backend <key>` and the path), for messages. */
   readonly url: string;
+  /** Where the next request goes: the URL, or the next ready endpoint of the backend (with its TLS pool). */
+  readonly target: () => { readonly url: string; readonly dispatcher?: Dispatcher };
   readonly clientAuth: ClientAuth;
 }
 
@@ -87,14 +93,37 @@ export interface IssuedToken {
 }
 
 /**
- * A PolicyBackendEndpoint with `path` (default '/') and `clientAuth`, compiled at config time.
- * `backendRef` endpoints are not supported yet: the policy fails closed.
+ * A PolicyBackendEndpoint with `path` (default '/') and `clientAuth`, compiled at config time. A
+ * `backendRef` is its backend's ready endpoints, round robin per request, with the TLS of the
+ * backend policies attached to it, as the newest config says (the mechanism holding this is kept
+ * with its auth object across config versions: service-targets.ts).
  */
 export function compileTokenEndpoint(spec: OAuthTokenEndpointPolicy, clientAuth: OAuthClientAuthPolicy | undefined, what: string): TokenEndpoint {
+  const path = str(spec.path) ?? '/';
+  const auth = compileClientAuth(clientAuth, `${what}.clientAuth`);
+  if (spec.backendKey !== undefined) {
+    let targets: ServiceTargets;
+    try {
+      targets = liveTargets(spec.backendKey);
+    } catch (err) {
+      throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
+    }
+    const agents = new TargetAgents([]);
+    const target = () => {
+      const t = targets.next();
+      return { url: joinPath(baseUrl({ ...t, pathPrefix: undefined }), path), dispatcher: agents.get(t) };
+    };
+    return { url: `backend ${spec.backendKey}${path}`, target, clientAuth: auth };
+  }
   const url = str(spec.url);
-  if (!url) throw new Error(spec.backendKey !== undefined ? `${what}: backendRef endpoints are not supported yet; use url` : `${what} needs url`);
-  const endpoint = new URL((str(spec.path) ?? '/').replace(/^\//, ''), url.endsWith('/') ? url : `${url}/`).toString();
-  return { url: endpoint, clientAuth: compileClientAuth(clientAuth, `${what}.clientAuth`) };
+  if (!url) throw new Error(`${what} needs a backendRef or url`);
+  const endpoint = joinPath(url, path);
+  return { url: endpoint, target: () => ({ url: endpoint }), clientAuth: auth };
+}
+
+/** `path` under `base` (RFC 3986 resolution against `base` with a trailing slash). */
+function joinPath(base: string, path: string): string {
+  return new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`).toString();
 }
 
 /**
@@ -108,7 +137,8 @@ export async function requestToken(endpoint: TokenEndpoint, form: URLSearchParam
   let status: number;
   let text: string;
   try {
-    const res = await request(endpoint.url, { method: 'POST', headers, body: form.toString(), headersTimeout: ENDPOINT_TIMEOUT_MS, bodyTimeout: ENDPOINT_TIMEOUT_MS });
+    const target = endpoint.target();
+    const res = await request(target.url, { ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}), method: 'POST', headers, body: form.toString(), headersTimeout: ENDPOINT_TIMEOUT_MS, bodyTimeout: ENDPOINT_TIMEOUT_MS });
     status = res.statusCode;
     text = await res.body.text();
   } catch (err) {

@@ -19,7 +19,9 @@ import { compileProviderAModeration, type ProviderAModerationGuardIR } from './p
 import type { GuardServices } from './remote.ts';
 import type { CompiledGuard } from './types.ts';
 import { compileWebhook, type WebhookGuardIR } from './webhook.ts';
-import { resolveUrlEndpoint } from '../../../ext/endpoint.ts';
+import { resolveUrlEndpoint, RoundRobinTargets } from '../../../ext/endpoint.ts';
+import type { PolicyEndpoint } from '../../../../ir/policy.ts';
+import { isPublished, liveTargets } from '../../../policies/backend/service-targets.ts';
 
 let services: GuardServices | undefined;
 
@@ -63,10 +65,13 @@ registered('cloudCShield', (spec, ctx, s) => compileCloudCShield(spec as unknown
 registered('webhook', (spec, ctx, s) => {
   const url = typeof spec.url === 'string' ? spec.url : undefined;
   if (spec.backendKey === undefined && url === undefined) throw new GuardConfigError(`promptGuard.${ctx.path}.backendRef was not resolved to a backend`);
-  // The runtime's resolver when there is one; else the address the controller resolved the backend to.
-  const endpoints = s.endpoints ?? (() => {
+  // The runtime's resolver when there is one; else the backend's ready endpoints in the newest
+  // compiled config (live: the guard is kept with its policy object across config versions); else
+  // the address the controller resolved the backend to.
+  const endpoints = s.endpoints ?? ((e: PolicyEndpoint) => {
+    if (e.backendKey !== undefined && isPublished(e.backendKey)) return liveTargets(e.backendKey);
     if (url === undefined) throw new Error(`${String(spec.backendKey)} has no ready endpoint`);
-    return resolveUrlEndpoint({ url });
+    return new RoundRobinTargets([resolveUrlEndpoint({ url })]);
   });
   return compileWebhook({ ...(spec as WebhookGuardIR), backendKey: (spec.backendKey as string | undefined) ?? url }, ctx, { ...s, endpoints });
 });

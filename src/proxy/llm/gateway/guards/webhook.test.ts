@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BackendCredentials } from '../../../policies/credentials/backend-credentials.ts';
 import { SharedConnections } from '../../../ext/connections.ts';
+import { RoundRobinTargets } from '../../../ext/endpoint.ts';
 import { startWebhookDouble } from '../../../../../test/llm/guards/webhook-double.ts';
 import type { GuardDouble } from '../../../../../test/llm/guards/double.ts';
 import { compileWebhook, type WebhookGuardIR } from './webhook.ts';
@@ -26,7 +27,7 @@ describe('webhook guard against a double of the Guardrail Webhook API', () => {
       connections,
       endpoints: (e) => {
         assert.equal(e.backendKey, 'service/default/hook:8000');
-        return { host: double.host, port: double.port };
+        return new RoundRobinTargets([{ host: double.host, port: double.port }]);
       },
     };
   });
@@ -94,7 +95,7 @@ describe('webhook guard against a double of the Guardrail Webhook API', () => {
     } finally {
       double.override(undefined);
     }
-    const gone = compileWebhook(config, COMMON, { ...services, endpoints: () => ({ host: '127.0.0.1', port: 1 }) });
+    const gone = compileWebhook(config, COMMON, { ...services, endpoints: () => new RoundRobinTargets([{ host: '127.0.0.1', port: 1 }]) });
     await assert.rejects(Promise.resolve(gone.check(input('request', ['a']), signal())), /webhook: /);
   });
 

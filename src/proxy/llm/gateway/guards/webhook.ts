@@ -12,9 +12,10 @@
  * says for every guard; the webhook's own text is kept as the reason (logs), not shown.
  */
 import { RE2JS } from 're2js';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { ValueMatch } from '../../../../ir/types.ts';
-import { baseUrl, type ResolvedEndpoint } from '../../../ext/endpoint.ts';
+import { httpAgent } from '../../../ext/connections.ts';
+import { baseUrl, type ResolvedEndpoint, type ServiceTargets } from '../../../ext/endpoint.ts';
 import { PLAIN_BACKEND } from '../../../policies/credentials/backend-credentials.ts';
 import type { CompiledGuard, GuardInput, GuardVerdict } from './types.ts';
 import { GuardClient, GuardServiceError, isRecord, type GuardCommon, type GuardServices } from './remote.ts';
@@ -66,29 +67,38 @@ export function forwardedHeaders(tests: readonly HeaderTest[], headers: GuardInp
 export function compileWebhook(config: WebhookGuardIR, common: GuardCommon, services: GuardServices): CompiledGuard {
   if (config.backendKey === undefined) throw new Error('webhook guard: backendRef was not resolved to a backend');
   if (!services.endpoints) throw new Error('webhook guard: no resolver for backends');
-  let target: ResolvedEndpoint;
+  let targets: ServiceTargets;
   try {
-    target = services.endpoints({ backendKey: config.backendKey });
+    targets = services.endpoints({ backendKey: config.backendKey });
   } catch (err) {
     // The backend has no address now (no ready endpoint): every call fails, and failureMode decides.
     const why = `webhook: ${err instanceof Error ? err.message : String(err)}`;
     return { kind: 'webhook', rejectStatus: common.rejectStatus, rejectMessage: common.rejectMessage, failOpen: config.failureMode === 'FailOpen', check: () => Promise.reject(new GuardServiceError(why)) };
   }
   const tests = compileHeaderMatches(config.forwardHeaderMatches);
-  let dispatcher: Dispatcher;
-  if (services.connections) {
-    const lease = services.connections.http(target);
-    dispatcher = lease.value;
-    services.lifecycle?.onRetire(lease.close);
-  } else {
-    const agent = new Agent({ connect: typeof target.tls === 'object' ? { ...target.tls } : {} });
-    dispatcher = agent;
-    services.lifecycle?.onRetire(() => void agent.close());
-  }
-  const host = target.host.includes(':') ? `[${target.host}]` : target.host;
-  const guardTarget = { origin: baseUrl({ ...target, pathPrefix: undefined }), host: `${host}:${target.port}`, tls: target.tls !== undefined && target.tls !== false };
-  // No policies: no credential is added, the default timeout applies.
-  const client = new GuardClient('webhook', guardTarget, undefined, PLAIN_BACKEND, services, dispatcher);
+  // One client per target (each ready endpoint of the backend), each call to the next in turn.
+  const clients = new Map<ResolvedEndpoint, GuardClient>();
+  const clientFor = (target: ResolvedEndpoint): GuardClient => {
+    let client = clients.get(target);
+    if (client) return client;
+    let dispatcher: Dispatcher;
+    if (services.connections) {
+      const lease = services.connections.http(target);
+      dispatcher = lease.value;
+      services.lifecycle?.onRetire(lease.close);
+    } else {
+      const agent = httpAgent(target);
+      dispatcher = agent;
+      services.lifecycle?.onRetire(() => void agent.close());
+    }
+    const host = target.host.includes(':') ? `[${target.host}]` : target.host;
+    const guardTarget = { origin: baseUrl({ ...target, pathPrefix: undefined }), host: `${host}:${target.port}`, tls: target.tls !== undefined && target.tls !== false };
+    // No policies: no credential is added, the default timeout applies.
+    client = new GuardClient('webhook', guardTarget, undefined, PLAIN_BACKEND, services, dispatcher);
+    clients.set(target, client);
+    return client;
+  };
+  for (const target of targets.all) clientFor(target);
   return {
     kind: 'webhook',
     rejectStatus: common.rejectStatus,
@@ -99,7 +109,7 @@ export function compileWebhook(config: WebhookGuardIR, common: GuardCommon, serv
       const body: PromptMessages | ResponseChoices = isRequest
         ? { messages: input.segments.map((s) => ({ role: s.role, content: s.text })) }
         : { choices: input.segments.map((s) => ({ message: { role: s.role, content: s.text } })) };
-      const answer = await client.post(isRequest ? '/request' : '/response', { body }, signal, forwardedHeaders(tests, input.headers));
+      const answer = await clientFor(targets.next()).post(isRequest ? '/request' : '/response', { body }, signal, forwardedHeaders(tests, input.headers));
       return verdictOf(answer, input);
     },
   };

@@ -75,7 +75,7 @@ function providerVerifier(p: JwtProvider, index: number, deps: StepDeps): Provid
   if (remote.backendKey === undefined && remote.url === undefined) throw new Error(`providers[${index}].jwks.remote needs a backendRef or url`);
   const resolve = withUrlFallback(deps.endpoints);
   const endpoint = { backendKey: remote.backendKey, url: remote.url };
-  const source = new RemoteJwks({ endpoint: () => resolve(endpoint), jwksPath: remote.jwksPath, cacheDurationMs: remote.cacheDurationMs, logger: deps.logger });
+  const source = new RemoteJwks({ endpoint: () => resolve(endpoint).next(), jwksPath: remote.jwksPath, cacheDurationMs: remote.cacheDurationMs, logger: deps.logger });
   return { issuer: p.issuer, audiences, keys: source.lookup };
 }
 
