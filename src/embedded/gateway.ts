@@ -141,7 +141,8 @@ export class EmbeddedGateway {
     let applyErrors = 0;
     if (config.version !== this.#current?.version) {
       // An IR the proxy could not rely on is a translator bug: keep serving the previous config.
-      const problems = validateConfig(config);
+      // The config being served passed this check: its unchanged Routes and Backends are not walked again.
+      const problems = validateConfig(config, this.#current);
       if (problems.length > 0) {
         logger.error({ version: config.version, count: problems.length, problems: problems.slice(0, 20) }, 'translator produced an invalid config (a bug); still serving the previous config');
         metrics.reloaded('error');

@@ -253,3 +253,50 @@ describe('validateConfig: cost', () => {
     assert.ok(ms < 100, `validating 10k routes took ${ms.toFixed(1)} ms`);
   });
 });
+
+describe('validateConfig against the previous clean config: only what changed is checked again', () => {
+  const previous = goldenConfig(join(GOLDEN, SIMPLE));
+  const badRoute = (c: ProxyConfig): Route => ({ ...(c.routes['default/api'] as Route), rules: [{ ...(c.routes['default/api'] as Route).rules[0]!, timeouts: { requestMs: -1 } }] });
+  const rows: { name: string; next: (c: ProxyConfig) => ProxyConfig; problems: number }[] = [
+    { name: 'the same config', next: (c) => ({ ...c }), problems: 0 },
+    { name: 'a changed route is checked', next: (c) => ({ ...c, routes: { ...c.routes, 'default/api': badRoute(c) } }), problems: 1 },
+    {
+      // The unchanged route names a backend that went away: everything is checked again.
+      name: 'a removed backend an unchanged route names', next: (c) => ({ ...c, backends: {} }), problems: 1,
+    },
+    {
+      name: 'a removed listener an unchanged route\'s byListener names',
+      next: (c) => {
+        const route = c.routes['default/api'] as Route;
+        const withByListener: Route = { ...route, rules: [{ ...route.rules[0]!, trafficByListener: { [c.binds[0]!.listeners[0]!.key]: { sources: {} } } }] };
+        const before: ProxyConfig = { ...c, routes: { 'default/api': withByListener } };
+        assert.deepEqual(validateConfig(before), []);
+        previousOf.set(before, true);
+        return { ...before, binds: [{ ...c.binds[0]!, listeners: [{ ...c.binds[0]!.listeners[0]!, key: 'renamed' }] }] };
+      },
+      problems: 1,
+    },
+  ];
+  const previousOf = new Map<ProxyConfig, boolean>();
+  for (const row of rows) {
+    it(row.name, () => {
+      previousOf.clear();
+      const next = row.next(previous);
+      const base = [...previousOf.keys()][0] ?? previous;
+      assert.equal(validateConfig(next, base).length, row.problems);
+      assert.equal(validateConfig(next).length, row.problems, 'a full check agrees');
+    });
+  }
+
+  it('an unchanged route (same object) is not walked again', () => {
+    const route = previous.routes['default/api'] as Route;
+    let reads = 0;
+    const watched = new Proxy(route, { get: (target, key, receiver) => { reads++; return Reflect.get(target, key, receiver) as unknown; } });
+    const before: ProxyConfig = { ...previous, routes: { 'default/api': watched } };
+    validateConfig(before);
+    assert.ok(reads > 0);
+    reads = 0;
+    assert.deepEqual(validateConfig({ ...before }, before), []);
+    assert.equal(reads, 0);
+  });
+});

@@ -52,10 +52,26 @@ class Checker {
 
   readonly #report = (path: string, message: string): void => this.report(path, message);
 
-  run(): void {
+  /** Binds first: the other checks read their listener keys. */
+  binds(): void {
     this.#binds();
-    for (const [key, route] of Object.entries(this.#config.routes)) this.#route(at('routes', key), key, route);
-    for (const [key, backend] of Object.entries(this.#config.backends)) this.#backend(at('backends', key), key, backend);
+  }
+
+  /** Routes and Backends; those that are the same objects under the same keys in `unchangedFrom` are skipped (see validateConfig). */
+  entries(unchangedFrom?: ProxyConfig): void {
+    const previousRoutes = unchangedFrom?.routes;
+    const previousBackends = unchangedFrom?.backends;
+    for (const [key, route] of Object.entries(this.#config.routes)) {
+      if (previousRoutes?.[key] !== route) this.#route(at('routes', key), key, route);
+    }
+    for (const [key, backend] of Object.entries(this.#config.backends)) {
+      if (previousBackends?.[key] !== backend) this.#backend(at('backends', key), key, backend);
+    }
+  }
+
+  /** Every listener key, once the binds were checked. */
+  get listenerKeys(): ReadonlySet<string> {
+    return this.#listenerKeys;
   }
 
   #backendExists(path: string, key: string): void {
@@ -110,7 +126,7 @@ class Checker {
     });
   }
 
-  /** Listener keys are known once every bind was read (binds come first in run()). */
+  /** Listener keys are known once every bind was read (binds come first: validateConfig). */
   #byListener<T>(path: string, byListener: Readonly<Record<string, T>> | undefined, check: (path: string, value: T) => void): void {
     if (!byListener) return;
     for (const [listenerKey, value] of Object.entries(byListener)) {
@@ -218,9 +234,25 @@ class Checker {
   }
 }
 
-/** The config's structural problems; empty when the proxies can serve it. */
-export function validateConfig(config: ProxyConfig): readonly IrProblem[] {
+/**
+ * The config's structural problems; empty when the proxies can serve it.
+ *
+ * `previous`, when given, is a config this function found clean. A Route or Backend that is the
+ * same object under the same key there is not checked again: its checks read only itself, the
+ * backend keys and the listener keys, so it stays clean while no backend and no listener went
+ * away (otherwise everything is checked). After one route edit at 10k routes that is one route
+ * instead of 10k (~35 ms on the serving thread per change).
+ */
+export function validateConfig(config: ProxyConfig, previous?: ProxyConfig): readonly IrProblem[] {
   const checker = new Checker(config);
-  checker.run();
+  checker.binds();
+  checker.entries(previous && !lostAny(previous, config, checker) ? previous : undefined);
   return checker.problems;
+}
+
+/** Whether a backend or a listener of `previous` is gone from `config` (the checker has read the binds). */
+function lostAny(previous: ProxyConfig, config: ProxyConfig, checker: Checker): boolean {
+  for (const key of Object.keys(previous.backends)) if (!Object.hasOwn(config.backends, key)) return true;
+  for (const bind of previous.binds) for (const listener of bind.listeners) if (!checker.listenerKeys.has(listener.key)) return true;
+  return false;
 }

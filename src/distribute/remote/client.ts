@@ -164,7 +164,8 @@ export class RemoteConfigClient {
     } catch (err) {
       return this.#refused(response, [(err as Error).message]);
     }
-    const problems = validateConfig(config);
+    // The last good config passed this check: its Routes and Backends the update left alone (the same objects) are not walked again.
+    const problems = validateConfig(config, this.#lastGood);
     if (problems.length > 0) return this.#refused(response, problems.slice(0, 20).map((p) => `${p.path}: ${p.message}`));
 
     // As in embedded mode: scrubbed of the new config's secrets before it is compiled (an error
