@@ -74,6 +74,11 @@ export class ProviderSchedule {
     return isFailoverStatus(status) || (this.#retry !== undefined && this.#retry.attempts > 0 && this.#retry.codes.has(status));
   }
 
+  /** Whether a failure now would move the request to another provider at once (a free failover step of the first pass). */
+  canFailOver(): boolean {
+    return this.#firstPass && this.#index + 1 < this.#pass.length;
+  }
+
   /** Where the request goes after `failure`, or undefined when the last failure is the answer. */
   next(failure: AttemptFailure): NextAttempt | undefined {
     const untried = this.#index + 1 < this.#pass.length;

@@ -39,6 +39,26 @@ interface Load {
   readonly starts: number[];
   /** When the last outcome was recorded (0: never), for the ranking's recovery. */
   lastOutcomeAt: number;
+  /** Attempts waiting for this provider's first byte that another provider could take over (waitHead). */
+  readonly waiting: Set<HeadWait>;
+}
+
+/**
+ * An attempt waiting for its provider's answer head, nothing sent to the client yet, with
+ * somewhere else to go: when another attempt's timeout gets the provider evicted, `interrupt`
+ * ends this wait at once (with a ProviderStalledError) instead of letting it run into its own
+ * timeout — a stalling provider costs one timeout per eviction, not one per attempt in flight.
+ */
+export interface HeadWait {
+  interrupt: ((err: ProviderStalledError) => void) | undefined;
+}
+
+/** The attempt's provider was evicted after another attempt timed out on it: failed over, not a failure of its own. */
+export class ProviderStalledError extends Error {
+  readonly code = 'SWITCHBOARD_PROVIDER_STALLED';
+  constructor(provider: string) {
+    super(`provider ${provider} was evicted after an attempt timed out on it; the request moved on before its own timeout`);
+  }
 }
 
 /** One provider's state as the admin API and the metrics show it. */
@@ -84,7 +104,7 @@ export class ProviderHealth {
     this.names = names;
     this.#index = new Map(names.map((n, i) => [n, i]));
     this.#states = states ?? names.map(freshHealth);
-    this.#load = names.map(() => ({ starts: [], lastOutcomeAt: 0 }));
+    this.#load = names.map(() => ({ starts: [], lastOutcomeAt: 0, waiting: new Set<HeadWait>() }));
     this.#now = now;
     this.#plain = new PassiveHealth(NO_POLICY, this.#states, now);
   }
@@ -123,11 +143,28 @@ export class ProviderHealth {
     }
   }
 
-  /** No answer: refused or timed out (recorded as the 502/504 the client would see, as Service endpoints record connect failures). */
+  /**
+   * No answer: refused or timed out (recorded as the 502/504 the client would see, as Service
+   * endpoints record connect failures). A timeout (504) that gets the provider evicted ends the
+   * other attempts waiting for its head at once (waitHead): they would each wait out a timeout too.
+   */
   failed(i: number, started: number, status: number, spec: HealthSpec | undefined): void {
     const now = this.#end(i, started);
     const policy = spec ?? NO_POLICY;
     this.#health(policy).record(i, healthOutcome(conditionOf(policy), status, this.backend) === 'unhealthy' ? 'unhealthy' : 'failure', now - started);
+    if (status === 504 && this.#plain.evicted(i)) this.#interruptWaits(i);
+  }
+
+  /**
+   * `wait` waits for provider `i`'s head and could be failed over: a stall eviction ends it
+   * (HeadWait). The caller ends the wait with headDone once the head came or the attempt ended.
+   */
+  waitHead(i: number, wait: HeadWait): void {
+    this.#load[i]?.waiting.add(wait);
+  }
+
+  headDone(i: number, wait: HeadWait): void {
+    this.#load[i]?.waiting.delete(wait);
   }
 
   /** The attempt ended without saying anything about the provider (the client left, the answer was over the buffer limit). */
@@ -196,6 +233,15 @@ export class ProviderHealth {
       load.lastOutcomeAt = now;
     }
     return now;
+  }
+
+  #interruptWaits(i: number): void {
+    const waiting = this.#load[i]?.waiting;
+    if (!waiting || waiting.size === 0) return;
+    const err = new ProviderStalledError(this.names[i]);
+    const waits = [...waiting];
+    waiting.clear();
+    for (const wait of waits) wait.interrupt?.(err);
   }
 
   #health(spec: HealthSpec): PassiveHealth {

@@ -10,6 +10,8 @@ import type { BackendPolicy } from '../../../ir/policy.ts';
 import { connectionSettings, connectorFor, serverNameFor, type ConnectionSettings } from '../../policies/backend/connection.ts';
 import type { UpstreamTarget } from '../translate/providers/types.ts';
 import { MAX_PROVIDER_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-body.ts';
+import type { HeadWait } from './provider-health.ts';
+import { guardedConnector } from './guarded-connect.ts';
 
 /** Connection settings per (merged, per-config) policy object: derived once, not per request. */
 const settingsOf = new WeakMap<BackendPolicy, ConnectionSettings | undefined>();
@@ -38,13 +40,14 @@ export function providerConnection(policy: BackendPolicy, tls: boolean): Connect
 export class ProviderPools {
   readonly #pools = new Map<string, Dispatcher>();
   /** The last answer: most handlers have one provider, so the key need not be rebuilt per request. */
-  #last: { host: string; port: number; tls: boolean; serverName: string | undefined; policy: BackendPolicy | undefined; pool: Dispatcher } | undefined;
+  #last: { host: string; port: number; tls: boolean; serverName: string | undefined; guard: boolean; policy: BackendPolicy | undefined; pool: Dispatcher } | undefined;
 
   acquire(target: UpstreamTarget, policy: BackendPolicy | undefined): Dispatcher {
     const last = this.#last;
-    if (last && last.policy === policy && last.host === target.host && last.port === target.port && last.tls === target.tls && last.serverName === target.serverName) return last.pool;
+    const guard = target.guardAddresses === true;
+    if (last && last.policy === policy && last.host === target.host && last.port === target.port && last.tls === target.tls && last.serverName === target.serverName && last.guard === guard) return last.pool;
     const pool = this.#pool(target, policy);
-    this.#last = { host: target.host, port: target.port, tls: target.tls, serverName: target.serverName, policy, pool };
+    this.#last = { host: target.host, port: target.port, tls: target.tls, serverName: target.serverName, guard, policy, pool };
     return pool;
   }
 
@@ -53,13 +56,15 @@ export class ProviderPools {
     const tls = target.tls || settings?.tls !== undefined;
     const host = target.host.includes(':') ? `[${target.host}]` : target.host;
     const origin = `${tls ? 'https' : 'http'}://${host}:${target.port}`;
-    const key = `${settings?.fingerprint ?? '-'} ${origin} ${target.serverName ?? ''}`;
+    const guard = target.guardAddresses === true;
+    const key = `${settings?.fingerprint ?? '-'} ${origin} ${target.serverName ?? ''}${guard ? ' guarded' : ''}`;
     let pool = this.#pools.get(key);
     if (pool) return pool;
     if (!settings) {
-      pool = new Pool(origin, { pipelining: 1 });
+      pool = new Pool(origin, { pipelining: 1, ...(guard ? { connect: guardedConnector() } : {}) });
     } else {
-      const base = new Pool(origin, { pipelining: 1, connect: connectorFor(settings, target.serverName ?? target.host), allowH2: settings.version === 'h2' });
+      const connector = connectorFor(settings, target.serverName ?? target.host);
+      const base = new Pool(origin, { pipelining: 1, connect: guard ? guardedConnector(connector) : connector, allowH2: settings.version === 'h2' });
       const servername = settings.tls ? serverNameFor(settings.tls, target.serverName ?? target.host) : undefined;
       // undici derives SNI from each request's Host and reconnects when it changes: pin it.
       pool = servername === undefined ? base : base.compose((dispatch) => (opts, handler) => dispatch({ ...opts, servername } as Dispatcher.DispatchOptions, handler));
@@ -76,6 +81,14 @@ export class ProviderPools {
   }
 }
 
+/** `own` marked for the connect-time address check; made once per target (the plan's targets are per config). */
+const guardedTargets = new WeakMap<UpstreamTarget, UpstreamTarget>();
+function guardedTarget(own: UpstreamTarget): UpstreamTarget {
+  let marked = guardedTargets.get(own);
+  if (!marked) guardedTargets.set(own, (marked = { ...own, guardAddresses: true }));
+  return marked;
+}
+
 /**
  * Where requests to a provider connect: a custom provider's Service replicas (its ready
  * endpoints) in turn, with TLS checking the Service's name; any other provider at its own
@@ -86,7 +99,7 @@ export class ReplicaTurns {
 
   target(provider: AiProviderIR, own: UpstreamTarget): UpstreamTarget {
     const replicas = provider.endpoints;
-    if (replicas === undefined || replicas.length === 0) return own;
+    if (replicas === undefined || replicas.length === 0) return provider.guardAddresses ? guardedTarget(own) : own;
     const i = (this.#next.get(provider) ?? 0) % replicas.length;
     this.#next.set(provider, i + 1);
     return { host: replicas[i].host, port: replicas[i].port, tls: own.tls, serverName: own.host };
@@ -144,24 +157,33 @@ export interface AbortSource {
  * translated route's CPU. `abort` ends the exchange (the client went away). An answer past
  * `maxBytes` aborts the exchange and rejects with ResponseTooLargeError (bounded-body.ts).
  */
-export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, abort: AbortSource, maxBytes = MAX_PROVIDER_RESPONSE_BYTES): Promise<BufferedUpstreamResponse> {
+export function bufferedRequest(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, abort: AbortSource, maxBytes = MAX_PROVIDER_RESPONSE_BYTES, wait?: HeadWait): Promise<BufferedUpstreamResponse> {
   return new Promise((resolve, reject) => {
     if (abort.aborted) {
       reject(new ClientGoneError());
       return;
     }
     let controller: Dispatcher.DispatchController | undefined;
+    /** Set when the exchange ended before undici started it (still queued): it is aborted as it starts. */
+    let endedEarly: Error | undefined;
     let statusCode = 0;
     let headers: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
     let size = 0;
-    const settle = abort.onAbort(() => {
-      if (controller) controller.abort(new ClientGoneError());
-      else reject(new ClientGoneError());
-    });
+    const end = (err: Error) => {
+      if (controller) controller.abort(err);
+      else {
+        endedEarly = err;
+        reject(err);
+      }
+    };
+    const settle = abort.onAbort(() => end(new ClientGoneError()));
+    // A stall eviction of the provider (provider-health.ts) ends the wait as the client leaving would.
+    if (wait) wait.interrupt = end;
     dispatcher.dispatch(options, {
       onRequestStart(c) {
         controller = c;
+        if (endedEarly) c.abort(endedEarly);
       },
       onResponseStart(_c, status, responseHeaders) {
         statusCode = status;

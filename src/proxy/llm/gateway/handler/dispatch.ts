@@ -59,16 +59,20 @@ export async function dispatch(
   a.span?.request(plan.model, plan.stream, options.headers, { host });
   a.meter.request(plan.model);
   // Provider health: every attempt that reaches the provider ends in exactly one answered/failed/abandoned.
-  const tracked: Tracked = { index: gw.health.indexOf(a.provider.name), started: 0, spec: policy?.health };
+  const tracked: Tracked = { index: gw.health.indexOf(a.provider.name), started: 0, spec: policy?.health, interrupt: undefined };
   tracked.started = gw.health.begin(tracked.index);
+  // With another provider to go to, a stall eviction of this one ends the wait at once (provider-health.ts, HeadWait).
+  const failsOver = a.schedule.canFailOver();
+  if (failsOver) gw.health.waitHead(tracked.index, tracked);
   if (!plan.stream && plan.upstreamFormat !== 'passthrough') {
     let answer: Awaited<ReturnType<typeof bufferedRequest>>;
     try {
-      answer = await bufferedRequest(dispatcher, options, a.sink, gw.maxResponseBytes);
+      answer = await bufferedRequest(dispatcher, options, a.sink, gw.maxResponseBytes, failsOver ? tracked : undefined);
     } catch (err) {
       attemptFailed(gw, tracked, err, a.sink.closed);
       throw err;
     }
+    if (failsOver) gw.health.headDone(tracked.index, tracked);
     const status = answer.statusCode;
     const headers = answer.headers as Record<string, string | string[] | undefined>;
     gw.health.answered(tracked.index, tracked.started, status, headers, tracked.spec);
@@ -80,6 +84,7 @@ export async function dispatch(
   // Streams and passthrough go through undici's stream API, which takes an AbortSignal.
   const abort = new AbortController();
   const stopListening = a.sink.onAbort(() => abort.abort());
+  if (failsOver) tracked.interrupt = (err) => abort.abort(err);
   try {
     return await streamAttempt(a, plan, dispatcher, { ...options, signal: abort.signal }, secrets, tracked);
   } finally {

@@ -17,7 +17,7 @@ import type { PolicyGate } from '../backend-policy.ts';
 import type { ClientSink } from '../client-io.ts';
 import type { LlmCredentials } from '../credentials/index.ts';
 import type { ProviderSchedule } from '../failover.ts';
-import type { ProviderHealth } from '../provider-health.ts';
+import type { HeadWait, ProviderHealth } from '../provider-health.ts';
 import type { ProviderPools, ReplicaTurns } from '../upstream.ts';
 
 /** The backend's state every request uses (made once per handler). */
@@ -40,8 +40,8 @@ export type Outcome = { readonly kind: 'answered'; readonly status: number } | R
 /** Routes whose body is not JSON for the gateway: forwarded or ignored as they are. */
 export const OPAQUE_BODY_ROUTES = new Set<RouteType>(['Passthrough', 'Realtime', 'Models']);
 
-/** One attempt as provider health follows it. */
-export interface Tracked {
+/** One attempt as provider health follows it; a HeadWait while it waits for the head with another provider to go to. */
+export interface Tracked extends HeadWait {
   readonly index: number;
   started: number;
   readonly spec: BackendPolicy['health'];

@@ -24,6 +24,8 @@ export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: D
     attemptFailed(gw, tracked, err, a.sink.closed);
     throw err;
   }
+  // The head came: a stall eviction no longer ends this attempt (provider-health.ts, HeadWait).
+  if (tracked.interrupt) gw.health.headDone(tracked.index, tracked);
   const status = response.statusCode;
   const headers = response.headers as Record<string, string | string[] | undefined>;
   gw.health.answered(tracked.index, tracked.started, status, headers, tracked.spec);
