@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseImage, provisionContext } from './context.ts';
+import { meshDefaults, parseImage, provisionContext } from './context.ts';
 
 describe('parseImage', () => {
   const rows = [
@@ -27,3 +27,26 @@ describe('provisionContext', () => {
   });
   it('no CA over plaintext', () => assert.equal(provisionContext({ ...facts, xdsMode: 'plaintext' }, { SWITCHBOARD_XDS_CA_SECRET: 'x' }).caSecret, undefined));
 });
+
+describe('meshDefaults (the chart\'s istio.* and gatewayClassName)', () => {
+  const rows: ReadonlyArray<{ name: string; env: NodeJS.ProcessEnv; want: object }> = [
+    { name: 'nothing set: istiod in istio-system, the chart\'s default class, off', env: {}, want: { autoEnabled: false, gatewayClassName: 'switchboard', caAddress: 'https://istiod.istio-system.svc:15012' } },
+    {
+      name: 'namespace and revision name the istiod Service',
+      env: { SWITCHBOARD_ISTIO_NAMESPACE: 'mesh', SWITCHBOARD_ISTIO_REVISION: '1-24', SWITCHBOARD_ISTIO_AUTO_ENABLED: 'true', SWITCHBOARD_GATEWAY_CLASS_NAME: 'ai' },
+      want: { autoEnabled: true, gatewayClassName: 'ai', caAddress: 'https://istiod-1-24.mesh.svc:15012' },
+    },
+    {
+      name: 'an explicit CA address, cluster id and network',
+      env: { SWITCHBOARD_ISTIO_CA_ADDRESS: 'https://ca.example:15012', SWITCHBOARD_ISTIO_CLUSTER_ID: 'c1', SWITCHBOARD_ISTIO_NETWORK: 'n1', SWITCHBOARD_ISTIO_AUTO_ENABLED: 'false' },
+      want: { autoEnabled: false, gatewayClassName: 'switchboard', caAddress: 'https://ca.example:15012', clusterId: 'c1', network: 'n1' },
+    },
+  ];
+  for (const row of rows) it(row.name, () => assert.deepEqual(meshDefaults(row.env), row.want));
+  it('SWITCHBOARD_INFERENCE_EXTENSION_ENABLED is read', () => {
+    const facts = { xdsMode: 'tls' as const, xdsPort: 9978, namespace: 'n' };
+    assert.equal(provisionContext(facts, { SWITCHBOARD_INFERENCE_EXTENSION_ENABLED: 'true' }).inferenceExtension, true);
+    assert.equal(provisionContext(facts, { SWITCHBOARD_INFERENCE_EXTENSION_ENABLED: 'false' }).inferenceExtension, undefined);
+  });
+});
+

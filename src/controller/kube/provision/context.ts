@@ -4,7 +4,7 @@
  * (the controller's version, so proxies run what the controller speaks).
  */
 import fs from 'node:fs';
-import type { ProvisionContext } from './objects.ts';
+import type { MeshDefaults, ProvisionContext } from './objects.ts';
 
 export interface ControllerFacts {
   readonly xdsMode: 'plaintext' | 'tls' | 'either';
@@ -14,12 +14,19 @@ export interface ControllerFacts {
 
 export interface ProvisionSettings extends ProvisionContext {
   readonly caSecret?: { readonly namespace: string; readonly name: string };
+  /** The chart's `inferenceExtension.enabled`: InferencePool routing, which this version lacks (the provisioner warns). */
+  readonly inferenceExtension?: boolean;
 }
+
+/** The chart's default GatewayClass name (chart/templates/_helpers.tpl switchboard.gatewayClassName). */
+export const DEFAULT_GATEWAY_CLASS_NAME = 'switchboard';
 
 /**
  * From the controller's environment (the chart sets these): SWITCHBOARD_PROXY_CONTROLLER_URL or
  * SWITCHBOARD_SERVICE_NAME, SWITCHBOARD_PROXY_IMAGE (`[registry/]repository[:tag]`),
- * SWITCHBOARD_PROXY_IMAGE_TAG, SWITCHBOARD_XDS_CA_SECRET (in the controller's namespace).
+ * SWITCHBOARD_PROXY_IMAGE_TAG, SWITCHBOARD_XDS_CA_SECRET (in the controller's namespace),
+ * SWITCHBOARD_GATEWAY_CLASS_NAME and SWITCHBOARD_ISTIO_* (meshDefaults), and
+ * SWITCHBOARD_INFERENCE_EXTENSION_ENABLED.
  */
 export function provisionContext(facts: ControllerFacts, env: NodeJS.ProcessEnv = process.env): ProvisionSettings {
   // With `either` the controller takes both; proxies use TLS.
@@ -31,6 +38,26 @@ export function provisionContext(facts: ControllerFacts, env: NodeJS.ProcessEnv 
     defaultTag: env.SWITCHBOARD_PROXY_IMAGE_TAG ?? image?.tag ?? packageVersion(),
     ...(image ? { defaultImage: { registry: image.registry, repository: image.repository } } : {}),
     ...(env.SWITCHBOARD_XDS_CA_SECRET && scheme === 'https' ? { caSecret: { namespace: facts.namespace, name: env.SWITCHBOARD_XDS_CA_SECRET } } : {}),
+    mesh: meshDefaults(env),
+    ...(env.SWITCHBOARD_INFERENCE_EXTENSION_ENABLED === 'true' ? { inferenceExtension: true } : {}),
+  };
+}
+
+/**
+ * The chart's `istio.*` as the mesh defaults of provisioned proxies: the CA is
+ * SWITCHBOARD_ISTIO_CA_ADDRESS, else istiod (`istiod-<revision>` with a revision) in
+ * SWITCHBOARD_ISTIO_NAMESPACE (default istio-system) on 15012; SWITCHBOARD_ISTIO_AUTO_ENABLED
+ * turns mesh on for the Gateways of SWITCHBOARD_GATEWAY_CLASS_NAME.
+ */
+export function meshDefaults(env: NodeJS.ProcessEnv): MeshDefaults {
+  const namespace = env.SWITCHBOARD_ISTIO_NAMESPACE || 'istio-system';
+  const istiod = env.SWITCHBOARD_ISTIO_REVISION ? `istiod-${env.SWITCHBOARD_ISTIO_REVISION}` : 'istiod';
+  return {
+    autoEnabled: env.SWITCHBOARD_ISTIO_AUTO_ENABLED === 'true',
+    gatewayClassName: env.SWITCHBOARD_GATEWAY_CLASS_NAME || DEFAULT_GATEWAY_CLASS_NAME,
+    caAddress: env.SWITCHBOARD_ISTIO_CA_ADDRESS || `https://${istiod}.${namespace}.svc:15012`,
+    ...(env.SWITCHBOARD_ISTIO_CLUSTER_ID ? { clusterId: env.SWITCHBOARD_ISTIO_CLUSTER_ID } : {}),
+    ...(env.SWITCHBOARD_ISTIO_NETWORK ? { network: env.SWITCHBOARD_ISTIO_NETWORK } : {}),
   };
 }
 

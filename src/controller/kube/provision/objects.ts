@@ -18,6 +18,8 @@ import { isMap, strategicMerge, type Json, type JsonMap } from './strategic-merg
 
 export const FIELD_MANAGER = 'switchboard-provisioner';
 export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+/** The Gateway API's class label: the chart's PodMonitor selects proxy pods by it. */
+export const GATEWAY_CLASS_LABEL = 'gateway.networking.k8s.io/gateway-class-name';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const DEFAULT_IMAGE = { registry: 'ghcr.io/switchboard-dev', repository: 'switchboard' } as const;
 /** The proxy's /metrics and /healthz/ready port (SPEC.md: proxy pod metrics port 15020). */
@@ -41,6 +43,20 @@ export interface ProvisionContext {
    * namespace's Secret) and given to the proxy as SWITCHBOARD_CA_FILE.
    */
   readonly controllerCaPem?: string;
+  /**
+   * The cluster's mesh (the chart's `istio.*`): defaults for `mesh` fields a ProxyParameters
+   * leaves out, and with `autoEnabled` mesh on for every Gateway of `gatewayClassName` (the
+   * chart's built-in class) whose parameters do not say `mesh.enabled: false`.
+   */
+  readonly mesh?: MeshDefaults;
+}
+
+export interface MeshDefaults {
+  readonly autoEnabled: boolean;
+  readonly gatewayClassName: string;
+  readonly caAddress: string;
+  readonly clusterId?: string;
+  readonly network?: string;
 }
 
 type Spec = ProxyParametersSpec;
@@ -72,10 +88,11 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   const name = gateway.metadata.name;
   const namespace = gateway.metadata.namespace ?? 'default';
   const selector = { [GATEWAY_NAME_LABEL]: name };
+  const gatewayClassName = String((gateway.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName ?? '');
   const meta = (extra: JsonMap = {}): JsonMap => ({
     name,
     namespace,
-    labels: { [GATEWAY_NAME_LABEL]: name, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name, [MANAGED_BY_LABEL]: 'switchboard' },
+    labels: { [GATEWAY_NAME_LABEL]: name, [GATEWAY_CLASS_LABEL]: gatewayClassName, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name, [MANAGED_BY_LABEL]: 'switchboard' },
     ownerReferences: [{ apiVersion: gateway.apiVersion, kind: 'Gateway', name, uid: gateway.metadata.uid ?? '', controller: true }],
     ...extra,
   });
@@ -85,7 +102,7 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   const wantsPdb = [parameters.classLevel, parameters.gatewayLevel].some((p) => p?.podDisruptionBudget !== undefined);
 
   const ports = listenerPorts(gateway, listenerSets);
-  const pod = podTemplate(name, selector, typed, ports, context);
+  const pod = podTemplate(name, gatewayClassName, selector, typed, ports, context);
   const workload: JsonMap = isDaemonSet
     ? { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta(), spec: { selector: { matchLabels: selector }, template: pod } }
     // With an HPA the replica count is the HPA's: the controller does not apply one.
@@ -131,7 +148,7 @@ export function listenerPorts(gateway: KubeObject, listenerSets: readonly KubeOb
   return [...seen].sort((x, y) => x[0] - y[0]).map(([port, name]) => ({ name, port }));
 }
 
-function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readonly { name: string; port: number }[], context: ProvisionContext): JsonMap {
+function podTemplate(name: string, gatewayClassName: string, selector: JsonMap, typed: Spec, ports: readonly { name: string; port: number }[], context: ProvisionContext): JsonMap {
   const image = typed.image ?? {};
   const defaults = context.defaultImage ?? DEFAULT_IMAGE;
   const registry = image.registry ?? defaults.registry;
@@ -167,7 +184,7 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
     ...(raw.serverName !== undefined ? [{ name: 'SWITCHBOARD_SERVER_NAME', value: raw.serverName }] : []),
     { name: 'SWITCHBOARD_LOG_FILTER', value: filter },
     ...shutdownEnv(shutdown),
-    ...meshEnv(typed),
+    ...meshEnv(typed, gatewayClassName, context.mesh),
     ...(catalogPaths.length > 0 ? [{ name: 'SWITCHBOARD_MODEL_CATALOG', value: catalogPaths.join(',') }] : []),
   ];
   const container: JsonMap = {
@@ -183,7 +200,7 @@ function podTemplate(name: string, selector: JsonMap, typed: Spec, ports: readon
     volumeMounts: mounts,
   };
   return {
-    metadata: { labels: { ...selector, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name } },
+    metadata: { labels: { ...selector, [GATEWAY_CLASS_LABEL]: gatewayClassName, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name } },
     spec: {
       serviceAccountName: name,
       // The proxy authenticates with its own projected token, not the automounted one.
@@ -214,19 +231,28 @@ function shutdownEnv(shutdown: { readonly min: number; readonly max: number } | 
   ];
 }
 
-/** `mesh`, carried to the proxy's environment as SPEC.md lists it (defaults filled in). */
-function meshEnv(typed: Spec): JsonMap[] {
+/** The mesh CA when neither the parameters nor the chart name one (SPEC.md: port 15012). */
+export const DEFAULT_MESH_CA_ADDRESS = 'https://istiod.istio-system.svc:15012';
+
+/**
+ * `mesh`, in the proxy's environment as SPEC.md lists it: the parameters' fields, else the
+ * cluster's (the chart's `istio.*`), else the built-in defaults. With the chart's
+ * `istio.autoEnabled`, a Gateway of the built-in class has mesh on unless its parameters say
+ * `enabled: false`.
+ */
+function meshEnv(typed: Spec, gatewayClassName: string, cluster: MeshDefaults | undefined): JsonMap[] {
   const mesh = typed.mesh;
-  if (!mesh?.enabled) return mesh ? [{ name: 'MESH_ENABLED', value: 'false' }] : [];
-  const trustDomain = mesh.trustDomain ?? 'cluster.local';
+  const enabled = mesh?.enabled ?? (cluster?.autoEnabled === true && cluster.gatewayClassName === gatewayClassName);
+  if (!enabled) return mesh ? [{ name: 'MESH_ENABLED', value: 'false' }] : [];
+  const trustDomain = mesh?.trustDomain ?? 'cluster.local';
   return [
     { name: 'MESH_ENABLED', value: 'true' },
-    { name: 'MESH_CA_ADDRESS', value: mesh.caAddress ?? 'https://istiod.istio-system.svc:15012' },
+    { name: 'MESH_CA_ADDRESS', value: mesh?.caAddress ?? cluster?.caAddress ?? DEFAULT_MESH_CA_ADDRESS },
     { name: 'MESH_TRUST_DOMAIN', value: trustDomain },
     // The local trust domain is always accepted.
-    { name: 'MESH_ADDITIONAL_TRUST_DOMAINS', value: [...new Set([trustDomain, ...(mesh.additionalTrustDomains ?? [])])].join(',') },
-    { name: 'MESH_CLUSTER_ID', value: mesh.clusterId ?? 'Kubernetes' },
-    { name: 'MESH_NETWORK', value: mesh.network ?? '' },
+    { name: 'MESH_ADDITIONAL_TRUST_DOMAINS', value: [...new Set([trustDomain, ...(mesh?.additionalTrustDomains ?? [])])].join(',') },
+    { name: 'MESH_CLUSTER_ID', value: mesh?.clusterId ?? cluster?.clusterId ?? 'Kubernetes' },
+    { name: 'MESH_NETWORK', value: mesh?.network ?? cluster?.network ?? '' },
   ];
 }
 

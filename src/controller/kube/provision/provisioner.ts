@@ -47,6 +47,8 @@ export interface ProvisionerOptions extends ProvisionContext {
   readonly caSecret?: { readonly namespace: string; readonly name: string };
   /** Called when the statuses provisioning overlays change (the status writer refreshes). */
   readonly onStatusChange?: () => void;
+  /** The chart's `inferenceExtension.enabled` (context.ts). */
+  readonly inferenceExtension?: boolean;
 }
 
 interface DesiredState {
@@ -78,6 +80,8 @@ export class Provisioner {
 
   constructor(options: ProvisionerOptions) {
     this.#options = options;
+    // Said once at start rather than ignored: InferencePool backendRefs stay refused on their routes.
+    if (options.inferenceExtension) options.logger.warn('inferenceExtension.enabled is set, but this version has no inference-extension routing: InferencePool backendRefs are refused on their routes (docs/chart.md)');
   }
 
   /** The source with this reconciler fed each snapshot it delivers. */
