@@ -108,6 +108,12 @@ export interface AiProviderIR {
   readonly endpoints?: readonly Endpoint[];
   /** The provider's inline `policies` lowered like backend policies (they beat every other source). */
   readonly policies?: BackendPolicy;
+  /**
+   * SSRF guard at connect time (a ProxyModel's vendor address or `baseURL`, docs/models.md): the
+   * proxy refuses to connect when the name resolves to a loopback, link-local, unspecified or
+   * metadata address. Absent: no check (ProxyBackends, a ProxyModel's Custom Service).
+   */
+  readonly guardAddresses?: true;
 }
 
 export interface AiBackendIR {

@@ -17,8 +17,8 @@
  * SSRF guard: a `baseURL` whose host is loopback, link-local, unspecified or a cloud metadata
  * address (an IP literal, `localhost`, or a well-known metadata name) is refused, unless the
  * provider is Custom on a `backendRef` (then the operator chose an in-cluster Service). The check
- * is on what is written: a public name that resolves to such an address at run time is not caught
- * here (docs/security.md).
+ * here is on what is written; a public name that resolves to such an address is refused by the
+ * proxy when it connects (proxy-model.ts marks the provider `guardAddresses`; docs/security.md).
  */
 import { BlockList, isIP } from 'node:net';
 import type { LLMProvider } from '../../ir/ai.ts';

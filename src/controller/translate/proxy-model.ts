@@ -113,7 +113,10 @@ function lowerConcrete(object: KubeObject, name: string, pin: string | undefined
   problems.push(...lowered.problems);
   if (!lowered.provider) return undefined;
   const provider = pin === undefined ? lowered.provider : pinModel(lowered.provider, pin);
-  let served: AiProviderIR = { name, provider, ...(policies ? { policies } : {}) };
+  // SSRF guard at connect time too (the baseURL check sees only the written name): every vendor
+  // address is checked when the proxy connects, except a Custom model's own Service (SPEC.md).
+  const onBackendRef = 'custom' in provider && provider.custom.backendRef !== undefined;
+  let served: AiProviderIR = { name, provider, ...(policies ? { policies } : {}), ...(onBackendRef ? {} : { guardAddresses: true as const }) };
   if ('custom' in provider && provider.custom.backendRef && opts.snapshot) {
     // resolveCustomTarget writes the Service's DNS name and port into the provider it is given.
     const written = { ...provider } as Record<string, unknown>;

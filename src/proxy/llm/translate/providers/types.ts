@@ -19,6 +19,8 @@ export interface UpstreamTarget {
   readonly tls: boolean;
   /** The name TLS checks when `host` is a replica's address (a Service's DNS name); default `host`. */
   readonly serverName?: string;
+  /** Refuse the connection when `host` resolves to a loopback, link-local or metadata address (AiProviderIR.guardAddresses). */
+  readonly guardAddresses?: true;
 }
 
 export interface ProviderEndpoint {
