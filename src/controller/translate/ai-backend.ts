@@ -158,7 +158,7 @@ export function resolveCustomTarget(provider: Record<string, unknown>, path: str
 }
 
 /** Compiles the AI policy's CEL so a bad expression is reported here, not per request. */
-function checkAiPolicy(policy: AiPolicy, path: string, report: (message: string) => void): void {
+export function checkAiPolicy(policy: AiPolicy, path: string, report: (message: string) => void): void {
   for (const list of ['transformations', 'finalTransformations'] as const) {
     (policy[list] ?? []).forEach((t, i) => {
       const compiled = compile(t.expression);

@@ -18,6 +18,7 @@ import type { KubeObject } from '../../api/gateway/object.ts';
 import type { AiPolicy } from '../../ir/ai.ts';
 import type { AuthorizationAction, AuthorizationPolicy, BackendMember, BackendPolicy } from '../../ir/policy.ts';
 import { compile } from '../../cel/index.ts';
+import { checkAiPolicy } from './ai-backend.ts';
 import { BackendResolver } from './backend.ts';
 import { lowerBackend } from './policy/members.ts';
 import { isDict, listOf, type Dict } from './read.ts';
@@ -63,6 +64,8 @@ export function lowerModelPolicies(written: unknown, path: string, source: strin
       snapshot: world,
     };
     const members = lowerBackend(backend, path, ctx, true);
+    // The ai member is carried as written: its transformations' CEL is checked here, as a ProxyBackend's is.
+    if (isDict(members.ai)) checkAiPolicy(members.ai as AiPolicy, path, (message) => found.push(message));
     const sources = Object.fromEntries(Object.keys(members).map((m) => [m, [source]])) as BackendPolicy['sources'];
     provider = { ...(members as Partial<Record<BackendMember, unknown>>), sources } as BackendPolicy;
   }
