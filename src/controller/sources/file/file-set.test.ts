@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileSet } from './file-set.ts';
+import { DEFAULT_CONFIG_LIMITS } from './limits.ts';
+import { readConfigFile } from './read.ts';
 
 const route = (name: string, path: string): string => `---
 apiVersion: gateway.networking.k8s.io/v1
@@ -44,5 +46,34 @@ describe('FileSet: a re-read file keeps the objects that did not change', () => 
     const fixed = await objectsOf(set);
     assert.equal(fixed.get('a')?.object, first.get('a')?.object);
     assert.notEqual(fixed.get('b')?.object, first.get('b')?.object);
+  });
+});
+
+describe('FileSet: a scan told which files were touched reads only those (and new ones)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'file-set-touched-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the touched file and a new one, takes the others as they were, drops a gone one', async () => {
+    const set = new FileSet([dir]);
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(dir, `${name}.yaml`), route(name, `/${name}`));
+    const reads: string[] = [];
+    const read = (file: string, previousHash: string | undefined) => { reads.push(file); return readConfigFile(file, previousHash, DEFAULT_CONFIG_LIMITS); };
+    await set.scan(read);
+    assert.equal(reads.length, 3);
+
+    reads.length = 0;
+    writeFileSync(join(dir, 'a.yaml'), route('a', '/a2'));
+    writeFileSync(join(dir, 'b.yaml'), route('b', '/b2')); // changed, but no event named it
+    writeFileSync(join(dir, 'd.yaml'), route('d', '/d'));
+    rmSync(join(dir, 'c.yaml'));
+    const result = await set.scan(read, new Set([resolve(dir, 'a.yaml')]));
+    assert.deepEqual(reads.map((f) => basename(f)).sort(), ['a.yaml', 'd.yaml']);
+    const paths = new Map(result.snapshot.objects.map((s) => [s.object.metadata.name, (s.object.spec as { rules: { matches: { path: { value: string } }[] }[] }).rules[0]?.matches[0]?.path.value]));
+    assert.deepEqual([...paths].sort(), [['a', '/a2'], ['b', '/b'], ['d', '/d']]);
+
+    reads.length = 0;
+    const all = await set.scan(read, 'all');
+    assert.deepEqual(reads.map((f) => basename(f)).sort(), ['a.yaml', 'b.yaml', 'd.yaml']);
+    assert.ok(all.snapshot.objects.some((s) => JSON.stringify(s.object.spec).includes('/b2')), 'a full scan sees the change no event named');
   });
 });

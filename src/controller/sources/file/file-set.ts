@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem, SourceSnapshot } from '../types.ts';
 import { discoverYamlFiles } from './discover.ts';
@@ -47,8 +48,13 @@ export class FileSet {
     this.#limits = limits;
   }
 
-  /** Re-reads what changed; `read` defaults to reading and parsing in this thread. */
-  async scan(read: FileReader = (file, previousHash) => readConfigFile(file, previousHash, this.#limits)): Promise<ScanResult> {
+  /**
+   * Re-reads what changed; `read` defaults to reading and parsing in this thread. `touched`, when
+   * not `all`, names (as absolute paths) the only files that may have changed since the previous
+   * scan (from the watcher's events): a file already known and not named is taken as it was, without reading or
+   * hashing it again. New files are read whatever `touched` says; gone ones are dropped.
+   */
+  async scan(read: FileReader = (file, previousHash) => readConfigFile(file, previousHash, this.#limits), touched: ReadonlySet<string> | 'all' = 'all'): Promise<ScanResult> {
     const files = discoverYamlFiles(this.#paths);
     let changed = false;
     const readNow = new Set<string>();
@@ -56,6 +62,10 @@ export class FileSet {
 
     for (const file of files) {
       const previous = this.#entries.get(file);
+      if (previous && touched !== 'all' && !touched.has(path.resolve(file))) {
+        seen.push(file);
+        continue;
+      }
       const result = await read(file, previous?.hash);
       if (result.kind === 'gone') continue;
       seen.push(file);

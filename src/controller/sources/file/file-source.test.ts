@@ -109,6 +109,25 @@ describe('FileSource', () => {
     assert.ok(sub.snapshots.every((s) => !names(s).includes('sibling')));
   });
 
+  it('follows a ConfigMap volume update (the ..data link swapped; no event names the YAML file)', async (t) => {
+    const root = fs.mkdtempSync(path.join(dir, 'configmap-'));
+    const version = (n: number, name: string): void => {
+      fs.mkdirSync(path.join(root, `..v${n}`));
+      fs.writeFileSync(path.join(root, `..v${n}`, 'config.yaml'), service(name));
+      fs.symlinkSync(`..v${n}`, path.join(root, '..data_tmp'));
+      fs.renameSync(path.join(root, '..data_tmp'), path.join(root, '..data'));
+    };
+    version(1, 'first');
+    fs.symlinkSync(path.join('..data', 'config.yaml'), path.join(root, 'config.yaml'));
+    const source = new FileSource({ paths: [root], logger, debounceMs: 20 });
+    t.after(() => source.stop());
+    const sub = new Subscriber();
+    await source.start(sub.onSnapshot);
+    assert.deepEqual(names(sub.snapshots[0]), ['first']);
+    version(2, 'second');
+    await sub.waitFor((s) => names(s).includes('second'));
+  });
+
   it('coalesces a burst of writes into one reload', async (t) => {
     const root = fs.mkdtempSync(path.join(dir, 'burst-'));
     const file = path.join(root, 'burst.yaml');

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../types.ts';
 import { foldersToWatch, missingPaths } from './discover.ts';
@@ -23,10 +24,13 @@ export interface FileSourceOptions {
 /** Short: a route change has 100 ms to reach the proxies (issue 15); an editor's save is a burst of events well inside it. */
 const DEFAULT_DEBOUNCE_MS = 20;
 const DEFAULT_MAX_WAIT_MS = 1000;
+/** What discover.ts reads; an event for any other name may stand for a YAML file (a renamed folder, a swapped link). */
+const YAML_FILE_NAME = /\.ya?ml$/i;
 
 /**
- * Objects from YAML files, watched for changes. Every change is debounced, the files are re-read
- * and, when anything changed, the complete snapshot is handed to the subscriber. Reading and
+ * Objects from YAML files, watched for changes. Every change is debounced, the files the events
+ * name (all of them when an event could mean any) are re-read and, when anything changed, the
+ * complete snapshot is handed to the subscriber. Reading and
  * parsing happen in a worker thread (ParserThread), never on this thread's event loop; scans run
  * one at a time.
  */
@@ -43,6 +47,12 @@ export class FileSource implements ObjectSource {
   readonly #loggedIgnoredKinds = new Set<string>();
   #onSnapshot: ((snapshot: SourceSnapshot) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /**
+   * Files named by the events since the last scan began, or `all` when an event could mean any
+   * file (no name, a name that is not a YAML file — a ConfigMap mount swaps its `..data` link —,
+   * a watch error) and every file is hashed again.
+   */
+  #touched: Set<string> | 'all' = 'all';
   #firstPendingEventAt = 0;
   #stopped = false;
 
@@ -91,10 +101,12 @@ export class FileSource implements ObjectSource {
         const watcher = fs.watch(folder, { persistent: false }, (_event, filename) => {
           const names = this.#interest.get(folder);
           if (names !== undefined && names !== 'all' && filename !== null && !names.has(filename)) return;
+          this.#touch(filename === null || !YAML_FILE_NAME.test(filename) ? 'all' : path.resolve(folder, filename));
           this.#schedule();
         });
         watcher.on('error', () => {
           // The folder went away; the rescan this triggers drops its watch.
+          this.#touch('all');
           this.#schedule();
         });
         this.#watchers.set(folder, watcher);
@@ -102,6 +114,12 @@ export class FileSource implements ObjectSource {
         this.#options.logger.warn({ path: folder, err: (err as Error).message }, 'cannot watch folder; changes under it may be missed');
       }
     }
+  }
+
+  #touch(file: string): void {
+    if (this.#touched === 'all') return;
+    if (file === 'all') this.#touched = 'all';
+    else this.#touched.add(file);
   }
 
   #schedule(): void {
@@ -141,7 +159,10 @@ export class FileSource implements ObjectSource {
   }
 
   #scan(): Promise<ScanResult> {
-    return this.#files.scan((file, previousHash) => this.#parser.read(file, previousHash));
+    // Events from here on are for the next scan (this one may or may not see their change).
+    const touched = this.#touched;
+    this.#touched = new Set();
+    return this.#files.scan((file, previousHash) => this.#parser.read(file, previousHash), touched);
   }
 
   #report(result: ScanResult): void {

@@ -48,9 +48,9 @@ describe('parsePlainYaml (the fast path of parseYamlFile)', () => {
     }), { numRuns: 300 });
   });
 
-  it('keeps document index and content line, skipping empty documents', () => {
-    const docs = parsePlainYaml(`# leading\n${route('a')}---\n---\n${route('b')}`, DEFAULT_CONFIG_LIMITS);
-    assert.deepEqual(docs?.map((d) => [d.index, d.line]), [[0, 2], [2, 9]]);
+  it('keeps document index and content line', () => {
+    const docs = parsePlainYaml(`# leading\n${route('a')}---\n${route('b')}`, DEFAULT_CONFIG_LIMITS);
+    assert.deepEqual(docs?.map((d) => [d.index, d.line]), [[0, 2], [1, 8]]);
   });
 
   const slowRows: { name: string; text: string; limits?: Partial<typeof DEFAULT_CONFIG_LIMITS> }[] = [
@@ -61,6 +61,7 @@ describe('parsePlainYaml (the fast path of parseYamlFile)', () => {
     { name: 'a merge key', text: `a: {x: 1}\nb:\n  <<: {y: 2}\n` },
     { name: 'a directive', text: `%YAML 1.2\n---\na: 1\n` },
     { name: 'a __proto__ key', text: `__proto__: {polluted: true}\n` },
+    { name: 'an empty document between two others', text: `a: 1\n---\n---\nb: 2\n` },
     { name: 'a duplicate key', text: `a: 1\na: 2\n` },
     { name: 'a syntax error', text: `a: [1, 2\n` },
     { name: 'too many documents', text: 'a: 1\n---\n'.repeat(5), limits: { maxDocuments: 3 } },

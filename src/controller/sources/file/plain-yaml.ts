@@ -50,8 +50,9 @@ export function parsePlainYaml(text: string, limits: ConfigLimits): PlainDocumen
     index++;
     const root = events[i + 1] as Event | undefined;
     const start = root === undefined ? -1 : root.type === EVENT_ID.SCALAR ? root.valueStart : root.type === EVENT_ID.MAPPING || root.type === EVENT_ID.SEQUENCE ? root.start : -1;
-    // `---` with nothing after it: yaml has no content there, and the document is skipped.
-    if (start < 0) continue;
+    // An empty document (`---` with nothing after it): yaml skips one at the end of a file but
+    // reads one between two `---` as a null document; it decides.
+    if (start < 0) return undefined;
     documents.push({ index, line: lineOf(lines, start), value: values[index] });
   }
   // Each document is one value; anything else means we misread the event list.
