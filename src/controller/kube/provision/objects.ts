@@ -89,10 +89,11 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   const namespace = gateway.metadata.namespace ?? 'default';
   const selector = { [GATEWAY_NAME_LABEL]: name };
   const gatewayClassName = String((gateway.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName ?? '');
+  const classLabel = classLabelOf(gatewayClassName);
   const meta = (extra: JsonMap = {}): JsonMap => ({
     name,
     namespace,
-    labels: { [GATEWAY_NAME_LABEL]: name, [GATEWAY_CLASS_LABEL]: gatewayClassName, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name, [MANAGED_BY_LABEL]: 'switchboard' },
+    labels: { [GATEWAY_NAME_LABEL]: name, ...classLabel, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name, [MANAGED_BY_LABEL]: 'switchboard' },
     ownerReferences: [{ apiVersion: gateway.apiVersion, kind: 'Gateway', name, uid: gateway.metadata.uid ?? '', controller: true }],
     ...extra,
   });
@@ -102,7 +103,7 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   const wantsPdb = [parameters.classLevel, parameters.gatewayLevel].some((p) => p?.podDisruptionBudget !== undefined);
 
   const ports = listenerPorts(gateway, listenerSets);
-  const pod = podTemplate(name, gatewayClassName, selector, typed, ports, context);
+  const pod = podTemplate(name, gatewayClassName, classLabel, selector, typed, ports, context);
   const workload: JsonMap = isDaemonSet
     ? { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta(), spec: { selector: { matchLabels: selector }, template: pod } }
     // With an HPA the replica count is the HPA's: the controller does not apply one.
@@ -127,6 +128,14 @@ export function provisionObjects(gateway: KubeObject, parameters: GatewayParamet
   return objects;
 }
 
+/**
+ * The class label, when the class name is a valid label value (a GatewayClass name may be up to
+ * 253 characters, a label value 63): a longer one is left out rather than failing the apply.
+ */
+function classLabelOf(gatewayClassName: string): JsonMap {
+  return /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(gatewayClassName) ? { [GATEWAY_CLASS_LABEL]: gatewayClassName } : {};
+}
+
 /** The ConfigMap carrying the controller's CA to a Gateway's proxies. */
 export function controllerCaName(gateway: string): string {
   return `${gateway}-controller-ca`;
@@ -148,7 +157,7 @@ export function listenerPorts(gateway: KubeObject, listenerSets: readonly KubeOb
   return [...seen].sort((x, y) => x[0] - y[0]).map(([port, name]) => ({ name, port }));
 }
 
-function podTemplate(name: string, gatewayClassName: string, selector: JsonMap, typed: Spec, ports: readonly { name: string; port: number }[], context: ProvisionContext): JsonMap {
+function podTemplate(name: string, gatewayClassName: string, classLabel: JsonMap, selector: JsonMap, typed: Spec, ports: readonly { name: string; port: number }[], context: ProvisionContext): JsonMap {
   const image = typed.image ?? {};
   const defaults = context.defaultImage ?? DEFAULT_IMAGE;
   const registry = image.registry ?? defaults.registry;
@@ -200,7 +209,7 @@ function podTemplate(name: string, gatewayClassName: string, selector: JsonMap, 
     volumeMounts: mounts,
   };
   return {
-    metadata: { labels: { ...selector, [GATEWAY_CLASS_LABEL]: gatewayClassName, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name } },
+    metadata: { labels: { ...selector, ...classLabel, 'app.kubernetes.io/name': 'switchboard-proxy', 'app.kubernetes.io/instance': name } },
     spec: {
       serviceAccountName: name,
       // The proxy authenticates with its own projected token, not the automounted one.
