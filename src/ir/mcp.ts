@@ -68,6 +68,13 @@ export type McpGuardrailPhase = 'Off' | 'Request' | 'Response' | 'Full';
 export interface McpGuardrailIR {
   /** gRPC base URL, `http(s)://host:port` (a Service backendRef: its first ready endpoint, else its cluster DNS name); '' when it did not resolve (always unavailable). */
   readonly url: string;
+  /**
+   * A Service backendRef written in a ProxyPolicy or inline policy: its backend (a key of
+   * ProxyConfig.backends). The proxy then spreads the calls over the backend's ready endpoints with
+   * the TLS of the Service's own backend policies, following EndpointSlice changes; `url` is the
+   * fallback when the backend has no ready endpoint (its cluster DNS name).
+   */
+  readonly backendKey?: string;
   /** FailClosed (default): an unreachable or failing processor rejects the message; FailOpen lets it through. */
   readonly failureMode: McpFailureMode;
   /** Name → CEL expression, evaluated per message and sent as metadata. */

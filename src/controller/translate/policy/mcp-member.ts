@@ -6,7 +6,8 @@
  * that does not compile is kept, and the proxy denies every item; an endpoint that does not
  * resolve is kept with an empty URL, so a FailClosed processor keeps rejecting).
  */
-import type { ServicePort } from '../../../api/gateway/index.ts';
+import type { BackendObjectReference, ServicePort } from '../../../api/gateway/index.ts';
+import type { BackendResolver } from '../backend.ts';
 import { compile } from '../../../cel/index.ts';
 import type { McpAuthorizationRule, McpGuardrailIR, McpGuardrailPhase, McpPolicyIR } from '../../../ir/mcp.ts';
 import { readyEndpoints } from '../endpoints.ts';
@@ -21,6 +22,11 @@ export interface McpLowerEnv {
   readonly snapshot: Snapshot | undefined;
   /** Default `cluster.local`. */
   readonly domain?: string;
+  /**
+   * Present where the member is written in a policy (ProxyPolicy, inline policies): a guardrail
+   * Service backendRef is also resolved to its backend, which the proxy balances over.
+   */
+  readonly resolver?: BackendResolver;
 }
 
 const PHASES: readonly McpGuardrailPhase[] = ['Off', 'Request', 'Response', 'Full'];
@@ -58,6 +64,7 @@ function guardrailProcessors(guardrails: unknown, path: string, env: McpLowerEnv
     const remote = isDict(processor.remote) ? processor.remote : {};
     const failureMode = remote.failureMode === 'FailOpen' ? 'FailOpen' : 'FailClosed';
     const url = guardrailUrl(remote, env, at, report);
+    const backendKey = url !== undefined && env.resolver && isDict(remote.backendRef) ? env.resolver.resolve(remote.backendRef as unknown as BackendObjectReference, `${at}.remote.backendRef`).backendKey : null;
     const methods: Record<string, McpGuardrailPhase> = {};
     for (const [method, phase] of Object.entries(isDict(processor.methods) ? processor.methods : {})) {
       if (PHASES.includes(phase as McpGuardrailPhase)) methods[method] = phase as McpGuardrailPhase;
@@ -73,6 +80,7 @@ function guardrailProcessors(guardrails: unknown, path: string, env: McpLowerEnv
     const disallowed = headers(remote.disallowedRequestHeaders);
     out.push({
       url: url ?? '', failureMode, methods,
+      ...(backendKey !== null ? { backendKey } : {}),
       ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
       ...(allowed.length > 0 ? { allowedRequestHeaders: allowed } : {}),
       ...(disallowed.length > 0 ? { disallowedRequestHeaders: disallowed } : {}),

@@ -147,7 +147,7 @@ export function lowerBackend(spec: Record<string, unknown>, path: string, ctx: L
 
 function lowerMcp(value: Record<string, unknown>, path: string, ctx: LowerContext, inline: boolean): McpPolicyIR {
   if (!inline && value.authentication !== undefined) ctx.problems.push(`${path}.authentication: not supported in a ProxyPolicy (deprecated); use traffic.jwtAuthentication with mcp`);
-  return lowerMcpPolicy(value, path, { namespace: ctx.namespace, snapshot: ctx.snapshot }, (p) => ctx.problems.push(p.message));
+  return lowerMcpPolicy(value, path, { namespace: ctx.namespace, snapshot: ctx.snapshot, resolver: ctx.resolver }, (p) => ctx.problems.push(p.message));
 }
 
 const PROXY_PROTOCOL_DEFAULTS = { version: 'V2', mode: 'Strict' } as const;

@@ -14,6 +14,8 @@ import { ErrorCode, type JsonRpcRequest, type JsonRpcResponse, type Params } fro
 import { mostSpecificPattern } from '../methods.ts';
 import { McpGuardrail, Phase, type CheckResponse } from './gen/guardrail_pb.js';
 import { traceCall } from '../../telemetry/tracing/request-trace.ts';
+import { grpcChannel, type ServiceTargets } from '../../ext/endpoint.ts';
+import { isPublished, liveTargets } from '../../policies/backend/service-targets.ts';
 
 /** The span of a guardrail service call. */
 const GUARDRAIL_SPAN = { 'switchboard.policy': 'mcpGuardrail' } as const;
@@ -42,8 +44,8 @@ class Processor {
   readonly #metadata: readonly (readonly [string, Program | undefined])[];
   readonly #allowed: ReadonlySet<string> | undefined;
   readonly #disallowed: ReadonlySet<string>;
-  readonly #sessions: Http2SessionManager;
   readonly #client: Client<typeof McpGuardrail>;
+  readonly #close: () => void;
   readonly #logger: Logger;
 
   constructor(ir: McpGuardrailIR, logger: Logger) {
@@ -57,10 +59,20 @@ class Processor {
     });
     this.#allowed = ir.allowedRequestHeaders && ir.allowedRequestHeaders.length > 0 ? new Set(ir.allowedRequestHeaders.map((h) => h.toLowerCase())) : undefined;
     this.#disallowed = new Set((ir.disallowedRequestHeaders ?? []).map((h) => h.toLowerCase()));
+    // A backend with ready endpoints: each call to the next of them, with the TLS of the Service's
+    // own backend policies, as the newest config says (this processor is kept across versions).
+    const targets = ir.backendKey !== undefined && isPublished(ir.backendKey) ? backendTargetsOrUndefined(ir.backendKey) : undefined;
+    if (targets) {
+      const channel = grpcChannel(targets);
+      this.#client = createClient(McpGuardrail, channel.transport);
+      this.#close = channel.close;
+      return;
+    }
     // An endpoint the translator could not resolve (url '') gets a transport that never connects.
     const url = ir.url === '' ? 'http://invalid.' : ir.url;
-    this.#sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 30_000 });
-    this.#client = createClient(McpGuardrail, createGrpcTransport({ baseUrl: url, sessionManager: this.#sessions, readMaxBytes: MAX_GUARDRAIL_ANSWER_BYTES }));
+    const sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 30_000 });
+    this.#client = createClient(McpGuardrail, createGrpcTransport({ baseUrl: url, sessionManager: sessions, readMaxBytes: MAX_GUARDRAIL_ANSWER_BYTES }));
+    this.#close = () => sessions.abort();
   }
 
   phaseOf(method: string): McpGuardrailPhase {
@@ -94,7 +106,7 @@ class Processor {
   }
 
   close(): void {
-    this.#sessions.abort();
+    this.#close();
   }
 
   #headers(headers: IncomingHttpHeaders): Record<string, string> {
@@ -184,5 +196,14 @@ export class Guardrails {
 
   close(): void {
     for (const p of this.#processors) p.close();
+  }
+}
+
+/** The backend's live targets, or undefined when it has no usable endpoint now (then the URL fallback). */
+function backendTargetsOrUndefined(key: string): ServiceTargets | undefined {
+  try {
+    return liveTargets(key);
+  } catch {
+    return undefined;
   }
 }
