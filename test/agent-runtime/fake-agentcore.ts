@@ -47,8 +47,11 @@ export interface FakeAgentCore {
   stop(): Promise<void>;
 }
 
-/** `keys`: access key id → secret key the service accepts. */
-export async function startFakeAgentCore(runtimes: readonly FakeRuntime[], keys: Readonly<Record<string, string>>): Promise<FakeAgentCore> {
+/**
+ * `keys`: access key id → secret key the service accepts; `sessionSecret` also accepts temporary
+ * keys (an STS fake's issued sessions), whose session token must then come with them.
+ */
+export async function startFakeAgentCore(runtimes: readonly FakeRuntime[], keys: Readonly<Record<string, string>>, sessionSecret?: (accessKeyId: string) => { secret: string; token: string } | undefined): Promise<FakeAgentCore> {
   const invocations: Invocation[] = [];
   let held: Promise<void> | undefined;
   const state: FakeAgentCore = {
@@ -80,7 +83,10 @@ export async function startFakeAgentCore(runtimes: readonly FakeRuntime[], keys:
       if (runtime?.bearer !== undefined && authorization.startsWith('Bearer ')) {
         verdict = authorization === `Bearer ${runtime.bearer}` ? { ok: true, bearer: authorization.slice(7) } : { ok: false, reason: 'invalid bearer token' };
       } else {
-        verdict = verifySigV4({ method: req.method, path, headers: req.headers, body }, { service: 'bedrock-agentcore', region: runtime?.region ?? /^arn:[^:]+:[^:]+:([^:]+):/.exec(runtimeName)?.[1] ?? 'us-east-1' }, (id) => keys[id]);
+        const region = runtime?.region ?? /^arn:[^:]+:[^:]+:([^:]+):/.exec(runtimeName)?.[1] ?? 'us-east-1';
+        verdict = verifySigV4({ method: req.method, path, headers: req.headers, body }, { service: 'bedrock-agentcore', region }, (id) => keys[id] ?? sessionSecret?.(id)?.secret);
+        const session = verdict.ok ? sessionSecret?.(verdict.accessKeyId) : undefined;
+        if (session && verdict.ok && verdict.sessionToken !== session.token) verdict = { ok: false, reason: 'x-amz-security-token is not the session token of the key' };
       }
       invocations.push({ method: req.method, path, runtime: runtimeName, qualifier, headers: req.headers, body, verdict });
       if (!verdict.ok) {

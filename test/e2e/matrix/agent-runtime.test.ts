@@ -13,6 +13,7 @@ import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
 import { httpGateway } from '../../support/manifests.ts';
 import { SESSION_HEADER, startFakeAgentCore, type FakeAgentCore } from '../../agent-runtime/fake-agentcore.ts';
 import { secret } from './support.ts';
+import { startFakeSts, type FakeSts } from '../../llm/fake-sts.ts';
 
 const doc = (o: unknown): string => `---\n${stringify(o)}`;
 
@@ -22,6 +23,7 @@ const MISSING_ARN = 'arn:aws:bedrock-agentcore:us-west-2:123456789012:runtime/go
 /** The environment's keys (default credential chain) and a Secret's, both known to the fake. */
 const ENV_KEYS = { id: 'AKIDENVIRONMENT01', secret: 'env/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const SECRET_KEYS = { id: 'AKIDSECRETREF0001', secret: 'secret/K7MDENG+bPxRfiCYEXAMPLE' };
+const ROLE = 'arn:aws:iam::123456789012:role/agent-invoker';
 
 interface Variant {
   readonly name: string;
@@ -38,6 +40,7 @@ const VARIANTS: readonly Variant[] = [
   { name: 'rl-local', backend: 'runtime', traffic: { rateLimit: { local: [{ requests: 1, unit: 'Hours' }] } } },
   { name: 'http', backend: 'runtime', policy: { http: { requestTimeout: '300ms' } } },
   { name: 'transformation', backend: 'runtime', policy: { transformation: { request: { set: [{ name: 'x-amzn-bedrock-agentcore-runtime-custom-tier', value: '"gold"' }] } } } },
+  { name: 'assume-role', backend: 'runtime', policy: { auth: { cloudA: { assumeRole: { roleIdentifier: ROLE, sessionName: 'gateway-agents' } } } } },
   { name: 'bearer', backend: 'jwt-runtime', policy: { auth: { key: 'inbound-jwt' } } },
   { name: 'cloudb', backend: 'runtime', policy: { auth: { cloudB: { workloadIdentity: {} } } } },
   { name: 'bare', backend: 'bare' },
@@ -72,11 +75,19 @@ function manifests(): string {
 
 describe('member × kind matrix: the agentRuntime kind', () => {
   let fake: FakeAgentCore;
+  let sts: FakeSts;
   let gw: GatewayHarness;
   const saved = { ...process.env };
 
   before(async () => {
-    fake = await startFakeAgentCore([{ id: ARN, region: 'us-west-2', endpoints: ['prod'] }, { id: JWT_ARN, region: 'us-west-2', bearer: 'inbound-jwt' }], { [ENV_KEYS.id]: ENV_KEYS.secret, [SECRET_KEYS.id]: SECRET_KEYS.secret });
+    // STS hands out role sessions to the environment's keys; the runtime accepts what it issued.
+    sts = await startFakeSts({ [ENV_KEYS.id]: ENV_KEYS.secret }, 'us-west-2');
+    const issued = (id: string) => {
+      const session = sts.issued.get(id);
+      return session ? { secret: session.secretAccessKey, token: session.sessionToken } : undefined;
+    };
+    fake = await startFakeAgentCore([{ id: ARN, region: 'us-west-2', endpoints: ['prod'] }, { id: JWT_ARN, region: 'us-west-2', bearer: 'inbound-jwt' }], { [ENV_KEYS.id]: ENV_KEYS.secret, [SECRET_KEYS.id]: SECRET_KEYS.secret }, issued);
+    process.env.AWS_ENDPOINT_URL_STS = sts.url;
     // The gateway reads the endpoint override when it makes the handler, the keys per request (default credential chain).
     process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE = fake.url;
     process.env.AWS_ACCESS_KEY_ID = ENV_KEYS.id;
@@ -90,6 +101,7 @@ describe('member × kind matrix: the agentRuntime kind', () => {
     process.env = saved;
     await gw?.close();
     await fake?.stop();
+    await sts?.stop();
   });
 
   const invoke = (variant: string, body: unknown, headers: Record<string, string> = {}) => fetch(gw.url(80, `/${variant}/chat`), {
@@ -156,6 +168,19 @@ describe('member × kind matrix: the agentRuntime kind', () => {
   it('auth.cloudA.secretRef: signed with the Secret\'s keys instead of the environment\'s', async () => {
     assert.equal((await invoke('secret', { prompt: 'x' })).status, 200);
     assert.deepEqual(fake.invocations.at(-1)!.verdict, { ok: true, accessKeyId: SECRET_KEYS.id });
+  });
+
+  it('auth.cloudA.assumeRole: the environment keys assume the role at STS (in the runtime\'s region); the invocation is signed with the role session', async () => {
+    const before = sts.calls.length;
+    assert.equal((await invoke('assume-role', { prompt: 'x' })).status, 200);
+    const call = sts.calls.at(-1)!;
+    assert.equal(sts.calls.length, before + 1);
+    assert.equal(call.form.get('RoleArn'), ROLE);
+    assert.equal(call.form.get('RoleSessionName'), 'gateway-agents');
+    assert.deepEqual(call.verdict, { ok: true, accessKeyId: ENV_KEYS.id });
+    const verdict = fake.invocations.at(-1)!.verdict;
+    assert.ok(verdict.ok && 'accessKeyId' in verdict && verdict.accessKeyId.startsWith('ASIA'), JSON.stringify(verdict));
+    assert.equal(fake.invocations.at(-1)!.headers['x-amz-security-token'], sts.issued.get((verdict as { accessKeyId: string }).accessKeyId)?.sessionToken);
   });
 
   it('apiKeyAuthentication: without the key 401 in the gateway\'s format and nothing invoked; with it the runtime answers and never sees the client key', async () => {
