@@ -1,9 +1,9 @@
 /**
  * Control-plane cost at cluster scale (issue 15), run by hand: `node bench/control-plane.ts
- * [--routes 10000] [--policies 1000] [--namespaces 10] [--edits 30] [--only translate|embedded]
+ * [--routes 10000] [--policies 1000] [--namespaces 10] [--edits 30] [--only translate|embedded|controller]
  * [--cpu-prof DIR]`.
  *
- * Two parts, each in a fresh process so its memory is its own:
+ * Three parts, each in a fresh process so its memory is its own:
  *
  * 1. **translate**: the objects (bench/control-plane-cluster.ts) are built in memory and translated
  *    in this process: time of the first (cold) full translation, of a warm full translation, of
@@ -14,6 +14,8 @@
  *    and the new path is polled on the Gateway every 2 ms until it answers 200; the time from the
  *    write to that answer is the edit's latency (p50/p99 over the edits). It includes the file
  *    source's debounce, parsing, translation, validation and the proxy's compile.
+ * 3. **controller**: the same objects in the fake API server, `switchboard controller` and one
+ *    `switchboard proxy` (bench/control-plane-controller.ts): time to ready, RSS, edit → served.
  *
  * Results and their reading go in bench/RESULTS.md ("Control plane"). The machine is 2 shared
  * cores: run it when nothing else is, and compare numbers from one run.
@@ -28,6 +30,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubeObject } from '../src/api/gateway/object.ts';
 import { cluster, infrastructure, policy, route, yamlDocuments, type ClusterShape } from './control-plane-cluster.ts';
+import { controllerPhase } from './control-plane-controller.ts';
 import { freePort } from './targets.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
@@ -224,9 +227,10 @@ if (values.phase === 'translate') {
   await translatePhase();
 } else {
   console.log(`node bench/control-plane.ts --routes ${counts.routes} --policies ${counts.policies} --namespaces ${counts.namespaces} --edits ${edits}  (${new Date().toISOString()})`);
-  if (values.only !== 'embedded') {
+  if (values.only === undefined || values.only === 'translate') {
     const child = spawnSync(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), import.meta.filename, '--phase', 'translate', '--routes', String(counts.routes), '--policies', String(counts.policies), '--namespaces', String(counts.namespaces)], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (child.status !== 0) process.exitCode = 1;
   }
-  if (values.only !== 'translate') await embeddedPhase();
+  if (values.only === undefined || values.only === 'embedded') await embeddedPhase();
+  if (values.only === undefined || values.only === 'controller') await controllerPhase({ repoRoot: REPO_ROOT, counts, edits, profileDir });
 }

@@ -1,0 +1,156 @@
+/**
+ * The controller part of bench/control-plane.ts (`--only controller`): the cluster's objects
+ * (bench/control-plane-cluster.ts) are put in the fake API server (test/kube/fake-apiserver.ts,
+ * in this process, token auth), then `switchboard controller` (a child process, kubeconfig file)
+ * and one `switchboard proxy` (a child process, the first namespace's Gateway) are spawned. It
+ * times spawn → the controller's `/healthz/ready`, spawn → the proxy serving that namespace's last
+ * route, both processes' RSS, and N edits: one route of that namespace gets a new PathPrefix
+ * through the API server (a PUT, as `kubectl apply` would) and the new path is polled on the
+ * proxy every 2 ms until it answers 200 (watch event, debounce, translation, status,
+ * distribution over gRPC, the proxy's validation and compile).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeApiServer } from '../test/kube/fake-apiserver.ts';
+import { cluster, namespaceName, route, type ClusterShape } from './control-plane-cluster.ts';
+import { freePort } from './targets.ts';
+
+const CONTROLLER_TOKEN = 'bench-controller-token';
+const PROXY_TOKEN = 'bench-proxy-token';
+const STARTUP_TIMEOUT_MS = 120_000;
+const EDIT_TIMEOUT_MS = 30_000;
+
+export interface ControllerBenchOptions {
+  readonly repoRoot: string;
+  readonly counts: { readonly routes: number; readonly policies: number; readonly namespaces: number };
+  readonly edits: number;
+  /** `--cpu-prof` for both children, profiles written here. */
+  readonly profileDir: string | undefined;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+function status(url: string): Promise<number> {
+  return new Promise((ok) => {
+    const req = http.get(url, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => ok(res.statusCode ?? 0));
+    });
+    req.on('error', () => ok(0));
+  });
+}
+
+async function until200(url: string, timeoutMs: number, intervalMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if ((await status(url)) === 200) return true;
+    await new Promise((ok) => setTimeout(ok, intervalMs));
+  }
+  return false;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+function processMemory(pid: number): { rss: number; peak: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+  return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM'); // graceful: --cpu-prof writes its profiles on a normal exit only
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function controllerPhase(options: ControllerBenchOptions): Promise<void> {
+  const { counts, edits, repoRoot, profileDir } = options;
+  const upstream = http.createServer((_req, res) => res.end('ok\n'));
+  await new Promise<void>((ok) => upstream.listen(0, '127.0.0.1', ok));
+  const ports: number[] = [];
+  for (let i = 0; i < counts.namespaces; i++) ports.push(await freePort());
+  const shape: ClusterShape = { ...counts, servicesPerNamespace: 10, ports, upstream: { host: '127.0.0.1', port: (upstream.address() as AddressInfo).port } };
+  const namespace = namespaceName(0);
+
+  const server = await FakeApiServer.start({ token: CONTROLLER_TOKEN });
+  server.tokens.set(CONTROLLER_TOKEN, { username: 'system:serviceaccount:switchboard-system:switchboard-controller' });
+  server.tokens.set(PROXY_TOKEN, { username: `system:serviceaccount:${namespace}:gw-proxy` });
+  for (const object of cluster(shape)) server.put(object as unknown as Record<string, unknown>);
+
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-controller-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, server.kubeConfigYaml());
+  const tokenFile = join(dir, 'token');
+  writeFileSync(tokenFile, PROXY_TOKEN);
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const [health, metrics, admin, xds, proxyMetrics] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const controllerLog = join(dir, 'controller.log');
+  const proxyLog = join(dir, 'proxy.log');
+  const tail = (file: string): string => readFileSync(file, 'utf8').split('\n').slice(-20).join('\n');
+
+  let proxy: ChildProcess | undefined;
+  const controllerStarted = performance.now();
+  const controller = spawn(process.execPath, [
+    ...profiling, 'src/cli/main.ts', 'controller', '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
+    '--health-address', `127.0.0.1:${health}`, '--metrics-address', `127.0.0.1:${metrics}`, '--admin-address', `127.0.0.1:${admin}`, '--xds-address', `127.0.0.1:${xds}`,
+    '--leader-election-namespace', 'switchboard-system', '--log-level', 'warn',
+  ], { cwd: repoRoot, stdio: ['ignore', openSync(controllerLog, 'w'), openSync(controllerLog, 'a')], env: { ...process.env, KUBECONFIG: '/nonexistent', POD_NAME: 'controller-0' } });
+  try {
+    if (!(await until200(`http://127.0.0.1:${health}/healthz/ready`, STARTUP_TIMEOUT_MS, 10))) throw new Error(`controller not ready:\n${tail(controllerLog)}`);
+    const controllerReadyMs = performance.now() - controllerStarted;
+    const controllerAtReady = processMemory(controller.pid as number);
+
+    const proxyStarted = performance.now();
+    proxy = spawn(process.execPath, [
+      ...profiling, 'src/cli/main.ts', 'proxy', '--controller', `http://127.0.0.1:${xds}`, '--gateway', 'gw', '--namespace', namespace,
+      '--proxy-id', 'bench-proxy', '--token-file', tokenFile, '--metrics-address', `127.0.0.1:${proxyMetrics}`, '--bind-address', '127.0.0.1', '--log-level', 'warn',
+    ], { cwd: repoRoot, stdio: ['ignore', openSync(proxyLog, 'w'), openSync(proxyLog, 'a')] });
+    // The namespace's last route: the proxy serves its whole slice once it answers.
+    let last = counts.routes - 1;
+    while (last % counts.namespaces !== 0) last--;
+    if (!(await until200(`http://127.0.0.1:${ports[0]}/r${last}`, STARTUP_TIMEOUT_MS, 10))) throw new Error(`proxy does not serve r${last}:\n${tail(proxyLog)}\n${tail(controllerLog)}`);
+    const proxyServingMs = performance.now() - proxyStarted;
+    const proxyAtStart = processMemory(proxy.pid as number);
+
+    const latencies: number[] = [];
+    for (let n = 0; n < edits; n++) {
+      // A route of the first namespace (index ≡ 0 mod namespaces), spread over the set.
+      const index = ((n * 7919 + 13) % Math.floor(counts.routes / counts.namespaces)) * counts.namespaces;
+      const path = `/e${n}`;
+      const url = `http://127.0.0.1:${ports[0]}${path}`;
+      if ((await status(url)) === 200) throw new Error(`${url} answers before the edit`);
+      const at = performance.now();
+      server.put(route(shape, index, path) as unknown as Record<string, unknown>);
+      if (!(await until200(url, EDIT_TIMEOUT_MS, 2))) throw new Error(`edit ${n} (${url}) not served within ${EDIT_TIMEOUT_MS} ms:\n${tail(controllerLog)}\n${tail(proxyLog)}`);
+      latencies.push(performance.now() - at);
+      await new Promise((ok) => setTimeout(ok, 300));
+    }
+    const controllerAfter = processMemory(controller.pid as number);
+    const proxyAfter = processMemory(proxy.pid as number);
+    console.log([
+      `controller (switchboard controller + switchboard proxy for ${namespace}): controller ready in ${controllerReadyMs.toFixed(0)} ms (RSS ${mib(controllerAtReady.rss)}); proxy serving in ${proxyServingMs.toFixed(0)} ms after its spawn (RSS ${mib(proxyAtStart.rss)})`,
+      `route edit (API server PUT) → served by the proxy: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after: controller ${mib(controllerAfter.rss)} (peak ${mib(controllerAfter.peak)}), proxy ${mib(proxyAfter.rss)} (peak ${mib(proxyAfter.peak)})`,
+    ].join('\n'));
+  } finally {
+    if (proxy) await stopChild(proxy);
+    await stopChild(controller);
+    agent.destroy();
+    upstream.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
