@@ -64,6 +64,7 @@ describe('references: positions come from the API schemas', () => {
     { name: 'frontend tracing', list: paths.frontend, has: 'tracing.backendKey' },
     { name: 'backend tunnel', list: paths.backend, has: 'tunnel.backendKey' },
     { name: 'backend token exchange', list: paths.backend, has: 'auth.oauthTokenExchange.backendKey' },
+    { name: 'backend MCP guardrail processor (McpGuardrailIR, lowered by hand)', list: paths.backend, has: 'mcp.guardrails.backendKey' },
   ];
   for (const row of rows) it(row.name, () => assert.ok(row.list.includes(row.has), `${row.has} not in ${row.list.join(', ')}`));
 

@@ -75,6 +75,9 @@ const TRAFFIC = trieOf(policySchema.traffic);
 const FRONTEND = trieOf(policySchema.frontend);
 /** ProxyPolicy `backend` members and a ProxyBackend's inline `policies` (also a target's or provider's). */
 const BACKEND = trieOf(policySchema.backend, propertiesOf(ProxyBackendSpec).policies);
+// The `mcp` member is lowered by hand (controller/translate/policy/mcp-member.ts), not by the schema
+// walk: a guardrail processor's Service backendRef becomes McpGuardrailIR.backendKey, a declared IR field.
+child(child(BACKEND, 'mcp'), 'guardrails').set('backendKey', REFERENCE);
 
 /** Called with each referenced backend key and the property trail to it from the walked value. */
 export type ReferenceVisitor = (backendKey: string, trail: readonly (string | number)[]) => void;
