@@ -44,7 +44,7 @@ describe('service targets: a backend named by a policy endpoint', () => {
     assert.equal(target.tls.rejectUnauthorized, false);
   });
 
-  it('live targets follow the newest published config, and fail once the backend is gone', () => {
+  it('live targets follow the newest published config; one without the backend leaves them as they were made', () => {
     publishBackends({ live: backend('live', TWO) });
     const live = liveTargets('live');
     assert.equal(isPublished('live'), true);
@@ -52,8 +52,12 @@ describe('service targets: a backend named by a policy endpoint', () => {
     publishBackends({ live: backend('live', [{ host: '10.0.0.9', port: 9000 }]) });
     assert.deepEqual([live.next(), live.next()].map((t) => t.host), ['10.0.0.9', '10.0.0.9']);
     assert.deepEqual(live.all.map((t) => t.host), ['10.0.0.9']);
+    publishBackends({ live: backend('live', [{ host: '10.0.0.9', port: 9000 }]) });
+    const made = liveTargets('live');
     publishBackends({});
-    assert.throws(() => live.next(), /backend live is not in the config/);
+    assert.deepEqual([made.next(), made.next()].map((t) => t.host), ['10.0.0.9', '10.0.0.9']);
     assert.throws(() => liveTargets('live'), /not in the config/, 'resolving one that is not published fails at once (compile time)');
+    publishBackends({ live: backend('live', []) });
+    assert.throws(() => made.next(), /has no ready endpoint/, 'a newer config where it has no endpoint fails the call');
   });
 });

@@ -50,14 +50,20 @@ export function backendTargets(backends: Readonly<Record<string, Backend>>, key:
   return targets;
 }
 
-/** Targets that resolve `key` against the newest published config at each call (see above). */
+/**
+ * Targets that resolve `key` against the newest published config at each call (see above). When
+ * that config no longer has the backend (a request of the previous version still in flight, or
+ * another runtime of the process, as in tests), the backend as it was when these were made is used.
+ */
 export function liveTargets(key: string): ServiceTargets {
-  backendTargets(published, key);
+  const made = { [key]: published[key] } as Readonly<Record<string, Backend>>;
+  backendTargets(made, key);
+  const current = () => backendTargets(published[key] ? published : made, key);
   return {
     get all() {
-      return backendTargets(published, key).all;
+      return current().all;
     },
-    next: () => backendTargets(published, key).next(),
+    next: () => current().next(),
   };
 }
 
