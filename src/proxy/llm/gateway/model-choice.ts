@@ -52,6 +52,8 @@ export class CompiledModel {
 
   /** The picker for one request naming this model; `input` is read at most once, and only when needed. */
   choose(model: string, input: CelInputSource | undefined): ModelPick {
+    // Plain models and weighted splits: no closure, no activation.
+    if (!this.needsInput) return this.#picked(this.#pick(NO_ACTIVATION));
     let activation: Activation | undefined;
     const activationOf = (): Activation => {
       // Without a request's input (a handler driven outside a gateway) nothing can be checked: an empty request.
@@ -59,10 +61,19 @@ export class CompiledModel {
       return activation;
     };
     if (this.#rules && !authorize(this.#rules, activationOf()).allowed) return { kind: 'denied' };
-    const picker = this.#pick(activationOf);
-    return picker ? { kind: 'picked', picker } : { kind: 'no-target' };
+    return this.#picked(this.#pick(activationOf));
+  }
+
+  #picked(picker: ProviderPicker | undefined): ModelPick {
+    return picker ? { kind: 'picked', picker } : NO_TARGET;
   }
 }
+
+const NO_TARGET: ModelPick = Object.freeze({ kind: 'no-target' });
+/** Handed to pickers that never evaluate anything. */
+const NO_ACTIVATION = (): Activation => {
+  throw new Error('a model that evaluates nothing asked for the request\'s CEL input');
+};
 
 /** A rule whose expression does not compile becomes a Require that never holds: every request is denied (fail closed). */
 function compileRules(rules: NonNullable<ModelRouteIR['authorization']>['rules']): AuthorizationRule[] {

@@ -31,6 +31,17 @@ describe('ModelRouter', () => {
     });
   }
 
+  it('a model\'s authorization and a conditional model without a fallback answer denied and no-target, naming the model', () => {
+    const guarded: ModelRouteIR = { ...entry('ai/guarded', { kind: 'exact', name: 'guarded' }), authorization: { rules: [{ action: 'Require', matchExpressions: ['request.headers["x-team"] == "red"'], source: 'test' }] } };
+    const strict: ModelRouteIR = { ...entry('ai/strict', { kind: 'exact', name: 'strict' }), choice: { kind: 'conditional', branches: [{ when: 'request.headers["x-tier"] == "gold"' }] } };
+    const routed = new ModelRouter([guarded, strict], undefined);
+    const input = (headers: Record<string, string>) => () => ({ request: { method: 'POST', url: '/', headers } });
+    assert.deepEqual(routed.choose(body({ model: 'guarded' }), input({ 'x-team': 'blue' })), { kind: 'denied', model: 'guarded' });
+    assert.equal(routed.choose(body({ model: 'guarded' }), input({ 'x-team': 'red' })).kind, 'picked');
+    assert.deepEqual(routed.choose(body({ model: 'strict' }), input({})), { kind: 'no-target', model: 'strict' });
+    assert.equal(routed.choose(body({ model: 'strict' }), input({ 'x-tier': 'gold' })).kind, 'picked');
+  });
+
   it('lists the Public exact models only, sorted, in both shapes', () => {
     const openai = JSON.parse(Buffer.from(router.catalog(false)).toString()) as { object: string; data: { id: string; object: string }[] };
     assert.equal(openai.object, 'list');
