@@ -77,8 +77,9 @@ function olderFirst(a: MatchableModel, b: MatchableModel): number {
  * The order to try models in for one request: most specific first (see the file comment). Run
  * once per configuration; `selectModel` then takes the first that matches.
  */
-export function orderBySpecificity<M extends MatchableModel>(models: readonly M[]): M[] {
-  return [...models].sort((a, b) => specificity(b.pattern) - specificity(a.pattern) || olderFirst(a, b));
+export function orderBySpecificity<M extends MatchableModel>(models: readonly M[], tierOf?: (model: M) => number): M[] {
+  // `tierOf`: at equal specificity, the lower tier first (a ProxyModel attached to the rule itself before one attached through its Gateway).
+  return [...models].sort((a, b) => specificity(b.pattern) - specificity(a.pattern) || (tierOf ? tierOf(a) - tierOf(b) : 0) || olderFirst(a, b));
 }
 
 /**

@@ -10,8 +10,9 @@
  * credentials are the `ai` backend's own.
  *
  * Virtual models (failover, weighted, conditional) are lowered in proxy-model-virtual.ts, a
- * model's own `policies` in proxy-model-policies.ts. Not served yet (the model's status says so):
- * Gateway and ListenerSet parents. The API is off unless the translator is told `proxyModels: true`
+ * model's own `policies` in proxy-model-policies.ts. A model attached to a Gateway or ListenerSet
+ * joins the models rules of the routes attached to it (proxy-model-attach.ts). The API is off
+ * unless the translator is told `proxyModels: true`
  * (`switchboard run --enable-proxy-models`); off, a `*` backendRef is refused and every model's
  * status says the API is disabled.
  */
@@ -23,6 +24,7 @@ import type { BackendPolicy } from '../../ir/policy.ts';
 import type { Backend } from '../../ir/types.ts';
 import { resolveCustomTarget } from './ai-backend.ts';
 import { lowerModelPolicies, overlayPolicies } from './proxy-model-policies.ts';
+import { parentTier, routeParents, TIER_RULE } from './proxy-model-attach.ts';
 import { lowerModelProvider } from './proxy-model-provider.ts';
 import { lowerVirtual } from './proxy-model-virtual.ts';
 import { isDict, listOf, type Dict } from './read.ts';
@@ -151,12 +153,21 @@ export function ruleProblem(ctx: ModelRuleContext, ref: { readonly name: string 
  * the first model is a backend change, not a route change.
  */
 export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot } = {}): Backend {
-  const attached = models.filter((m) => listOf<Dict>(isDict(m.spec) ? m.spec.parentRefs : undefined).some((p) => namesRule(p, namespaceOf(m), routeNamespace, ctx)));
-  const routes = attached.flatMap((m) => {
+  // Gateway and ListenerSet parents reach this rule through the parents of its route (proxy-model-attach.ts).
+  const route = opts.snapshot?.httpRoutes.find((r) => r.metadata.name === ctx.routeName && namespaceOf(r) === routeNamespace);
+  const parents = routeParents(route);
+  const tiers = new Map<string, number>();
+  for (const m of models) {
+    const onRule = listOf<Dict>(isDict(m.spec) ? m.spec.parentRefs : undefined).some((p) => namesRule(p, namespaceOf(m), routeNamespace, ctx));
+    const tier = onRule ? TIER_RULE : parentTier(m, parents);
+    if (tier !== undefined) tiers.set(`${namespaceOf(m)}/${m.metadata.name}`, tier);
+  }
+  const routes = models.flatMap((m) => {
+    if (!tiers.has(`${namespaceOf(m)}/${m.metadata.name}`)) return [];
     const lowered = lowerModel(m, { ...opts, models });
     return lowered.route ? [lowered.route] : [];
   });
   const key = `models/${routeNamespace}/${ctx.routeName}/rule/${ctx.ruleIndex}`;
-  const ai: AiBackendIR = { key, groups: [], policy: { routes: MODEL_ROUTES }, models: orderBySpecificity(routes) };
+  const ai: AiBackendIR = { key, groups: [], policy: { routes: MODEL_ROUTES }, models: orderBySpecificity(routes, (r) => tiers.get(r.id) ?? TIER_RULE) };
   return { key, kind: 'ProxyBackend', namespace: routeNamespace, name: ctx.routeName, endpoints: [], rewriteHost: false, ai };
 }

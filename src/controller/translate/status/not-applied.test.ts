@@ -254,11 +254,11 @@ describe('not applied: whole objects and backend types', () => {
     assert.deepEqual(parents.map((p) => p.parentRef.name), ['gw']);
     assert.equal(parents[0].conditions[0].reason, 'Unsupported');
     assert.match(parents[0].conditions[0].message, /ProxyModel API is disabled/);
-    // With the API on, a Gateway parent is still not served (only HTTPRoute rules are, proxy-model-status.ts).
+    // With the API on, a Gateway parent serves the model through the models rules of its routes; this world has none (proxy-model-status.ts).
     const on = translate([...world('Service', []), model as KubeObject], { proxyModels: true }).statuses;
     const gateway = (statusOf(on, 'ProxyModel', 'gpt').parents as { conditions: Condition[] }[])[0].conditions[0];
-    assert.equal(gateway.reason, 'Unsupported');
-    assert.match(gateway.message, /issue 18/);
+    assert.equal(gateway.reason, 'NoMatchingParent');
+    assert.match(gateway.message, /no HTTPRoute attached to Gateway default\/gw has a rule whose only backendRef is the ProxyModel backend/);
   });
 
   it('ProxyBackend spec.a2a: served, Accepted=True (issue 17 built it)', () => {

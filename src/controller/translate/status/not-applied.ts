@@ -95,7 +95,7 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 /** Whole objects and ProxyBackend types the data plane does not serve at all. */
 export const NOT_SERVED = {
   ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings', issue: 16 },
-  ProxyModel: { why: 'ProxyModel is served only with --enable-proxy-models and attached to an HTTPRoute rule whose only backendRef is the ProxyModel backend "*" (docs/models.md); Gateway and ListenerSet parents and the model catalog (modelCatalog.sources) are not served yet', issue: 18 },
+  ProxyModel: { why: 'ProxyModel is served only with --enable-proxy-models, through HTTPRoute rules whose only backendRef is the ProxyModel backend "*" (attached to the rule, or to a Gateway or ListenerSet the route attaches to; docs/models.md); the model catalog (modelCatalog.sources) is not served yet', issue: 18 },
 } as const satisfies Readonly<Record<string, { why: string; issue: number }>>;
 
 /** The condition reasons: part of what is set applies, or nothing does. */
