@@ -62,7 +62,8 @@ export class AgentRuntimeHandler implements BackendHandler {
     this.#path = invocationPath(ir);
     this.#env = options.env ?? process.env;
     this.#override = this.#env[ENDPOINT_OVERRIDE_VARIABLE] || undefined;
-    this.#credentials = options.credentials;
+    // An environment of its own (tests, tools) signs with that environment's keys too.
+    this.#credentials = options.credentials ?? (options.env ? new BackendCredentials({ env: options.env }) : undefined);
     this.#logger = options.logger ?? silentLogger;
   }
 
