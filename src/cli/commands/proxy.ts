@@ -6,6 +6,7 @@ import { RemoteConfigClient } from '../../distribute/remote/client.ts';
 import { closeServer, listen } from '../../embedded/address.ts';
 import { ProxyRuntime } from '../../proxy/runtime.ts';
 import { parseProxyArgs, PROXY_HELP } from './proxy-args.ts';
+import { MeshEnvError, meshSettings, registerMeshInfo, type MeshSettings } from './proxy-mesh.ts';
 import { shutdownPlan } from './proxy-shutdown.ts';
 
 /**
@@ -21,6 +22,16 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat, ...(options.logFilter ? { filter: options.logFilter } : {}) });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Mesh settings (ProxyParameters mesh): checked and exposed; a malformed one stops the proxy.
+  let mesh: MeshSettings | undefined;
+  try {
+    mesh = meshSettings(process.env);
+  } catch (err) {
+    if (!(err instanceof MeshEnvError)) throw err;
+    logger.fatal({ err: err.message }, 'invalid mesh settings');
+    return 1;
+  }
+  if (mesh) registerMeshInfo(registry, mesh);
 
   let caPem: string | undefined;
   try {
@@ -62,7 +73,7 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
 
   try {
     const bound = await listen(server, options.metricsAddress);
-    logger.info({ controller: options.controller, namespace: options.namespace, gateways: options.gateways, proxyId: options.proxyId, metrics: `${bound.address}:${bound.port}` }, 'switchboard proxy starting');
+    logger.info({ controller: options.controller, namespace: options.namespace, gateways: options.gateways, proxyId: options.proxyId, metrics: `${bound.address}:${bound.port}`, ...(mesh ? { mesh } : {}) }, 'switchboard proxy starting');
   } catch (err) {
     logger.fatal({ err: (err as Error).message }, 'switchboard proxy could not start');
     return 1;
