@@ -99,6 +99,19 @@ describe('webhook guard against a double of the Guardrail Webhook API', () => {
     await assert.rejects(Promise.resolve(gone.check(input('request', ['a']), signal())), /webhook: /);
   });
 
+  it('a backend with two ready endpoints: the checks go to each in turn', async () => {
+    const second = await startWebhookDouble();
+    try {
+      const two = new RoundRobinTargets([{ host: double.host, port: double.port }, { host: second.host, port: second.port }]);
+      const guard = compileWebhook(config, COMMON, { ...services, endpoints: () => two });
+      const [first, other] = [double.calls.length, second.calls.length];
+      for (let i = 0; i < 4; i++) assert.deepEqual(await guard.check(input('request', ['hi']), signal()), { action: 'pass' });
+      assert.deepEqual([double.calls.length - first, second.calls.length - other], [2, 2]);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('an unresolved backendRef does not compile', () => {
     assert.throws(() => compileWebhook({}, COMMON, services), /not resolved/);
   });
