@@ -26,6 +26,7 @@ import { AiPolicyError } from './body-policy.ts';
 import { GuardConfigError, promptGuardOf } from './guards/index.ts';
 import { RealtimeGuard, type RealtimeVerdict } from './guards/realtime.ts';
 import { clientHostFor, hostHeader, providerConnection, type ReplicaTurns } from './upstream.ts';
+import type { ProviderHealth } from './provider-health.ts';
 import { applyHeaderChanges, NO_HEADER_CHANGES, policyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 
 /** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
@@ -52,6 +53,8 @@ export interface RealtimeDeps {
   readonly credentials: LlmCredentials;
   /** Where to connect: a custom provider's Service replicas in turn (shared with the HTTP routes). */
   readonly replicas: ReplicaTurns;
+  /** The backend's provider health (shared with the HTTP routes): every handshake that reaches a provider feeds it. */
+  readonly health: ProviderHealth;
   /** Usage of one response in the session (`response.done`). */
   account(provider: string, model: string, usage: Usage, policy: PolicyContext | undefined): void;
 }
@@ -155,6 +158,12 @@ export class RealtimeRelay {
     const at = this.#deps.replicas.target(a.provider, up);
     const url = `${tls ? 'wss' : 'ws'}://${at === up ? host : hostHeader(at)}${signed.path}`;
     if (at !== up) headers.host = clientHost ?? host;
+    // Provider health, as for an HTTP attempt (provider-health.ts): the handshake's answer — opened (101),
+    // refused with a status (a 429's Retry-After evicts), or none (502, or 504 on the handshake timeout).
+    const health = this.#deps.health;
+    const index = health.indexOf(a.provider.name);
+    const spec = a.policy?.health;
+    const started = health.begin(index);
 
     return new Promise((resolve) => {
       const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...connection });
@@ -166,7 +175,10 @@ export class RealtimeRelay {
         resolve(v);
       };
       upstream.on('message', (data, isBinary) => early.push([data, isBinary]));
-      upstream.once('open', () => settle({ kind: 'open', upstream, model: plan.model, early }));
+      upstream.once('open', () => {
+        if (!settled) health.answered(index, started, 101, {}, spec);
+        settle({ kind: 'open', upstream, model: plan.model, early });
+      });
       upstream.once('unexpected-response', (_req, res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -176,6 +188,7 @@ export class RealtimeRelay {
         });
         const finish = () => {
           const status = res.statusCode ?? 502;
+          if (!settled) health.answered(index, started, status, res.headers, spec);
           const body = Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY);
           const type = res.headers['content-type'];
           settle({ kind: 'refused', status, headers: { 'content-type': typeof type === 'string' ? type : 'application/json' }, body, retryable: status === 429 || status >= 500 });
@@ -186,6 +199,7 @@ export class RealtimeRelay {
       });
       upstream.on('error', (err) => {
         const timeout = /handshake has timed out/i.test(err.message);
+        if (!settled) health.failed(index, started, timeout ? 504 : 502, spec);
         this.#deps.logger.warn({ backend: this.#deps.backendKey, provider: a.provider.name, err: err.message }, 'LLM realtime provider unreachable');
         settle(timeout ? refusal(504, 'the provider did not answer in time', true) : refusal(502, 'could not reach the provider', true));
       });
@@ -253,6 +267,7 @@ export class RealtimeRelay {
       const forget = () => {
         this.#sessions.delete(client);
         this.#sessions.delete(upstream);
+        guarded?.guard.end();
       };
       client.once('close', forget);
       upstream.once('close', forget);
@@ -281,7 +296,11 @@ function relay(from: WebSocket, to: WebSocket, onText?: (text: string) => void, 
   let rejected = false;
   const apply = (v: RealtimeVerdict) => {
     if (rejected) return;
-    if (v.kind === 'send') return forward(v.text, false);
+    // Several messages when a guard batch releases what it held; none while it holds them.
+    if (v.kind === 'send') {
+      for (const text of v.texts) forward(text, false);
+      return;
+    }
     rejected = true;
     reject?.(v.event);
   };

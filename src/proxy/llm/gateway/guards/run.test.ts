@@ -4,7 +4,7 @@ import { compilePromptGuard, GuardConfigError, promptGuardOf, registerGuardKind 
 import './kinds.ts';
 import { regexGuard } from './regex.ts';
 import { guardJsonBody, runGuards, type GuardOutcome, type GuardRun } from './run.ts';
-import { completeEventsEnd, REMOTE_CHECK_CHARS, StreamGuard } from './stream.ts';
+import { completeEventsEnd, REMOTE_CHECK_CHARS, StreamGuard, type StreamVerdict } from './stream.ts';
 import { requestSlots, responseSlots } from './texts.ts';
 import type { CompiledGuard, GuardVerdict } from './types.ts';
 import type { AiPolicy } from '../../../../ir/ai.ts';
@@ -219,6 +219,41 @@ for (const [name, row] of Object.entries(OUTCOME_ROWS)) {
   test(`runGuards outcome metric: ${name}`, async () => {
     const before = await guardOutcomes();
     await runGuards(row.guards(), seg('x', 'y'), run);
+    const after = await guardOutcomes();
+    for (const outcome of ['pass', 'mask', 'reject', 'error']) {
+      assert.equal((after[outcome] ?? 0) - (before[outcome] ?? 0), row.moves[outcome] ?? 0, outcome);
+    }
+  });
+}
+
+/** A streamed answer of `pieces` text deltas (chat completions), each a chunk of its own. */
+async function streamThrough(sg: StreamGuard, pieces: readonly string[]): Promise<StreamVerdict['kind']> {
+  const chunk = (t: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: t } }] })}\n\n`;
+  for (const piece of pieces) {
+    const v = await sg.check(Buffer.from(chunk(piece)));
+    if (v.kind === 'reject') return 'reject';
+  }
+  return (await sg.flush()).kind;
+}
+
+const STREAM_OUTCOME_ROWS: Record<string, { guards: () => CompiledGuard[]; pieces: string[]; moves: Record<string, number> }> = {
+  'a local guard judging every delta of a passing stream: one pass': { guards: () => [fake('regex', { action: 'pass' })], pieces: ['a', 'b', 'c', 'd'], moves: { pass: 1 } },
+  'a remote guard judging in batches: one pass': { guards: () => [fake('webhook', { action: 'pass' }, { async: true })], pieces: Array.from({ length: 6 }, () => 'x'.repeat(REMOTE_CHECK_CHARS / 2)), moves: { pass: 1 } },
+  'a rejection after passing deltas: one reject, no pass': { guards: () => [rejectsOn('c')], pieces: ['a', 'b', 'c', 'd'], moves: { reject: 1 } },
+  'FailOpen failing on every delta: one error, then the pass': { guards: () => [fake('regex', 'throw', { failOpen: true })], pieces: ['a', 'b', 'c'], moves: { error: 1, pass: 1 } },
+  'FailClosed failing: one error, no reject': { guards: () => [fake('regex', 'throw')], pieces: ['a', 'b'], moves: { error: 1 } },
+  'a stream without text: nothing counted': { guards: () => [fake('regex', { action: 'pass' })], pieces: [], moves: {} },
+};
+
+/** A local guard that passes until the text so far contains `needle`. */
+function rejectsOn(needle: string): CompiledGuard {
+  return { kind: 'regex', rejectStatus: 403, rejectMessage: 'no', failOpen: false, check: (input) => ({ action: input.segments.some((s) => s.text.includes(needle)) ? 'reject' : 'pass' }) };
+}
+
+for (const [name, row] of Object.entries(STREAM_OUTCOME_ROWS)) {
+  test(`StreamGuard outcome metric, once per streamed answer: ${name}`, async () => {
+    const before = await guardOutcomes();
+    await streamThrough(new StreamGuard(row.guards(), 'Completions', { headers: {}, signal: new AbortController().signal }), row.pieces);
     const after = await guardOutcomes();
     for (const outcome of ['pass', 'mask', 'reject', 'error']) {
       assert.equal((after[outcome] ?? 0) - (before[outcome] ?? 0), row.moves[outcome] ?? 0, outcome);

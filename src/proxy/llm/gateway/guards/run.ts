@@ -22,18 +22,25 @@ export interface GuardRun {
   readonly signal: AbortSignal;
   /** A guard threw or its promise rejected (logged by the caller; the outcome says what followed). */
   readonly onFailure?: (guard: CompiledGuard, err: unknown) => void;
+  /**
+   * Several runs that make one verdict (a stream's batches, a Realtime session's messages): their
+   * outcomes are counted once, by the tally, when it ends — not per run.
+   */
+  readonly tally?: GuardTally;
 }
 
 const PASS: GuardOutcome = { kind: 'pass' };
 
 /**
- * One run (a request body, an answer, a checked stream chunk) counts once in
- * switchboard_policy_outcomes_total{policy="promptGuard"}: `pass`, `mask`, `reject`, or `error`
- * when a guard could not judge and FailClosed made that the rejection (a FailOpen failure counts
- * `error` too, then the run's own outcome).
+ * One verdict (a request body, an answer, a whole streamed answer or Realtime session per phase)
+ * counts once in switchboard_policy_outcomes_total{policy="promptGuard"}: `pass`, `mask`, `reject`,
+ * or `error` when a guard could not judge and FailClosed made that the rejection (a FailOpen
+ * failure counts `error` too, then the verdict's own outcome). A run without a tally is one verdict.
  */
 export function runGuards(guards: readonly CompiledGuard[], segments: readonly GuardSegment[], run: GuardRun): GuardOutcome | Promise<GuardOutcome> {
   const outcome = step(guards, 0, segments, false, run);
+  const tally = run.tally;
+  if (tally) return outcome instanceof Promise ? outcome.then((o) => tally.record(o)) : tally.record(outcome);
   if (outcome instanceof Promise) return outcome.then(counted);
   return counted(outcome);
 }
@@ -42,6 +49,41 @@ function counted(outcome: GuardOutcome): GuardOutcome {
   if (outcome.kind === 'pass') countPolicyOutcome('promptGuard', outcome.texts ? 'mask' : 'pass');
   else if (!outcome.failed) countPolicyOutcome('promptGuard', 'reject');
   return outcome;
+}
+
+/**
+ * The outcome of many runs that make one verdict, counted once when `end` is called (the stream
+ * or session ended, or was rejected): `error` if any guard failed, then `reject` if a guard
+ * rejected, else `pass` (Mask is not applied to streamed text, so never `mask`). A tally no run
+ * reached counts nothing, as a body without text counts nothing.
+ */
+export class GuardTally {
+  #failed = false;
+  #verdict: 'pass' | 'reject' | 'failed' | undefined;
+  #ended = false;
+
+  /** A run's outcome (runGuards calls it for runs with this tally); returned as it came. */
+  record(outcome: GuardOutcome): GuardOutcome {
+    if (outcome.kind === 'pass') this.#verdict ??= 'pass';
+    else if (outcome.failed) {
+      this.#failed = true;
+      if (this.#verdict !== 'reject') this.#verdict = 'failed';
+    } else this.#verdict = 'reject';
+    return outcome;
+  }
+
+  /** A guard could not judge (counted `error` at the end, whatever followed). */
+  failure(): void {
+    this.#failed = true;
+  }
+
+  /** Counts the verdict, once. */
+  end(): void {
+    if (this.#ended || (this.#verdict === undefined && !this.#failed)) return;
+    this.#ended = true;
+    if (this.#failed) countPolicyOutcome('promptGuard', 'error');
+    if (this.#verdict === 'reject' || this.#verdict === 'pass') countPolicyOutcome('promptGuard', this.#verdict);
+  }
 }
 
 function step(guards: readonly CompiledGuard[], from: number, segments: readonly GuardSegment[], masked: boolean, run: GuardRun): GuardOutcome | Promise<GuardOutcome> {
@@ -107,7 +149,8 @@ function apply(guard: CompiledGuard, verdict: Awaited<ReturnType<CompiledGuard['
 /** FailClosed: the guard's rejection; FailOpen: undefined (the text goes on to the next guard). */
 function failure(guard: CompiledGuard, err: unknown, run: GuardRun): Extract<GuardOutcome, { kind: 'reject' }> | undefined {
   run.onFailure?.(guard, err);
-  countPolicyOutcome('promptGuard', 'error');
+  if (run.tally) run.tally.failure();
+  else countPolicyOutcome('promptGuard', 'error');
   if (guard.failOpen) return undefined;
   return { kind: 'reject', status: guard.rejectStatus, message: guard.rejectMessage, guard: guard.kind, failed: true };
 }

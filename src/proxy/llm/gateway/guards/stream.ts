@@ -13,7 +13,7 @@ import { formatSSE } from '../../translate/stream/sse.ts';
 import { errorBody } from '../../translate/errors.ts';
 import { openAIErrorType } from '../../../http/error-format.ts';
 import type { CompiledGuard, GuardSegment } from './types.ts';
-import { runGuards, type GuardOutcome, type GuardRun } from './run.ts';
+import { GuardTally, runGuards, type GuardOutcome, type GuardRun } from './run.ts';
 
 export const MAX_STREAM_WINDOW_CHARS = 16 * 1024;
 export const MAX_STREAM_CHOICES = 64;
@@ -52,11 +52,13 @@ export class StreamGuard {
   readonly #unjudged = new Set<number>();
   #unjudgedChars = 0;
   readonly #batchChars: number;
+  /** The streamed answer is one verdict in the outcome metric, counted when it ends or is rejected. */
+  readonly #tally = new GuardTally();
 
-  constructor(guards: readonly CompiledGuard[], route: RouteType, run: Omit<GuardRun, 'phase' | 'streaming'>) {
+  constructor(guards: readonly CompiledGuard[], route: RouteType, run: Omit<GuardRun, 'phase' | 'streaming' | 'tally'>) {
     this.#guards = guards;
     this.#route = route;
-    this.#run = { ...run, phase: 'response', streaming: true };
+    this.#run = { ...run, phase: 'response', streaming: true, tally: this.#tally };
     this.#batchChars = guards.every((g) => LOCAL_KINDS.has(g.kind)) ? 0 : REMOTE_CHECK_CHARS;
   }
 
@@ -68,11 +70,18 @@ export class StreamGuard {
     return this.#judge(cut === data.length ? data : data.subarray(0, cut));
   }
 
-  /** The stream ended: whatever was held, judged like the rest. */
+  /** The stream ended: whatever was held, judged like the rest; the verdict is counted. */
   flush(): StreamVerdict | Promise<StreamVerdict> {
     const rest = this.#held;
     this.#held = EMPTY;
-    return rest.length === 0 && this.#pending.length === 0 ? { kind: 'write', bytes: rest } : this.#judge(rest, true);
+    const verdict = rest.length === 0 && this.#pending.length === 0 ? { kind: 'write', bytes: rest } as const : this.#judge(rest, true);
+    if (verdict instanceof Promise) return verdict.then((v) => this.#ended(v));
+    return this.#ended(verdict);
+  }
+
+  #ended(verdict: StreamVerdict): StreamVerdict {
+    this.#tally.end();
+    return verdict;
   }
 
   #judge(bytes: Uint8Array, last = false): StreamVerdict | Promise<StreamVerdict> {
@@ -104,6 +113,9 @@ export class StreamGuard {
   }
 
   #reject(o: Rejection): StreamVerdict {
+    // A rejection ends the stream: the verdict is counted now (the bound's own rejection too, as `error`).
+    this.#tally.record(o);
+    this.#tally.end();
     return { kind: 'reject', rejection: Buffer.from(streamErrorEvent(this.#route, o.status, o.message)) };
   }
 }

@@ -77,7 +77,7 @@ export class LlmBackendHandler {
       return Promise.resolve();
     }
     this.#realtime ??= new RealtimeRelay({
-      backendKey: gw.ir.key, logger: gw.logger, credentials: gw.credentials, replicas: gw.replicas,
+      backendKey: gw.ir.key, logger: gw.logger, credentials: gw.credentials, replicas: gw.replicas, health: gw.health,
       account: (provider, model, usage, policy) => logUsage(gw, provider, 'Realtime', model, true, usage, policy),
     });
     const attempts = this.#picker.order().map((provider) => {
