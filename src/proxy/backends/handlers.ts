@@ -5,6 +5,7 @@ import type { BackendPolicy } from '../../ir/policy.ts';
 import type { CompiledBackendPolicy } from '../policies/backend/compile.ts';
 import type { Backend } from '../../ir/types.ts';
 import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.ts';
+import type { TunnelClient } from '../http/tunnel.ts';
 import type { PolicyContext } from '../policies/context.ts';
 import type { RequestLabels } from '../telemetry/metrics.ts';
 
@@ -53,11 +54,12 @@ export interface BackendHandler {
    */
   upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest): void;
   /**
-   * A CONNECT request to `authority` (frontend `connect.mode: Route`), after routing and traffic
-   * policies: the handler owns the socket, answers `200` and tunnels, or refuses; `request.done` once.
+   * A CONNECT request to `authority` (frontend `connect.mode: Route`, HTTP/1.1 or HTTP/2), after
+   * routing and traffic policies: the handler owns the client, answers `200` and tunnels
+   * (http/tunnel.ts `splice`), or refuses on `client.res`; `request.done` once.
    * Handlers without it refuse CONNECT.
    */
-  tunnel?(authority: string, socket: Duplex, head: Buffer, request: HandlerRequest): void;
+  tunnel?(authority: string, client: TunnelClient, request: HandlerRequest): void;
   close(): Promise<void>;
 }
 

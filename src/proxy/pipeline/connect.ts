@@ -1,13 +1,15 @@
 /**
- * Frontend `connect.mode: Route` (SPEC.md): an HTTP/1.1 CONNECT request walks the same lifecycle
- * as every request (handle-request.ts `runLifecycle`: admit, PreRouting policies, route matching
- * by the CONNECT authority as the host, PostRouting policies such as authorization and rate
- * limits), and its backend phase opens a raw TCP tunnel after `200`: to an endpoint of the routed
- * backend, or, for an in-process backend that can tunnel (the dynamic forward proxy), to the
- * destination that backend checks. Refusals before the tunnel are ordinary HTTP answers on the
- * socket, as on upgrade requests (upgrade.ts).
+ * Frontend `connect.mode: Route` (SPEC.md): a CONNECT request — HTTP/1.1, or an HTTP/2 CONNECT
+ * stream (RFC 9113 §8.5), on plain and HTTPS binds — walks the same lifecycle as every request
+ * (handle-request.ts `runLifecycle`: admit, PreRouting policies, route matching by the CONNECT
+ * authority as the host, PostRouting policies such as authorization and rate limits), and its
+ * backend phase opens a raw TCP tunnel after `200`: to an endpoint of the routed backend, or, for
+ * an in-process backend that can tunnel (the dynamic forward proxy), to the destination that
+ * backend checks. Refusals before the tunnel are ordinary HTTP answers (on the raw socket for
+ * HTTP/1.1, as on upgrade requests in upgrade.ts; on the stream for HTTP/2).
  */
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parseAuthority } from '../backends/dynamic-forward/destination.ts';
@@ -16,32 +18,47 @@ import { BACKEND_MEMBERS, type BackendPolicy } from '../../ir/policy.ts';
 import { renderGatewayError } from '../http/error-format.ts';
 import { runLifecycle, type BackendPhase, type BindContext } from './handle-request.ts';
 import { socketResponse } from './upgrade.ts';
-import { splice } from '../http/tunnel.ts';
+import { http1TunnelClient, http2TunnelClient, splice, type TunnelClient } from '../http/tunnel.ts';
 
 /** Without a tcp.connectTimeout, how long the tunnel's upstream connect may take. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export function handleConnect(ctx: BindContext, req: IncomingMessage, client: Duplex, head: Buffer): void {
-  client.on('error', () => client.destroy());
+/** An HTTP/1.1 CONNECT: node hands over the connection's socket and the bytes read past the head. */
+export function handleConnect(ctx: BindContext, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  socket.on('error', () => socket.destroy());
+  const res = socketResponse(req, socket);
   const authority = req.url ?? '';
-  const res = socketResponse(req, client);
-  // RFC 9110 §9.3.6: the target is authority-form, `host:port` with the port required.
-  if (!authority.includes(':') || parseAuthority(authority, 0) === undefined) {
-    sendError(res, { code: 'BAD_REQUEST', reason: 'CONNECT needs an authority-form target host:port' });
-    return;
-  }
+  if (!validAuthority(authority)) return badAuthority(res);
   // Routed like a request to that authority: the authority is the host, the path is `/`.
   req.headers.host = authority;
   req.url = '/';
-  runLifecycle(ctx, req, res, tunnelBackend(authority, client, head));
+  runLifecycle(ctx, req, res, tunnelBackend(authority, http1TunnelClient(socket as Socket, head, res)));
 }
 
-function tunnelBackend(authority: string, client: Duplex, head: Buffer): BackendPhase {
-  return (_ctx, _req, downstream, fwd, done) => {
-    const res = downstream as ReturnType<typeof socketResponse>;
+/** An HTTP/2 CONNECT stream: `:authority` names the target, `:scheme` and `:path` are absent. */
+export function handleConnectStream(ctx: BindContext, req: Http2ServerRequest, res: Http2ServerResponse): void {
+  const authority = req.headers[':authority'] ?? '';
+  if (!validAuthority(authority)) return badAuthority(res);
+  // Routed by `:authority` (the host of an HTTP/2 request) with `/` as the path.
+  req.url = '/';
+  runLifecycle(ctx, req, res, tunnelBackend(authority, http2TunnelClient(req, res)));
+}
+
+/** RFC 9110 §9.3.6: the target is authority-form, `host:port` with the port required. */
+function validAuthority(authority: string): boolean {
+  return authority.includes(':') && parseAuthority(authority, 0) !== undefined;
+}
+
+function badAuthority(res: TunnelClient['res']): void {
+  sendError(res, { code: 'BAD_REQUEST', reason: 'CONNECT needs an authority-form target host:port' });
+}
+
+function tunnelBackend(authority: string, client: TunnelClient): BackendPhase {
+  return (_ctx, _req, _downstream, fwd, done) => {
+    const res = client.res;
     const refuse = (status: number, code: string, message: string) => {
       const body = renderGatewayError(status, { code, message }, 'gateway');
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      client.answer(status, body);
       done(status, 0);
     };
     // Backend policy members (tls origination, credentials …) mean nothing on a raw tunnel yet: fail closed.
@@ -50,8 +67,7 @@ function tunnelBackend(authority: string, client: Duplex, head: Buffer): Backend
     const handler = fwd.backend.handler;
     if (handler) {
       if (!handler.tunnel) return refuse(400, 'bad_request', 'this backend does not accept CONNECT');
-      res.detachSocket(client as Socket);
-      handler.tunnel(authority, client, head, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy: undefined, backendPolicy: fwd.backendPolicy, done });
+      handler.tunnel(authority, client, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy: undefined, backendPolicy: fwd.backendPolicy, done });
       return;
     }
     if (fwd.target === null) {
@@ -69,8 +85,7 @@ function tunnelBackend(authority: string, client: Duplex, head: Buffer): Backend
       upstream.off('error', onFailure);
       upstream.off('timeout', onFailure);
       upstream.setTimeout(0);
-      res.detachSocket(client as Socket);
-      splice(client, upstream, head, done);
+      splice(client, upstream, done);
     });
   };
 }

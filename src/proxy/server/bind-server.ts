@@ -1,12 +1,14 @@
 import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server } from 'node:http';
-import { createSecureServer, createServer as createH2cServer, type Http2SecureServer, type Http2Server, type Http2Session, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { createSecureServer, createServer as createH2cServer, Http2ServerResponse, type Http2SecureServer, type Http2Server, type Http2Session, type Http2ServerRequest } from 'node:http2';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { CompiledBind } from '../compile/config.ts';
 import { handleRequest, type BindContext } from '../pipeline/handle-request.ts';
 import type { Telemetry } from '../pipeline/exchange.ts';
 import { handleUpgrade } from '../pipeline/upgrade.ts';
-import { handleConnect } from '../pipeline/connect.ts';
+import { handleConnect, handleConnectStream } from '../pipeline/connect.ts';
+import { socketResponse } from '../pipeline/upgrade.ts';
+import { http1TunnelClient, http2TunnelClient, type TunnelClient } from '../http/tunnel.ts';
 import { normalizeHost } from '../routing/host.ts';
 import { sniffProtocol } from './h2c-sniff.ts';
 import type { CertificatePair } from '../compile/tls-contexts.ts';
@@ -51,13 +53,30 @@ export class BindServer {
     this.protocol = compiled.protocol;
     this.#telemetry = telemetry;
     this.ctx = { compiled, draining: false, scheme: compiled.protocol === 'HTTPS' ? 'https' : 'http', telemetry };
-    const onRequest = (req: IncomingMessage | Http2ServerRequest, res: Parameters<typeof handleRequest>[2]) => {
-      // CONNECT over HTTP/2 (and on HTTPS binds) is refused whatever frontend.connect says: only HTTP/1.1 binds tunnel (docs/forward-proxy.md).
-      if (req.method === 'CONNECT') refuseConnectStream(res);
-      else handleRequest(this.ctx, req, res);
-    };
+    const onRequest = (req: IncomingMessage | Http2ServerRequest, res: Parameters<typeof handleRequest>[2]) => handleRequest(this.ctx, req, res);
     const frontend = compiled.frontend;
     const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => handleUpgrade(this.ctx, req, socket, head);
+    // CONNECT per frontend.connect, on every bind and protocol: node emits 'connect' with
+    // (req, socket, head) for HTTP/1.1 — on an HTTPS bind too, inside TLS — and with (req, res)
+    // for an HTTP/2 CONNECT stream (RFC 9113 §8.5).
+    const onConnect = (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => {
+      const mode = this.ctx.compiled.frontend?.connect;
+      const stream = second instanceof Http2ServerResponse;
+      if (mode !== 'Route' && mode !== 'Tunnel') {
+        if (stream) refuseConnectStream(second);
+        else refuseConnectSocket(second);
+        return;
+      }
+      if (stream) {
+        const h2req = req as Http2ServerRequest;
+        if (mode === 'Route') handleConnectStream(this.ctx, h2req, second);
+        else this.#tunnelToBind(h2req.headers[':authority'], http2TunnelClient(h2req, second));
+        return;
+      }
+      const h1req = req as IncomingMessage;
+      if (mode === 'Route') handleConnect(this.ctx, h1req, second, head ?? Buffer.alloc(0));
+      else this.#tunnelToBind(h1req.url, http1TunnelClient(second as Socket, head ?? Buffer.alloc(0), socketResponse(h1req, second)));
+    };
 
     if (compiled.protocol === 'HTTPS') {
       const tls = compiled.tls;
@@ -84,21 +103,17 @@ export class BindServer {
       });
       secure.on('request', (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse) => onRequest(req, res));
       secure.on('upgrade', onUpgrade);
+      secure.on('connect', onConnect);
     } else {
       const http1 = createHttp1Server(onRequest);
       http1.on('upgrade', onUpgrade);
-      // frontend.connect Route: CONNECT walks the lifecycle and becomes a tunnel to the routed backend.
-      http1.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-        const mode = this.ctx.compiled.frontend?.connect;
-        if (mode === 'Route') handleConnect(this.ctx, req, socket, head);
-        else if (mode === 'Tunnel') this.#tunnelToBind(req, socket as Socket, head);
-        else refuseConnectSocket(socket);
-      });
+      http1.on('connect', onConnect);
       http1.on('request', trackHttp1Request);
       // This server never listens itself (the sniffer hands it sockets), but node only starts its
       // connection tracking — headers/request timeouts, closeIdleConnections — on 'listening'.
       http1.emit('listening');
       const h2c = createH2cServer(frontend ? { settings: frontend.http.http2Settings } : {}, onRequest);
+      h2c.on('connect', onConnect);
       this.#http1 = http1;
       this.#h2 = h2c;
       this.#listener = createNetServer(LISTENER_OPTIONS, (socket) => acceptConnection(socket, this.ctx.compiled.frontend, () => {
@@ -151,21 +166,20 @@ export class BindServer {
 
   /**
    * frontend `connect.mode: Tunnel`: the CONNECT authority's port names a Gateway port; after
-   * `200` the tunnelled stream enters that bind as a new downstream connection, so its frontend
-   * policies (PROXY protocol, network authorization, TLS) and every request's lifecycle
-   * (authorization included) apply as to a direct client. No bind on that port: 404.
+   * `200` the tunnelled stream (the HTTP/1.1 socket, or the HTTP/2 CONNECT stream) enters that
+   * bind as a new downstream connection, so its frontend policies (PROXY protocol, network
+   * authorization, TLS) and every request's lifecycle (authorization included) apply as to a
+   * direct client. No bind on that port: 404.
    */
-  #tunnelToBind(req: IncomingMessage, socket: Socket, head: Buffer): void {
-    const port = Number(/:(\d{1,5})$/.exec(req.url ?? '')?.[1]);
+  #tunnelToBind(authority: string | undefined, client: TunnelClient): void {
+    const port = Number(/:(\d{1,5})$/.exec(authority ?? '')?.[1]);
     const target = Number.isInteger(port) ? this.#bindFor?.(port) : undefined;
     if (!target || !target.listening) {
       const body = '{"error":{"code":"route_not_found","message":"no gateway listener on the CONNECT port"}}';
-      socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+      client.answer(404, body);
       return;
     }
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length > 0) socket.unshift(head);
-    target.acceptTunnelled(socket);
+    target.acceptTunnelled(client.establishAsConnection());
   }
 
   /** A connection that arrived through another bind's CONNECT tunnel: handled as if accepted here. */

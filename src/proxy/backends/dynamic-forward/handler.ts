@@ -8,14 +8,13 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, isIP } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { BackendHandler, HandlerFactory, HandlerRequest } from '../handlers.ts';
 import type { DynamicForwardIR } from '../../../ir/dynamic-forward.ts';
 import { BACKEND_MEMBERS, type BackendPolicy } from '../../../ir/policy.ts';
 import { requestBody, serverName, type DownstreamRequest, type DownstreamResponse } from '../../http/downstream.ts';
 import { endToEndHeaders, endToEndResponseHeaders } from '../../http/headers.ts';
 import { askedForHttps } from '../../http/absolute-form.ts';
-import { splice } from '../../http/tunnel.ts';
+import { splice, type TunnelClient } from '../../http/tunnel.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
 import { RequestPolicyContext } from '../../policies/request-context.ts';
 import type { AddressClass } from './address-classes.ts';
@@ -76,12 +75,8 @@ export class DynamicForwardHandler implements BackendHandler {
    * allow list and address checks; the tunnel goes to the checked address. This is how `curl -x`
    * reaches `https://` destinations (TLS end to end, the gateway sees only the SNI-less tunnel).
    */
-  tunnel(authority: string, socket: Duplex, head: Buffer, request: HandlerRequest): void {
-    const refuseRaw = (status: number, code: string, message: string) => {
-      const body = renderGatewayError(status, { code, message }, 'gateway');
-      socket.end(`HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : status === 400 ? 'Bad Request' : 'Bad Gateway'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-      request.done(status, Buffer.byteLength(body));
-    };
+  tunnel(authority: string, client: TunnelClient, request: HandlerRequest): void {
+    const refuseRaw = (status: number, code: string, message: string) => refuse(client.res, request, status, code, message);
     const destination = parseAuthority(authority, 443);
     if (!destination) return refuseRaw(400, 'bad_request', 'the CONNECT target is not a valid host:port');
     if (!hostAllowed(destination.host, this.#allowedHosts)) return refuseRaw(403, 'destination_not_allowed', 'the forward proxy does not allow this destination');
@@ -102,7 +97,7 @@ export class DynamicForwardHandler implements BackendHandler {
           upstream.off('error', failed);
           upstream.off('timeout', failed);
           upstream.setTimeout(0);
-          splice(socket, upstream, head, request.done);
+          splice(client, upstream, request.done);
         });
       },
       () => refuseRaw(502, 'upstream_connect_failed', 'could not resolve the destination'),
