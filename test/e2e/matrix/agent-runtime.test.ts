@@ -44,11 +44,12 @@ const VARIANTS: readonly Variant[] = [
   { name: 'bearer', backend: 'jwt-runtime', policy: { auth: { key: 'inbound-jwt' } } },
   { name: 'cloudb', backend: 'runtime', policy: { auth: { cloudB: { workloadIdentity: {} } } } },
   { name: 'bare', backend: 'bare' },
+  { name: 'inline', backend: 'runtime-inline' },
   { name: 'missing', backend: 'missing' },
 ];
 
-function runtimeBackend(name: string, agentRuntime: Record<string, unknown>): string {
-  return doc({ apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyBackend', metadata: { name, namespace: 'default' }, spec: { cloudA: { agentRuntime } } });
+function runtimeBackend(name: string, agentRuntime: Record<string, unknown>, policies?: Record<string, unknown>): string {
+  return doc({ apiVersion: 'switchboard.dev/v1alpha1', kind: 'ProxyBackend', metadata: { name, namespace: 'default' }, spec: { cloudA: { agentRuntime }, ...(policies ? { policies } : {}) } });
 }
 
 function manifests(): string {
@@ -57,7 +58,9 @@ function manifests(): string {
     + runtimeBackend('runtime-default', { agentRuntimeId: ARN })
     + runtimeBackend('jwt-runtime', { agentRuntimeId: JWT_ARN })
     + runtimeBackend('bare', { agentRuntimeId: 'hosted_agent-Ab12Cd' })
-    + runtimeBackend('missing', { agentRuntimeId: MISSING_ARN });
+    + runtimeBackend('missing', { agentRuntimeId: MISSING_ARN })
+    // docs/agent-runtime.md's example: the credential in the ProxyBackend's own policies.
+    + runtimeBackend('runtime-inline', { agentRuntimeId: ARN, qualifier: 'prod' }, { auth: { cloudA: { secretRef: { name: 'aws-keys' } } }, http: { requestTimeout: '120s' } });
   for (const v of VARIANTS) {
     out += doc({
       apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: v.name, namespace: 'default' },
@@ -181,6 +184,13 @@ describe('member × kind matrix: the agentRuntime kind', () => {
     const verdict = fake.invocations.at(-1)!.verdict;
     assert.ok(verdict.ok && 'accessKeyId' in verdict && verdict.accessKeyId.startsWith('ASIA'), JSON.stringify(verdict));
     assert.equal(fake.invocations.at(-1)!.headers['x-amz-security-token'], sts.issued.get((verdict as { accessKeyId: string }).accessKeyId)?.sessionToken);
+  });
+
+  it('ProxyBackend spec.policies: the backend\'s own auth.cloudA.secretRef signs its invocations', async () => {
+    assert.equal((await invoke('inline', { prompt: 'x' })).status, 200);
+    assert.deepEqual(fake.invocations.at(-1)!.verdict, { ok: true, accessKeyId: SECRET_KEYS.id });
+    const conditions = gw.statusOf('ProxyBackend', 'runtime-inline').conditions as { type: string; status: string }[];
+    assert.equal(conditions.find((c) => c.type === 'Accepted')?.status, 'True');
   });
 
   it('apiKeyAuthentication: without the key 401 in the gateway\'s format and nothing invoked; with it the runtime answers and never sees the client key', async () => {
