@@ -12,6 +12,9 @@ import { startController, type RunningController } from '../../src/cli/commands/
 import { silentLogger } from '../../src/common/logger.ts';
 import { FIELD_MANAGER } from '../../src/controller/kube/provision/objects.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
+import type { ProxyConfig } from '../../src/ir/types.ts';
+import { GatewaySessionKeys, SessionKeySelector } from '../../src/proxy/mcp/session-keys.ts';
+import { kubeletEnv } from '../support/kubelet-env.ts';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const SB = 'switchboard.dev/v1alpha1';
@@ -43,7 +46,8 @@ describe('Kubernetes mode: provisioning a Gateway\'s proxy workload', () => {
     server.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     server.put({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'switchboard' }, spec: { controllerName: 'switchboard.dev/gateway-controller' } });
     server.put({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'other' }, spec: { controllerName: 'example.com/other' } });
-    server.put(parameters({ replicas: 2 }, { podDisruptionBudget: { spec: { minAvailable: 1 } } }));
+    // env: SESSION_KEY built from an earlier entry with $(VAR) (the kubelet expands it in the pod).
+    server.put(parameters({ replicas: 2 }, { podDisruptionBudget: { spec: { minAvailable: 1 } }, env: [{ name: 'KEY_HALF', value: 'ef'.repeat(16) }, { name: 'SESSION_KEY', value: '$(KEY_HALF)$(KEY_HALF)' }] }));
     server.put({
       apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: NS },
       spec: { gatewayClassName: 'switchboard', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }], infrastructure: { parametersRef: { group: 'switchboard.dev', kind: 'ProxyParameters', name: 'gw-params' } } },
@@ -85,6 +89,16 @@ describe('Kubernetes mode: provisioning a Gateway\'s proxy workload', () => {
       assert.ok(meta.managedFields.some((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply'), 'written by server-side apply');
     }
     assert.equal(server.get('apps/v1', 'Deployment', 'theirs', NS), undefined, 'another class\'s Gateway is not provisioned');
+  });
+
+  it('env: the applied Deployment gives its proxies the parameters\' SESSION_KEY, which wins over the Gateway\'s key', async () => {
+    await until(() => server.get('apps/v1', 'Deployment', 'gw', NS) !== undefined, 'the Deployment');
+    const [proxy] = containersOf(server.get('apps/v1', 'Deployment', 'gw', NS)!);
+    const env = kubeletEnv(proxy!.env, { 'metadata.namespace': NS, 'metadata.name': 'gw-0' });
+    assert.equal(env.SESSION_KEY, 'ef'.repeat(32));
+    const gatewayKeys = new GatewaySessionKeys();
+    gatewayKeys.update({ binds: [{ listeners: [{ gateway: { namespace: NS, name: 'gw' }, sessionKey: '01'.repeat(32) }] }] } as unknown as ProxyConfig);
+    assert.equal(new SessionKeySelector(undefined, env, gatewayKeys, silentLogger).forGateway(`${NS}/gw`).toString('hex'), 'ef'.repeat(32));
   });
 
   it('writes ProxyParameters Accepted/ResolvedRefs, and Accepted=False InvalidParameters on a Gateway whose parameters are missing', async () => {
