@@ -21,6 +21,7 @@
  *
  * Plain code over the config (no schema walk): a 10k-route config is checked in a few ms.
  */
+import type { AiBackendIR } from './ai.ts';
 import type { AuthorizationPolicy, BackendPolicy, Conditional, FrontendPolicy, TrafficPolicy } from './policy.ts';
 import type { Backend, Bind, Filter, ProxyConfig, Route, WeightedBackend } from './types.ts';
 import { backendPolicyMemberReferences, frontendPolicyReferences, trafficPolicyReferences, type ReferenceVisitor } from './references.ts';
@@ -163,14 +164,21 @@ class Checker {
     if (backend.ai) {
       const p = at(path, 'ai');
       if (backend.ai.key !== key) this.report(at(p, 'key'), `key ${JSON.stringify(backend.ai.key)} differs from the backend's`);
-      if (backend.ai.groups.length === 0) this.report(at(p, 'groups'), 'an AI backend needs at least one provider');
+      // A ProxyModel rule's backend has no groups of its own (an empty rule answers 404 per request): its models' groups are its providers.
+      if (backend.ai.groups.length === 0 && backend.ai.models === undefined) this.report(at(p, 'groups'), 'an AI backend needs at least one provider');
       const names = new Set<string>();
-      backend.ai.groups.forEach((group, i) => group.providers.forEach((provider, j) => {
-        const pp = at(at(at(at(p, 'groups'), i), 'providers'), j);
+      const providers = (groupsPath: string, groups: AiBackendIR['groups']) => groups.forEach((group, i) => group.providers.forEach((provider, j) => {
+        const pp = at(at(at(at(groupsPath, 'groups'), i), 'providers'), j);
         if (names.has(provider.name)) this.report(at(pp, 'name'), `duplicate provider name ${JSON.stringify(provider.name)}`);
         names.add(provider.name);
         if (provider.policies) this.#backendPolicy(at(pp, 'policies'), provider.policies);
       }));
+      providers(p, backend.ai.groups);
+      backend.ai.models?.forEach((model, i) => {
+        const mp = at(at(p, 'models'), i);
+        providers(mp, model.groups);
+        this.#authorization(at(at(mp, 'authorization'), 'rules'), model.authorization?.rules);
+      });
     }
     if (backend.mcp) {
       const p = at(path, 'mcp');

@@ -54,7 +54,8 @@ export class BackendResolver {
     if (!rule) return fail('InvalidKind', `${path}: ProxyModels are a rule's backend only`);
     const problem = ruleProblem(rule, { name: String(ref.name) }, path);
     if (problem) return { backendKey: null, problem };
-    const backend = modelsBackend(this.#snapshot.proxyModels, this.#routeNamespace, rule, { snapshot: this.#snapshot });
+    // A model's policies may name backends of their own (a tunnel's Service): they join this resolver's.
+    const backend = modelsBackend(this.#snapshot.proxyModels, this.#routeNamespace, rule, { snapshot: this.#snapshot, backends: this.backends });
     this.backends.set(backend.key, backend);
     return { backendKey: backend.key };
   }

@@ -17,6 +17,7 @@ import { SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import type { AiPolicy } from '../../ir/ai.ts';
 import type { AuthorizationAction, AuthorizationPolicy, BackendMember, BackendPolicy } from '../../ir/policy.ts';
+import type { Backend } from '../../ir/types.ts';
 import { compile } from '../../cel/index.ts';
 import { checkAiPolicy } from './ai-backend.ts';
 import { BackendResolver } from './backend.ts';
@@ -37,9 +38,10 @@ const AI_MEMBERS = ['transformations', 'finalTransformations', 'promptGuard'] as
 /**
  * `written` is `spec.policies` of the model `source` (`ProxyModel/<ns>/<name>`); problems are
  * pushed with the field under `path`. Without a snapshot (no Secrets to read) a member that
- * needs one reports it missing, as any policy would.
+ * needs one reports it missing, as any policy would. Backends the policies name (a tunnel's
+ * Service) are added to `backends`, the translation's, when given.
  */
-export function lowerModelPolicies(written: unknown, path: string, source: string, namespace: string, snapshot: Snapshot | undefined, problems: Problem[]): LoweredModelPolicies {
+export function lowerModelPolicies(written: unknown, path: string, source: string, namespace: string, snapshot: Snapshot | undefined, problems: Problem[], backends?: Map<string, Backend>): LoweredModelPolicies {
   if (!isDict(written)) return {};
   const found: string[] = [];
   const backend: Dict = {};
@@ -52,6 +54,7 @@ export function lowerModelPolicies(written: unknown, path: string, source: strin
     if (transformation) backend.transformation = transformation;
   }
   let provider: BackendPolicy | undefined;
+  let resolver: BackendResolver | undefined;
   if (Object.keys(backend).length > 0) {
     // Without the translation's snapshot nothing resolves: Secrets and tunnel targets are reported missing.
     const world = snapshot ?? indexObjects([]);
@@ -59,7 +62,7 @@ export function lowerModelPolicies(written: unknown, path: string, source: strin
       namespace,
       // ConfigMaps are not part of the translator's snapshot: model TLS CAs come from Secrets (as provider policies').
       sources: { secrets: world.secrets, configMaps: new Map<string, KubeObject>(), ledger: world.secretLedger },
-      resolver: new BackendResolver(world, namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyModel' }),
+      resolver: (resolver = new BackendResolver(world, namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyModel' })),
       problems: found,
       snapshot: world,
     };
@@ -72,6 +75,8 @@ export function lowerModelPolicies(written: unknown, path: string, source: strin
   const authorization = isDict(written.authorization) ? authorizationOf(written.authorization, `${path}.authorization`, source, found) : undefined;
   for (const message of found) problems.push({ reason: 'Invalid', message });
   if (found.length > 0) return {};
+  // A tunnel's Service becomes a backend of the config, as one a ProxyPolicy names does (the proxy looks it up by key).
+  if (resolver && backends) for (const [key, named] of resolver.backends) if (!backends.has(key)) backends.set(key, named);
   return { ...(provider ? { provider } : {}), ...(authorization ? { authorization } : {}) };
 }
 

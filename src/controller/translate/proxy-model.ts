@@ -75,6 +75,8 @@ export interface LowerOptions {
   readonly snapshot?: Snapshot;
   /** Every ProxyModel, for a virtual model's `modelRef`s (same namespace). */
   readonly models?: readonly KubeObject[];
+  /** The translation's backends: those a model's policies name (a tunnel's Service) are added (the status passes none). */
+  readonly backends?: Map<string, Backend>;
 }
 
 export function lowerModel(object: KubeObject, opts: LowerOptions = {}): LoweredModel {
@@ -85,12 +87,12 @@ export function lowerModel(object: KubeObject, opts: LowerOptions = {}): Lowered
   const match = isDict(spec.match) && typeof spec.match.model === 'string' ? spec.match.model : undefined;
   const pattern = parseModelPattern(match, object.metadata.name);
   if ('error' in pattern) problems.push({ reason: 'Invalid', message: `spec.${pattern.error}` });
-  const own = lowerModelPolicies(spec.policies, 'spec.policies', `ProxyModel/${id}`, namespace, opts.snapshot, problems);
+  const own = lowerModelPolicies(spec.policies, 'spec.policies', `ProxyModel/${id}`, namespace, opts.snapshot, problems, opts.backends);
   let lowered: { groups: ModelRouteIR['groups']; choice?: ModelChoiceIR } | undefined;
   if (isDict(spec.virtualModel)) {
     // A target carries its own model's policies (vendor credentials, TLS …) under the virtual model's, which win.
     const lowerTarget = (target: KubeObject, name: string, pin: string, path: string) => {
-      const targetPolicies = lowerModelPolicies(isDict(target.spec) ? target.spec.policies : undefined, `${path}.policies`, `ProxyModel/${namespaceOf(target)}/${target.metadata.name}`, namespace, opts.snapshot, problems);
+      const targetPolicies = lowerModelPolicies(isDict(target.spec) ? target.spec.policies : undefined, `${path}.policies`, `ProxyModel/${namespaceOf(target)}/${target.metadata.name}`, namespace, opts.snapshot, problems, opts.backends);
       return lowerConcrete(target, name, pin, opts, problems, path, overlayPolicies(targetPolicies.provider, own.provider))?.[0].providers[0];
     };
     lowered = lowerVirtual(spec.virtualModel, id, namespace, opts.models ?? [], problems, lowerTarget);
@@ -152,7 +154,7 @@ export function ruleProblem(ctx: ModelRuleContext, ref: { readonly name: string 
  * rule with no served model still gets a backend (a 404 per request, model_not_found), so adding
  * the first model is a backend change, not a route change.
  */
-export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot } = {}): Backend {
+export function modelsBackend(models: readonly KubeObject[], routeNamespace: string, ctx: ModelRuleContext, opts: { readonly clusterDomain?: string; readonly snapshot?: Snapshot; readonly backends?: Map<string, Backend> } = {}): Backend {
   // Gateway and ListenerSet parents reach this rule through the parents of its route (proxy-model-attach.ts).
   const route = opts.snapshot?.httpRoutes.find((r) => r.metadata.name === ctx.routeName && namespaceOf(r) === routeNamespace);
   const parents = routeParents(route);
