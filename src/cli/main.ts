@@ -1,3 +1,5 @@
+// First: the module compile cache must be on before the commands' modules load (compile-cache.ts).
+import './compile-cache.ts';
 import { styleText } from 'node:util';
 import { parseCrdsArgs, parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
 import { versionText } from './commands/version.ts';
