@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
@@ -30,6 +31,7 @@ import { gateway, gatewayClass, service } from '../support/manifests.ts';
 
 const doc = (o: unknown) => `---\n${stringify(o)}`;
 const authCert = await createCertificate(['authz.test']);
+const proxyCert = await createCertificate(['proxy.test']);
 
 interface Counted { readonly port: number; hits: number; close(): Promise<void> }
 
@@ -43,7 +45,7 @@ function multiEndpointService(name: string, port: number, upstreamPorts: readonl
     })).join('');
 }
 
-function listen(server: Server): Promise<number> {
+function listen(server: Server | ReturnType<typeof createHttpsServer>): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
 
@@ -68,7 +70,7 @@ async function startGrpcAuthz(): Promise<RunningServer & { hits: number }> {
     },
   }));
   // A getter (Object.assign would copy the count once).
-  return Object.defineProperty(server, 'hits', { get: () => state.hits }) as RunningServer & { hits: number };
+  return Object.defineProperty(server, 'hits', { get: () => state.hits }) as unknown as RunningServer & { hits: number };
 }
 
 /** An RFC 8693 token endpoint: answers `exchanged-<subject_token>`. */
@@ -85,7 +87,33 @@ async function startTokenEndpoint(): Promise<Counted> {
   return counted;
 }
 
-const ROUTES = ['balanced', 'grpc', 'tls', 'tls-no-policy', 'tunnel', 'exchange'] as const;
+/** An HTTP CONNECT proxy spoken to over TLS (certificate for proxy.test); records the authorities asked for. */
+async function startTlsConnectProxy(): Promise<{ port: number; targets: string[]; close(): Promise<void> }> {
+  const targets: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createHttpsServer({ cert: proxyCert.certPem, key: proxyCert.keyPem });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    targets.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = netConnect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(client).add(upstream);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  const port = await listen(server);
+  return { port, targets, close: () => new Promise((resolve) => { sockets.forEach((s) => s.destroy()); server.close(() => resolve()); }) };
+}
+
+const ROUTES = ['balanced', 'grpc', 'tls', 'tls-no-policy', 'tunnel', 'tunnel-tls', 'exchange'] as const;
 
 describe('external services named by backendRef: balanced, TLS by the Service policy, re-resolved; tunnel and token endpoint as backendRef', () => {
   let echo: EchoServer;
@@ -95,6 +123,7 @@ describe('external services named by backendRef: balanced, TLS by the Service po
   let grpcB: RunningServer & { hits: number };
   let tlsAuth: Counted;
   let proxy: ConnectProxy;
+  let tlsProxy: Awaited<ReturnType<typeof startTlsConnectProxy>>;
   let tokens: Counted;
   let runtime: ProxyRuntime;
 
@@ -109,6 +138,8 @@ describe('external services named by backendRef: balanced, TLS by the Service po
       + multiEndpointService('tls-authz-plain', 9444, [tlsAuth.port])
       + multiEndpointService('egress-proxy', 3128, [Number(new URL(proxy.url).port)])
       + multiEndpointService('tokens', 8443, [tokens.port])
+      + multiEndpointService('tls-proxy', 3129, [tlsProxy.port])
+      + doc({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'proxy-ca', namespace: 'default' }, data: { 'ca.crt': proxyCert.certPem } })
       + doc({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'authz-ca', namespace: 'default' }, data: { 'ca.crt': authCert.certPem } })
       + doc({
         apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' },
@@ -121,6 +152,9 @@ describe('external services named by backendRef: balanced, TLS by the Service po
       // The auth service's own backend policy: TLS with the test CA and the name its certificate carries.
       + policy('authz-tls', { targetRefs: [{ group: '', kind: 'Service', name: 'tls-authz' }], backend: { tls: { caCertificateRefs: [{ name: 'authz-ca' }], sni: 'authz.test' } } })
       + policy('tunnel', { targetRefs: onRule('tunnel'), backend: { tunnel: { backendRef: { name: 'egress-proxy', port: 3128 } } } })
+      + policy('tunnel-tls', { targetRefs: onRule('tunnel-tls'), backend: { tunnel: { backendRef: { name: 'tls-proxy', port: 3129 } } } })
+      // The proxy Service's own backend policy: the CONNECT proxy is spoken to over TLS.
+      + policy('proxy-tls', { targetRefs: [{ group: '', kind: 'Service', name: 'tls-proxy' }], backend: { tls: { caCertificateRefs: [{ name: 'proxy-ca' }], sni: 'proxy.test' } } })
       + policy('exchange', {
         targetRefs: onRule('exchange'),
         backend: { auth: { oauthTokenExchange: { backendRef: { name: 'tokens', port: 8443 }, path: '/oauth/token', clientAuth: { clientId: 'gateway', method: 'ClientSecretPost' } } } },
@@ -144,12 +178,13 @@ describe('external services named by backendRef: balanced, TLS by the Service po
     [authA, authB, tlsAuth, tokens] = await Promise.all([startAuthService(), startAuthService(), startAuthService(true), startTokenEndpoint()]);
     [grpcA, grpcB] = await Promise.all([startGrpcAuthz(), startGrpcAuthz()]);
     proxy = await startConnectProxy();
+    tlsProxy = await startTlsConnectProxy();
     runtime = new ProxyRuntime({ logger: silentLogger, registry: new Registry(), bindAddress: '127.0.0.1', listenPort: () => 0 });
     await apply([authA.port, authB.port]);
   });
   after(async () => {
     await runtime?.close({ graceMs: 0 });
-    await Promise.all([echo?.close(), authA?.close(), authB?.close(), tlsAuth?.close(), tokens?.close(), grpcA?.close(), grpcB?.close(), proxy?.close()]);
+    await Promise.all([echo?.close(), authA?.close(), authB?.close(), tlsAuth?.close(), tokens?.close(), grpcA?.close(), grpcB?.close(), proxy?.close(), tlsProxy?.close()]);
   });
 
   it('extAuth over HTTP: checks are spread over both ready endpoints of the Service', async () => {
@@ -179,6 +214,13 @@ describe('external services named by backendRef: balanced, TLS by the Service po
     assert.equal(res.status, 200);
     assert.equal(res.echo().path, '/tunnel');
     assert.deepEqual(proxy.targets.slice(before), [`127.0.0.1:${echo.port}`]);
+  });
+
+  it('a tunnel Service whose backend policy sets tls: the CONNECT proxy is spoken to over TLS', async () => {
+    const res = await get('/tunnel-tls');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.echo().path, '/tunnel-tls');
+    assert.deepEqual(tlsProxy.targets, [`127.0.0.1:${echo.port}`]);
   });
 
   it('an oauthTokenExchange token endpoint given as backendRef: the upstream gets the exchanged token', async () => {

@@ -38,7 +38,7 @@ describe('MCP guardrails at a backend with two ready endpoints', () => {
           return {};
         },
       }));
-      processors.push(Object.defineProperty(server, 'hits', { get: () => state.hits }) as RunningServer & { hits: number });
+      processors.push(Object.defineProperty(server, 'hits', { get: () => state.hits }) as unknown as RunningServer & { hits: number });
     }
     publish(processors);
     // The URL is the translator's fallback for a backend without endpoints: never reached here.
