@@ -9,7 +9,8 @@
  * a runtime set up with an inbound JWT authorizer takes `Authorization: Bearer <token>` instead.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { verifySigV4, type SigV4Verdict } from '../llm/fake-sts.ts';
 
@@ -51,7 +52,13 @@ export interface FakeAgentCore {
  * `keys`: access key id → secret key the service accepts; `sessionSecret` also accepts temporary
  * keys (an STS fake's issued sessions), whose session token must then come with them.
  */
-export async function startFakeAgentCore(runtimes: readonly FakeRuntime[], keys: Readonly<Record<string, string>>, sessionSecret?: (accessKeyId: string) => { secret: string; token: string } | undefined): Promise<FakeAgentCore> {
+export async function startFakeAgentCore(
+  runtimes: readonly FakeRuntime[],
+  keys: Readonly<Record<string, string>>,
+  sessionSecret?: (accessKeyId: string) => { secret: string; token: string } | undefined,
+  /** Serve HTTPS with this certificate (as the real regional endpoint does). */
+  tls?: { readonly certPem: string; readonly keyPem: string },
+): Promise<FakeAgentCore> {
   const invocations: Invocation[] = [];
   let held: Promise<void> | undefined;
   const state: FakeAgentCore = {
@@ -66,7 +73,7 @@ export async function startFakeAgentCore(runtimes: readonly FakeRuntime[], keys:
     },
     stop: async () => undefined,
   };
-  const server: Server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -100,11 +107,12 @@ export async function startFakeAgentCore(runtimes: readonly FakeRuntime[], keys:
       }
       setTimeout(() => answer(res, session, body, () => held), state.delayMs);
     });
-  });
+  };
+  const server: Server = tls ? createTlsServer({ cert: tls.certPem, key: tls.keyPem }, serve) : createServer(serve);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   Object.assign(state, {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     stop: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

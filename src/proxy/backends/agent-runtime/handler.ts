@@ -17,6 +17,7 @@ import type { BackendPolicy } from '../../../ir/policy.ts';
 import { readBodyBounded } from '../../http/body.ts';
 import { requestBody, sendDirect, type DirectResponse, type DownstreamRequest, type DownstreamResponse } from '../../http/downstream.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
+import { classify, upstreamFailure } from '../../http/errors.ts';
 import { endToEndResponseHeaders } from '../../http/headers.ts';
 import { gateUpstreamCall } from '../../policies/backend/gate.ts';
 import { applyHeaderChanges } from '../../policies/backend/policy-headers.ts';
@@ -39,13 +40,15 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 let shared: BackendCredentials | undefined;
 
 export const agentRuntimeHandlerFactory: HandlerFactory = (backend, deps) =>
-  backend.agentRuntime ? new AgentRuntimeHandler(backend.agentRuntime, { logger: deps.logger }) : undefined;
+  backend.agentRuntime ? new AgentRuntimeHandler(backend.agentRuntime, { logger: deps.logger, key: backend.key }) : undefined;
 
 export interface AgentRuntimeOptions {
   /** The environment: AWS_REGION, the endpoint override and (through the credentials) AWS_* keys. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
   readonly credentials?: BackendCredentials;
   readonly logger?: Logger;
+  /** The backend's key (logs, failure causes). */
+  readonly key?: string;
 }
 
 export class AgentRuntimeHandler implements BackendHandler {
@@ -56,6 +59,7 @@ export class AgentRuntimeHandler implements BackendHandler {
   readonly #credentials: BackendCredentials | undefined;
   readonly #pools = new RuntimePools();
   readonly #logger: Logger;
+  readonly #key: string;
 
   constructor(ir: AgentRuntimeIR, options: AgentRuntimeOptions = {}) {
     this.#ir = ir;
@@ -65,6 +69,7 @@ export class AgentRuntimeHandler implements BackendHandler {
     // An environment of its own (tests, tools) signs with that environment's keys too.
     this.#credentials = options.credentials ?? (options.env ? new BackendCredentials({ env: options.env }) : undefined);
     this.#logger = options.logger ?? silentLogger;
+    this.#key = options.key ?? ir.runtimeId;
   }
 
   handle(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): void {
@@ -127,7 +132,7 @@ export class AgentRuntimeHandler implements BackendHandler {
     }
     await send(dispatcher, res, request, {
       method, path: signed.path, headers: { ...signed.headers, host: origin.authority }, body, sessionId,
-      headTimeoutMs: requestTimeoutOf(request, policy) ?? DEFAULT_HEAD_TIMEOUT_MS,
+      headTimeoutMs: requestTimeoutOf(request, policy) ?? DEFAULT_HEAD_TIMEOUT_MS, backend: this.#key,
     });
   }
 
@@ -151,9 +156,6 @@ function requestTimeoutOf(request: HandlerRequest, policy: BackendPolicy | undef
   return ms !== undefined && ms > 0 ? ms : undefined;
 }
 
-/** Error codes that mean nothing reached the runtime. */
-const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
 interface Invocation {
   readonly method: string;
   readonly path: string;
@@ -161,6 +163,8 @@ interface Invocation {
   readonly body: Buffer;
   readonly sessionId: string;
   readonly headTimeoutMs: number;
+  /** The backend's key, for the failure's cause (never shown to the client). */
+  readonly backend: string;
 }
 
 /** Sends the invocation and streams the answer back with backpressure; gateway errors before the head, a cut connection after. */
@@ -175,10 +179,9 @@ async function send(dispatcher: Dispatcher, res: DownstreamResponse, request: Ha
     });
   } catch (err) {
     if (abort.signal.aborted) return request.done(499, 0);
-    const code = (err as { code?: string }).code;
-    if (code === 'UND_ERR_HEADERS_TIMEOUT') return refuse(res, request, 504, 'upstream_timeout', 'the backend did not answer in time');
-    if (code !== undefined && CONNECT_FAILURES.has(code)) return refuse(res, request, 502, 'upstream_connect_failed', 'could not connect to the upstream');
-    return refuse(res, request, 502, 'upstream_reset', 'the upstream closed the connection before responding');
+    // Classified as every upstream failure is (connect failed, timed out, reset), in the gateway's words.
+    const { status, error } = classify(upstreamFailure(call.backend, err));
+    return refuse(res, request, status, error.code, error.message);
   }
   const status = answer.statusCode;
   const headers = endToEndResponseHeaders(answer.headers as IncomingHttpHeaders);
