@@ -75,7 +75,7 @@ export class AgentRuntimeHandler implements BackendHandler {
   handle(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): void {
     this.#invoke(req, res, request).catch((err: unknown) => {
       // A bug, not a refusal: logged, and answered 500 if nothing was sent yet.
-      this.#logger.error({ err: String(err), runtime: this.#ir.runtimeId }, 'agent runtime invocation failed');
+      this.#logger.error({ backend: this.#key, err: String(err) }, 'agent runtime invocation failed');
       if (!res.headersSent) refuse(res, request, 500, 'internal_error', 'the agent runtime invocation failed');
       else res.destroy();
     });
@@ -91,6 +91,7 @@ export class AgentRuntimeHandler implements BackendHandler {
       gated = gating instanceof Promise ? await gating : gating;
     } catch (err) {
       if (err instanceof BodyTooLargeError) return refuse(res, request, 413, 'payload_too_large', err.message);
+      this.#logger.error({ backend: this.#key, err: String(err) }, 'backend policy failed on an agent runtime invocation');
       return refuse(res, request, 500, 'backend_policy_failed', 'the backend policy could not be applied');
     }
     if (gated.kind === 'refused') return answer(res, request, gated.response);
