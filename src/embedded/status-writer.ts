@@ -13,6 +13,8 @@ interface Remembered {
 interface Written {
   readonly output: ObjectStatus;
   readonly remembered: readonly (readonly [string, Remembered])[];
+  /** The update that last saw this status object (see update()). */
+  seen: number;
 }
 
 /**
@@ -25,25 +27,32 @@ export class StatusWriter {
   readonly #logger: Logger;
   readonly #now: () => Date;
   #current: readonly ObjectStatus[] = [];
-  #remembered = new Map<string, Remembered>();
-  /** What the previous update wrote for each status object it was given. */
-  #written = new Map<ObjectStatus, Written>();
+  /** Condition → its status, reason and time, for the conditions of the current statuses only. */
+  readonly #remembered = new Map<string, Remembered>();
+  /** What was written for each status object of the current statuses. */
+  readonly #written = new Map<ObjectStatus, Written>();
+  #updates = 0;
 
   constructor(logger: Logger, now: () => Date = () => new Date()) {
     this.#logger = logger;
     this.#now = now;
   }
 
+  /**
+   * Cost grows with the statuses that are new objects, not with all of them: the translator thread
+   * hands back unchanged statuses as the same objects (one route edit at 10k routes: one or two new
+   * statuses of 11k), and the maps are changed in place rather than rebuilt.
+   */
   update(statuses: readonly ObjectStatus[]): void {
+    const update = ++this.#updates;
     const time = this.#now().toISOString();
-    const remembered = new Map<string, Remembered>();
-    const written = new Map<ObjectStatus, Written>();
+    // Entries of the new status objects: applied after all are stamped, so each reads the previous update's entries.
+    const fresh: (readonly [string, Remembered])[] = [];
     this.#current = statuses.map((object) => {
-      // The same status object as last time (the translator thread keeps unchanged ones): nothing to stamp or log.
+      // The same status object as last time: nothing to stamp or log.
       const kept = this.#written.get(object);
       if (kept) {
-        for (const [key, entry] of kept.remembered) remembered.set(key, entry);
-        written.set(object, kept);
+        kept.seen = update;
         return kept.output;
       }
       const objectName = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
@@ -55,16 +64,23 @@ export class StatusWriter {
         const unchanged = before !== undefined && before.status === condition.status && before.reason === condition.reason;
         condition.lastTransitionTime = unchanged ? before.time : time;
         const entry = { status: condition.status, reason: condition.reason, time: condition.lastTransitionTime };
-        remembered.set(key, entry);
         own.push([key, entry]);
         if (!unchanged) this.#logChange(object.kind, objectName, path, condition);
       });
       const output = { ...object, status };
-      written.set(object, { output, remembered: own });
+      this.#written.set(object, { output, remembered: own, seen: update });
+      fresh.push(...own);
       return output;
     });
-    this.#remembered = remembered;
-    this.#written = written;
+    // Status objects gone since the previous update take their conditions with them, unless a
+    // new status object wrote the same condition (the same object, changed).
+    const freshKeys = new Set(fresh.map(([key]) => key));
+    for (const [object, written] of this.#written) {
+      if (written.seen === update) continue;
+      this.#written.delete(object);
+      for (const [key] of written.remembered) if (!freshKeys.has(key)) this.#remembered.delete(key);
+    }
+    for (const [key, entry] of fresh) this.#remembered.set(key, entry);
   }
 
   current(): readonly ObjectStatus[] {
