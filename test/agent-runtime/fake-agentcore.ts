@@ -45,6 +45,8 @@ export interface FakeAgentCore {
   hold(): () => void;
   /** Delays every answer's head by this many ms (timeouts). */
   delayMs: number;
+  /** Answers whose connection closed before the answer was complete (the gateway gave up on them). */
+  cutShort: number;
   stop(): Promise<void>;
 }
 
@@ -62,7 +64,7 @@ export async function startFakeAgentCore(
   const invocations: Invocation[] = [];
   let held: Promise<void> | undefined;
   const state: FakeAgentCore = {
-    url: '', invocations, delayMs: 0,
+    url: '', invocations, delayMs: 0, cutShort: 0,
     hold() {
       let release!: () => void;
       held = new Promise((resolve) => (release = resolve));
@@ -105,6 +107,9 @@ export async function startFakeAgentCore(
       if (typeof session !== 'string' || session.length < 33 || session.length > 256) {
         return error(res, 400, 'ValidationException', '1 validation error detected: Value at \'runtimeSessionId\' failed to satisfy constraint: Member must have length greater than or equal to 33');
       }
+      res.on('close', () => {
+        if (!res.writableFinished) state.cutShort++;
+      });
       setTimeout(() => answer(res, session, body, () => held), state.delayMs);
     });
   };

@@ -107,8 +107,8 @@ describe('member × kind matrix: the agentRuntime kind', () => {
     await sts?.stop();
   });
 
-  const invoke = (variant: string, body: unknown, headers: Record<string, string> = {}) => fetch(gw.url(80, `/${variant}/chat`), {
-    method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+  const invoke = (variant: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) => fetch(gw.url(80, `/${variant}/chat`), {
+    method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), ...(signal ? { signal } : {}),
   });
   /** Runs `act` and returns how many invocations reached the fake meanwhile. */
   const reached = async (act: () => Promise<unknown>): Promise<number> => {
@@ -161,6 +161,19 @@ describe('member × kind matrix: the agentRuntime kind', () => {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += decoder.decode(chunk.value);
     assert.match(rest, /"text": ": hi"/);
     assert.match(rest, /"messageStop"/);
+  });
+
+  it('a client that goes away mid-stream: the invocation is cut too (the runtime\'s connection closes)', async () => {
+    const release = fake.hold();
+    const abort = new AbortController();
+    const res = await invoke('plain', { prompt: 'bye', stream: true }, {}, abort.signal);
+    const reader = res.body!.getReader();
+    await reader.read();
+    const before = fake.cutShort;
+    abort.abort();
+    for (let i = 0; i < 50 && fake.cutShort === before; i++) await new Promise((r) => setTimeout(r, 20));
+    release();
+    assert.equal(fake.cutShort, before + 1);
   });
 
   it('no qualifier: none in the query (the runtime\'s DEFAULT endpoint)', async () => {
