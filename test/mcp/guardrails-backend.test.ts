@@ -40,7 +40,7 @@ describe('MCP guardrails at a backend with two ready endpoints', () => {
       }));
       processors.push(Object.defineProperty(server, 'hits', { get: () => state.hits }) as unknown as RunningServer & { hits: number });
     }
-    publish(processors);
+    publish([processors[0]]);
     // The URL is the translator's fallback for a backend without endpoints: never reached here.
     gw = await startGateway(backend([target('one', upstream)], {
       guardrails: [{ url: 'http://invalid.', backendKey: KEY, failureMode: 'FailClosed', methods: { 'tools/call': 'Request' } }],
@@ -52,9 +52,15 @@ describe('MCP guardrails at a backend with two ready endpoints', () => {
     await upstream?.stop();
   });
 
-  it('spreads the checks over both endpoints', async () => {
+  it('one ready endpoint: every check goes to it', async () => {
+    await callEcho(2);
+    assert.deepEqual(processors.map((p) => p.hits), [2, 0]);
+  });
+
+  it('a newer config with a second endpoint: the same processor spreads the checks over both', async () => {
+    publish(processors);
     await callEcho(4);
-    assert.deepEqual(processors.map((p) => p.hits), [2, 2]);
+    assert.deepEqual(processors.map((p) => p.hits), [4, 2]);
   });
 
   it('a newer config without one endpoint: the checks go to the other only', async () => {

@@ -6,7 +6,7 @@
  * the old version used is closed once its last lease goes.
  */
 import { Agent } from 'undici';
-import { baseUrl, privateGrpcChannel, type GrpcChannel, type ResolvedEndpoint } from './endpoint.ts';
+import { privateGrpcChannel, targetKey, type GrpcChannel, type ResolvedEndpoint } from './endpoint.ts';
 
 /** A shared resource held by one client; `close()` gives the lease back (idempotent). */
 export interface Lease<T> {
@@ -65,7 +65,7 @@ export class SharedPool<T> {
 
 /** Endpoint and TLS settings: two clients with the same key may share a connection. */
 export function connectionKey(target: ResolvedEndpoint): string {
-  return JSON.stringify([baseUrl({ ...target, pathPrefix: undefined }), typeof target.tls === 'object' ? target.tls : target.tls === true, target.settings ?? null, target.connectTimeoutMs ?? null]);
+  return targetKey(target);
 }
 
 /** The runtime's shared connections to external services. */
@@ -105,7 +105,8 @@ export function httpAgent(target: ResolvedEndpoint): Agent {
  * client's own. Targets met after construction (a live resolver) get theirs on first use.
  */
 export class TargetAgents {
-  readonly #agents = new Map<ResolvedEndpoint, Lease<Agent>>();
+  /** By endpoint and settings (targetKey): a newer config's equal endpoint reuses its pool. */
+  readonly #agents = new Map<string, Lease<Agent>>();
   readonly #shared: SharedConnections | undefined;
 
   constructor(targets: readonly ResolvedEndpoint[], shared?: SharedConnections) {
@@ -114,14 +115,15 @@ export class TargetAgents {
   }
 
   get(target: ResolvedEndpoint): Agent {
-    let lease = this.#agents.get(target);
+    const key = targetKey(target);
+    let lease = this.#agents.get(key);
     if (!lease) {
       if (this.#shared) lease = this.#shared.http(target);
       else {
         const agent = httpAgent(target);
         lease = { value: agent, close: () => void agent.close() };
       }
-      this.#agents.set(target, lease);
+      this.#agents.set(key, lease);
     }
     return lease.value;
   }

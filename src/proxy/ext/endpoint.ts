@@ -78,6 +78,19 @@ export function withUrlFallback(resolver: EndpointResolver | undefined): Endpoin
   return (endpoint) => (endpoint.backendKey !== undefined && resolver ? resolver(endpoint) : new RoundRobinTargets([resolveUrlEndpoint(endpoint)]));
 }
 
+/** Keys of targets already seen: a target object lives as long as its backend's IR object, and a call picks one per request. */
+const keys = new WeakMap<ResolvedEndpoint, string>();
+
+/** Endpoint and connection settings: two targets with the same key may share a connection. */
+export function targetKey(target: ResolvedEndpoint): string {
+  let key = keys.get(target);
+  if (key === undefined) {
+    key = JSON.stringify([baseUrl({ ...target, pathPrefix: undefined }), typeof target.tls === 'object' ? target.tls : target.tls === true, target.settings ?? null, target.connectTimeoutMs ?? null]);
+    keys.set(target, key);
+  }
+  return key;
+}
+
 export function baseUrl(target: ResolvedEndpoint): string {
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
   return `${target.tls ? 'https' : 'http'}://${host}:${target.port}${target.pathPrefix ?? ''}`;
@@ -103,14 +116,18 @@ export interface ConnectionSource {
  */
 export function grpcChannel(targets: ServiceTargets, shared?: ConnectionSource): GrpcChannel {
   const open = (target: ResolvedEndpoint) => (shared ? shared.grpc(target) : privateGrpcChannel(target));
-  if (targets.all.length === 1) return open(targets.all[0]);
-  const channels = new Map(targets.all.map((t) => [t, open(t)]));
-  const pick = (): Transport => {
-    const target = targets.next();
-    const channel = channels.get(target) ?? open(target);
-    if (!channels.has(target)) channels.set(target, channel);
-    return channel.transport;
+  // A fixed single target needs no picking; live targets (liveTargets) may gain endpoints later.
+  if (targets instanceof RoundRobinTargets && targets.all.length === 1) return open(targets.all[0]);
+  // By endpoint and settings: a newer config's equal endpoint reuses its session.
+  const channels = new Map<string, GrpcChannel>();
+  const channelFor = (target: ResolvedEndpoint): GrpcChannel => {
+    const key = targetKey(target);
+    let channel = channels.get(key);
+    if (!channel) channels.set(key, (channel = open(target)));
+    return channel;
   };
+  for (const t of targets.all) channelFor(t);
+  const pick = (): Transport => channelFor(targets.next()).transport;
   const transport: Transport = {
     unary: (...args) => pick().unary(...args),
     stream: (...args) => pick().stream(...args),
