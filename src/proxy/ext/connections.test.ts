@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { connectionKey, SharedConnections, SharedPool } from './connections.ts';
+import { connectionKey, SharedConnections, SharedPool, TargetAgents } from './connections.ts';
 
 describe('SharedPool', () => {
   it('creates once per key, destroys on the last release, and a second close of one lease is a no-op', () => {
@@ -52,5 +52,21 @@ describe('SharedConnections', () => {
     assert.deepEqual(shared.open, { grpc: 1, http: 0 });
     b.close();
     assert.deepEqual(shared.open, { grpc: 0, http: 0 });
+  });
+});
+
+describe('TargetAgents: HTTP pools for each target of an external service', () => {
+  it('one lease per endpoint and settings; an equal target (a newer config\'s object) shares it; close gives them all back', () => {
+    const shared = new SharedConnections();
+    const a = { host: '10.0.0.1', port: 9000 };
+    const b = { host: '10.0.0.2', port: 9000 };
+    const agents = new TargetAgents([a, b], shared);
+    assert.equal(shared.open.http, 2);
+    assert.equal(agents.get({ ...a }), agents.get(a), 'the same endpoint and settings: the same pool');
+    assert.notEqual(agents.get({ ...a, settings: 'f1' }), agents.get(a), 'another Service policy (settings fingerprint): its own pool');
+    assert.equal(shared.open.http, 3);
+    agents.close();
+    assert.equal(shared.open.http, 0);
+    shared.closeAll();
   });
 });
