@@ -62,11 +62,18 @@ describe('TargetAgents: HTTP pools for each target of an external service', () =
     const b = { host: '10.0.0.2', port: 9000 };
     const agents = new TargetAgents([a, b], shared);
     assert.equal(shared.open.http, 2);
-    assert.equal(agents.get({ ...a }), agents.get(a), 'the same endpoint and settings: the same pool');
-    assert.notEqual(agents.get({ ...a, settings: 'f1' }), agents.get(a), 'another Service policy (settings fingerprint): its own pool');
-    assert.equal(shared.open.http, 3);
+    agents.get({ ...a, settings: 'f1' });
+    assert.equal(shared.open.http, 3, 'another Service policy (settings fingerprint): its own pool');
     agents.close();
     assert.equal(shared.open.http, 0);
     shared.closeAll();
+  });
+
+  it('without shared connections, its own pools by endpoint and settings', () => {
+    const a = { host: '10.0.0.1', port: 9000 };
+    const agents = new TargetAgents([a]);
+    assert.equal(agents.get({ ...a }), agents.get(a), 'the same endpoint and settings (a newer config\'s target object): the same pool');
+    assert.notEqual(agents.get({ ...a, settings: 'f1' }), agents.get(a));
+    agents.close();
   });
 });
