@@ -61,9 +61,7 @@ function runtimePackages(text: string): string[] {
  * Imported by src/ but installed only as a dependency of a direct dependency (they should become
  * direct dependencies: `npm install <name>`, which also updates the lock).
  */
-const TRANSITIVE_ONLY: Readonly<Record<string, string>> = {
-  'js-yaml': 'src/controller/sources/file/plain-yaml.ts; installed as @kubernetes/client-node\'s dependency',
-};
+const TRANSITIVE_ONLY: Readonly<Record<string, string>> = {};
 
 /** Install scripts --ignore-scripts may skip, with why. */
 const SKIPPABLE_INSTALL_SCRIPTS: Readonly<Record<string, string>> = {
