@@ -232,8 +232,9 @@ describe('validateConfig: each broken invariant is reported with its path', () =
   }
 });
 
-describe('validateConfig: cost', () => {
-  it('checks a 10k-route config well under 100 ms', () => {
+describe('validateConfig: scale', () => {
+  // Its cost is measured in bench/control-plane.ts (never timed here: a loaded machine would fail it).
+  it('a 10k-route config is checked and found clean', () => {
     const base = goldenConfig(join(GOLDEN, SIMPLE));
     const template = base.routes['default/api'];
     const routes: Record<string, Route> = {};
@@ -245,12 +246,6 @@ describe('validateConfig: cost', () => {
     }
     const config: ProxyConfig = { ...base, routes, binds: [{ ...base.binds[0], listeners: [{ ...base.binds[0].listeners[0], routes: attachments }] }] };
     assert.deepEqual(validateConfig(config), []);
-    const runs = 5;
-    const start = performance.now();
-    for (let i = 0; i < runs; i++) validateConfig(config);
-    const ms = (performance.now() - start) / runs;
-    if (process.env.IR_VALIDATE_TIMING) console.log(`validateConfig: 10k routes in ${ms.toFixed(1)} ms`);
-    assert.ok(ms < 100, `validating 10k routes took ${ms.toFixed(1)} ms`);
   });
 });
 
