@@ -64,7 +64,19 @@ export interface IncrementalResult extends TranslateResult {
  * an object translate() would skip (no kind or name), which is then carried unkeyed.
  */
 export function objectKeyOf(object: KubeObject): string | undefined {
-  if (typeof object !== 'object' || object === null || typeof object.kind !== 'string') return undefined;
+  if (typeof object !== 'object' || object === null) return undefined;
+  // Objects are replaced, never changed in place (the identity comparisons here rely on it): an
+  // object's key is built once, not on every diff of 11k objects.
+  if (objectKeys.has(object)) return objectKeys.get(object);
+  const key = keyOf(object);
+  objectKeys.set(object, key);
+  return key;
+}
+
+const objectKeys = new WeakMap<KubeObject, string | undefined>();
+
+function keyOf(object: KubeObject): string | undefined {
+  if (typeof object.kind !== 'string') return undefined;
   const metadata = object.metadata as KubeObject['metadata'] | undefined;
   if (typeof metadata !== 'object' || metadata === null || typeof metadata.name !== 'string' || metadata.name === '') return undefined;
   const namespace = isClusterScoped(object.kind) ? '' : (typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : 'default');
