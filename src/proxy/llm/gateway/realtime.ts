@@ -27,6 +27,7 @@ import { GuardConfigError, promptGuardOf } from './guards/index.ts';
 import { RealtimeGuard, type RealtimeVerdict } from './guards/realtime.ts';
 import { clientHostFor, hostHeader, providerConnection, type ReplicaTurns } from './upstream.ts';
 import type { ProviderHealth } from './provider-health.ts';
+import { llmAttemptSpan, type LlmAttemptSpan } from '../../telemetry/tracing/genai.ts';
 import { applyHeaderChanges, NO_HEADER_CHANGES, policyHeaderChanges, type HeaderChanges } from '../../policies/backend/policy-headers.ts';
 
 /** Client headers that select API behaviour (beta surface, billing scope); never credentials. */
@@ -87,9 +88,12 @@ export class RealtimeRelay {
     for (const attempt of attempts) {
       if (socket.destroyed) return request.done(499, 0);
       let outcome: Opened | Refused;
+      // Traced requests only: a GenAI CLIENT span per provider handshake; the one that opens lasts the session.
+      const span = llmAttemptSpan(attempt.provider, 'Realtime');
       try {
-        outcome = await this.#open(req, request, attempt);
+        outcome = await this.#open(req, request, attempt, span);
       } catch (err) {
+        span?.end({ error: err });
         // A credential this request cannot have (assumed-role session name or tag from CEL): refused, no other provider.
         if (err instanceof AiPolicyError) {
           outcome = refusal(err.status, err.message, false);
@@ -100,7 +104,8 @@ export class RealtimeRelay {
         this.#deps.logger.error({ backend: this.#deps.backendKey, provider: attempt.provider.name, err: err.message }, 'LLM provider credentials unavailable');
         outcome = refusal(502, 'the gateway could not authenticate to the provider', true);
       }
-      if (outcome.kind === 'open') return this.#accept(req, socket, head, request, attempt, outcome);
+      if (outcome.kind === 'open') return this.#accept(req, socket, head, request, attempt, outcome, span);
+      span?.end({ status: outcome.status });
       last = outcome;
       if (!outcome.retryable) break;
       this.#deps.logger.warn({ backend: this.#deps.backendKey, provider: attempt.provider.name, status: outcome.status }, 'LLM realtime provider refused; trying the next one');
@@ -117,7 +122,7 @@ export class RealtimeRelay {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  async #open(req: IncomingMessage, request: HandlerRequest, a: RealtimeAttempt): Promise<Opened | Refused> {
+  async #open(req: IncomingMessage, request: HandlerRequest, a: RealtimeAttempt, span: LlmAttemptSpan | undefined): Promise<Opened | Refused> {
     // Prompt guards that cannot be compiled refuse the session (500), as on the HTTP routes.
     try {
       promptGuardOf(a.ai);
@@ -158,6 +163,8 @@ export class RealtimeRelay {
     const at = this.#deps.replicas.target(a.provider, up);
     const url = `${tls ? 'wss' : 'ws'}://${at === up ? host : hostHeader(at)}${signed.path}`;
     if (at !== up) headers.host = clientHost ?? host;
+    // The session span's traceparent goes on the handshake, after signing (as on the HTTP routes).
+    span?.request(plan.model, true, headers, { host: up.host, port: up.port });
     // Provider health, as for an HTTP attempt (provider-health.ts): the handshake's answer — opened (101),
     // refused with a status (a 429's Retry-After evicts), or none (502, or 504 on the handshake timeout).
     const health = this.#deps.health;
@@ -228,10 +235,11 @@ export class RealtimeRelay {
     return { guard: realtimeGuard, reject };
   }
 
-  #accept(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest, a: RealtimeAttempt, opened: Opened): void {
+  #accept(req: IncomingMessage, socket: Duplex, head: Buffer, request: HandlerRequest, a: RealtimeAttempt, opened: Opened, span: LlmAttemptSpan | undefined): void {
     const { upstream } = opened;
     if (socket.destroyed) {
       upstream.terminate();
+      span?.end({ status: 499 });
       return request.done(499, 0);
     }
     if (upstream.protocol) this.#chosen.set(req, upstream.protocol);
@@ -245,9 +253,14 @@ export class RealtimeRelay {
       this.#sessions.add(client).add(upstream);
       // Messages that arrived while the client's handshake was pending were collected in `early`.
       upstream.removeAllListeners('message');
+      // The session's span (traced requests) ends with the session, carrying its token usage summed.
+      span?.outlivesRequest();
+      let sessionUsage: Usage | undefined;
       const onText = (text: string) => {
         const usage = responseDoneUsage(text);
-        if (usage) this.#deps.account(a.provider.name, opened.model, usage, request.policy);
+        if (!usage) return;
+        this.#deps.account(a.provider.name, opened.model, usage, request.policy);
+        if (span) sessionUsage = sessionUsage ? addUsage(sessionUsage, usage) : usage;
       };
       // `streaming: Enabled` prompt guards judge text messages both ways (guards/realtime.ts); a rejection ends the session.
       const guard = promptGuardOf(a.ai);
@@ -268,12 +281,17 @@ export class RealtimeRelay {
         this.#sessions.delete(client);
         this.#sessions.delete(upstream);
         guarded?.guard.end();
+        if (span) {
+          if (sessionUsage) span.usage(sessionUsage);
+          span.end({ status: 101 });
+        }
       };
       client.once('close', forget);
       upstream.once('close', forget);
     });
     if (!accepted) {
       upstream.terminate();
+      span?.end({ status: 400 });
       request.done(400, 0);
     }
   }
@@ -389,6 +407,16 @@ export function responseDoneUsage(text: string): Usage | undefined {
     inputTokens: num(u.input_tokens), outputTokens: num(u.output_tokens),
     ...(typeof u.total_tokens === 'number' ? { totalTokens: u.total_tokens } : {}),
     cachedInputTokens: num(details.cached_tokens),
+  });
+}
+
+/** Two usages of one session summed (the session span reports the session's tokens). */
+function addUsage(a: Usage, b: Usage): Usage {
+  return makeUsage({
+    inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, totalTokens: a.totalTokens + b.totalTokens,
+    cachedInputTokens: (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0),
+    cacheWriteTokens: (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0),
+    reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0),
   });
 }
 

@@ -6,6 +6,7 @@ import type { Namer } from '../naming.ts';
 import type { OpenSession, SessionManager } from '../sessions.ts';
 import type { UpstreamContext } from '../upstream/policy.ts';
 import { UpstreamError, asUpstreamError } from '../upstream/client.ts';
+import { mcpServerStreamSpan } from '../../telemetry/tracing/mcp.ts';
 import { accepts, keepAlive, readMessages, type ParsedBody, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -94,9 +95,16 @@ export class StreamableDownstream {
     res.write(': stream open\n\n');
     const stop = keepAlive(res);
     const streams = [...session.clients].map(async ([target, client]) => {
+      // Traced requests: a CLIENT span per target's stream, its traceparent on the GET (telemetry/tracing/mcp.ts).
+      const span = mcpServerStreamSpan(target, id);
       try {
-        await client.listen((m) => writeEvent(res, multiplexer.toClient(target, m, id)), abort.signal);
+        const offered = await client.listen((m) => {
+          span?.message();
+          writeEvent(res, multiplexer.toClient(target, m, id));
+        }, abort.signal, span?.headers);
+        span?.end({ offered });
       } catch (error) {
+        span?.end({ error });
         const failure = asUpstreamError(target, error);
         logger.warn({ target, error: failure.message }, 'MCP: server stream of a target ended');
         if (failure.failure === 'session_expired') abort.abort();

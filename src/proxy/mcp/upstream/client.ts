@@ -79,8 +79,8 @@ export interface UpstreamClient {
   request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse>;
   /** A notification, or the client's answer to a server-to-client request. */
   send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void>;
-  /** Streams server-initiated messages until `signal` aborts; false when the target offers no such stream. */
-  listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean>;
+  /** Streams server-initiated messages until `signal` aborts; false when the target offers no such stream. `traceHeaders`: the stream span's trace context. */
+  listen(onMessage: MessageSink, signal: AbortSignal, traceHeaders?: Readonly<Record<string, string>>): Promise<boolean>;
   /** Ends the upstream session (DELETE for Streamable HTTP, closing the stream for SSE). */
   close(): Promise<void>;
 }

@@ -83,12 +83,14 @@ export class StreamableHttpClient implements UpstreamClient {
     throw this.#error('protocol', `unexpected content-type "${type}" (status ${response.statusCode})`);
   }
 
-  async listen(onMessage: MessageSink, signal: AbortSignal): Promise<boolean> {
+  async listen(onMessage: MessageSink, signal: AbortSignal, traceHeaders?: Readonly<Record<string, string>>): Promise<boolean> {
     let response: ResponseData;
     // The GET stream carries the target's messages to the client: its own steps decide it too (no body).
     const leg = this.#link.gate === undefined ? undefined : await this.#link.gate(this.#target.name, undefined);
     try {
-      response = await this.#dispatch('GET', this.#headers('text/event-stream'), undefined, signal, leg?.headers);
+      const headers = this.#headers('text/event-stream');
+      if (traceHeaders !== undefined) Object.assign(headers, traceHeaders);
+      response = await this.#dispatch('GET', headers, undefined, signal, leg?.headers);
     } catch (error) {
       if (signal.aborted) return true;
       throw asUpstreamError(this.#target.name, error);

@@ -65,6 +65,8 @@ export class LlmAttemptSpan {
   /** A stream's partial last line, until its end arrives. */
   #carry = '';
   #ended = false;
+  /** Set while a span that outlives its request holds the tracer provider (outlivesRequest). */
+  #release: (() => void) | undefined;
 
   constructor(requestTrace: RequestTrace | undefined, facts: RequestFacts, provider: { readonly name: string; readonly provider: LLMProvider }, route: RouteType) {
     this.#trace = requestTrace;
@@ -129,6 +131,14 @@ export class LlmAttemptSpan {
     this.#trace?.set(attributes);
   }
 
+  /**
+   * The attempt outlives its request (a Realtime session after the 101): its span's exporter is
+   * held until `end` (RequestTrace.hold).
+   */
+  outlivesRequest(): void {
+    if (this.#span !== undefined && this.#release === undefined) this.#release = this.#trace?.hold();
+  }
+
   /** The attempt ended with the status the provider answered (or the client saw), or with an error. */
   end(outcome: { status?: number; error?: unknown }): void {
     if (this.#ended) return;
@@ -145,6 +155,7 @@ export class LlmAttemptSpan {
     this.#span.setAttributes(attributes);
     if (outcome.error === undefined) this.#trace?.set(attributes);
     endCall(this.#span, outcome);
+    this.#release?.();
   }
 
   #scan(text: string): void {

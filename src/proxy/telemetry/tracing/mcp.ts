@@ -4,10 +4,10 @@
  * sent to a target is a CLIENT span `{mcp.method.name} {tool or prompt name}` with the target's
  * own names, its `traceparent` in the request headers (one span per send: retries separately).
  */
-import type { Attributes } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import type { McpInput } from '../../../cel/index.ts';
 import { requestFacts } from '../request-facts.ts';
-import { currentTrace } from './request-trace.ts';
+import { currentTrace, endCall } from './request-trace.ts';
 import { UpstreamAttempts } from './upstream.ts';
 
 /** The parts of a JSON-RPC message the conventions name. */
@@ -56,6 +56,43 @@ export function mcpTargetCalls(message: McpMessageView, target: string, address:
   attributes['url.full'] = address;
   const name = message.method === undefined ? 'mcp' : item === undefined ? message.method : `${message.method} ${String(item)}`;
   return new UpstreamAttempts(requestTrace, name, attributes);
+}
+
+/** The name of a target's server-stream span: one constant (span names stay low-cardinality; the target is an attribute). */
+export const MCP_SERVER_STREAM = 'mcp_server_stream';
+
+/**
+ * A target's server stream (the Streamable HTTP GET) relayed to a client: a CLIENT span from the
+ * GET to the stream's end, counting the messages it carried; its `traceparent` goes on the GET.
+ */
+export class McpServerStreamSpan {
+  /** The span's trace context, for the GET's headers. */
+  readonly headers: Record<string, string> = {};
+  readonly #span: Span;
+  #messages = 0;
+
+  constructor(start: (headers: Record<string, string>) => Span) {
+    this.#span = start(this.headers);
+  }
+
+  /** One message of the target reached the client. */
+  message(): void {
+    this.#messages++;
+  }
+
+  /** The stream ended: closed by either side, or failed; `offered: false` when the target has no server stream (405). */
+  end(outcome: { error?: unknown; offered?: boolean }): void {
+    if (outcome.offered === false) this.#span.setAttribute('switchboard.mcp.stream_offered', false);
+    this.#span.setAttribute('switchboard.mcp.messages', this.#messages);
+    endCall(this.#span, outcome);
+  }
+}
+
+/** The span of one target's server stream when the request is traced; undefined (nothing made) otherwise. */
+export function mcpServerStreamSpan(target: string, sessionId: string): McpServerStreamSpan | undefined {
+  const requestTrace = currentTrace();
+  if (requestTrace === undefined) return undefined;
+  return new McpServerStreamSpan((headers) => requestTrace.startCall(MCP_SERVER_STREAM, { 'http.request.method': 'GET', 'switchboard.mcp.target': target, 'mcp.session.id': sessionId }, headers));
 }
 
 function mcpCel(message: McpMessageView, target: string): McpInput {

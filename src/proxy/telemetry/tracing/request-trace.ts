@@ -127,6 +127,23 @@ export class RequestTrace {
     return span;
   }
 
+  /**
+   * A span that outlives the request (a Realtime session, an MCP server stream after its request
+   * span ended) holds the request's config — and so the tracer provider that exports it — until
+   * the returned release is called (at most the drain period after the config is retired).
+   */
+  hold(): () => void {
+    const lifecycle = this.#tracing.lifecycle;
+    if (lifecycle === undefined) return () => undefined;
+    lifecycle.enter();
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      lifecycle.leave();
+    };
+  }
+
   /** Ends the request span with what the client saw; runs once. */
   end(status: number, names: RequestNames): void {
     if (this.#ended) return;

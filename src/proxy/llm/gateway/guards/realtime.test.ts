@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import './kinds.ts';
 import { compilePromptGuard } from './compile.ts';
-import { RealtimeGuard, type RealtimeVerdict } from './realtime.ts';
+import { MAX_HELD_CHARS, RealtimeGuard, type RealtimeVerdict } from './realtime.ts';
 import { REMOTE_CHECK_CHARS } from './stream.ts';
 import type { CompiledGuard } from './types.ts';
 import { Registry } from 'prom-client';
@@ -132,4 +132,14 @@ test('RealtimeGuard outcome metric: a session counts one verdict per phase, when
   r.end();
   after = await guardOutcomes();
   assert.deepEqual([(after.reject ?? 0) - (before.reject ?? 0), (after.pass ?? 0) - (before.pass ?? 0)], [1, 0]);
+});
+
+test('RealtimeGuard.fromProvider with a remote guard: held messages are judged at once past MAX_HELD_CHARS (audio between transcript deltas)', async () => {
+  const seen: string[][] = [];
+  const g = remoteRt(remote(seen));
+  assert.deepEqual(await sent(g.fromProvider(delta('a', 'hi'))), []);
+  const audio = JSON.stringify({ type: 'response.audio.delta', item_id: 'a', delta: 'A'.repeat(MAX_HELD_CHARS / 2) });
+  assert.deepEqual(await sent(g.fromProvider(audio)), []);
+  assert.equal((await sent(g.fromProvider(audio))).length, 3, 'the bound releases what was held');
+  assert.equal(seen.length, 1);
 });

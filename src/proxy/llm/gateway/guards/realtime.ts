@@ -29,6 +29,11 @@ const PROVIDER_TEXT_EVENTS = new Set(['response.text.delta', 'response.output_te
 /** Kinds that judge in process, cheaply enough to run on every delta (as on streams). */
 const LOCAL_KINDS = new Set(['regex']);
 const HELD: RealtimeVerdict = { kind: 'send', texts: [] };
+/**
+ * Held provider messages are judged at once past this many characters, whatever text they carry:
+ * audio deltas between two transcript deltas must not pile up in memory (docs/security.md).
+ */
+export const MAX_HELD_CHARS = 1024 * 1024;
 
 type Dict = Record<string, unknown>;
 const isDict = (v: unknown): v is Dict => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -40,6 +45,7 @@ export class RealtimeGuard {
   readonly #texts = new Map<string, string>();
   /** Provider messages held back until the text they carry is judged (remote guards judge in batches), in order. */
   #pending: string[] = [];
+  #pendingChars = 0;
   /** Items with text not judged yet, and how many characters arrived since the last judgement. */
   readonly #unjudged = new Set<string>();
   #unjudgedChars = 0;
@@ -58,6 +64,7 @@ export class RealtimeGuard {
     this.#requestTally.end();
     this.#responseTally.end();
     this.#pending = [];
+    this.#pendingChars = 0;
   }
 
   /** True when the session's messages are judged at all (`streaming: Enabled`, some guard). */
@@ -90,7 +97,8 @@ export class RealtimeGuard {
     // Nothing waits for a judgement: the message goes on at once (held messages imply unjudged text).
     if (this.#unjudged.size === 0) return { kind: 'send', texts: [text] };
     this.#pending.push(text);
-    if (this.#unjudgedChars < this.#batchChars && !endsItem(text)) return HELD;
+    this.#pendingChars += text.length;
+    if (this.#unjudgedChars < this.#batchChars && this.#pendingChars < MAX_HELD_CHARS && !endsItem(text)) return HELD;
     return this.#judgePending();
   }
 
@@ -98,6 +106,7 @@ export class RealtimeGuard {
   #judgePending(): RealtimeVerdict | Promise<RealtimeVerdict> {
     const out = this.#pending;
     this.#pending = [];
+    this.#pendingChars = 0;
     const segments: GuardSegment[] = [];
     for (const item of this.#unjudged) {
       const text = this.#texts.get(item);
