@@ -31,29 +31,69 @@ export function backendKindOf(backend: Backend): BackendKind {
  * Attachment point key → the kinds of backend requests reach through it. The points are those
  * apply.ts gathers policies at: a rule's listener, Gateway, route and rule points reach its
  * backends' kinds; a backend's Service/ProxyBackend points reach its own kind.
+ *
+ * Each route's (point, kind) pairs are kept per IR Route object and reused while its listeners
+ * and its backends' kinds are the same (an incremental translation keeps unchanged routes as the
+ * same objects): one route edit at 10k routes builds one route's point keys, not 40k.
  */
 export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>, wanted?: ReadonlySet<string>): Map<string, Set<BackendKind>> {
   const reach = new Map<string, Set<BackendKind>>();
-  const add = (key: string, kind: BackendKind) => {
-    // Only the points some policy targets are ever read: the others are not collected.
-    if (wanted && !wanted.has(key)) return;
-    const set = reach.get(key) ?? new Set<BackendKind>();
-    set.add(kind);
-    reach.set(key, set);
-  };
   for (const [routeKey, route] of Object.entries(routes)) {
-    const listenerKeys = (routeListeners.get(routeKey) ?? []).flatMap((l) => [point.gateway(l.gateway), point.listener(l.key)]);
-    for (const rule of route.rules) {
-      const ruleKeys = [point.route(route.key), ...(rule.name !== undefined ? [point.rule(route.key, rule.name)] : [])];
-      for (const weighted of rule.backends) {
-        const backend = weighted.backendKey === null ? undefined : backends.get(weighted.backendKey);
-        if (!backend) continue;
-        const kind = backendKindOf(backend);
-        for (const key of [...listenerKeys, ...ruleKeys]) add(key, kind);
-      }
+    const listeners = routeListeners.get(routeKey) ?? [];
+    const kinds = route.rules.map((rule) => rule.backends.map((weighted) => {
+      const backend = weighted.backendKey === null ? undefined : backends.get(weighted.backendKey);
+      return backend ? backendKindOf(backend) : undefined;
+    }));
+    let kept = routeReach.get(route);
+    if (!kept || !sameListeners(kept.listeners, listeners) || !sameKinds(kept.kinds, kinds)) {
+      kept = { listeners, kinds, pairs: routePairs(route, listeners, kinds) };
+      routeReach.set(route, kept);
+    }
+    for (const [key, kind] of kept.pairs) {
+      // Only the points some policy targets are ever read: the others are not collected.
+      if (wanted && !wanted.has(key)) continue;
+      const set = reach.get(key) ?? new Set<BackendKind>();
+      set.add(kind);
+      reach.set(key, set);
     }
   }
   return reach;
+}
+
+interface RouteReach {
+  readonly listeners: readonly ListenerRef[];
+  /** Per rule, per weighted backend: the kind of the backend it names (undefined: none). */
+  readonly kinds: readonly (readonly (BackendKind | undefined)[])[];
+  readonly pairs: readonly (readonly [string, BackendKind])[];
+}
+
+const routeReach = new WeakMap<Route, RouteReach>();
+
+function routePairs(route: Route, listeners: readonly ListenerRef[], kinds: RouteReach['kinds']): [string, BackendKind][] {
+  const pairs: [string, BackendKind][] = [];
+  const listenerKeys = listeners.flatMap((l) => [point.gateway(l.gateway), point.listener(l.key)]);
+  route.rules.forEach((rule, r) => {
+    const ruleKeys = [point.route(route.key), ...(rule.name !== undefined ? [point.rule(route.key, rule.name)] : [])];
+    for (const kind of kinds[r] ?? []) {
+      if (kind === undefined) continue;
+      for (const key of [...listenerKeys, ...ruleKeys]) pairs.push([key, kind]);
+    }
+  });
+  return pairs;
+}
+
+function sameListeners(a: readonly ListenerRef[], b: readonly ListenerRef[]): boolean {
+  return a === b || (a.length === b.length && a.every((l, i) => {
+    const other = b[i] as ListenerRef;
+    return l.key === other.key && l.gateway.namespace === other.gateway.namespace && l.gateway.name === other.gateway.name;
+  }));
+}
+
+function sameKinds(a: RouteReach['kinds'], b: RouteReach['kinds']): boolean {
+  return a.length === b.length && a.every((rule, r) => {
+    const other = b[r] as readonly (BackendKind | undefined)[];
+    return rule.length === other.length && rule.every((kind, i) => kind === other[i]);
+  });
 }
 
 /** The kinds one target reaches: through the routes it covers, or as the Service/ProxyBackend it names. */
