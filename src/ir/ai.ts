@@ -128,6 +128,23 @@ export interface AiBackendIR {
    * already ordered), whose groups replace `groups` for that request; no match is a 404.
    */
   readonly models?: readonly ModelRouteIR[];
+  /**
+   * With `models`: the model catalog of the Gateways the models rule's route attaches to
+   * (Gateway-level ProxyParameters `modelCatalog`, docs/models.md), merged by id. `/v1/models`
+   * lists an entry when a client could request its id, with its metadata.
+   */
+  readonly catalog?: readonly ModelCatalogEntryIR[];
+}
+
+/** One model of a catalog ConfigMap: its id and what `/v1/models` says about it. */
+export interface ModelCatalogEntryIR {
+  readonly id: string;
+  /** OpenAI's `owned_by`. */
+  readonly ownedBy?: string;
+  /** Unix seconds: OpenAI's `created`, Anthropic's `created_at`. */
+  readonly created?: number;
+  /** Anthropic's `display_name`. */
+  readonly displayName?: string;
 }
 
 /** One ProxyModel as a route-by-model entry: its match pattern, visibility and providers. */

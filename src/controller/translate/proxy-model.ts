@@ -25,6 +25,7 @@ import type { Backend } from '../../ir/types.ts';
 import { resolveCustomTarget } from './ai-backend.ts';
 import { lowerModelPolicies, overlayPolicies } from './proxy-model-policies.ts';
 import { parentTier, routeParents, TIER_RULE } from './proxy-model-attach.ts';
+import { routeCatalog } from './proxy-model-catalog.ts';
 import { lowerModelProvider } from './proxy-model-provider.ts';
 import { lowerVirtual } from './proxy-model-virtual.ts';
 import { isDict, listOf, type Dict } from './read.ts';
@@ -170,6 +171,7 @@ export function modelsBackend(models: readonly KubeObject[], routeNamespace: str
     return lowered.route ? [lowered.route] : [];
   });
   const key = `models/${routeNamespace}/${ctx.routeName}/rule/${ctx.ruleIndex}`;
-  const ai: AiBackendIR = { key, groups: [], policy: { routes: MODEL_ROUTES }, models: orderBySpecificity(routes, (r) => tiers.get(r.id) ?? TIER_RULE) };
+  const catalog = opts.snapshot ? routeCatalog(opts.snapshot, route) : [];
+  const ai: AiBackendIR = { key, groups: [], policy: { routes: MODEL_ROUTES }, models: orderBySpecificity(routes, (r) => tiers.get(r.id) ?? TIER_RULE), ...(catalog.length > 0 ? { catalog } : {}) };
   return { key, kind: 'ProxyBackend', namespace: routeNamespace, name: ctx.routeName, endpoints: [], rewriteHost: false, ai };
 }

@@ -10,8 +10,8 @@ describe('parametersVerdicts', () => {
   const rows: ReadonlyArray<{ name: string; object: KubeObject; want: [string, string, string][] }> = [
     { name: 'valid, no refs', object: params('p', { logging: { level: 'info' } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'invalid shutdown', object: params('p', { shutdown: { min: 9, max: 1 } }), want: [['Accepted', 'False', 'Invalid'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
-    { name: 'catalog ConfigMap present (the catalog itself is not read yet)', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'models' } }] } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
-    { name: 'catalog ConfigMap missing', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'nope' } }] } }), want: [['Accepted', 'False', 'PartiallyApplied'], ['ResolvedRefs', 'False', 'RefNotFound']] },
+    { name: 'catalog ConfigMap present (the translator reads the catalog, issue 18)', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'models' } }] } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
+    { name: 'catalog ConfigMap missing', object: params('p', { modelCatalog: { sources: [{ configMap: { name: 'nope' } }] } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'False', 'RefNotFound']] },
     { name: 'rawConfig runtime settings are applied', object: params('p', { rawConfig: { bindAddress: '::', logging: { format: 'json' } } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'rawConfig with an unknown key is invalid', object: params('p', { rawConfig: { a: 1 } }), want: [['Accepted', 'False', 'Invalid'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },
     { name: 'per-module log levels are applied', object: params('p', { logging: { level: 'info,mcp=debug' } }), want: [['Accepted', 'True', 'Accepted'], ['ResolvedRefs', 'True', 'ResolvedRefs']] },

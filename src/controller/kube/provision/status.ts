@@ -56,7 +56,6 @@ export function parametersVerdicts(objects: readonly KubeObject[]): Map<string, 
 function notConsumed(spec: ProxyParametersSpec): string[] {
   const out: string[] = [];
   if (spec.mesh?.enabled) out.push('spec.mesh (checked by the proxy and exposed as switchboard_proxy_mesh_info; no mesh data path: no HBONE tunnel, no mesh CA certificate)');
-  if (spec.modelCatalog?.sources?.length) out.push('spec.modelCatalog (mounted; the catalog is not read, issue 18)');
   return out;
 }
 

@@ -68,12 +68,16 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   { scope: 'backend', path: 'tcp.keepalive.retries', why: NODE_KEEPALIVE },
   { scope: 'backend', path: 'tcp.keepalive.interval', why: NODE_KEEPALIVE },
   // Kept in step with src/proxy/policies/backend/support.ts: what a kind refuses there is answered 500.
-  // Kept in step with src/proxy/backends/dynamic-forward/handler.ts: a backend policy reaching a
-  // forward proxy is refused there (500, nothing sent) until the forward proxy applies it.
-  ...(['tcp', 'tls', 'http', 'tunnel', 'auth', 'transformation', 'health', 'extAuth'] as const).map((member): NotAppliedRow => ({
-    scope: 'backend', path: member, kinds: ['forwardProxy'], issue: 17,
-    why: 'backend policies are not applied on a dynamic forward proxy backend yet: its requests are answered 500 and nothing is sent',
-  })),
+  // Kept in step with src/proxy/backends/dynamic-forward/ (handler.ts, connection.ts): the forward
+  // proxy applies tcp, tls, tunnel, http.requestTimeout, auth, transformation and extAuth.
+  {
+    scope: 'backend', path: 'http.version', kinds: ['forwardProxy'], when: (v) => v === 'HTTP2',
+    why: '`HTTP2`: a dynamic forward proxy speaks HTTP/1.1 to every destination',
+  },
+  {
+    scope: 'backend', path: 'health', kinds: ['forwardProxy'],
+    why: 'a dynamic forward proxy sends each request to the destination its client named: there is no set of endpoints to evict one from',
+  },
   // Kept in step with src/proxy/policies/backend/support.ts (cloudB/cloudC refused on agentRuntime)
   // and src/proxy/backends/agent-runtime/handler.ts (one regional endpoint: no passive health).
   {
@@ -94,8 +98,8 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
 
 /** Whole objects and ProxyBackend types the data plane does not serve at all. */
 export const NOT_SERVED = {
-  ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings', issue: 16 },
-  ProxyModel: { why: 'ProxyModel is served only with --enable-proxy-models, through HTTPRoute rules whose only backendRef is the ProxyModel backend "*" (attached to the rule, or to a Gateway or ListenerSet the route attaches to; docs/models.md); the model catalog (modelCatalog.sources) is not served yet', issue: 18 },
+  ProxyParameters: { why: 'data-plane provisioning is not applied: the embedded gateway runs in this process with its own settings (modelCatalog applies, docs/models.md)', issue: 16 },
+  ProxyModel: { why: 'ProxyModel is served only with --enable-proxy-models, through HTTPRoute rules whose only backendRef is the ProxyModel backend "*" (attached to the rule, or to a Gateway or ListenerSet the route attaches to; docs/models.md)', issue: 18 },
 } as const satisfies Readonly<Record<string, { why: string; issue: number }>>;
 
 /** The condition reasons: part of what is set applies, or nothing does. */

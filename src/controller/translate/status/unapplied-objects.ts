@@ -11,6 +11,7 @@ import { listenerSetId } from '../listenerset.ts';
 import { groupOf, isDict, listOf, type Dict } from '../read.ts';
 import { generationOf, namespaceOf, type Snapshot } from '../snapshot.ts';
 import { condition } from './conditions.ts';
+import { parametersCatalog } from '../proxy-model-catalog.ts';
 import { modelParentCondition } from '../proxy-model-status.ts';
 import {
   describeFindings, explain, findNotApplied, NOT_SERVED, proxyBackendKind, REASON_PARTIALLY_APPLIED, REASON_UNSUPPORTED, type BackendKind, type Finding,
@@ -76,12 +77,8 @@ export function unservedObjectStatuses(objects: readonly KubeObject[], graph: Ga
   for (const object of objects) {
     if (!isDict(object) || typeof object.metadata?.name !== 'string' || groupOf(object.apiVersion) !== SWITCHBOARD_GROUP) continue;
     const meta = { name: object.metadata.name, namespace: namespaceOf(object) };
-    const generation = generationOf(object);
     if (object.kind === 'ProxyParameters') {
-      const spec = isDict(object.spec) ? object.spec : {};
-      const fields = Object.keys(spec).filter((k) => spec[k] !== undefined).map((k) => `spec.${k}`);
-      const message = `Not applied: ${fields.length > 0 ? fields.join(', ') : 'spec'}: ${explain(NOT_SERVED.ProxyParameters)}`;
-      out.push({ apiVersion: object.apiVersion, kind: object.kind, metadata: meta, status: { conditions: [condition('Accepted', false, REASON_UNSUPPORTED, message, generation)] } });
+      out.push({ apiVersion: object.apiVersion, kind: object.kind, metadata: meta, status: { conditions: parametersConditions(object, meta.namespace, snapshot) } });
     } else if (object.kind === 'ProxyModel') {
       const spec = isDict(object.spec) ? object.spec : {};
       const parents = listOf<Dict>(spec.parentRefs)
@@ -97,6 +94,29 @@ export function unservedObjectStatuses(objects: readonly KubeObject[], graph: Ga
     }
   }
   return out;
+}
+
+/**
+ * Embedded mode's ProxyParameters: `modelCatalog` applies (the translator reads its ConfigMaps,
+ * proxy-model-catalog.ts), every other field is `Accepted=False Unsupported`; with a catalog,
+ * `ResolvedRefs` says whether its ConfigMaps were found and read.
+ */
+function parametersConditions(object: KubeObject, namespace: string, snapshot: Snapshot | undefined): Condition[] {
+  const generation = generationOf(object);
+  const spec = isDict(object.spec) ? object.spec : {};
+  const fields = Object.keys(spec).filter((k) => spec[k] !== undefined && k !== 'modelCatalog').map((k) => `spec.${k}`);
+  const hasCatalog = spec.modelCatalog !== undefined;
+  const accepted = fields.length > 0 || !hasCatalog
+    ? condition('Accepted', false, REASON_UNSUPPORTED, `Not applied: ${fields.length > 0 ? fields.join(', ') : 'spec'}: ${explain(NOT_SERVED.ProxyParameters)}`, generation)
+    : condition('Accepted', true, 'Accepted', 'spec.modelCatalog applies: the /v1/models of the ProxyModel rules on the Gateways that reference these parameters lists its models', generation);
+  if (!hasCatalog || !snapshot) return [accepted];
+  const read = parametersCatalog(snapshot, namespace, spec);
+  const resolved = read.missing.length > 0
+    ? condition('ResolvedRefs', false, 'RefNotFound', `modelCatalog ConfigMap(s) not found in ${namespace}: ${read.missing.join(', ')}`, generation)
+    : read.problems.length > 0
+      ? condition('ResolvedRefs', false, 'InvalidCatalog', read.problems.slice(0, 8).join('; '), generation)
+      : condition('ResolvedRefs', true, 'ResolvedRefs', `modelCatalog: ${read.entries.length} model(s) read`, generation);
+  return [accepted, resolved];
 }
 
 function isOurParent(ref: Dict, namespace: string, graph: GatewayGraph, ourRoutes: ReadonlyMap<string, KubeObject>): boolean {

@@ -7,8 +7,9 @@
  * `models` build one, so plain `ai` backends pay nothing.
  */
 import { selectModel } from '../../../common/model-match.ts';
-import type { ModelRouteIR } from '../../../ir/ai.ts';
+import type { ModelCatalogEntryIR, ModelRouteIR } from '../../../ir/ai.ts';
 import { CompiledModel, type CelInputSource } from './model-choice.ts';
+import { catalogAnswers } from './models-catalog.ts';
 import type { ProviderPicker } from './picker.ts';
 import type { ProviderHealth } from './provider-health.ts';
 
@@ -27,16 +28,16 @@ export class ModelRouter {
   /** `/v1/models` answers, computed once: OpenAI's list and Anthropic's page. */
   readonly #catalog: { readonly openai: Uint8Array; readonly anthropic: Uint8Array };
 
-  /** `random` draws weighted virtual models' targets (tests pass a seeded one). */
-  constructor(models: readonly ModelRouteIR[], health: ProviderHealth | undefined, random: () => number = Math.random) {
+  /** `random` draws weighted virtual models' targets (tests pass a seeded one); `catalog`: the Gateway's model catalog (models-catalog.ts). */
+  constructor(models: readonly ModelRouteIR[], health: ProviderHealth | undefined, random: () => number = Math.random, catalog: readonly ModelCatalogEntryIR[] = []) {
     this.#models = models;
     this.#compiled = new Map(models.map((m) => [m, new CompiledModel(m, health, random)]));
-    this.#catalog = catalogOf(models);
+    this.#catalog = catalogAnswers(models, catalog);
   }
 
   /**
-   * The `/v1/models` answer: the Public models a client can name exactly, sorted by name (a
-   * wildcard model stands for names that cannot be listed). Anthropic's shape when the client
+   * The `/v1/models` answer: the Public models a client can name exactly and the catalog entries
+   * a client could request, sorted by name (models-catalog.ts). Anthropic's shape when the client
    * sent `anthropic-version`.
    */
   catalog(anthropic: boolean): Uint8Array {
@@ -57,16 +58,6 @@ export class ModelRouter {
     const pick = compiled.choose(model, input);
     return pick.kind === 'picked' ? pick : { kind: pick.kind, model };
   }
-}
-
-function catalogOf(models: readonly ModelRouteIR[]): { openai: Uint8Array; anthropic: Uint8Array } {
-  const names = [...new Set(models.flatMap((m) => (m.visibility === 'Public' && m.pattern.kind === 'exact' ? [m.pattern.name] : [])))].sort();
-  const openai = { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchboard' })) };
-  const anthropic = {
-    data: names.map((id) => ({ type: 'model', id, display_name: id, created_at: '1970-01-01T00:00:00Z' })),
-    has_more: false, first_id: names[0] ?? null, last_id: names.at(-1) ?? null,
-  };
-  return { openai: Buffer.from(JSON.stringify(openai)), anthropic: Buffer.from(JSON.stringify(anthropic)) };
 }
 
 function modelOf(body: Buffer): string | undefined {

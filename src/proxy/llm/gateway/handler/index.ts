@@ -57,7 +57,7 @@ export class LlmBackendHandler {
       credentials: deps.credentials ?? new LlmCredentials(), maxResponseBytes: deps.maxResponseBytes ?? MAX_PROVIDER_RESPONSE_BYTES,
     };
     this.#picker = new ProviderPicker(ir.groups, deps.providerChoice === 'rotation' ? undefined : health);
-    this.#router = ir.models ? new ModelRouter(ir.models, deps.providerChoice === 'rotation' ? undefined : health) : undefined;
+    this.#router = ir.models ? new ModelRouter(ir.models, deps.providerChoice === 'rotation' ? undefined : health, undefined, ir.catalog) : undefined;
   }
 
   async close(): Promise<void> {
