@@ -21,6 +21,7 @@ import type { KubeObject } from '../../src/api/gateway/object.ts';
 import { silentLogger } from '../../src/common/logger.ts';
 import { translate } from '../../src/controller/translate/index.ts';
 import { Authorization, CheckResponseSchema } from '../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
+import { ExternalProcessor, ProcessingResponseSchema, type ProcessingRequest, type ProcessingResponse } from '../../src/proxy/ext/gen/envoy/service/ext_proc/v3/external_processor_pb.js';
 import { ProxyRuntime } from '../../src/proxy/runtime.ts';
 import { startGrpcServer, type RunningServer } from '../ext/servers.ts';
 import { createCertificate } from '../support/certs.ts';
@@ -73,6 +74,22 @@ async function startGrpcAuthz(): Promise<RunningServer & { hits: number }> {
   return Object.defineProperty(server, 'hits', { get: () => state.hits }) as unknown as RunningServer & { hits: number };
 }
 
+/** An Envoy ext_proc server that passes every phase unchanged and counts its streams (one per request). */
+async function startExtProc(): Promise<RunningServer & { hits: number }> {
+  const state = { hits: 0 };
+  const server = await startGrpcServer((router) => router.service(ExternalProcessor, {
+    async *process(requests: AsyncIterable<ProcessingRequest>): AsyncIterable<ProcessingResponse> {
+      state.hits++;
+      for await (const req of requests) {
+        const phase = req.request.case;
+        if (phase === 'requestHeaders' || phase === 'responseHeaders') yield create(ProcessingResponseSchema, { response: { case: phase, value: {} } });
+        else if (phase === 'requestTrailers' || phase === 'responseTrailers') yield create(ProcessingResponseSchema, { response: { case: phase, value: {} } });
+      }
+    },
+  }));
+  return Object.defineProperty(server, 'hits', { get: () => state.hits }) as unknown as RunningServer & { hits: number };
+}
+
 /** An RFC 8693 token endpoint: answers `exchanged-<subject_token>`. */
 async function startTokenEndpoint(): Promise<Counted> {
   const server = createHttpServer((req, res) => {
@@ -113,7 +130,7 @@ async function startTlsConnectProxy(): Promise<{ port: number; targets: string[]
   return { port, targets, close: () => new Promise((resolve) => { sockets.forEach((s) => s.destroy()); server.close(() => resolve()); }) };
 }
 
-const ROUTES = ['balanced', 'grpc', 'tls', 'tls-no-policy', 'tunnel', 'tunnel-tls', 'exchange'] as const;
+const ROUTES = ['balanced', 'grpc', 'extproc', 'tls', 'tls-no-policy', 'tunnel', 'tunnel-tls', 'exchange'] as const;
 
 describe('external services named by backendRef: balanced, TLS by the Service policy, re-resolved; tunnel and token endpoint as backendRef', () => {
   let echo: EchoServer;
@@ -121,6 +138,8 @@ describe('external services named by backendRef: balanced, TLS by the Service po
   let authB: Counted;
   let grpcA: RunningServer & { hits: number };
   let grpcB: RunningServer & { hits: number };
+  let procA: RunningServer & { hits: number };
+  let procB: RunningServer & { hits: number };
   let tlsAuth: Counted;
   let proxy: ConnectProxy;
   let tlsProxy: Awaited<ReturnType<typeof startTlsConnectProxy>>;
@@ -134,6 +153,7 @@ describe('external services named by backendRef: balanced, TLS by the Service po
     const yaml = gatewayClass() + gateway('gw', [{ name: 'http', port: 80 }]) + service('echo', echo)
       + multiEndpointService('authz', 9000, authzPorts)
       + multiEndpointService('grpc-authz', 9001, [grpcA.port, grpcB.port])
+      + multiEndpointService('ext-proc', 9002, [procA.port, procB.port])
       + multiEndpointService('tls-authz', 9443, [tlsAuth.port])
       + multiEndpointService('tls-authz-plain', 9444, [tlsAuth.port])
       + multiEndpointService('egress-proxy', 3128, [Number(new URL(proxy.url).port)])
@@ -147,6 +167,7 @@ describe('external services named by backendRef: balanced, TLS by the Service po
       })
       + policy('balanced', { targetRefs: onRule('balanced'), traffic: { extAuth: { backendRef: { name: 'authz', port: 9000 }, http: {} } } })
       + policy('grpc', { targetRefs: onRule('grpc'), traffic: { extAuth: { backendRef: { name: 'grpc-authz', port: 9001 }, grpc: {} } } })
+      + policy('extproc', { targetRefs: onRule('extproc'), traffic: { extProc: { backendRef: { name: 'ext-proc', port: 9002 }, processingOptions: { requestBodyMode: 'None', responseBodyMode: 'None' } } } })
       + policy('tls', { targetRefs: onRule('tls'), traffic: { extAuth: { backendRef: { name: 'tls-authz', port: 9443 }, http: {} } } })
       + policy('tls-no-policy', { targetRefs: onRule('tls-no-policy'), traffic: { extAuth: { backendRef: { name: 'tls-authz-plain', port: 9444 }, http: {} } } })
       // The auth service's own backend policy: TLS with the test CA and the name its certificate carries.
@@ -177,6 +198,7 @@ describe('external services named by backendRef: balanced, TLS by the Service po
     echo = await startEchoServer('echo');
     [authA, authB, tlsAuth, tokens] = await Promise.all([startAuthService(), startAuthService(), startAuthService(true), startTokenEndpoint()]);
     [grpcA, grpcB] = await Promise.all([startGrpcAuthz(), startGrpcAuthz()]);
+    [procA, procB] = await Promise.all([startExtProc(), startExtProc()]);
     proxy = await startConnectProxy();
     tlsProxy = await startTlsConnectProxy();
     runtime = new ProxyRuntime({ logger: silentLogger, registry: new Registry(), bindAddress: '127.0.0.1', listenPort: () => 0 });
@@ -184,7 +206,7 @@ describe('external services named by backendRef: balanced, TLS by the Service po
   });
   after(async () => {
     await runtime?.close({ graceMs: 0 });
-    await Promise.all([echo?.close(), authA?.close(), authB?.close(), tlsAuth?.close(), tokens?.close(), grpcA?.close(), grpcB?.close(), proxy?.close(), tlsProxy?.close()]);
+    await Promise.all([echo?.close(), authA?.close(), authB?.close(), tlsAuth?.close(), tokens?.close(), grpcA?.close(), grpcB?.close(), procA?.close(), procB?.close(), proxy?.close(), tlsProxy?.close()]);
   });
 
   it('extAuth over HTTP: checks are spread over both ready endpoints of the Service', async () => {
@@ -197,6 +219,12 @@ describe('external services named by backendRef: balanced, TLS by the Service po
     for (let i = 0; i < 6; i++) assert.equal((await get('/grpc')).status, 200);
     assert.equal(grpcA.hits, 3);
     assert.equal(grpcB.hits, 3);
+  });
+
+  it('extProc: each request\'s stream goes to the next ready endpoint of the Service', async () => {
+    for (let i = 0; i < 4; i++) assert.equal((await get('/extproc')).status, 200);
+    assert.equal(procA.hits, 2);
+    assert.equal(procB.hits, 2);
   });
 
   it('a TLS-only auth service is reached over TLS when its Service\'s backend policy asks; without one the check fails closed', async () => {
