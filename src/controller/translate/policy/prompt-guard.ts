@@ -4,9 +4,10 @@
  *   - each guard's `policies` (tcp, tls, http, tunnel, auth) is lowered as BackendPolicy members
  *     are (Secrets resolved, durations in ms), so the proxy's backend-policy layer can use them;
  *   - a webhook's `backendRef` (a Service or ProxyBackend) is resolved by the backend resolver, as
- *     extAuth's is: `backendKey` (the backend is published with the route), plus `url`, the
- *     backend's first ready endpoint, which the handler dials (SPEC.md: Service policies and load
- *     balancing do not apply to policy endpoints);
+ *     extAuth's is: `backendKey` (the backend is published with the route, with the connection
+ *     members of the Service's own backend policies), which the proxy balances over the backend's
+ *     ready endpoints; plus `url`, its first ready endpoint, the proxy's fallback when it has no
+ *     compiled config holding the backend (docs/policies-backend.md "External services");
  *   - `forwardHeaderMatches` names are lower-cased and `type` defaults to Exact.
  */
 import { RE2JS } from 're2js';

@@ -2,7 +2,8 @@
  * Registers the remote guard kinds (webhook, providerAModeration, cloudAGuardrails, cloudCShield)
  * with compile.ts. Their blocks arrive lowered by the controller (policy/prompt-guard.ts): each
  * `policies` in BackendPolicy shape (Secrets resolved, durations in ms), a webhook's `backendRef`
- * as `backendKey` plus the `url` of the backend's first ready endpoint. A block still in its
+ * as `backendKey` (its ready endpoints in the newest compiled config, in turn) plus the `url` of
+ * its first ready endpoint (the fallback without such a config). A block still in its
  * written form (a `secretRef`, an unresolved `backendRef`) cannot be honoured: GuardConfigError,
  * so requests under it fail closed.
  *
