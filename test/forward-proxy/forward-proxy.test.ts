@@ -65,7 +65,7 @@ describe('dynamic forward proxy', () => {
     echo = await startEchoServer('origin');
     gw = await startGateway(
       gatewayClass() +
-        gateway('gw', [{ name: 'open', port: 80 }, { name: 'strict', port: 81 }, { name: 'listed', port: 82 }, { name: 'guarded', port: 83 }, { name: 'tls', port: 84 }]) +
+        gateway('gw', [{ name: 'open', port: 80 }, { name: 'strict', port: 81 }, { name: 'listed', port: 82 }, { name: 'guarded', port: 83 }, { name: 'tls', port: 84 }, { name: 'inline', port: 85 }]) +
         // Loopback allowed on purpose: the test origin listens on 127.0.0.1. Link-local too, which never opens metadata.
         forwardBackend('open', "{ allowedHosts: ['127.0.0.1', localhost, '169.254.169.254'], allowAddressClasses: [loopback, linkLocal] }") +
         // The default: loopback stays blocked even for a listed name.
@@ -74,7 +74,8 @@ describe('dynamic forward proxy', () => {
         forwardBackend('unguarded', undefined) +
         forwardBackend('guarded', "{ allowedHosts: ['127.0.0.1'], allowAddressClasses: [loopback] }") +
         forwardBackend('with-tls', "{ allowedHosts: ['127.0.0.1'], allowAddressClasses: [loopback] }") +
-        forwardBackend('inline-policies', "{ allowedHosts: ['*'] }").replace('spec:\n', 'spec:\n  policies: { http: { requestTimeout: 5s } }\n') +
+        forwardBackend('inline-policies', "{ allowedHosts: ['127.0.0.1'], allowAddressClasses: [loopback] }").replace('spec:\n', 'spec:\n  policies: { auth: { key: sk-inline } }\n') +
+        route('inline', 'inline', 'inline-policies') +
         route('open', 'open', 'open') + route('strict', 'strict', 'strict') + route('listed', 'listed', 'listed') +
         route('guarded', 'guarded', 'guarded') + route('tls', 'tls', 'with-tls') +
         // Who may use the proxy: route authorization applies as on any backend.
@@ -155,15 +156,18 @@ spec:
     assert.equal(allowed.status, 200, allowed.body);
   });
 
-  it('a backend policy it cannot apply yet fails closed (500, never sent); inline policies are refused at status', async () => {
+  it('a backend tls policy originates TLS (a plain destination is never spoken to in the clear: 502)', async () => {
     const before = echo.seen.length;
     const got = await viaProxy(gw.portOf(84), `http://127.0.0.1:${echo.port}/tls-policy`);
-    assert.equal(got.status, 500);
-    assert.match(got.body, /backend_policy_unsupported/);
+    assert.equal(got.status, 502, got.body);
     assert.equal(echo.seen.length, before);
+  });
+
+  it('inline spec.policies are accepted and applied (the backend credential reaches the destination)', async () => {
     const inline = conditionOf(gw.statusOf('ProxyBackend', 'inline-policies').conditions, 'Accepted');
-    assert.equal(inline?.status, 'False');
-    assert.match(inline?.message ?? '', /spec\.policies/);
+    assert.equal(inline?.status, 'True', inline?.message);
+    const got = await viaProxy(gw.portOf(85), `http://127.0.0.1:${echo.port}/inline`);
+    assert.equal((JSON.parse(got.body) as { headers: Record<string, string> }).headers.authorization, 'Bearer sk-inline');
   });
 
   it('an https:// target is reached over TLS to the checked address, with the asked-for name as SNI, and the certificate is verified', async () => {

@@ -23,8 +23,6 @@ export function translateDynamicForward(spec: Dict, generation: number | undefin
   const refuse = (problem: string): DynamicForwardTranslation => ({ problem, conditions: [condition('Accepted', false, 'Invalid', problem, generation)] });
   const dfp = spec.dynamicForwardProxy;
   if (!isDict(dfp)) return refuse('spec.dynamicForwardProxy must be an object');
-  // The forward handler does not apply backend policy members yet (it refuses requests under them).
-  if (spec.policies !== undefined) return refuse('spec.policies: backend policies are not applied on a dynamic forward proxy backend yet (issue 17)');
   const access = dfp.accessControl;
   if (!isDict(access) || !Array.isArray(access.allowedHosts) || access.allowedHosts.length === 0) {
     return refuse(

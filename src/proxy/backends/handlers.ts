@@ -48,6 +48,11 @@ export interface BackendHandler {
    */
   readonly filtersResponses?: boolean;
   /**
+   * True: the handler's upstream calls go through the backend-policy layer, so the rule's backend
+   * policy is compiled for it and handed over as `backendRuntime` (the dynamic forward proxy).
+   */
+  readonly usesBackendPolicy?: boolean;
+  /**
    * An HTTP/1.1 Upgrade (WebSocket) request, after routing and traffic policies; the handler owns
    * the socket from here and calls `request.done` once (101 when upgraded, else the status it
    * wrote). Handlers without it refuse upgrades.

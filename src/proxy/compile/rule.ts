@@ -77,7 +77,7 @@ function compiledBackendPolicies(
   compiler: BackendPolicyCompiler | undefined,
 ): (listenerKey: string) => CompiledBackendPolicy | undefined {
   // AI provider calls, MCP requests and agent runtime invocations go through this layer (per provider or target: subBackend()); MCP targets write their credentials in the MCP handler.
-  if (!backend || !compiler || (backend.handler && backend.kind !== 'ai' && backend.kind !== 'mcp' && backend.kind !== 'agentRuntime')) return () => undefined;
+  if (!backend || !compiler || (backend.handler && backend.kind !== 'ai' && backend.kind !== 'mcp' && backend.kind !== 'agentRuntime' && backend.handler.usesBackendPolicy !== true)) return () => undefined;
   const compiledPlain = plain ? compiler.compile(plain, backend, backend.kind) : undefined;
   if (!byListener) return () => compiledPlain;
   const compiled = new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend, backend.kind)] as const));

@@ -10,18 +10,15 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { connect as netConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { openForwardConnection, rawConnection, tunnelUnapplicable } from '../backends/dynamic-forward/connection.ts';
 import { parseAuthority } from '../backends/dynamic-forward/destination.ts';
 import { sendError } from '../http/downstream.ts';
-import { BACKEND_MEMBERS, type BackendPolicy } from '../../ir/policy.ts';
 import { renderGatewayError } from '../http/error-format.ts';
 import { runLifecycle, type BackendPhase, type BindContext } from './handle-request.ts';
 import { socketResponse } from './upgrade.ts';
 import { http1TunnelClient, http2TunnelClient, splice, type TunnelClient } from '../http/tunnel.ts';
-
-/** Without a tcp.connectTimeout, how long the tunnel's upstream connect may take. */
-const CONNECT_TIMEOUT_MS = 10_000;
 
 /** An HTTP/1.1 CONNECT: node hands over the connection's socket and the bytes read past the head. */
 export function handleConnect(ctx: BindContext, req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -61,36 +58,28 @@ function tunnelBackend(authority: string, client: TunnelClient): BackendPhase {
       client.answer(status, body);
       done(status, 0);
     };
-    // Backend policy members (tls origination, credentials …) mean nothing on a raw tunnel yet: fail closed.
-    const unapplied = unappliedMembers(fwd.backendPolicy);
-    if (unapplied.length > 0) return refuse(500, 'backend_policy_unsupported', `backend policy ${unapplied.join(', ')} is not applied on a CONNECT tunnel yet`);
     const handler = fwd.backend.handler;
     if (handler) {
       if (!handler.tunnel) return refuse(400, 'bad_request', 'this backend does not accept CONNECT');
       handler.tunnel(authority, client, { labels: fwd.labels, path: fwd.path, headers: fwd.headers, policy: undefined, backendPolicy: fwd.backendPolicy, done });
       return;
     }
+    // A member that acts on HTTP or TLS has nothing to act on in an opaque tunnel: fail closed, never connected.
+    const unapplicable = tunnelUnapplicable(fwd.backendPolicy);
+    if (unapplicable.length > 0) return refuse(500, 'backend_policy_unsupported', `backend policy ${unapplicable.join(', ')} cannot apply to a CONNECT tunnel`);
+    if (fwd.backendRuntime && fwd.backendRuntime.invalid.length > 0) return refuse(500, 'policy_invalid', 'a backend policy that applies to this route is invalid');
     if (fwd.target === null) {
       done(sendError(res, { code: 'NO_HEALTHY_ENDPOINT', backend: fwd.backend.key }), 0);
       return;
     }
-    const upstream = netConnect({ host: fwd.target.host, port: fwd.target.port, timeout: CONNECT_TIMEOUT_MS });
-    const onFailure = () => {
-      upstream.destroy();
-      done(sendError(res, { code: 'UPSTREAM_CONNECT_FAILED', backend: fwd.backend.key, cause: 'tunnel connect failed' }), 0);
-    };
-    upstream.once('error', onFailure);
-    upstream.once('timeout', onFailure);
-    upstream.once('connect', () => {
-      upstream.off('error', onFailure);
-      upstream.off('timeout', onFailure);
-      upstream.setTimeout(0);
+    // The policy's tcp (connect deadline, keepalive) and tunnel (an upstream CONNECT proxy) shape the connection.
+    const endpoint = { address: fwd.target.host, port: fwd.target.port, name: fwd.target.host };
+    openForwardConnection(rawConnection(fwd.backendRuntime?.connection), endpoint, (err, upstream) => {
+      if (err || !upstream) {
+        done(sendError(res, { code: 'UPSTREAM_CONNECT_FAILED', backend: fwd.backend.key, cause: 'tunnel connect failed' }), 0);
+        return;
+      }
       splice(client, upstream, done);
     });
   };
-}
-
-function unappliedMembers(policy: BackendPolicy | undefined): string[] {
-  if (!policy) return [];
-  return BACKEND_MEMBERS.filter((m) => policy[m] !== undefined);
 }

@@ -82,18 +82,12 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend tcp.keepalive.interval': { value: { tcp: { keepalive: { interval: '10s' } } }, path: 'spec.backend.tcp.keepalive.interval' },
   'backend ai': { value: { ai: { modelAliases: { fast: 'gpt-4o-mini' } } }, path: 'spec.backend.ai' },
   'backend mcp': { value: { mcp: { authorization: { policy: { matchExpressions: ['true'] } } } }, path: 'spec.backend.mcp' },
-  'backend tcp': { value: { tcp: { connectTimeout: '2s' } }, path: 'spec.backend.tcp' },
-  'backend tls': { value: { tls: { sni: 'upstream.example.com' } }, path: 'spec.backend.tls' },
-  'backend http': { value: { http: { requestTimeout: '5s' } }, path: 'spec.backend.http' },
-  'backend tunnel': { value: { tunnel: { url: 'http://tunnel.example.com:3128' } }, path: 'spec.backend.tunnel' },
-  'backend auth': { value: { auth: { key: 'sk-backend' } }, path: 'spec.backend.auth' },
-  'backend transformation': { value: { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation' },
+  'backend http.version': { value: { http: { version: 'HTTP2' } }, path: 'spec.backend.http.version' },
   'backend health': { value: { health: { unhealthyCondition: 'response.code >= 500', eviction: { duration: '60s' } } }, path: 'spec.backend.health' },
   'backend health.unhealthyCondition': { value: { health: { unhealthyCondition: 'response.code >= 500' } }, path: 'spec.backend.health.unhealthyCondition' },
   'backend health.eviction': { value: { health: { eviction: { duration: '60s' } } }, path: 'spec.backend.health.eviction' },
   'backend auth.cloudB': { value: { auth: { cloudB: { workloadIdentity: {} } } }, path: 'spec.backend.auth.cloudB' },
   'backend auth.cloudC': { value: { auth: { cloudC: { type: 'AccessToken' } } }, path: 'spec.backend.auth.cloudC' },
-  'backend extAuth': { value: { extAuth: { url: 'http://authz.example.com:9000', grpc: {} } }, path: 'spec.backend.extAuth' },
 };
 
 /** Rows that share a path are told apart by their kinds. */
@@ -137,8 +131,8 @@ describe('NOT_APPLIED: every row is reported on the owning object with its path'
       assert.ok(accepted(alone).message.includes(c.path), accepted(alone).message);
       assert.ok(accepted(alone).message.includes(explain(row)), accepted(alone).message);
 
-      // A forward proxy applies no backend member yet: there is no working member to set beside it.
-      if (row.kinds?.length === 1 && row.kinds[0] === 'forwardProxy') return;
+      // The working backend member is `http` itself: the case's `http` would replace it.
+      if (row.scope === 'backend' && row.path === 'http.version') return;
       // With a member that works: PartiallyApplied, and Attached stays True (what applies is in effect).
       const withWorking = translate(world(kind, [policy(row.scope, { ...WORKING[row.scope], ...c.value })]));
       const conditions = ancestorConditions(withWorking.statuses);

@@ -4,31 +4,41 @@
  * backend's allow list names it, at an address the resolver checked (blocked classes refused,
  * docs/forward-proxy.md). Routing, traffic policies (authorization, rate limits …) ran before.
  * The connection is made to the checked IP itself, so the name is never resolved a second time.
+ *
+ * The backend policy applies through the same layer as on other kinds (policies/backend/forward.ts:
+ * fail closed when invalid, extAuth, transformation, credentials) and its connection members
+ * (connect.ts): `tcp` (connect deadline, keepalive), `tls` (origination to the destination with the
+ * policy's CAs, client certificate, SNI and name checks), `tunnel` (chained through an upstream
+ * CONNECT proxy), `http.requestTimeout`. A CONNECT tunnel applies `tcp` and `tunnel` only.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { connect as netConnect, isIP } from 'node:net';
+import type { Socket } from 'node:net';
 import type { BackendHandler, HandlerFactory, HandlerRequest } from '../handlers.ts';
 import type { DynamicForwardIR } from '../../../ir/dynamic-forward.ts';
-import { BACKEND_MEMBERS, type BackendPolicy } from '../../../ir/policy.ts';
-import { requestBody, serverName, type DownstreamRequest, type DownstreamResponse } from '../../http/downstream.ts';
-import { endToEndHeaders, endToEndResponseHeaders } from '../../http/headers.ts';
+import { requestBody, sendDirect, serverName, type DownstreamRequest, type DownstreamResponse } from '../../http/downstream.ts';
+import { endToEndHeaders, endToEndResponseHeaders, type HeaderMap } from '../../http/headers.ts';
 import { askedForHttps } from '../../http/absolute-form.ts';
 import { splice, type TunnelClient } from '../../http/tunnel.ts';
 import { renderGatewayError } from '../../http/error-format.ts';
+import type { PolicyContext } from '../../policies/context.ts';
+import { forwardWithBackendPolicy } from '../../policies/backend/forward.ts';
+import type { CompiledBackendPolicy } from '../../policies/backend/compile.ts';
+import type { UpstreamTarget } from '../../policies/backend/pools.ts';
 import { RequestPolicyContext } from '../../policies/request-context.ts';
 import type { AddressClass } from './address-classes.ts';
 import { hostAllowed } from './allowed-hosts.ts';
+import { forwardConnection, openForwardConnection, rawConnection, tunnelUnapplicable, type CheckedTarget, type ForwardConnection } from './connection.ts';
 import { parseAuthority, requestDestination } from './destination.ts';
 import { CheckedResolver } from './resolver.ts';
 
-/** How long connecting to a destination may take (no backend `tcp.connectTimeout` applies here yet). */
-export const FORWARD_CONNECT_TIMEOUT_MS = 10_000;
+/** How long connecting to a destination may take without a backend `tcp.connectTimeout`. */
+export { FORWARD_CONNECT_TIMEOUT_MS } from './connection.ts';
 
 export const dynamicForwardHandlerFactory: HandlerFactory = (backend) =>
   backend.dynamicForward ? new DynamicForwardHandler(backend.dynamicForward) : undefined;
 
 export class DynamicForwardHandler implements BackendHandler {
+  readonly usesBackendPolicy = true;
   readonly #allowedHosts: readonly string[];
   readonly #allowedClasses: ReadonlySet<AddressClass>;
   readonly #resolver: CheckedResolver;
@@ -40,16 +50,12 @@ export class DynamicForwardHandler implements BackendHandler {
   }
 
   handle(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest): void {
-    // Backend policy members (tls, auth, timeouts …) are not applied here yet: refuse rather than
-    // send without the credential or check a policy asks for (fails closed, docs/forward-proxy.md).
-    const unapplied = unappliedMembers(request.backendPolicy);
-    if (unapplied.length > 0) {
-      return refuse(res, request, 500, 'backend_policy_unsupported', `backend policy ${unapplied.join(', ')} is not applied on a dynamic forward proxy backend yet`);
-    }
+    const runtime = request.backendRuntime;
     const sni = serverName(req);
     const authority = req.headers.host ?? (req.headers[':authority'] as string | undefined) ?? sni;
-    // A client on a TLS connection, or asking for https:// (absolute-form), wants the destination over TLS.
-    const tls = askedForHttps(req) || sni !== undefined;
+    // A client on a TLS connection, or asking for https:// (absolute-form), wants the destination
+    // over TLS; a backend `tls` originates TLS whatever the client asked.
+    const tls = askedForHttps(req) || sni !== undefined || runtime?.connection?.tls !== undefined;
     const destination = requestDestination(req.url ?? '/', authority, tls ? 443 : 80);
     if (!destination) return refuse(res, request, 400, 'bad_request', 'the request names no valid destination host');
     if (!hostAllowed(destination.host, this.#allowedHosts)) {
@@ -61,10 +67,13 @@ export class DynamicForwardHandler implements BackendHandler {
           if (resolved.reason === 'blocked') return refuse(res, request, 403, 'destination_blocked', 'the destination resolves to an address the forward proxy may not reach');
           return refuse(res, request, 502, 'upstream_connect_failed', 'could not resolve the destination');
         }
+        const secure = tls || destination.tls === true;
         const port = destination.port;
         const bare = destination.host.includes(':') ? `[${destination.host}]` : destination.host;
-        const hostHeader = port === (tls ? 443 : 80) ? bare : `${bare}:${port}`;
-        forward(req, res, request, { address: resolved.address, port, host: destination.host, hostHeader, tls: tls || destination.tls === true });
+        const hostHeader = port === (secure ? 443 : 80) ? bare : `${bare}:${port}`;
+        const target: Target = { address: resolved.address, port, name: destination.host, hostHeader, connection: forwardConnection(runtime?.connection, secure) };
+        if (runtime) forwardUnderPolicy(req, res, request, runtime, target);
+        else forward(req, res, target, request.headers, request.path, request.policy, request.done, undefined);
       },
       () => refuse(res, request, 502, 'upstream_connect_failed', 'could not resolve the destination'),
     );
@@ -72,11 +81,16 @@ export class DynamicForwardHandler implements BackendHandler {
 
   /**
    * CONNECT (frontend `connect.mode: Route`): the authority is the destination, under the same
-   * allow list and address checks; the tunnel goes to the checked address. This is how `curl -x`
-   * reaches `https://` destinations (TLS end to end, the gateway sees only the SNI-less tunnel).
+   * allow list and address checks; the tunnel goes to the checked address, with the backend
+   * policy's `tcp` and `tunnel`. This is how `curl -x` reaches `https://` destinations (TLS end to
+   * end, the gateway sees only the tunnel).
    */
   tunnel(authority: string, client: TunnelClient, request: HandlerRequest): void {
     const refuseRaw = (status: number, code: string, message: string) => refuse(client.res, request, status, code, message);
+    // A member that acts on HTTP or TLS has nothing to act on in an opaque tunnel: fail closed, never connected.
+    const unapplicable = tunnelUnapplicable(request.backendPolicy);
+    if (unapplicable.length > 0) return refuseRaw(500, 'backend_policy_unsupported', `backend policy ${unapplicable.join(', ')} cannot apply to a CONNECT tunnel`);
+    if (request.backendRuntime && request.backendRuntime.invalid.length > 0) return refuseRaw(500, 'policy_invalid', 'a backend policy that applies to this route is invalid');
     const destination = parseAuthority(authority, 443);
     if (!destination) return refuseRaw(400, 'bad_request', 'the CONNECT target is not a valid host:port');
     if (!hostAllowed(destination.host, this.#allowedHosts)) return refuseRaw(403, 'destination_not_allowed', 'the forward proxy does not allow this destination');
@@ -86,17 +100,9 @@ export class DynamicForwardHandler implements BackendHandler {
           if (resolved.reason === 'blocked') return refuseRaw(403, 'destination_blocked', 'the destination resolves to an address the forward proxy may not reach');
           return refuseRaw(502, 'upstream_connect_failed', 'could not resolve the destination');
         }
-        const upstream = netConnect({ host: resolved.address, port: destination.port, timeout: FORWARD_CONNECT_TIMEOUT_MS });
-        const failed = () => {
-          upstream.destroy();
-          refuseRaw(502, 'upstream_connect_failed', 'could not connect to the upstream');
-        };
-        upstream.once('error', failed);
-        upstream.once('timeout', failed);
-        upstream.once('connect', () => {
-          upstream.off('error', failed);
-          upstream.off('timeout', failed);
-          upstream.setTimeout(0);
+        const target = { address: resolved.address, port: destination.port, name: destination.host };
+        openForwardConnection(rawConnection(request.backendRuntime?.connection), target, (err, upstream) => {
+          if (err || !upstream) return refuseRaw(502, 'upstream_connect_failed', 'could not connect to the upstream');
           splice(client, upstream, request.done);
         });
       },
@@ -107,28 +113,77 @@ export class DynamicForwardHandler implements BackendHandler {
   async close(): Promise<void> {}
 }
 
-interface Target {
-  /** The checked IP the connection is made to. */
-  readonly address: string;
-  readonly port: number;
-  /** The name the client asked for: TLS SNI and certificate verification use it. */
-  readonly host: string;
+interface Target extends CheckedTarget {
   readonly hostHeader: string;
-  readonly tls: boolean;
+  readonly connection: ForwardConnection;
 }
 
-function forward(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest, target: Target): void {
-  const headers = { ...endToEndHeaders(request.headers), host: target.hostHeader };
-  const options = { host: target.address, port: target.port, method: req.method, path: request.path, headers, setHost: false };
-  // TLS to the checked IP, with the asked-for name as SNI and as the name the certificate must carry (system CAs).
-  const upstream = target.tls
-    ? httpsRequest({ ...options, servername: isIP(target.host) === 0 ? target.host : undefined })
-    : httpRequest(options);
-  const connectTimer = setTimeout(() => upstream.destroy(new Error('connect timeout')), FORWARD_CONNECT_TIMEOUT_MS);
-  upstream.once('socket', (socket) => socket.once(target.tls ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer)));
-  upstream.once('close', () => clearTimeout(connectTimer));
+/** Stands in for a pool: the forward proxy connects per request (openForwardConnection), never through a dispatcher. */
+const NO_POOL = undefined as unknown as UpstreamTarget['dispatcher'];
+
+/**
+ * The backend-policy layer every kind goes through (policies/backend/forward.ts): an invalid
+ * policy answers 500 with nothing sent, extAuth and transformation run, credentials are written
+ * (cloud signatures over the destination's Host), then the request is forwarded.
+ */
+function forwardUnderPolicy(req: DownstreamRequest, res: DownstreamResponse, request: HandlerRequest, runtime: CompiledBackendPolicy, target: Target): void {
+  const context = request.policy instanceof RequestPolicyContext ? request.policy : undefined;
+  // The pipeline makes a context whenever the policy needs one (handle-request.ts); without it, fail closed.
+  if (runtime.needsContext && !context) return refuse(res, request, 500, 'backend_policy_failed', 'the backend policy could not be applied');
+  const headers = request.headers as HeaderMap;
+  headers.host = target.hostHeader;
+  const upstream: UpstreamTarget = { dispatcher: NO_POOL, host: target.address, port: target.port, authority: target.hostHeader };
+  forwardWithBackendPolicy(runtime, { target: upstream, headers, path: request.path, filters: {} }, context, request.done, {
+    start: (fwd, done, ctx) => forward(req, res, target, fwd.headers, fwd.path, ctx, done, runtime.requestTimeoutMs),
+    respond: (response, ctx) => {
+      res.gatewayAnswer?.();
+      return sendDirect(res, response, ctx?.responseMutations ?? []);
+    },
+    createContext: () => {
+      throw new Error('unreachable: the pipeline made the policy context');
+    },
+  });
+}
+
+function forward(
+  req: DownstreamRequest,
+  res: DownstreamResponse,
+  target: Target,
+  upstreamHeaders: Readonly<Record<string, string | string[]>>,
+  path: string,
+  policy: PolicyContext | undefined,
+  done: (status: number, bytes: number) => void,
+  requestTimeoutMs: number | undefined,
+): void {
+  const headers = { ...endToEndHeaders(upstreamHeaders), host: target.hostHeader };
   let bytes = 0;
+  let responseTimer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const upstream = httpRequest({
+    method: req.method,
+    path,
+    headers,
+    setHost: false,
+    // The socket comes from openForwardConnection: the checked IP, through the policy's tunnel and TLS.
+    // node waits for `onCreate` when createConnection returns nothing; its typings want a socket.
+    createConnection: (_options, onCreate: (err: Error | null, socket: Socket) => void) => {
+      openForwardConnection(target.connection, target, (err, socket) => onCreate(err, socket as Socket));
+      return undefined as unknown as Socket;
+    },
+  });
+  // A socket out of a tunnel proxy comes paused (openTunnel read the proxy's answer); node's client
+  // has its listeners on it once 'socket' fires, so it flows from there.
+  upstream.once('socket', (socket: Socket) => socket.resume());
+  if (requestTimeoutMs !== undefined) {
+    // http.requestTimeout: the destination's response head must come in time, else 504.
+    responseTimer = setTimeout(() => {
+      timedOut = true;
+      upstream.destroy();
+      if (!res.headersSent) refuse(res, { done }, 504, 'backend_timeout', 'the destination did not answer in time');
+    }, requestTimeoutMs);
+  }
   upstream.on('response', (answer: IncomingMessage) => {
+    clearTimeout(responseTimer);
     const status = answer.statusCode ?? 502;
     res.writeHead(status, endToEndResponseHeaders(answer.headers));
     answer.on('data', (chunk: Buffer) => {
@@ -140,23 +195,28 @@ function forward(req: DownstreamRequest, res: DownstreamResponse, request: Handl
     });
     answer.on('end', () => {
       res.end();
-      request.done(status, bytes);
+      done(status, bytes);
     });
     answer.on('error', () => {
       res.destroy();
-      request.done(status, bytes);
+      done(status, bytes);
     });
   });
   upstream.on('error', () => {
+    clearTimeout(responseTimer);
+    if (timedOut) return;
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    refuse(res, request, 502, 'upstream_connect_failed', 'could not connect to the upstream');
+    refuse(res, { done }, 502, 'upstream_connect_failed', 'could not connect to the upstream');
   });
-  res.on('close', () => upstream.destroy());
-  // A traffic policy that read the body (extAuth forwardBody, transformation …) holds it buffered.
-  const buffered = request.policy instanceof RequestPolicyContext ? request.policy.bufferedBody : undefined;
+  res.on('close', () => {
+    clearTimeout(responseTimer);
+    upstream.destroy();
+  });
+  // A traffic or backend policy that read the body (extAuth forwardBody, transformation …) holds it buffered.
+  const buffered = policy instanceof RequestPolicyContext ? policy.bufferedBody : undefined;
   if (buffered !== undefined) upstream.end(buffered);
   else {
     const body = requestBody(req);
@@ -165,18 +225,12 @@ function forward(req: DownstreamRequest, res: DownstreamResponse, request: Handl
   }
 }
 
-function unappliedMembers(policy: BackendPolicy | undefined): string[] {
-  if (!policy) return [];
-  const out: string[] = BACKEND_MEMBERS.filter((m) => policy[m] !== undefined);
-  if (policy.invalid !== undefined && policy.invalid.length > 0) out.push('(invalid)');
-  return out;
-}
-
 /** The gateway's own refusal, in the gateway's error shape (docs/errors.md). */
-function refuse(res: DownstreamResponse, request: HandlerRequest, status: number, code: string, message: string): void {
-  res.gatewayAnswer?.();
+function refuse(res: DownstreamResponse | TunnelClient['res'], request: Pick<HandlerRequest, 'done'>, status: number, code: string, message: string): void {
+  const downstream = res as DownstreamResponse;
+  downstream.gatewayAnswer?.();
   const body = renderGatewayError(status, { code, message }, 'gateway');
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
+  downstream.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  downstream.end(body);
   request.done(status, Buffer.byteLength(body));
 }
