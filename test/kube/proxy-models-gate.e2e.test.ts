@@ -2,7 +2,8 @@
  * The ProxyModel gate in Kubernetes mode: the chart's `proxyModels.enabled` reaches the controller
  * as `SWITCHBOARD_PROXY_MODELS_ENABLED` (chart/templates/deployment.yaml); the controller honours it
  * (and `--enable-proxy-models`, as `run` does). Fake API server → controller → the ProxyModel's
- * status written back: Accepted=True with the API on, "disabled" with it off.
+ * status written back: Accepted=True with the API on, "disabled" with it off. Also: the model
+ * catalog (ProxyParameters modelCatalog) is read from the watch in this mode too.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -66,6 +67,22 @@ describe('Kubernetes mode: the ProxyModel API gate (chart value proxyModels.enab
     { name: 'SWITCHBOARD_PROXY_MODELS_ENABLED=false turns it off again', argv: [], env: { SWITCHBOARD_PROXY_MODELS_ENABLED: 'false' }, status: 'False', message: /ProxyModel API is disabled/ },
     { name: '--enable-proxy-models serves it', argv: ['--enable-proxy-models'], env: {}, status: 'True' },
   ];
+  it('the model catalog is read from the watch: the models rule carries the Gateway\'s ConfigMap entries, and follows an edit', async () => {
+    await controller?.stop();
+    controller = await start(['--enable-proxy-models'], {});
+    const catalog = (): unknown => (controller!.gateway.config()?.backends['models/apps/models/rule/0'] as { ai?: { catalog?: unknown } } | undefined)?.ai?.catalog;
+    const configMap = (ids: string[]) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'vendor-models', namespace: NS }, data: { 'catalog.json': JSON.stringify({ data: ids.map((id) => ({ id, owned_by: 'openai' })) }) } });
+    server.put(configMap(['gpt-4o', 'gpt-4o-mini']));
+    server.put({ apiVersion: SB, kind: 'ProxyParameters', metadata: { name: 'gw-params', namespace: NS }, spec: { modelCatalog: { sources: [{ configMap: { name: 'vendor-models' } }] } } });
+    const gateway = server.get(GW, 'Gateway', 'gw', NS)!;
+    server.put({ ...gateway, spec: { ...(gateway.spec as object), infrastructure: { parametersRef: { group: 'switchboard.dev', kind: 'ProxyParameters', name: 'gw-params' } } } });
+    await until(() => JSON.stringify(catalog()) === JSON.stringify([{ id: 'gpt-4o', ownedBy: 'openai' }, { id: 'gpt-4o-mini', ownedBy: 'openai' }]), 'the catalog in the config')
+      .catch((err: Error) => { throw new Error(`${err.message}; got ${JSON.stringify(catalog())}`); });
+    server.put(configMap(['o3']));
+    await until(() => JSON.stringify(catalog()) === JSON.stringify([{ id: 'o3', ownedBy: 'openai' }]), 'the edited catalog')
+      .catch((err: Error) => { throw new Error(`${err.message}; got ${JSON.stringify(catalog())}`); });
+  });
+
   for (const row of rows) {
     it(row.name, async () => {
       await controller?.stop();
