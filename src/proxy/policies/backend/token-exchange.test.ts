@@ -6,6 +6,7 @@ import type { OAuthTokenExchangeAuth } from '../../../ir/policy.ts';
 import { fakePolicyContext } from '../../testing/policy-context.ts';
 import { TokenEndpointError, TokenExchangeRejection } from './oauth-endpoint.ts';
 import { compileTokenExchange } from './token-exchange.ts';
+import { publishBackends } from './service-targets.ts';
 import { startFakeIdp, type FakeIdp } from './testing/fake-oauth.ts';
 
 const unsigned = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -34,6 +35,17 @@ describe('oauthTokenExchange', () => {
       spec: () => base({ requestedTokenType: 'Jwt', subjectToken: { source: { cookie: { name: 'sid' } }, tokenType: 'urn:example:custom' } }),
       headers: async () => ({ cookie: `theme=dark; sid=${await idp.idToken('u2', 'gw')}` }),
       expect: (f) => assert.deepEqual([f.requested_token_type, f.subject_token_type], ['urn:ietf:params:oauth:token-type:jwt', 'urn:example:custom']),
+    },
+    {
+      name: 'to a token endpoint given as backendRef (the ready endpoints of the backend in the newest compiled config)',
+      spec: () => {
+        const { hostname, port } = new URL(idp.url);
+        publishBackends({ 'service/ns/idp:80': { key: 'service/ns/idp:80', kind: 'Service', namespace: 'ns', name: 'idp', rewriteHost: false, endpoints: [{ host: hostname, port: Number(port) }] } });
+        const { url: _url, ...rest } = base();
+        return { ...rest, backendKey: 'service/ns/idp:80' };
+      },
+      headers: async () => ({ authorization: `Bearer ${await idp.idToken('u4', 'gw')}` }),
+      expect: (f, subject) => assert.deepEqual([f.grant_type, f.subject_token], ['urn:ietf:params:oauth:grant-type:token-exchange', subject]),
     },
     {
       name: 'additionalParams from CEL; a failing expression is left out',
