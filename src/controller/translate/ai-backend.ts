@@ -24,11 +24,17 @@ import { conditionFrom, type Problem } from './status/conditions.ts';
  * ready endpoints (EndpointSlices, as route backends), in turn; the Service's cluster DNS name
  * and port are written into the provider's `host`/`port` (the Host header, and where the proxy
  * connects when no endpoint is known).
+ *
+ * A provider's own `policies` may name backends of their own (a `tunnel`'s Service): they are
+ * returned as `named`, to join the config's backends with the ProxyBackend (the proxy looks a
+ * tunnel up by its key and fails closed without it).
  */
 export interface AiTranslation {
   readonly ir?: AiBackendIR;
   readonly problems: readonly Problem[];
   readonly conditions: readonly Condition[];
+  /** Backends the providers' policies name, by key (empty when none do). */
+  readonly named: ReadonlyMap<string, Backend>;
 }
 
 export interface AiTranslateOptions {
@@ -42,20 +48,22 @@ export const SINGLE_PROVIDER_NAME = 'default';
 const COMMON_MEMBERS = ['host', 'port', 'path', 'pathPrefix'] as const;
 
 /** The ProxyBackend type translator for `ai` (registered in proxy-backend.ts). */
-export function aiBackend(object: KubeObject, _spec: Dict, snapshot: Snapshot, base: { readonly key: string; readonly namespace: string; readonly name: string }): { backend?: Backend; problem?: string; conditions: readonly Condition[] } {
-  const { ir, problems, conditions } = translateAiBackend(object, snapshot);
+export function aiBackend(object: KubeObject, _spec: Dict, snapshot: Snapshot, base: { readonly key: string; readonly namespace: string; readonly name: string }): { backend?: Backend; problem?: string; conditions: readonly Condition[]; named?: ReadonlyMap<string, Backend> } {
+  const { ir, problems, conditions, named } = translateAiBackend(object, snapshot);
   if (!ir) return { problem: problems.map((p) => p.message).join('; '), conditions };
   // The LLM handler reaches its providers itself; the backend has no endpoints of its own.
-  return { backend: { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, ai: ir }, conditions };
+  const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, ai: ir };
+  return { backend, conditions, ...(named.size > 0 ? { named } : {}) };
 }
 
 export function translateAiBackend(backend: KubeObject, snapshot: Snapshot, opts: AiTranslateOptions = {}): AiTranslation {
-  const { ir, problems } = translate(backend, snapshot, opts);
+  const named = new Map<string, Backend>();
+  const { ir, problems } = translate(backend, snapshot, opts, named);
   const conditions = [conditionFrom('Accepted', problems, 'Accepted', 'AI backend accepted', generationOf(backend))];
-  return ir ? { ir, problems, conditions } : { problems, conditions };
+  return ir ? { ir, problems, conditions, named } : { problems, conditions, named: new Map() };
 }
 
-function translate(backend: KubeObject, snapshot: Snapshot, opts: AiTranslateOptions): { ir?: AiBackendIR; problems: Problem[] } {
+function translate(backend: KubeObject, snapshot: Snapshot, opts: AiTranslateOptions, named: Map<string, Backend>): { ir?: AiBackendIR; problems: Problem[] } {
   const namespace = namespaceOf(backend);
   const spec = isDict(backend.spec) ? backend.spec : {};
   if (!isDict(spec.ai)) return { problems: [{ reason: 'Invalid', message: 'spec.ai must be an object' }] };
@@ -76,7 +84,7 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: AiTranslateOpt
   const groups = written
     .map(({ path, providers }) => ({
       providers: providers.flatMap((p, j) => {
-        const provider = providerIR(p, isDict(spec.ai) && isDict(spec.ai.provider) ? path : `${path}[${j}]`, ctx);
+        const provider = providerIR(p, isDict(spec.ai) && isDict(spec.ai.provider) ? path : `${path}[${j}]`, ctx, named);
         return provider ? [provider] : [];
       }),
     }))
@@ -93,7 +101,8 @@ export interface ProviderContext {
   readonly problems: Problem[];
 }
 
-function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProviderIR | undefined {
+/** `named` collects the backends the provider's policies name, once the provider is served. */
+function providerIR(written: Dict, path: string, ctx: ProviderContext, named: Map<string, Backend>): AiProviderIR | undefined {
   const name = typeof written.name === 'string' ? written.name : SINGLE_PROVIDER_NAME;
   const token = LLM_PROVIDERS.find((t) => isDict(written[t]));
   if (!token) return undefined;
@@ -105,11 +114,12 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
   let policies: BackendPolicy | undefined;
   if (isDict(written.policies)) {
     const found: string[] = [];
+    const resolver = new BackendResolver(ctx.snapshot, ctx.namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' });
     const lowerCtx = {
       namespace: ctx.namespace,
       // ConfigMaps are not part of the translator's snapshot: provider TLS CAs come from Secrets.
       sources: { secrets: ctx.snapshot.secrets, configMaps: new Map<string, KubeObject>(), ledger: ctx.snapshot.secretLedger },
-      resolver: new BackendResolver(ctx.snapshot, ctx.namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' }),
+      resolver,
       problems: found,
     };
     const members = lowerBackend(written.policies, `${path}.policies`, lowerCtx, true);
@@ -118,6 +128,7 @@ function providerIR(written: Dict, path: string, ctx: ProviderContext): AiProvid
       for (const message of found) ctx.problems.push({ reason: 'InvalidPolicy', message: `${message} (provider ${name} is not served)` });
       return undefined;
     }
+    for (const [key, backend] of resolver.backends) if (!named.has(key)) named.set(key, backend);
     const source = `${ctx.source}#${name}`;
     const sources = Object.fromEntries(Object.keys(members).map((m) => [m, [source]])) as BackendPolicy['sources'];
     policies = { ...(members as Partial<Record<BackendMember, unknown>>), sources } as BackendPolicy;

@@ -81,9 +81,11 @@ export class BackendResolver {
     const id = `${namespace}/${name}`;
     const object = this.#snapshot.proxyBackends.get(id);
     if (!object) return fail('BackendNotFound', `${path}: ProxyBackend ${id} not found`);
-    const { backend, problem } = translateProxyBackend(object, this.#snapshot);
+    const { backend, problem, named } = translateProxyBackend(object, this.#snapshot);
     if (!backend) return fail('BackendNotFound', `${path}: ProxyBackend ${id} is not usable: ${problem}`);
     this.backends.set(backend.key, backend);
+    // Backends its providers' policies name (a tunnel's Service): the proxy looks them up by key.
+    if (named) for (const [key, other] of named) if (!this.backends.has(key)) this.backends.set(key, other);
     return { backendKey: backend.key };
   }
 }

@@ -19,6 +19,8 @@ export interface ProxyBackendTranslation {
   /** Why the backend cannot be used as a backendRef target (undefined when `backend` is set). */
   readonly problem?: string;
   readonly conditions: readonly Condition[];
+  /** Backends the type's own config names (an AI provider's tunnel Service), published with this one. */
+  readonly named?: ReadonlyMap<string, Backend>;
 }
 
 type TypeTranslator = (object: KubeObject, spec: Dict, snapshot: Snapshot, base: BackendBase) => ProxyBackendTranslation;
