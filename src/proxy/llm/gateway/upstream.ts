@@ -64,7 +64,8 @@ export class ProviderPools {
       pool = new Pool(origin, { pipelining: 1, ...(guard ? { connect: guardedConnector() } : {}) });
     } else {
       const connector = connectorFor(settings, target.serverName ?? target.host);
-      const base = new Pool(origin, { pipelining: 1, connect: guard ? guardedConnector(connector) : connector, allowH2: settings.version === 'h2' });
+      // Through a tunnel the tunnel's proxy resolves the name (it may be the only way out): the guard cannot see what it reaches.
+      const base = new Pool(origin, { pipelining: 1, connect: guard && !settings.tunnel ? guardedConnector(connector) : connector, allowH2: settings.version === 'h2' });
       const servername = settings.tls ? serverNameFor(settings.tls, target.serverName ?? target.host) : undefined;
       // undici derives SNI from each request's Host and reconnects when it changes: pin it.
       pool = servername === undefined ? base : base.compose((dispatch) => (opts, handler) => dispatch({ ...opts, servername } as Dispatcher.DispatchOptions, handler));
