@@ -113,11 +113,16 @@ export class ClientSink implements AbortSource {
     if (!this.#closed) this.#res.writeHead(status, { ...headers });
   }
 
-  async write(chunk: Uint8Array): Promise<void> {
-    if (this.#closed || chunk.length === 0) return;
+  /**
+   * Writes a chunk. A promise only while the client is slow (the response's buffer is full): wait
+   * for it before writing more. Otherwise undefined — a streamed answer writes an event at a time,
+   * and awaiting an already-settled promise per event would cost a promise and a microtask each.
+   */
+  write(chunk: Uint8Array): Promise<void> | undefined {
+    if (this.#closed || chunk.length === 0) return undefined;
     this.#bytes += chunk.length;
-    if (this.#res.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length))) return;
-    await new Promise<void>((resolve) => {
+    if (this.#res.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length))) return undefined;
+    return new Promise<void>((resolve) => {
       this.#closeWaiters.push(resolve);
       this.#res.once('drain', resolve);
     });

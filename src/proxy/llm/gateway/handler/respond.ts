@@ -2,7 +2,7 @@
 import type { DirectResponse } from '../../../policies/result.ts';
 import { renderGatewayError } from '../../../http/error-format.ts';
 import type { ClientResponse, ForwardPlan } from '../../translate/plan.ts';
-import { maskSecrets } from '../credential-mask.ts';
+import { maskSecrets, type SentSecrets } from '../credential-mask.ts';
 import { GUARD_REJECTED, guardJsonBody, type CompiledPromptGuard, type GuardRun } from '../guards/index.ts';
 import { account } from './accounting.ts';
 import { answerGuards, guardRun } from './guards.ts';
@@ -26,7 +26,7 @@ export function refuse(a: Attempt, response: DirectResponse): number {
  * Translates and sends a buffered answer; returns the status the client got (a translation failure turns a 200 into a 502).
  * Response guards judge a successful answer first (a promise only then): masked text is sent, a rejection answers instead.
  */
-export function sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: readonly string[]): number | Promise<number> {
+export function sendBuffered(a: Attempt, plan: ForwardPlan, status: number, headers: Record<string, string | string[] | undefined>, raw: Uint8Array, secrets: SentSecrets): number | Promise<number> {
   const r: ClientResponse = plan.translateResponse(status, headers, raw);
   a.span?.body(r.body);
   const guard = r.status < 300 ? answerGuards.get(plan) : undefined;

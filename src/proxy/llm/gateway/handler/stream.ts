@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import type { ForwardPlan } from '../../translate/plan.ts';
 import { readProviderAnswer } from '../bounded-body.ts';
-import { maskSecrets } from '../credential-mask.ts';
+import { maskSecrets, type SentSecrets } from '../credential-mask.ts';
 import { inSlices } from '../stream-slices.ts';
 import { account } from './accounting.ts';
 import { attemptFailed } from './attempt-errors.ts';
@@ -15,7 +15,7 @@ import { pickHeaders } from './headers.ts';
 import { sendBuffered } from './respond.ts';
 import type { Attempt, Outcome, Tracked } from './state.ts';
 
-export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions, secrets: readonly string[], tracked: Tracked): Promise<Outcome> {
+export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: Dispatcher, options: Dispatcher.RequestOptions, secrets: SentSecrets, tracked: Tracked): Promise<Outcome> {
   const { gw } = a;
   let response: Dispatcher.ResponseData;
   try {
@@ -35,7 +35,10 @@ export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: D
   }
   if (plan.upstreamFormat === 'passthrough') {
     a.sink.head(status, pickHeaders(headers, ['content-type', 'cache-control']));
-    for await (const chunk of response.body) await a.sink.write(chunk as Buffer);
+    for await (const chunk of response.body) {
+      const full = a.sink.write(chunk as Buffer);
+      if (full) await full;
+    }
     a.sink.end();
     return { kind: 'answered', status };
   }
@@ -58,7 +61,9 @@ export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: D
         const pass = streamGuard ? await streamPasses(a, streamGuard.check(out)) : out;
         if (!pass) { rejected = true; break; }
         // A guard judging in batches holds output back (an empty write would still cost a round).
-        if (pass.length > 0) await a.sink.write(maskSecrets(pass, secrets));
+        // A write waits only while the client is slow (ClientSink.write: no promise per event otherwise).
+        const full = pass.length > 0 ? a.sink.write(maskSecrets(pass, secrets)) : undefined;
+        if (full) await full;
       }
       // The stream failed (an error event was written): stop reading, which closes the upstream.
       if (rejected || translator.done === true) break;
@@ -72,7 +77,8 @@ export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: D
     a.span?.chunk(out);
     const pass = streamGuard ? await streamPasses(a, streamGuard.check(out)) : out;
     if (!pass) { rejected = true; break; }
-    if (pass.length > 0) await a.sink.write(maskSecrets(pass, secrets));
+    const full = pass.length > 0 ? a.sink.write(maskSecrets(pass, secrets)) : undefined;
+    if (full) await full;
   }
   const rest = streamGuard && !rejected ? await streamPasses(a, streamGuard.flush()) : undefined;
   if (rest && rest.length > 0) await a.sink.write(maskSecrets(rest, secrets));
