@@ -7,16 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe } from 'node:test';
-import { create } from '@bufbuild/protobuf';
-import { HeaderValueOption_HeaderAppendAction } from '../../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
-import { Authorization, CheckResponseSchema } from '../../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
-import { StatusCode } from '../../../src/proxy/ext/gen/envoy/type/v3/http_status_pb.js';
-import { closedPort, startGrpcServer, startHttpServer, type RunningServer } from '../../ext/servers.ts';
+import { closedPort, startHttpServer, type RunningServer } from '../../ext/servers.ts';
 import { createCertificate } from '../../support/certs.ts';
 import { startConnectProxy, type ConnectProxy } from '../../support/connect-proxy.ts';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../../support/gateway.ts';
 import { service } from '../../support/manifests.ts';
+import { startAuthz } from './authz-double.ts';
 import { startMcpTarget, startProvider, type RecordingServer } from './doubles.ts';
 import {
   AI_ROUTES, aiBackend, assertAccepted, assertAnthropicError, assertGatewayError, assertJsonRpcRefusal, assertOpenAIError, assertReported, Clients, failure, header, last,
@@ -24,19 +21,6 @@ import {
 } from './support.ts';
 
 const TLS_HOST = 'upstream.matrix.test';
-
-const overwrite = (key: string, value: string) => ({ header: { key, value }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD });
-
-/** ext_authz for the backend extAuth rows: `x-user: mallory` denied 401, everyone else allowed with `x-backend-auth`. */
-function startAuthz(): Promise<RunningServer> {
-  return startGrpcServer((router) => router.service(Authorization, {
-    check(req) {
-      const user = req.attributes?.request?.http?.headers['x-user'] ?? '';
-      if (user === 'mallory') return create(CheckResponseSchema, { status: { code: 7 }, httpResponse: { case: 'deniedResponse', value: { status: { code: StatusCode.Unauthorized }, body: 'not you' } } });
-      return create(CheckResponseSchema, { status: { code: 0 }, httpResponse: { case: 'okResponse', value: { headers: [overwrite('x-backend-auth', user)] } } });
-    },
-  }));
-}
 
 describe('member × kind matrix: backend tcp, tls, http, tunnel, auth, transformation, health, extAuth', () => {
   let echo: EchoServer;
