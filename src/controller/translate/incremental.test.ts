@@ -156,6 +156,21 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }), { numRuns: 40 });
   });
 
+  it('with Secret data in the translation, an edit leaves the other route statuses as the same objects and secret paths equal to a full translation', () => {
+    const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+    const translator = new IncrementalTranslator();
+    const first = translator.replace([...objects.values()]);
+    assert.ok(first.secretValues.length > 0, 'the base set reads a Secret');
+    const edited = route('b', 'r1', '/edited');
+    const next = translator.apply({ upserted: [edited], removed: [] });
+    const before = new Map(first.statuses.map((st) => [statusId(st), st]));
+    // Route statuses are kept with their routes (Gateway and policy statuses are built anew and compared as JSON).
+    const changed = next.statuses.filter((st) => st.kind === 'HTTPRoute' && before.get(statusId(st)) !== st).map((st) => `${st.metadata.namespace ?? ''}/${st.metadata.name}`);
+    assert.deepEqual(changed, ['b/r1']);
+    objects.set(objectKeyOf(edited) as string, edited);
+    assert.deepEqual(next.secretPaths, translate([...objects.values()]).secretPaths);
+  });
+
   it('objects it cannot key are carried whole, and the result still equals translate()', () => {
     const objects = [...base(), { apiVersion: 'v1', kind: 'Service', metadata: {} } as KubeObject, null as unknown as KubeObject];
     assert.equal(diffObjects(new Map(), objects), undefined);

@@ -84,27 +84,52 @@ export class SecretLedger {
   locate(root: unknown): string[] {
     const matcher = this.#matcherNow();
     if (matcher.size === 0 && this.#trees.size === 0) return [];
+    // Kept per Route/Backend object (depth 2: /routes/<key>) while the recorded values are the
+    // same; not with recorded trees, which are found by identity in this translation only.
+    const signature = this.#trees.size === 0 ? locateSignatures.of(this.#values) : undefined;
     const out: string[] = [];
-    const walk = (value: unknown, pointer: string): void => {
+    const walk = (value: unknown, pointer: string, depth: number, into: string[]): void => {
       if (typeof value === 'string') {
-        if (matcher.isSecret(value)) out.push(pointer);
+        if (matcher.isSecret(value)) into.push(pointer);
       } else if (value !== null && typeof value === 'object') {
         if (this.#trees.has(value)) {
-          out.push(pointer);
+          into.push(pointer);
           return;
         }
-        for (const [key, child] of Object.entries(value)) walk(child, `${pointer}/${escapePointer(key)}`);
+        if (depth === 2 && signature !== undefined) {
+          let kept = located.get(value);
+          if (kept?.signature !== signature) {
+            const relative: string[] = [];
+            for (const [key, child] of Object.entries(value)) walk(child, `/${escapePointer(key)}`, depth + 1, relative);
+            located.set(value, (kept = { signature, pointers: relative }));
+          }
+          for (const relative of kept.pointers) into.push(pointer + relative);
+          return;
+        }
+        for (const [key, child] of Object.entries(value)) walk(child, `${pointer}/${escapePointer(key)}`, depth + 1, into);
       }
     };
-    walk(root, '');
+    walk(root, '', 0, out);
     return out.sort();
   }
 
-  /** Statuses with every recorded value in a condition message replaced by `[redacted]`. */
+  /**
+   * Statuses with every recorded value in a condition message replaced by `[redacted]`. A status
+   * with nothing to scrub is returned as it is, and one given again (the same object, as an
+   * incremental translation keeps unchanged ones) with the same recorded values gets its previous
+   * result: its identity is what the thread boundary and the status writers compare.
+   */
   scrubStatuses(statuses: readonly ObjectStatus[]): ObjectStatus[] {
     const matcher = (this.#textMatcher ??= new SecretMatcher([...this.#values, ...this.#textOnly]));
     if (matcher.size === 0) return [...statuses];
-    return statuses.map((s) => scrubStrings(s, matcher) as ObjectStatus);
+    const signature = scrubSignatures.of(new Set([...this.#values, ...this.#textOnly]));
+    return statuses.map((status) => {
+      const kept = scrubbed.get(status);
+      if (kept?.signature === signature) return kept.status;
+      const out = scrubStrings(status, matcher) as ObjectStatus;
+      scrubbed.set(status, { signature, status: out });
+      return out;
+    });
   }
 
   #matcherNow(): SecretMatcher {
@@ -144,9 +169,44 @@ function jsonLeaves(text: string): string[] {
   return out;
 }
 
+/** `value` with secrets scrubbed from its strings; the same object (or array) where nothing changed. */
 function scrubStrings(value: unknown, matcher: SecretMatcher): unknown {
   if (typeof value === 'string') return matcher.scrub(value);
-  if (Array.isArray(value)) return value.map((v) => scrubStrings(v, matcher));
-  if (isDict(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubStrings(v, matcher)]));
+  if (Array.isArray(value)) {
+    const out = value.map((v) => scrubStrings(v, matcher));
+    return out.every((v, i) => v === value[i]) ? value : out;
+  }
+  if (isDict(value)) {
+    const entries = Object.entries(value);
+    const out = entries.map(([k, v]) => [k, scrubStrings(v, matcher)] as const);
+    return out.every(([, v], i) => v === entries[i]?.[1]) ? value : Object.fromEntries(out);
+  }
   return value;
 }
+
+/** What scrubStatuses() and locate() found for objects given again, valid for one set of recorded values. */
+const scrubbed = new WeakMap<object, { readonly signature: number; readonly status: ObjectStatus }>();
+const located = new WeakMap<object, { readonly signature: number; readonly pointers: readonly string[] }>();
+
+/**
+ * Numbers for sets of recorded values: the same set as last time keeps its number, so a kept
+ * result is checked in constant time however many keys there are. One per use (locate() reads
+ * the values, scrubStatuses() the values and their JSON fields), so the two do not take turns.
+ */
+class Signatures {
+  #last = '';
+  #number = 0;
+
+  of(values: ReadonlySet<string>): number {
+    // JSON of the sorted values: no value can run into the next.
+    const text = JSON.stringify([...values].sort());
+    if (text !== this.#last) {
+      this.#last = text;
+      this.#number++;
+    }
+    return this.#number;
+  }
+}
+
+const locateSignatures = new Signatures();
+const scrubSignatures = new Signatures();
