@@ -41,6 +41,22 @@ describe('rewriteAgentCard', () => {
     const card = { supportedInterfaces: [{ url: 'http://agent/a2a/jsonrpc', protocolBinding: 'JSONRPC' }, { url: 'http://agent/a2a/rest', protocolBinding: 'HTTP+JSON' }] };
     assert.deepEqual(rewriteAgentCard(card, GW), { supportedInterfaces: [{ url: `${GW}/a2a/jsonrpc`, protocolBinding: 'JSONRPC' }, { url: `${GW}/a2a/rest`, protocolBinding: 'HTTP+JSON' }] });
   });
+  describe('signed cards (A2A §8.4: the signature covers every URL)', () => {
+    const signatures = [{ protected: 'eyJhbGciOiJFUzI1NiJ9', signature: 'c2ln' }];
+    const rows: { name: string; card: Record<string, unknown>; kept: boolean }[] = [
+      { name: 'v1.0, a URL rewritten: signatures dropped (they would no longer verify)', card: { supportedInterfaces: [{ url: 'http://agent/a2a/jsonrpc', protocolBinding: 'JSONRPC' }], signatures }, kept: false },
+      { name: 'v0.3, only an additional interface rewritten: dropped', card: { url: `${GW}/rpc`, additionalInterfaces: [{ url: 'http://agent/rest' }], signatures }, kept: false },
+      { name: 'every URL already names the gateway: the card is unchanged and keeps them', card: { url: `${GW}/rpc`, supportedInterfaces: [{ url: `${GW}/a2a/jsonrpc` }], signatures }, kept: true },
+      { name: 'no endpoint URL at all (a gRPC host:port form): unchanged, kept', card: { supportedInterfaces: [{ url: 'agent:50051', protocolBinding: 'GRPC' }], signatures }, kept: true },
+    ];
+    for (const row of rows) {
+      it(row.name, () => {
+        const out = rewriteAgentCard(row.card, GW) as Record<string, unknown>;
+        assert.equal('signatures' in out, row.kept);
+        if (row.kept) assert.deepEqual(out, row.card);
+      });
+    }
+  });
   it('not an object: returned as is', () => {
     assert.deepEqual(rewriteAgentCard([1], GW), [1]);
     assert.equal(rewriteAgentCard('x', GW), 'x');

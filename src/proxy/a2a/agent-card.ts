@@ -11,6 +11,12 @@
  * then paths under the agent's prefix get the client's prefix back, so the interface is reached
  * through the same route. Other URLs (provider.url, documentationUrl, iconUrl) are web pages, not
  * endpoints, and stay as the agent wrote them.
+ *
+ * Signed cards (A2A §8.4): a signature covers the whole card but its `signatures` (JCS, RFC 8785),
+ * so a card whose URLs the gateway changed no longer verifies, and the gateway cannot sign for the
+ * agent's key. Such a card leaves without `signatures`: a client that requires one reads it as
+ * unsigned (what it now is) instead of as tampered with. A card whose URLs already named the
+ * gateway is unchanged and keeps them (docs/a2a.md "Signed agent cards").
  */
 import { readBodyBounded, BodyTooLargeError } from '../http/body.ts';
 import type { HeaderMap } from '../http/headers.ts';
@@ -68,19 +74,29 @@ export function toGatewayUrl(url: string, origin: string, prefix?: PrefixMap): s
   return origin + path + parsed.search + parsed.hash;
 }
 
-/** The card with every interface URL pointing at `origin`; anything that is not a JSON object is returned as is. */
+/**
+ * The card with every interface URL pointing at `origin`; anything that is not a JSON object is
+ * returned as is. When a URL changed, the agent's `signatures` (which no longer verify) are dropped.
+ */
 export function rewriteAgentCard(card: unknown, origin: string, prefix?: PrefixMap): unknown {
   if (typeof card !== 'object' || card === null || Array.isArray(card)) return card;
   const out: Record<string, unknown> = { ...(card as Record<string, unknown>) };
-  if (typeof out.url === 'string') out.url = toGatewayUrl(out.url, origin, prefix);
+  let changed = false;
+  const rewrite = (url: string): string => {
+    const next = toGatewayUrl(url, origin, prefix);
+    if (next !== url) changed = true;
+    return next;
+  };
+  if (typeof out.url === 'string') out.url = rewrite(out.url);
   for (const list of INTERFACE_LISTS) {
     const entries = out[list];
     if (!Array.isArray(entries)) continue;
     out[list] = entries.map((entry: unknown) => {
       if (typeof entry !== 'object' || entry === null || typeof (entry as { url?: unknown }).url !== 'string') return entry;
-      return { ...(entry as Record<string, unknown>), url: toGatewayUrl((entry as { url: string }).url, origin, prefix) };
+      return { ...(entry as Record<string, unknown>), url: rewrite((entry as { url: string }).url) };
     });
   }
+  if (changed && 'signatures' in out) delete out.signatures;
   return out;
 }
 
