@@ -74,6 +74,27 @@ spec:
 `;
 }
 
+/** An A2A backend (forwarded like a static host, not in-process) routed by `agent.internal`. */
+function agentRoute(port: number): string {
+  return `
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: agent }
+spec:
+  a2a: { host: 127.0.0.1, port: ${port} }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: agent, namespace: default }
+spec:
+  parentRefs: [{ name: gw, sectionName: proxy }]
+  hostnames: [agent.internal]
+  rules:
+    - backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: agent }]
+`;
+}
+
 describe('frontend CONNECT Route', () => {
   let echo: EchoServer;
   let gw: GatewayHarness;
@@ -88,7 +109,7 @@ describe('frontend CONNECT Route', () => {
     origin.listen(0, '127.0.0.1');
     await once(origin, 'listening');
     gw = await startGateway(
-      gatewayClass() + gateway('gw', [{ name: 'proxy', port: 80 }, { name: 'plain', port: 81 }]) + service('echo', echo) + CONNECT_ROUTE + routes() +
+      gatewayClass() + gateway('gw', [{ name: 'proxy', port: 80 }, { name: 'plain', port: 81 }]) + service('echo', echo) + CONNECT_ROUTE + routes() + agentRoute(echo.port) +
         routeTrafficPolicy('who', 'guarded', `authorization: { action: Allow, policy: { matchExpressions: ['request.headers["x-user"] == "alice"'] } }`),
     );
   });
@@ -105,6 +126,17 @@ describe('frontend CONNECT Route', () => {
       const seen = (await answer.body.json()) as { path: string; host: string; server: string };
       assert.equal(answer.statusCode, 200);
       assert.deepEqual([seen.server, seen.path, seen.host], ['echo', '/through', 'echo.internal']);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('tunnels to an A2A backend\'s host:port like a static host (A2A is not served in-process)', async () => {
+    const agent = new ProxyAgent({ uri: `http://127.0.0.1:${gw.portOf(80)}`, proxyTunnel: true });
+    try {
+      const answer = await undiciRequest('http://agent.internal/raw', { dispatcher: agent });
+      const seen = (await answer.body.json()) as { server: string; path: string };
+      assert.deepEqual([answer.statusCode, seen.server, seen.path], [200, 'echo', '/raw']);
     } finally {
       await agent.close();
     }
