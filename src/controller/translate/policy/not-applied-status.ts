@@ -105,6 +105,8 @@ function targetKinds(target: ResolvedTarget, reach: ReadonlyMap<string, Readonly
   if (ref.kind === 'ProxyBackend') {
     const kind = proxyBackendKind(proxyBackends.get(`${namespace}/${String(ref.name)}`));
     if (kind) kinds.add(kind);
+    // One MCP target by name: its own steps run per call to it (rows of `mcpTarget`), on an mcp backend still.
+    if (kind === 'mcp' && ref.sectionName !== undefined) kinds.add('mcpTarget');
   }
   return kinds;
 }

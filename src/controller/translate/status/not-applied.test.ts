@@ -8,8 +8,8 @@ const GW = 'gateway.networking.k8s.io/v1';
 const SB = 'switchboard.dev/v1alpha1';
 type Spec = Record<string, unknown>;
 
-/** A backend of each kind behind route `r` on Gateway `gw`. */
-const BACKENDS: Readonly<Record<BackendKind, { objects: KubeObject[]; ref: Spec }>> = {
+/** A backend of each kind behind route `r` on Gateway `gw`; `target`: what a policy for that kind targets (default: route `r`). */
+const BACKENDS: Readonly<Record<BackendKind, { objects: KubeObject[]; ref: Spec; target?: Spec }>> = {
   Service: {
     objects: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc', namespace: 'default' }, spec: { ports: [{ port: 80 }] } }],
     ref: { name: 'svc', port: 80 },
@@ -19,6 +19,11 @@ const BACKENDS: Readonly<Record<BackendKind, { objects: KubeObject[]; ref: Spec 
   mcp: { objects: [proxyBackend({ mcp: { targets: [{ name: 't', static: { host: '127.0.0.1', port: 3000 } }] } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
   a2a: { objects: [proxyBackend({ a2a: { host: '127.0.0.1', port: 9100 } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
   forwardProxy: { objects: [proxyBackend({ dynamicForwardProxy: { accessControl: { allowedHosts: ['*.example.com'] } } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
+  // One MCP target, reached by a policy whose targetRef names it (sectionName).
+  mcpTarget: {
+    objects: [proxyBackend({ mcp: { targets: [{ name: 't', static: { host: '127.0.0.1', port: 3000 } }] } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' },
+    target: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be', sectionName: 't' },
+  },
   agentRuntime: { objects: [proxyBackend({ cloudA: { agentRuntime: { agentRuntimeId: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/agent-x1' } } })], ref: { group: 'switchboard.dev', kind: 'ProxyBackend', name: 'be' } },
 };
 
@@ -88,6 +93,9 @@ const CASES: Readonly<Record<string, Case>> = {
   'backend health.eviction': { value: { health: { eviction: { duration: '60s' } } }, path: 'spec.backend.health.eviction' },
   'backend auth.cloudB': { value: { auth: { cloudB: { workloadIdentity: {} } } }, path: 'spec.backend.auth.cloudB' },
   'backend auth.cloudC': { value: { auth: { cloudC: { type: 'AccessToken' } } }, path: 'spec.backend.auth.cloudC' },
+  'backend transformation.response.set': { value: { transformation: { response: { set: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation.response.set' },
+  'backend transformation.response.add': { value: { transformation: { response: { add: [{ name: 'x-a', value: '"b"' }] } } }, path: 'spec.backend.transformation.response.add' },
+  'backend transformation.response.remove': { value: { transformation: { response: { remove: ['x-a'] } } }, path: 'spec.backend.transformation.response.remove' },
 };
 
 /** Rows that share a path are told apart by their kinds. */
@@ -122,7 +130,7 @@ describe('NOT_APPLIED: every row is reported on the owning object with its path'
         return;
       }
       // Alone: nothing this policy sets applies here, unless the row keeps part of its member working.
-      const alone = ancestorConditions(translate(world(kind, [policy(row.scope, c.value)])).statuses);
+      const alone = ancestorConditions(translate(world(kind, [policy(row.scope, c.value, BACKENDS[kind].target)])).statuses);
       assert.equal(accepted(alone).status, 'False');
       // A global limit keeps its Requests descriptors and service; the case has only a Tokens one, but the member is not only that.
       const partly = row.partial === true || row.path.startsWith('rateLimit.global');
@@ -134,7 +142,7 @@ describe('NOT_APPLIED: every row is reported on the owning object with its path'
       // The working backend member is `http` itself: the case's `http` would replace it.
       if (row.scope === 'backend' && row.path === 'http.version') return;
       // With a member that works: PartiallyApplied, and Attached stays True (what applies is in effect).
-      const withWorking = translate(world(kind, [policy(row.scope, { ...WORKING[row.scope], ...c.value })]));
+      const withWorking = translate(world(kind, [policy(row.scope, { ...WORKING[row.scope], ...c.value }, BACKENDS[kind].target)]));
       const conditions = ancestorConditions(withWorking.statuses);
       assert.equal(accepted(conditions).reason, 'PartiallyApplied');
       assert.equal(conditions.find((x) => x.type === 'Attached')?.status, 'True');
@@ -145,7 +153,7 @@ describe('NOT_APPLIED: every row is reported on the owning object with its path'
       const other = BACKEND_KINDS.find((k) => !row.kinds!.includes(k) && findNotApplied(row.scope, c.value, 'spec', new Set([k])).length === 0);
       if (other) {
         it(`${name}: applied (Accepted=True) on ${other}`, () => {
-          const conditions = ancestorConditions(translate(world(other, [policy(row.scope, c.value)])).statuses);
+          const conditions = ancestorConditions(translate(world(other, [policy(row.scope, c.value, BACKENDS[other].target)])).statuses);
           assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
         });
       }
@@ -220,6 +228,11 @@ describe('not applied: what applies keeps working', () => {
       assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
     });
   }
+
+  it('an MCP target\'s own transformation with request headers only (sectionName) applies: Accepted=True', () => {
+    const conditions = ancestorConditions(translate(world('mcpTarget', [policy('backend', { transformation: { request: { set: [{ name: 'x-a', value: '"b"' }] } } }, BACKENDS.mcpTarget.target)])).statuses);
+    assert.equal(accepted(conditions).status, 'True', accepted(conditions).message);
+  });
 
   // AI providers are chosen by health and evicted per the policy (docs/llm.md "Provider health").
   it('backend health applies on ai: Accepted=True', () => {

@@ -10,8 +10,12 @@
 import type { KubeObject } from '../../../api/gateway/object.ts';
 import { isDict } from '../read.ts';
 
-/** The kinds of backend a request can end at; rows limited to some of them apply only there. */
-export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a', 'forwardProxy', 'agentRuntime'] as const;
+/**
+ * The kinds of backend a request can end at; rows limited to some of them apply only there.
+ * `mcpTarget` is one target of an MCP backend, reached by a ProxyPolicy whose targetRef names it
+ * with `sectionName` (that policy reaches `mcp` as well): its own steps run per call to the target.
+ */
+export const BACKEND_KINDS = ['Service', 'static', 'ai', 'mcp', 'a2a', 'forwardProxy', 'agentRuntime', 'mcpTarget'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /** A ProxyBackend object's kind, or undefined for a type the gateway does not serve. */
@@ -90,6 +94,12 @@ export const NOT_APPLIED: readonly NotAppliedRow[] = [
   },
   { scope: 'backend', path: 'health.unhealthyCondition', kinds: ['agentRuntime'], why: 'an agent runtime is one regional endpoint: there is nothing to evict it in favour of' },
   { scope: 'backend', path: 'health.eviction', kinds: ['agentRuntime'], why: 'an agent runtime is one regional endpoint: there is nothing to evict it in favour of' },
+  // Kept in step with src/proxy/mcp/downstream/answer-headers.ts: a target's own response header
+  // changes reach an answer that is that target's alone, never a shared one.
+  ...(['set', 'add', 'remove'] as const).map((op): NotAppliedRow => ({
+    scope: 'backend', path: `transformation.response.${op}`, kinds: ['mcpTarget'], partial: true,
+    why: 'applied to the answers of requests routed to this target alone (tools/call, prompts/get, resources/read, completion/complete … over Streamable HTTP); not to answers several targets share (initialize, lists, batches of several requests) nor on the legacy HTTP+SSE transport, whose answers travel on the session\'s stream',
+  })),
   { scope: 'backend', path: 'ai', kinds: NOT_AI, why: 'SPEC.md: `ai` applies only to backends of type ai' },
   { scope: 'backend', path: 'mcp', kinds: NOT_MCP, why: 'SPEC.md: `mcp` applies only to backends of type mcp' },
 
