@@ -11,6 +11,7 @@ import type { Namer } from './naming.ts';
 import { PlainUris } from './plain-uris.ts';
 import { decodeServerRequestId, exposeContentUris, toClient } from './rewrite.ts';
 import { asUpstreamError, evictedError, refusedError, type UpstreamClient } from './upstream/client.ts';
+import type { AnswerHeaders } from './upstream/target-gate.ts';
 import { noteMcpRequest } from '../telemetry/tracing/mcp.ts';
 import { countMcpCall } from '../telemetry/ai-metrics.ts';
 
@@ -26,6 +27,12 @@ export interface Exchange {
   readonly headers?: IncomingHttpHeaders;
   /** The request's MCP authorization and guardrails (its backend policy's `mcp`); absent: the backend's own. */
   readonly policy?: McpRequestPolicy;
+  /**
+   * Set by a transport whose HTTP answer carries this one request's response alone: a request
+   * routed to one target hands it that target's own response header changes. Never passed to
+   * fan-outs (lists, broadcasts, owner lookups): their answer is shared by the targets.
+   */
+  readonly answerHeaders?: AnswerHeaders;
 }
 
 interface Routed {
@@ -260,6 +267,7 @@ export class Multiplexer {
           { ...request, params: routed.params },
           (m) => exchange.sink(this.toClient(routed.target, m, exchange.sessionTag)),
           exchange.signal,
+          exchange.answerHeaders,
         );
       } catch (err) {
         countMcpCall(this.#backend.key, routed.target, request.method, tool, false);

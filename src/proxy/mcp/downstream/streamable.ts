@@ -7,6 +7,7 @@ import type { OpenSession, SessionManager } from '../sessions.ts';
 import type { UpstreamContext } from '../upstream/policy.ts';
 import { UpstreamError, asUpstreamError } from '../upstream/client.ts';
 import { mcpServerStreamSpan } from '../../telemetry/tracing/mcp.ts';
+import { answerHeadersOf } from './answer-headers.ts';
 import { accepts, keepAlive, readMessages, type ParsedBody, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -163,7 +164,12 @@ export class StreamableDownstream {
       }
       writeEvent(res, message);
     };
-    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}) };
+    // A POST of one request routed to one target: that target's own response header changes apply to this answer.
+    const answerHeaders = answerHeadersOf(res, upstream, this.#deps.logger, messages);
+    const exchange = {
+      clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}),
+      ...(upstream.mcp ? { policy: upstream.mcp } : {}), ...(answerHeaders ? { answerHeaders } : {}),
+    };
     const responses: JsonRpcResponse[] = [];
     try {
       await Promise.all(messages.map(async (message) => {

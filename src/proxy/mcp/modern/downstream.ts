@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CelInput } from '../../../cel/index.ts';
 import { accepts, keepAlive, sendError, sendJson, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from '../downstream/io.ts';
+import { answerHeadersOf } from '../downstream/answer-headers.ts';
 import type { StreamableDeps } from '../downstream/streamable.ts';
 import { LATEST_SESSION_PROTOCOL } from '../initialize.ts';
 import { ErrorCode, errorOf, isNotification, isRequest, McpError, resultOf, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type Params } from '../jsonrpc.ts';
@@ -121,7 +122,9 @@ export class ModernDownstream {
       }
       writeEvent(res, m);
     };
-    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}) };
+    // One request per POST: routed to one target, that target's own response header changes apply to this answer.
+    const answerHeaders = answerHeadersOf(res, upstream, this.#deps.logger);
+    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}), ...(answerHeaders ? { answerHeaders } : {}) };
     let response: JsonRpcResponse;
     try {
       response = complete(request.method, await this.#deps.multiplexer.request(request, exchange));

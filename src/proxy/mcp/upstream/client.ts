@@ -9,7 +9,7 @@ import type { RetryPolicy } from '../../policies/context.ts';
 import type { Prepared, TargetAccess, UpstreamHeaders } from './policy.ts';
 import { mcpCall } from '../../policies/backend/cloud-auth.ts';
 import type { OutcomeRecorder } from './retry.ts';
-import type { LegGate } from './target-gate.ts';
+import type { AnswerHeaders, LegGate } from './target-gate.ts';
 
 /** Receives every message of a target that is not the awaited response: progress, logging, server-to-client requests. */
 export type MessageSink = (message: JsonRpcMessage) => void;
@@ -76,7 +76,8 @@ export interface UpstreamClient {
   readonly endpoint: string | undefined;
   /** The protocol version sent in `mcp-protocol-version` once negotiated. */
   protocolVersion: string | undefined;
-  request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse>;
+  /** `onAnswerHeaders`: given when the client's answer is this request's alone, to take the target's own response header changes (target-gate.ts). */
+  request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal, onAnswerHeaders?: AnswerHeaders): Promise<JsonRpcResponse>;
   /** A notification, or the client's answer to a server-to-client request. */
   send(message: JsonRpcNotification | JsonRpcResponse, signal?: AbortSignal): Promise<void>;
   /** Streams server-initiated messages until `signal` aborts; false when the target offers no such stream. `traceHeaders`: the stream span's trace context. */

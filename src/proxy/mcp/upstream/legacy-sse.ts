@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { McpTargetIR } from '../../../ir/mcp.ts';
 import { isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.ts';
 import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
-import { answered, legFor, type LegChanges } from './target-gate.ts';
+import { answered, legFor, reportAnswerHeaders, type AnswerHeaders, type LegChanges } from './target-gate.ts';
 import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type UpstreamClient, type UpstreamLink } from './client.ts';
 import { callDeadline } from './deadline.ts';
 import { sendWithRetry } from './retry.ts';
@@ -86,20 +86,23 @@ export class LegacySseClient implements UpstreamClient {
   }
 
   /** One request; backend `http.requestTimeout` bounds it until its response arrives on the stream (deadline.ts). */
-  request(message: JsonRpcRequest, onMessage: MessageSink, callerSignal?: AbortSignal): Promise<JsonRpcResponse> {
+  request(message: JsonRpcRequest, onMessage: MessageSink, callerSignal?: AbortSignal, onAnswerHeaders?: AnswerHeaders): Promise<JsonRpcResponse> {
     if (this.#closed) return Promise.reject(this.#closed);
     if (this.#link.health?.evicted() === true) return Promise.reject(this.#evicted());
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, callerSignal);
-    return this.#request(message, onMessage, deadline.signal).catch((error: unknown) => {
+    return this.#request(message, onMessage, deadline.signal, onAnswerHeaders).catch((error: unknown) => {
       throw deadline.explain(error);
     });
   }
 
-  #request(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined): Promise<JsonRpcResponse> {
+  #request(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined, onAnswerHeaders: AnswerHeaders | undefined): Promise<JsonRpcResponse> {
     // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent); no hop without any.
     const gating = legFor(this.#link.gate, this.#target.name, message);
     if (gating === undefined) return this.#sent(message, onMessage, signal, undefined);
-    return gating.then(async (leg) => answered(leg, await this.#sent(message, onMessage, signal, leg)));
+    return gating.then(async (leg) => {
+      reportAnswerHeaders(leg, onAnswerHeaders);
+      return answered(leg, await this.#sent(message, onMessage, signal, leg));
+    });
   }
 
   #sent(message: JsonRpcRequest, onMessage: MessageSink, signal: AbortSignal | undefined, leg: LegChanges | undefined): Promise<JsonRpcResponse> {

@@ -6,7 +6,7 @@ import { UpstreamError, asUpstreamError, prepareRequest, type MessageSink, type 
 import { mcpTargetCalls } from '../../telemetry/tracing/mcp.ts';
 import { callDeadline } from './deadline.ts';
 import type { HeaderChanges } from '../../policies/backend/policy-headers.ts';
-import { answered, legFor, type LegChanges } from './target-gate.ts';
+import { answered, legFor, reportAnswerHeaders, type AnswerHeaders, type LegChanges } from './target-gate.ts';
 import { sendWithRetry } from './retry.ts';
 import { messagesOf, parseJson, sseEvents } from './stream.ts';
 
@@ -38,13 +38,14 @@ export class StreamableHttpClient implements UpstreamClient {
   }
 
   /** One request and its response; backend `http.requestTimeout` bounds the whole exchange (deadline.ts). */
-  async request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal): Promise<JsonRpcResponse> {
+  async request(message: JsonRpcRequest, onMessage: MessageSink, signal?: AbortSignal, onAnswerHeaders?: AnswerHeaders): Promise<JsonRpcResponse> {
     this.#refuseIfEvicted();
     const deadline = callDeadline(this.#target.name, this.#link.access.timeoutMs, signal);
     try {
       // The target's own extAuth/transformation on this message (a refusal throws: nothing is sent); no hop without any.
       if (this.#link.gate === undefined) return await this.#exchange(message, onMessage, deadline.signal, undefined);
       const leg = await legFor(this.#link.gate, this.#target.name, message);
+      reportAnswerHeaders(leg, onAnswerHeaders);
       return answered(leg, await this.#exchange(message, onMessage, deadline.signal, leg));
     } catch (error) {
       throw deadline.explain(error);

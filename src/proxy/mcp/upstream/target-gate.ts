@@ -26,7 +26,20 @@ export interface LegChanges {
   readonly body: string | undefined;
   /** The target's answer to this message through its transformation's `response.body` (per message, as for SSE answers); absent: none. */
   readonly answer?: (response: JsonRpcResponse) => JsonRpcResponse;
+  /**
+   * The response header changes the target's steps registered (`transformation.response`
+   * set/add/remove, extAuth response headers), for a client answer that is this target's alone
+   * (AnswerHeaders); absent: none.
+   */
+  readonly answerHeaders?: readonly ResponseMutation[];
 }
+
+/**
+ * Where a client answer that carries one target's response alone takes that target's response
+ * header changes: called once the leg passed, before the message is sent (so before anything of
+ * the target's answer, an SSE head included, goes to the client).
+ */
+export type AnswerHeaders = (changes: readonly ResponseMutation[]) => void;
 
 /** Runs a target's steps on one message (undefined for a GET stream: headers only). Throws UpstreamError `refused`. */
 export type LegGate = (target: string, body: string | undefined) => Promise<LegChanges>;
@@ -87,8 +100,9 @@ async function runLeg(own: CompiledBackendPolicy, parent: PolicyContext | undefi
   if ([...headers.keys()].some((name) => GATEWAY_OWNED.has(name))) headers = new Map([...headers].filter(([name]) => !GATEWAY_OWNED.has(name)));
   const rewritten = leg.rewrittenBody();
   const answer = answerFilter(target, leg.responseFilters);
-  if (answer !== undefined) return { headers, body: rewritten, answer };
-  return headers.size === 0 && rewritten === undefined ? UNCHANGED : { headers, body: rewritten };
+  const answerHeaders = leg.responseMutations.length > 0 ? leg.responseMutations : undefined;
+  if (answer === undefined && answerHeaders === undefined) return headers.size === 0 && rewritten === undefined ? UNCHANGED : { headers, body: rewritten };
+  return { headers, body: rewritten, ...(answer !== undefined ? { answer } : {}), ...(answerHeaders !== undefined ? { answerHeaders } : {}) };
 }
 
 /**
@@ -116,6 +130,11 @@ export function legFor(gate: LegGate | undefined, target: string, message: JsonR
   return gate === undefined ? undefined : gate(target, JSON.stringify(message));
 }
 
+/** Hands the leg's response header changes to `sink` (the transport, when the client's answer is this target's alone). */
+export function reportAnswerHeaders(leg: LegChanges | undefined, sink: AnswerHeaders | undefined): void {
+  if (leg?.answerHeaders !== undefined && sink !== undefined) sink(leg.answerHeaders);
+}
+
 /** The answer as the leg's response side leaves it. */
 export function answered(leg: LegChanges | undefined, response: JsonRpcResponse): JsonRpcResponse {
   return leg?.answer === undefined ? response : leg.answer(response);
@@ -132,8 +151,9 @@ function refusedError(target: string, response: DirectResponse): UpstreamError {
  * The client request as a target's steps see it: method, path, client headers, identity and CEL
  * input of the client request, but its own copy of the upstream headers and identity (an
  * `extauthz` result of one target is not another's), the message sent to the target as the
- * body, and response effects kept to itself (message-wise body filters apply to the target's
- * answer; header mutations are not applied: the client's answer is shared, docs/mcp.md).
+ * body, and response effects kept to itself: message-wise body filters apply to the target's
+ * answer to this message; header mutations go to the client's answer only when it is this
+ * target's alone (a call routed to it, AnswerHeaders), never to a shared one (docs/mcp.md).
  */
 class TargetLegContext implements PolicyContext {
   readonly method: string;
