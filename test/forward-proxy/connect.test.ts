@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ProxyAgent, request as undiciRequest } from 'undici';
 import { createCertificate } from '../support/certs.ts';
+import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.ts';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, routeTrafficPolicy, service } from '../support/manifests.ts';
@@ -74,6 +75,28 @@ spec:
 `;
 }
 
+/** A route for `<name>.internal` to the echo Service with a ProxyPolicy `backend` on it. */
+function serviceRouteWithBackend(name: string, backend: string): string {
+  return `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [{ name: gw, sectionName: proxy }]
+  hostnames: [${name}.internal]
+  rules:
+    - backendRefs: [{ name: echo, port: 8080 }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: ${name}, namespace: default }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${name} }]
+  backend: ${backend}
+`;
+}
+
 /** An A2A backend (forwarded like a static host, not in-process) routed by `agent.internal`. */
 function agentRoute(port: number): string {
   return `
@@ -100,6 +123,7 @@ describe('frontend CONNECT Route', () => {
   let gw: GatewayHarness;
   let origin: https.Server;
   let originCa: string;
+  let upstreamProxy: ConnectProxy;
 
   before(async () => {
     echo = await startEchoServer('echo');
@@ -108,12 +132,16 @@ describe('frontend CONNECT Route', () => {
     origin = https.createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => res.end(`secure ${req.url ?? ''}`));
     origin.listen(0, '127.0.0.1');
     await once(origin, 'listening');
+    upstreamProxy = await startConnectProxy();
     gw = await startGateway(
       gatewayClass() + gateway('gw', [{ name: 'proxy', port: 80 }, { name: 'plain', port: 81 }]) + service('echo', echo) + CONNECT_ROUTE + routes() + agentRoute(echo.port) +
+        serviceRouteWithBackend('chained', `{ tunnel: { url: '${upstreamProxy.url}' }, tcp: { connectTimeout: 2s } }`) +
+        serviceRouteWithBackend('credentialed', '{ auth: { key: sk-never } }') +
         routeTrafficPolicy('who', 'guarded', `authorization: { action: Allow, policy: { matchExpressions: ['request.headers["x-user"] == "alice"'] } }`),
     );
   });
   after(async () => {
+    await upstreamProxy?.close();
     await gw.close();
     await echo.close();
     origin.close();
@@ -140,6 +168,21 @@ describe('frontend CONNECT Route', () => {
     } finally {
       await agent.close();
     }
+  });
+
+  it('the route\'s backend tcp and tunnel shape the tunnel (chained through an upstream CONNECT proxy); auth cannot apply to opaque bytes: 500, never connected', async () => {
+    const agent = new ProxyAgent({ uri: `http://127.0.0.1:${gw.portOf(80)}`, proxyTunnel: true });
+    try {
+      const answer = await undiciRequest('http://chained.internal/chained', { dispatcher: agent });
+      assert.equal(answer.statusCode, 200);
+      assert.equal(((await answer.body.json()) as { path: string }).path, '/chained');
+    } finally {
+      await agent.close();
+    }
+    assert.ok(upstreamProxy.targets.includes(`127.0.0.1:${echo.port}`), upstreamProxy.targets.join(' '));
+    const before = echo.seen.length;
+    assert.match(await rawConnect(gw.portOf(80), 'credentialed.internal:80'), /^HTTP\/1\.1 500/);
+    assert.equal(echo.seen.length, before);
   });
 
   it('applies route authorization to the CONNECT itself', async () => {
