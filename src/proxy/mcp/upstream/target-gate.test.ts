@@ -8,7 +8,7 @@ import { ownMembers } from '../../policies/backend/sub-backend.ts';
 import { backend } from '../../testing/config.ts';
 import { fakePolicyContext } from '../../testing/policy-context.ts';
 import { UpstreamError } from './client.ts';
-import { TargetGates } from './target-gate.ts';
+import { reportAnswerHeaders, TargetGates } from './target-gate.ts';
 
 const routeExtAuth = { url: 'http://127.0.0.1:1', http: {} } as NonNullable<BackendPolicy['extAuth']>;
 const setStep = { request: { set: [{ name: 'x-step', value: '"a"' }], body: 'string(request.body).replace("shout", "whoami")' } };
@@ -70,6 +70,24 @@ describe('TargetGates: a target\'s own request steps, per message sent to it', (
     const broken = await new TargetGates(compile(route({ transformation: { response: { body: '"not json"' } } })), fakePolicyContext()).for('a')?.('a', '{}');
     assert.ok(broken?.answer);
     assert.throws(() => broken.answer?.({ jsonrpc: '2.0', id: 1, result: {} }), (err: unknown) => err instanceof UpstreamError && err.refusal?.code === 'transformation_failed');
+  });
+
+  it('its response header changes come back as answerHeaders for the client\'s answer, not applied to the client request\'s own effects', async () => {
+    const headerStep = { response: { set: [{ name: 'x-target', value: '"a"' }], remove: ['x-drop'] } };
+    const parent = fakePolicyContext({ method: 'POST' });
+    const gate = new TargetGates(compile(route({ transformation: headerStep })), parent).for('a');
+    assert.ok(gate);
+    const changes = await gate('a', '{}');
+    assert.equal(changes.answerHeaders?.length, 1);
+    const headers: Record<string, string | string[]> = { 'x-drop': '1', 'content-type': 'application/json' };
+    for (const mutate of changes.answerHeaders ?? []) mutate(headers, 200);
+    assert.deepEqual(headers, { 'content-type': 'application/json', 'x-target': 'a' });
+    assert.equal(parent.responseMutations.length, 0, 'the request\'s own effects are left to the transport (a shared answer never gets them)');
+    const reported: unknown[] = [];
+    reportAnswerHeaders(changes, (c) => reported.push(c));
+    reportAnswerHeaders(changes, undefined);
+    reportAnswerHeaders(await new TargetGates(compile(route({ transformation: setStep })), fakePolicyContext({ method: 'POST' })).for('a')!('a', '{}'), (c) => reported.push(c));
+    assert.deepEqual(reported, [changes.answerHeaders], 'reported once, and only by a leg that has some');
   });
 
   it('a refusal is an UpstreamError `refused` with the status and code of the answer', async () => {
