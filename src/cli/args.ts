@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { LogFilterError, parseLogFilter, RUN_LOG_MODULES, type LogFilter, type LogModules } from '../common/log-filter.ts';
 import { parseListenAddress, type ListenAddress } from '../embedded/address.ts';
 
 /** A mistake on the command line: printed with the command's usage hint, exit code 2. */
@@ -20,6 +21,10 @@ export interface RunOptions {
   readonly adminAddress: ListenAddress;
   readonly metricsAddress: ListenAddress;
   readonly logLevel: LogLevel;
+  /** Per-module levels (`--log-filter` / SWITCHBOARD_LOG_FILTER; modules RUN_LOG_MODULES). */
+  readonly logFilter: LogFilter | undefined;
+  /** The filter as written, for the cluster workers (they parse it again). */
+  readonly logFilterText: string | undefined;
   readonly logFormat: LogFormat;
   readonly workers: number;
   /** The cluster watchdog's stall timeout in ms (0: off); only used with more than one worker. */
@@ -49,7 +54,8 @@ const RUN_OPTIONS = {
   ...FILES,
   'admin-address': { type: 'string', default: DEFAULT_ADMIN_ADDRESS },
   'metrics-address': { type: 'string', default: DEFAULT_METRICS_ADDRESS },
-  'log-level': { type: 'string', default: 'info' },
+  'log-level': { type: 'string' },
+  'log-filter': { type: 'string' },
   'log-format': { type: 'string', default: 'text' },
   workers: { type: 'string' },
   'worker-stall-timeout': { type: 'string', default: '10' },
@@ -57,19 +63,20 @@ const RUN_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 const VALIDATE_OPTIONS = { ...HELP, ...FILES, ...PROXY_MODELS, 'show-defaults': { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
 
-/** `switchboard run …`; returns 'help' for `--help`. */
-export function parseRunArgs(argv: readonly string[]): RunOptions | 'help' {
+/** `switchboard run …`; flags win over the environment (`env` is process.env, injected for tests). Returns 'help' for `--help`. */
+export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): RunOptions | 'help' {
   const { values } = parseStrict('run', argv, RUN_OPTIONS);
   if (values.help) return 'help';
-  const logLevel = values['log-level'];
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError('run', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const { logLevel, logFilter, logFilterText } = logLevels('run', values['log-level'], values['log-filter'], env, RUN_LOG_MODULES);
   const logFormat = values['log-format'];
   if (logFormat !== 'json' && logFormat !== 'text') throw new UsageError('run', `--log-format must be json or text, got "${logFormat}"`);
   return {
     files: requireFiles('run', values.file),
     adminAddress: address('run', values['admin-address'], '--admin-address'),
     metricsAddress: address('run', values['metrics-address'], '--metrics-address'),
-    logLevel: logLevel as LogLevel,
+    logLevel,
+    logFilter,
+    logFilterText,
     logFormat,
     workers: values.workers === undefined ? os.availableParallelism() : workerCount(values.workers),
     workerStallTimeoutMs: stallTimeoutMs(values['worker-stall-timeout']),
@@ -92,6 +99,25 @@ export function parseVersionArgs(argv: readonly string[]): 'help' | 'version' {
 /** `switchboard crds`: takes nothing but `--help`. */
 export function parseCrdsArgs(argv: readonly string[]): 'help' | 'crds' {
   return parseStrict('crds', argv, HELP).values.help ? 'help' : 'crds';
+}
+
+/**
+ * `--log-level` and `--log-filter` (or SWITCHBOARD_LOG_FILTER) of `command`, whose modules are
+ * `known`: the level is `--log-level`, else the filter's own level entry, else info.
+ */
+export function logLevels(command: string, levelFlag: string | undefined, filterFlag: string | undefined, env: NodeJS.ProcessEnv, known: LogModules): { logLevel: LogLevel; logFilter: LogFilter | undefined; logFilterText: string | undefined } {
+  const text = filterFlag ?? env.SWITCHBOARD_LOG_FILTER;
+  const logFilterText = text !== undefined && text.trim() !== '' ? text : undefined;
+  let logFilter: LogFilter | undefined;
+  try {
+    logFilter = logFilterText === undefined ? undefined : parseLogFilter(logFilterText, known);
+  } catch (err) {
+    if (err instanceof LogFilterError) throw new UsageError(command, `--log-filter: ${err.message}`);
+    throw err;
+  }
+  const logLevel = levelFlag ?? logFilter?.level ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(command, `--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  return { logLevel: logLevel as LogLevel, logFilter, logFilterText };
 }
 
 function parseStrict<T extends ParseArgsOptionsConfig>(command: string, argv: readonly string[], options: T) {

@@ -24,7 +24,10 @@ Flags:
   -f, --file PATH            YAML file or folder; repeatable
       --admin-address ADDR   admin endpoints /config_dump, /status, /healthz/ready (default ${DEFAULT_ADMIN_ADDRESS})
       --metrics-address ADDR Prometheus /metrics (default ${DEFAULT_METRICS_ADDRESS})
-      --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info)
+      --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info,
+                             or the filter's level)
+      --log-filter FILTER    levels per module: LEVEL,MODULE=LEVEL,… (modules: source, mcp, llm,
+                             forward; e.g. warn,source=debug; default $SWITCHBOARD_LOG_FILTER)
       --log-format FORMAT    text or json (default text; text is rendered only on a terminal, a pipe or file gets JSON)
       --workers N            proxy processes sharing the ports (default: one per CPU)
       --worker-stall-timeout S

@@ -24,7 +24,8 @@ export interface CliProcess {
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 const POLL_INTERVAL_MS = 100;
 
-export async function startCli(configDir: string, opts: { workers?: number; logLevel?: string } = {}): Promise<CliProcess> {
+/** `args`: more flags for `run` (after the ones set here). */
+export async function startCli(configDir: string, opts: { workers?: number; logLevel?: string; args?: readonly string[] } = {}): Promise<CliProcess> {
   const adminPort = await closedPort();
   const metricsPort = await closedPort();
   const child: ChildProcess = spawn(process.execPath, [
@@ -33,6 +34,7 @@ export async function startCli(configDir: string, opts: { workers?: number; logL
     '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', String(opts.workers ?? 1),
     '--log-level', opts.logLevel ?? 'warn',
+    ...(opts.args ?? []),
   ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (c: Buffer) => { output += c.toString(); });

@@ -3,8 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { CONTROLLER_LOG_MODULES } from '../../common/log-filter.ts';
 import { UsageError } from '../args.ts';
-import { parseControllerArgs, type ControllerOptions } from './controller-args.ts';
+import { CONTROLLER_HELP, parseControllerArgs, type ControllerOptions } from './controller-args.ts';
 
 const parse = (argv: string[], env: NodeJS.ProcessEnv = {}): ControllerOptions => {
   const options = parseControllerArgs(argv, env);
@@ -51,7 +52,25 @@ describe('switchboard controller flags', () => {
     assert.throws(() => parse(['--xds-mode', 'plaintext'], { SWITCHBOARD_PROXY_MODELS_ENABLED: 'yes' }), (err: Error) => err instanceof UsageError && /SWITCHBOARD_PROXY_MODELS_ENABLED must be true or false/.test(err.message));
   });
 
+  const filters: { name: string; argv: string[]; env: NodeJS.ProcessEnv; expect: Pick<ControllerOptions, 'logLevel' | 'logFilter'> }[] = [
+    { name: 'no filter: level info, no module levels', argv: [], env: {}, expect: { logLevel: 'info', logFilter: undefined } },
+    { name: 'SWITCHBOARD_LOG_FILTER sets the level and module levels', argv: [], env: { SWITCHBOARD_LOG_FILTER: 'warn,kube=debug,xds=trace' }, expect: { logLevel: 'warn', logFilter: { level: 'warn', modules: new Map([['kube', 'debug'], ['xds', 'trace']]) } } },
+    { name: '--log-filter wins over the environment', argv: ['--log-filter', 'provision=debug'], env: { SWITCHBOARD_LOG_FILTER: 'error' }, expect: { logLevel: 'info', logFilter: { level: undefined, modules: new Map([['provision', 'debug']]) } } },
+    { name: '--log-level wins over the filter\'s level', argv: ['--log-level', 'error', '--log-filter', 'debug,status=off,leader=debug'], env: {}, expect: { logLevel: 'error', logFilter: { level: 'debug', modules: new Map([['status', 'silent'], ['leader', 'debug']]) } } },
+  ];
+  for (const row of filters) {
+    it(`log filter: ${row.name}`, () => {
+      const { logLevel, logFilter } = parse(['--xds-mode', 'plaintext', ...row.argv], row.env);
+      assert.deepEqual({ logLevel, logFilter }, row.expect);
+    });
+  }
+  it('help names every module the controller filter takes', () => {
+    for (const module of Object.keys(CONTROLLER_LOG_MODULES)) assert.match(CONTROLLER_HELP, new RegExp(`modules:[^)]*\\b${module}\\b`), module);
+  });
+
   const mistakes: { name: string; argv: string[]; message: RegExp }[] = [
+    { name: 'a filter naming a proxy module the controller does not have', argv: ['--xds-mode', 'plaintext', '--log-filter', 'info,mcp=debug'], message: /^--log-filter: log filter entry "mcp=debug": module must be one of kube, status, provision, leader, xds$/ },
+    { name: 'a bad log level', argv: ['--xds-mode', 'plaintext', '--log-level', 'loud'], message: /--log-level must be one of/ },
     { name: 'unknown flag', argv: ['--xds-mode', 'plaintext', '--nope'], message: /unknown flag --nope/ },
     { name: 'bad transport mode', argv: ['--xds-mode', 'mtls'], message: /--xds-mode must be one of plaintext, tls, either/ },
     { name: 'bad selector', argv: ['--xds-mode', 'plaintext', '--discovery-namespace-selectors', '[{"matchLabel":{}}]'], message: /unknown field matchLabel/ },

@@ -6,7 +6,8 @@ import { parseNamespaceSelectors, type LabelSelector } from '../../controller/ku
 import { DEFAULT_CONTROLLER_NAME } from '../../controller/translate/index.ts';
 import { TRANSPORT_MODES, type TransportMode } from '../../distribute/remote/transport.ts';
 import { parseListenAddress, type ListenAddress } from '../../embedded/address.ts';
-import { LOG_LEVELS, UsageError, type LogFormat, type LogLevel } from '../args.ts';
+import { CONTROLLER_LOG_MODULES, type LogFilter } from '../../common/log-filter.ts';
+import { logLevels, UsageError, type LogFormat, type LogLevel } from '../args.ts';
 
 export interface ControllerOptions {
   /** A kubeconfig file; absent: $KUBECONFIG, ~/.kube/config, then the in-cluster ServiceAccount. */
@@ -25,6 +26,8 @@ export interface ControllerOptions {
   readonly identity: string;
   readonly maxObjects: number;
   readonly logLevel: LogLevel;
+  /** Per-module levels (`--log-filter` / SWITCHBOARD_LOG_FILTER; modules CONTROLLER_LOG_MODULES). */
+  readonly logFilter: LogFilter | undefined;
   readonly logFormat: LogFormat;
   /** The experimental ProxyModel API (docs/models.md): `--enable-proxy-models`, or the chart's `SWITCHBOARD_PROXY_MODELS_ENABLED=true`. */
   readonly proxyModels: boolean;
@@ -52,7 +55,8 @@ const OPTIONS = {
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string', default: DEFAULT_LEASE_NAME },
   'max-objects': { type: 'string', default: '250000' },
-  'log-level': { type: 'string', default: 'info' },
+  'log-level': { type: 'string' },
+  'log-filter': { type: 'string' },
   'log-format': { type: 'string', default: 'text' },
   'enable-proxy-models': { type: 'boolean' },
 } as const satisfies ParseArgsOptionsConfig;
@@ -69,8 +73,7 @@ export function parseControllerArgs(argv: readonly string[], env: NodeJS.Process
   }
   if (values.help) return 'help';
   const fail = (message: string): never => { throw new UsageError('controller', message); };
-  const logLevel = values['log-level'];
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) fail(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const { logLevel, logFilter } = logLevels('controller', values['log-level'], values['log-filter'], env, CONTROLLER_LOG_MODULES);
   const logFormat = values['log-format'];
   if (logFormat !== 'json' && logFormat !== 'text') fail(`--log-format must be json or text, got "${logFormat}"`);
   const xdsMode = values['xds-mode'];
@@ -106,7 +109,8 @@ export function parseControllerArgs(argv: readonly string[], env: NodeJS.Process
     // The pod name plus a random suffix: a restarted pod must not pass for the holder it replaced.
     identity: `${env.POD_NAME ?? os.hostname()}_${Math.random().toString(36).slice(2, 10)}`,
     maxObjects,
-    logLevel: logLevel as LogLevel,
+    logLevel,
+    logFilter,
     logFormat: logFormat as LogFormat,
     proxyModels: values['enable-proxy-models'] ?? proxyModelsEnv === 'true',
   };
@@ -163,7 +167,11 @@ Flags:
       --leader-election-id NAME
                              name of the leader Lease (default ${DEFAULT_LEASE_NAME})
       --max-objects N        refuse to translate more watched objects than this (default 250000)
-      --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info)
+      --log-level LEVEL      fatal, error, warn, info, debug, trace or silent (default info,
+                             or the filter's level)
+      --log-filter FILTER    levels per module: LEVEL,MODULE=LEVEL,… (modules: kube, status,
+                             provision, leader, xds; e.g. warn,kube=debug; default
+                             $SWITCHBOARD_LOG_FILTER)
       --log-format FORMAT    text or json (default text)
       --enable-proxy-models  serve ProxyModel objects (experimental, docs/models.md; default
                              $SWITCHBOARD_PROXY_MODELS_ENABLED, the chart's proxyModels.enabled)

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createLogger, type Logger } from '../../common/logger.ts';
+import { createLogger, moduleLogger, type Logger } from '../../common/logger.ts';
 import { KubeClient } from '../../controller/kube/client.ts';
 import { KubeSource } from '../../controller/kube/kube-source.ts';
 import { LeaderElector, type LeaderElectorOptions } from '../../controller/kube/leader-election.ts';
@@ -63,30 +63,31 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
 
 /** Starts everything; resolves once the first snapshot of the cluster is translated and served. */
 export async function startController(options: ControllerOptions, overrides: ControllerOverrides = {}): Promise<RunningController> {
-  const logger = overrides.logger ?? createLogger({ level: options.logLevel, format: options.logFormat });
+  const logger = overrides.logger ?? controllerLogger(options);
   const kc = overrides.kubeConfig ?? loadKubeConfig(options.kubeconfig);
   const client = new KubeClient(kc);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const source = new KubeSource({ client, logger, namespaceSelectors: options.namespaceSelectors, maxObjects: options.maxObjects });
+  const source = new KubeSource({ client, logger: moduleLogger(logger, 'kube'), namespaceSelectors: options.namespaceSelectors, maxObjects: options.maxObjects });
   let elector: LeaderElector | undefined;
   const isLeader = (): boolean => elector?.isLeader() ?? true;
   // Gateways' Programmed condition follows what their proxies acknowledged or refused.
   const feedback = new ProxyFeedback(() => statusWriter.refresh());
   const statusWriter = new KubeStatusWriter({
-    client, logger, controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => provisioner.overlayStatus(feedback.overlay(statuses)),
+    client, logger: moduleLogger(logger, 'status'), controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => provisioner.overlayStatus(feedback.overlay(statuses)),
   });
   // Each Gateway's MCP session-key Secret (leader only; never replaced once it exists).
-  const sessionKeys = new SessionKeySecrets({ client, logger, controllerName: options.controllerName, isLeader });
+  const provisionLogger = moduleLogger(logger, 'provision');
+  const sessionKeys = new SessionKeySecrets({ client, logger: provisionLogger, controllerName: options.controllerName, isLeader });
   // Each Gateway's proxy workload from its ProxyParameters (leader only; docs/kubernetes.md "Provisioning").
   const provisioner = new Provisioner({
-    client, logger, controllerName: options.controllerName, isLeader, onStatusChange: () => statusWriter.refresh(),
+    client, logger: provisionLogger, controllerName: options.controllerName, isLeader, onStatusChange: () => statusWriter.refresh(),
     ...provisionContext({ xdsMode: options.xdsMode, xdsPort: options.xdsAddress.port, namespace: options.leaseNamespace }), ...overrides.provision,
   });
   if (options.leaderElection) {
     elector = new LeaderElector({
-      client, logger, namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
+      client, logger: moduleLogger(logger, 'leader'), namespace: options.leaseNamespace, name: options.leaseName, identity: options.identity, ...overrides.lease,
       // A new leader writes whatever differs from the cluster (the previous leader may have stopped mid-way).
       onStartedLeading: () => {
         statusWriter.resync();
@@ -95,17 +96,18 @@ export async function startController(options: ControllerOptions, overrides: Con
       },
     });
   }
+  const xdsLogger = moduleLogger(logger, 'xds');
   const distributor = new RemoteDistributor({
     host: options.xdsAddress.host,
     port: options.xdsAddress.port,
     mode: options.xdsMode,
     ...(options.xdsTls ? { tls: options.xdsTls } : {}),
     authenticator: overrides.authenticator ?? new TokenReviewAuthenticator(kc),
-    logger,
+    logger: xdsLogger,
     registry,
     onAck: (gateway, proxyId) => feedback.ack(gateway, proxyId),
     onNack: (gateway, proxyId, error) => {
-      logger.warn({ gateway: `${gateway.namespace}/${gateway.name}`, proxyId, error }, 'a proxy refused its config and keeps serving its last good one');
+      xdsLogger.warn({ gateway: `${gateway.namespace}/${gateway.name}`, proxyId, error }, 'a proxy refused its config and keeps serving its last good one');
       feedback.nack(gateway, proxyId, error);
     },
     onDisconnect: (gateway, proxyId) => feedback.disconnect(gateway, proxyId),
@@ -160,7 +162,7 @@ export async function startController(options: ControllerOptions, overrides: Con
 
 /** `switchboard controller`: resolves with the exit code after a signal, or 1 when it cannot start. */
 export async function controller(options: ControllerOptions): Promise<number> {
-  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const logger = controllerLogger(options);
   let running: RunningController;
   try {
     running = await startController(options, { logger });
@@ -183,6 +185,11 @@ export async function controller(options: ControllerOptions): Promise<number> {
     process.on('SIGINT', shutdown);
     process.on('SIGTERM', shutdown);
   });
+}
+
+/** The process's logger: `--log-level`, `--log-format` and the per-module levels of `--log-filter`. */
+function controllerLogger(options: ControllerOptions): Logger {
+  return createLogger({ level: options.logLevel, format: options.logFormat, ...(options.logFilter ? { filter: options.logFilter } : {}) });
 }
 
 /** Kubelet probes: `/healthz/ready` (first config served, not draining) and `/healthz/live`. */

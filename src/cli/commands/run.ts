@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createLogger, type Logger } from '../../common/logger.ts';
+import { createLogger, moduleLogger, type Logger } from '../../common/logger.ts';
 import { FileSource } from '../../controller/sources/file/file-source.ts';
 import { ClusterDistributor } from '../../distribute/cluster/primary.ts';
 import { InProcessDistributor } from '../../distribute/in-process.ts';
@@ -24,7 +24,7 @@ const WORKER_MODULE = fileURLToPath(new URL('../../distribute/cluster/proxy-work
  * (after a signal), or 1 when it cannot start.
  */
 export async function run(options: RunOptions): Promise<number> {
-  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat, ...(options.logFilter ? { filter: options.logFilter } : {}) });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // One worker: the proxy runtime is in this process, and the admin API can show its provider health.
@@ -33,7 +33,7 @@ export async function run(options: RunOptions): Promise<number> {
   // Translation runs off the serving event loop, like parsing (FileSource's parser thread).
   const translator = new TranslatorThread({ logger });
   const gateway = new EmbeddedGateway({
-    source: new FileSource({ paths: options.files, logger }),
+    source: new FileSource({ paths: options.files, logger: moduleLogger(logger, 'source') }),
     translate: translator.translate,
     distributor,
     statusWriter: new StatusWriter(logger),
@@ -82,7 +82,8 @@ function createDistributor(options: RunOptions, logger: Logger, registry: Regist
   return new ClusterDistributor({
     workers: options.workers,
     workerModule: WORKER_MODULE,
-    settings: { logLevel: options.logLevel, logFormat: options.logFormat },
+    // Workers run the backend handlers (mcp, llm, forward): they get the filter and parse it again.
+    settings: { logLevel: options.logLevel, logFormat: options.logFormat, ...(options.logFilterText !== undefined ? { logFilter: options.logFilterText } : {}) },
     logger,
     registry,
     stallTimeoutMs: options.workerStallTimeoutMs,

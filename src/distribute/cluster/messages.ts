@@ -4,6 +4,8 @@ import type { ProxyConfig } from '../../ir/types.ts';
 export interface WorkerSettings {
   readonly logLevel: string;
   readonly logFormat: 'json' | 'text';
+  /** `switchboard run --log-filter` as written (checked by the primary), for the handlers' module levels. */
+  readonly logFilter?: string;
   /** How often the worker's event loop reports it is alive (see the watchdog in primary.ts). */
   readonly heartbeatMs?: number;
 }

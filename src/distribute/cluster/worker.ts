@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { parseLogFilter, RUN_LOG_MODULES } from '../../common/log-filter.ts';
 import { createLogger, setLoggedSecrets, type Logger } from '../../common/logger.ts';
 import type { ProxyConfig } from '../../ir/types.ts';
 import type { ConfigRuntime } from '../types.ts';
@@ -15,7 +16,8 @@ export type WorkerRuntimeFactory = (deps: { logger: Logger; registry: Registry }
  */
 export function runWorker(createRuntime: WorkerRuntimeFactory): void {
   const settings = JSON.parse(process.env[WORKER_SETTINGS_ENV] ?? '{"logLevel":"info","logFormat":"text"}') as WorkerSettings;
-  const logger = createLogger({ level: settings.logLevel, format: settings.logFormat }).child({ worker: process.pid });
+  const filter = settings.logFilter !== undefined ? parseLogFilter(settings.logFilter, RUN_LOG_MODULES) : undefined;
+  const logger = createLogger({ level: settings.logLevel, format: settings.logFormat, ...(filter ? { filter } : {}) }).child({ worker: process.pid });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const runtime = createRuntime({ logger, registry });
