@@ -4,18 +4,24 @@
  * the target's alone, and never a shared one (docs/mcp.md "Target backend policies"). Through a
  * listening gateway with the MCP SDK client (its fetch recorded, to see each answer's headers):
  * targets `one` and `two` are both a real server-everything, each with a ProxyPolicy that sets
- * `x-target` to its name and adds a header of its own.
+ * `x-target` to its name and adds a header of its own; the route's traffic policy sets `x-target`
+ * to `route` on every answer.
  *
  * - a tools/call routed to one carries one's headers and not two's, as a JSON answer and as an SSE
  *   answer (progress notifications start the stream after one's steps ran), and the other way round;
- * - initialize, tools/list (fan-outs) and a batch with calls to both targets carry neither;
+ *   the target's `x-target` replaces the route's (its effects come after the route's own);
+ * - initialize, tools/list (fan-outs) and a batch with calls to both targets carry neither (the
+ *   route's header only);
  * - a 2026-07-28 (stateless era) POST routed to one target carries its headers too;
+ * - a legacy HTTP+SSE client's message POSTs (202, the answer on the stream) carry neither;
  * - the ProxyPolicy's status says the member is applied in part (PartiallyApplied, its path named).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { conditionOf, startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
 import { startEverything, type Upstream } from './support.ts';
@@ -41,6 +47,13 @@ spec:
       - name: two
         static: { host: 127.0.0.1, port: ${up.port}, path: /mcp }
 ${policy('one')}${policy('two')}---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: route }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, name: mcp }]
+  traffic: { headerModifiers: { response: { set: [{ name: x-target, value: route }] } } }
+---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: mcp }
@@ -59,6 +72,21 @@ interface Seen {
 }
 
 const OURS = ['x-target', 'x-from-one', 'x-from-two'];
+
+/** A fetch that records each POST's JSON-RPC methods (and tool names) with its answer's headers in `seen`. */
+function recording(seen: Seen[]): FetchLike {
+  return async (url, init) => {
+    const res = await fetch(url, init);
+    if (init?.method === 'POST' && typeof init.body === 'string') {
+      const body = JSON.parse(init.body) as { method?: string; params?: { name?: string } } | { method?: string; params?: { name?: string } }[];
+      const messages = Array.isArray(body) ? body : [body];
+      seen.push({ methods: messages.flatMap((m) => [m.method ?? '', m.params?.name ?? '']), headers: res.headers });
+    }
+    return res;
+  };
+}
+
+const ROUTE_ONLY = { 'x-target': 'route' };
 
 /** The target headers an answer carries (absent ones left out). */
 function targetHeaders(headers: Headers): Record<string, string> {
@@ -82,17 +110,7 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
     gw = await startGateway(manifests(upstream));
     assert.deepEqual(gw.applyErrors, []);
     client = new Client({ name: 'switchboard-test', version: '1.0.0' });
-    transport = new StreamableHTTPClientTransport(new URL(gw.url(80, '/mcp')), {
-      fetch: async (url, init) => {
-        const res = await fetch(url, init);
-        if (init?.method === 'POST' && typeof init.body === 'string') {
-          const body = JSON.parse(init.body) as { method?: string; params?: { name?: string } } | { method?: string; params?: { name?: string } }[];
-          const messages = Array.isArray(body) ? body : [body];
-          seen.push({ methods: messages.flatMap((m) => [m.method ?? '', m.params?.name ?? '']), headers: res.headers });
-        }
-        return res;
-      },
-    });
+    transport = new StreamableHTTPClientTransport(new URL(gw.url(80, '/mcp')), { fetch: recording(seen) });
     await client.connect(transport);
   });
   after(async () => {
@@ -102,13 +120,13 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
   });
 
   it('initialize goes to both targets: neither target\'s headers', () => {
-    assert.deepEqual(answerTo('initialize'), {});
+    assert.deepEqual(answerTo('initialize'), ROUTE_ONLY);
   });
 
   it('tools/list fans out: neither target\'s headers', async () => {
     const tools = (await client.listTools()).tools.map((t) => t.name);
     assert.ok(tools.includes('one_echo') && tools.includes('two_echo'), tools.join(', '));
-    assert.deepEqual(answerTo('tools/list'), {});
+    assert.deepEqual(answerTo('tools/list'), ROUTE_ONLY);
   });
 
   it('a tools/call routed to one: one\'s headers, not two\'s (JSON answer)', async () => {
@@ -142,7 +160,7 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
     assert.equal(res.status, 200, text);
     assert.match(text, /Echo: 101/);
     assert.match(text, /Echo: 102/);
-    assert.deepEqual(targetHeaders(res.headers), {});
+    assert.deepEqual(targetHeaders(res.headers), ROUTE_ONLY);
   });
 
   it('a 2026-07-28 client\'s POST routed to one target carries that target\'s headers', async () => {
@@ -161,6 +179,21 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
     assert.equal(res.status, 200, text);
     assert.match(text, /Echo: modern/);
     assert.deepEqual(targetHeaders(res.headers), { 'x-target': 'one', 'x-from-one': 'yes' });
+  });
+
+  it('a legacy HTTP+SSE client: its message POSTs are answered 202 before the call is served, the answer goes on the shared stream: neither target\'s headers', async () => {
+    const legacySeen: Seen[] = [];
+    const legacy = new Client({ name: 'switchboard-test', version: '1.0.0' });
+    await legacy.connect(new SSEClientTransport(new URL(gw.url(80, '/mcp')), { fetch: recording(legacySeen) }));
+    try {
+      const result = await legacy.callTool({ name: 'one_echo', arguments: { message: 'legacy' } });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'Echo: legacy' }]);
+      const call = legacySeen.findLast((s) => s.methods.includes('one_echo'));
+      assert.ok(call, JSON.stringify(legacySeen.map((s) => s.methods)));
+      assert.deepEqual(targetHeaders(call.headers), ROUTE_ONLY);
+    } finally {
+      await legacy.close();
+    }
   });
 
   it('the ProxyPolicy says the member applies in part: PartiallyApplied, its paths named', () => {
