@@ -11,8 +11,7 @@ import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { IncomingMessage } from 'node:http';
-import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
@@ -104,32 +103,6 @@ async function startTokenEndpoint(): Promise<Counted> {
   return counted;
 }
 
-/** An HTTP CONNECT proxy spoken to over TLS (certificate for proxy.test); records the authorities asked for. */
-async function startTlsConnectProxy(): Promise<{ port: number; targets: string[]; close(): Promise<void> }> {
-  const targets: string[] = [];
-  const sockets = new Set<Socket>();
-  const server = createHttpsServer({ cert: proxyCert.certPem, key: proxyCert.keyPem });
-  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    targets.push(req.url ?? '');
-    const [host, port] = (req.url ?? '').split(':');
-    const upstream = netConnect(Number(port), host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(client).add(upstream);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  const port = await listen(server);
-  return { port, targets, close: () => new Promise((resolve) => { sockets.forEach((s) => s.destroy()); server.close(() => resolve()); }) };
-}
-
 const ROUTES = ['balanced', 'grpc', 'extproc', 'tls', 'tls-no-policy', 'tunnel', 'tunnel-tls', 'exchange'] as const;
 
 describe('external services named by backendRef: balanced, TLS by the Service policy, re-resolved; tunnel and token endpoint as backendRef', () => {
@@ -142,7 +115,7 @@ describe('external services named by backendRef: balanced, TLS by the Service po
   let procB: RunningServer & { hits: number };
   let tlsAuth: Counted;
   let proxy: ConnectProxy;
-  let tlsProxy: Awaited<ReturnType<typeof startTlsConnectProxy>>;
+  let tlsProxy: ConnectProxy;
   let tokens: Counted;
   let runtime: ProxyRuntime;
 
@@ -200,7 +173,8 @@ describe('external services named by backendRef: balanced, TLS by the Service po
     [grpcA, grpcB] = await Promise.all([startGrpcAuthz(), startGrpcAuthz()]);
     [procA, procB] = await Promise.all([startExtProc(), startExtProc()]);
     proxy = await startConnectProxy();
-    tlsProxy = await startTlsConnectProxy();
+    // An HTTP CONNECT proxy spoken to over TLS (certificate for proxy.test).
+    tlsProxy = await startConnectProxy({ tls: proxyCert });
     runtime = new ProxyRuntime({ logger: silentLogger, registry: new Registry(), bindAddress: '127.0.0.1', listenPort: () => 0 });
     await apply([authA.port, authB.port]);
   });
