@@ -2,8 +2,10 @@
  * Tracing of what outlives one exchange (docs/observability.md, "Spans"): an OpenAI Realtime
  * session is a GenAI CLIENT span from the provider handshake (which carries its traceparent) to the
  * session's end, with the session's token usage; a Streamable HTTP GET stream of an MCP session is
- * a CLIENT span per target's server stream, ended when the stream ends. Through a listening gateway
- * exporting to the test OTLP receiver; a plain `ws` client and the MCP SDK client.
+ * a CLIENT span per target's server stream, ended when the stream ends — and so is each target
+ * stream of a legacy HTTP+SSE client session, under its `initialize`. Through a listening gateway
+ * exporting to the test OTLP receiver (every request sampled); a plain `ws` client and the MCP SDK
+ * client.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -11,7 +13,7 @@ import WebSocket from 'ws';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
 import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../llm/mock-realtime.ts';
-import { connect, startEverything, type Upstream } from '../mcp/support.ts';
+import { connect, connectSse, startEverything, type Upstream } from '../mcp/support.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './receiver.ts';
 
 const SERVER = 2;
@@ -24,7 +26,7 @@ metadata: { name: tracing }
 spec:
   targetRefs: [{ group: gateway.networking.k8s.io, kind: Gateway, name: gw }]
   frontend:
-    tracing: { url: ${receiver.url}, protocol: ${receiver.protocol} }
+    tracing: { url: ${receiver.url}, protocol: ${receiver.protocol}, randomSampling: 'true' }
 `;
 }
 
@@ -149,5 +151,22 @@ ${tracingPolicy(receiver)}`);
     const get = spans.find((s) => s.spanId === stream.parentSpanId);
     assert.equal(get?.kind, SERVER);
     assert.equal(get?.attributes['http.request.method'], 'GET');
+  });
+
+  it('a legacy HTTP+SSE client session: each target stream is a CLIENT span under the initialize request, ended with the session', async () => {
+    const isStream = (s: ReceivedSpan) => s.name === 'mcp_server_stream';
+    const before = new Set(receiver.spans.filter(isStream).map((s) => s.spanId));
+    const mcp = await connectSse(gw.url(80, '/mcp'));
+    const result = await mcp.callTool({ name: 'echo', arguments: { message: 'legacy' } });
+    assert.match(JSON.stringify(result.content), /legacy/);
+    await mcp.close();
+    const spans = await receiver.waitForSpans((all) => all.some((s) => isStream(s) && !before.has(s.spanId)));
+    const stream = spans.find((s) => isStream(s) && !before.has(s.spanId));
+    assert.ok(stream);
+    assert.equal(stream.kind, CLIENT);
+    assert.equal(stream.attributes['switchboard.mcp.target'], 'everything');
+    const parent = spans.find((s) => s.spanId === stream.parentSpanId);
+    assert.equal(parent?.kind, SERVER);
+    assert.equal(parent?.attributes['http.request.method'], 'POST', 'the initialize that opened the target sessions');
   });
 });

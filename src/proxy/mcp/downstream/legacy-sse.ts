@@ -6,6 +6,7 @@ import type { Multiplexer } from '../multiplexer.ts';
 import type { Namer } from '../naming.ts';
 import { closeAll, type SessionManager } from '../sessions.ts';
 import { asUpstreamError, type UpstreamClient } from '../upstream/client.ts';
+import { mcpServerStreamSpan } from '../../telemetry/tracing/mcp.ts';
 import type { UpstreamContext } from '../upstream/policy.ts';
 import { keepAlive, readMessages, sendError, startEventStream, writeEvent, type DownstreamRequest, type DownstreamResponse } from './io.ts';
 
@@ -115,7 +116,13 @@ export class LegacySseDownstream {
   #listen(stream: Stream): void {
     const { multiplexer, logger } = this.#deps;
     for (const [target, client] of stream.clients ?? []) {
-      client.listen((m) => writeEvent(stream.res, multiplexer.toClient(target, m, stream.id)), stream.abort.signal).catch((error: unknown) => {
+      // Traced requests: a CLIENT span per target's stream, until it ends (telemetry/tracing/mcp.ts).
+      const span = mcpServerStreamSpan(target, stream.id);
+      client.listen((m) => {
+        span?.message();
+        writeEvent(stream.res, multiplexer.toClient(target, m, stream.id));
+      }, stream.abort.signal, span?.headers).then((offered) => span?.end({ offered }), (error: unknown) => {
+        span?.end({ error });
         logger.debug({ target, error: asUpstreamError(target, error).message }, 'MCP: server stream of a target ended');
       });
     }

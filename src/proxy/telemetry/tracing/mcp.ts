@@ -7,7 +7,7 @@
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { McpInput } from '../../../cel/index.ts';
 import { requestFacts } from '../request-facts.ts';
-import { currentTrace, endCall } from './request-trace.ts';
+import { currentTrace, endCall, type RequestTrace } from './request-trace.ts';
 import { UpstreamAttempts } from './upstream.ts';
 
 /** The parts of a JSON-RPC message the conventions name. */
@@ -62,17 +62,22 @@ export function mcpTargetCalls(message: McpMessageView, target: string, address:
 export const MCP_SERVER_STREAM = 'mcp_server_stream';
 
 /**
- * A target's server stream (the Streamable HTTP GET) relayed to a client: a CLIENT span from the
- * GET to the stream's end, counting the messages it carried; its `traceparent` goes on the GET.
+ * A target's server stream relayed to a client (the Streamable HTTP GET; a legacy HTTP+SSE
+ * session's target streams): a CLIENT span from its start to the stream's end, counting the
+ * messages it carried; its `traceparent` goes on the GET where the stream starts with one. The
+ * stream may outlive the request that started it (legacy: the `initialize` POST), so the span
+ * holds its tracer provider until it ends (RequestTrace.hold).
  */
 export class McpServerStreamSpan {
   /** The span's trace context, for the GET's headers. */
   readonly headers: Record<string, string> = {};
   readonly #span: Span;
+  readonly #release: () => void;
   #messages = 0;
 
-  constructor(start: (headers: Record<string, string>) => Span) {
-    this.#span = start(this.headers);
+  constructor(requestTrace: RequestTrace, attributes: Attributes) {
+    this.#span = requestTrace.startCall(MCP_SERVER_STREAM, attributes, this.headers);
+    this.#release = requestTrace.hold();
   }
 
   /** One message of the target reached the client. */
@@ -85,6 +90,7 @@ export class McpServerStreamSpan {
     if (outcome.offered === false) this.#span.setAttribute('switchboard.mcp.stream_offered', false);
     this.#span.setAttribute('switchboard.mcp.messages', this.#messages);
     endCall(this.#span, outcome);
+    this.#release();
   }
 }
 
@@ -92,7 +98,7 @@ export class McpServerStreamSpan {
 export function mcpServerStreamSpan(target: string, sessionId: string): McpServerStreamSpan | undefined {
   const requestTrace = currentTrace();
   if (requestTrace === undefined) return undefined;
-  return new McpServerStreamSpan((headers) => requestTrace.startCall(MCP_SERVER_STREAM, { 'http.request.method': 'GET', 'switchboard.mcp.target': target, 'mcp.session.id': sessionId }, headers));
+  return new McpServerStreamSpan(requestTrace, { 'switchboard.mcp.target': target, 'mcp.session.id': sessionId });
 }
 
 function mcpCel(message: McpMessageView, target: string): McpInput {
