@@ -168,7 +168,7 @@ export class StreamableDownstream {
     const answerHeaders = answerHeadersOf(res, upstream, this.#deps.logger, messages);
     const exchange = {
       clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(sessionTag !== undefined ? { sessionTag } : {}),
-      ...(upstream.mcp ? { policy: upstream.mcp } : {}), ...(answerHeaders ? { answerHeaders } : {}),
+      ...(upstream.mcp ? { policy: upstream.mcp } : {}), ...(answerHeaders && { answerHeaders }),
     };
     const responses: JsonRpcResponse[] = [];
     try {

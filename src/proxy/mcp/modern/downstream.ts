@@ -124,7 +124,7 @@ export class ModernDownstream {
     };
     // One request per POST: routed to one target, that target's own response header changes apply to this answer.
     const answerHeaders = answerHeadersOf(res, upstream, this.#deps.logger);
-    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}), ...(answerHeaders ? { answerHeaders } : {}) };
+    const exchange = { clients: session.clients, sink, signal, headers: req.headers, ...(context ? { context } : {}), ...(upstream.mcp ? { policy: upstream.mcp } : {}), ...(answerHeaders && { answerHeaders }) };
     let response: JsonRpcResponse;
     try {
       response = complete(request.method, await this.#deps.multiplexer.request(request, exchange));
