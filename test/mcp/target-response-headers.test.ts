@@ -14,6 +14,8 @@
  *   route's header only);
  * - a 2026-07-28 (stateless era) POST routed to one target carries its headers too;
  * - a legacy HTTP+SSE client's message POSTs (202, the answer on the stream) carry neither;
+ * - on another backend (`/authz`), target one's own gRPC extAuth allows with a response header:
+ *   one's calls carry it, two's and the shared answers do not;
  * - the ProxyPolicy's status says the member is applied in part (PartiallyApplied, its path named).
  */
 import assert from 'node:assert/strict';
@@ -22,11 +24,31 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { create } from '@bufbuild/protobuf';
+import { HeaderValueOption_HeaderAppendAction } from '../../src/proxy/ext/gen/envoy/config/core/v3/base_pb.js';
+import { Authorization, CheckResponseSchema } from '../../src/proxy/ext/gen/envoy/service/auth/v3/external_auth_pb.js';
+import { startGrpcServer, type RunningServer } from '../ext/servers.ts';
 import { conditionOf, startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
 import { startEverything, type Upstream } from './support.ts';
 
-function manifests(up: Upstream): string {
+/** Envoy ext_authz over gRPC: allows every check, with `x-authz: checked` for the client's response. */
+function startAuthz(): Promise<RunningServer> {
+  return startGrpcServer((router) => router.service(Authorization, {
+    check() {
+      const header = { header: { key: 'x-authz', value: 'checked' }, appendAction: HeaderValueOption_HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD };
+      return create(CheckResponseSchema, { status: { code: 0 }, httpResponse: { case: 'okResponse', value: { responseHeadersToAdd: [header] } } });
+    },
+  }));
+}
+
+function manifests(up: Upstream, authz: RunningServer): string {
+  const targets = `    targets:
+      - name: one
+        static: { host: 127.0.0.1, port: ${up.port}, path: /mcp }
+      - name: two
+        static: { host: 127.0.0.1, port: ${up.port}, path: /mcp }
+`;
   const policy = (target: string) => `---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyPolicy
@@ -41,12 +63,7 @@ kind: ProxyBackend
 metadata: { name: pair }
 spec:
   mcp:
-    targets:
-      - name: one
-        static: { host: 127.0.0.1, port: ${up.port}, path: /mcp }
-      - name: two
-        static: { host: 127.0.0.1, port: ${up.port}, path: /mcp }
-${policy('one')}${policy('two')}---
+${targets}${policy('one')}${policy('two')}---
 apiVersion: switchboard.dev/v1alpha1
 kind: ProxyPolicy
 metadata: { name: route }
@@ -62,6 +79,28 @@ spec:
   rules:
     - matches: [{ path: { type: PathPrefix, value: /mcp } }]
       backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: pair }]
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyBackend
+metadata: { name: authz-pair }
+spec:
+  mcp:
+${targets}---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: authz-one }
+spec:
+  targetRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: authz-pair, sectionName: one }]
+  backend: { extAuth: { url: "${authz.url}", grpc: {} } }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: authz }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /authz } }]
+      backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: authz-pair }]
 `;
 }
 
@@ -71,7 +110,7 @@ interface Seen {
   readonly headers: Headers;
 }
 
-const OURS = ['x-target', 'x-from-one', 'x-from-two'];
+const OURS = ['x-target', 'x-from-one', 'x-from-two', 'x-authz'];
 
 /** A fetch that records each POST's JSON-RPC methods (and tool names) with its answer's headers in `seen`. */
 function recording(seen: Seen[]): FetchLike {
@@ -95,6 +134,7 @@ function targetHeaders(headers: Headers): Record<string, string> {
 
 describe('MCP: a target\'s own response headers on answers that are its alone', () => {
   let upstream: Upstream;
+  let authz: RunningServer;
   let gw: GatewayHarness;
   let client: Client;
   let transport: StreamableHTTPClientTransport;
@@ -106,8 +146,8 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
   };
 
   before(async () => {
-    upstream = await startEverything();
-    gw = await startGateway(manifests(upstream));
+    [upstream, authz] = await Promise.all([startEverything(), startAuthz()]);
+    gw = await startGateway(manifests(upstream, authz));
     assert.deepEqual(gw.applyErrors, []);
     client = new Client({ name: 'switchboard-test', version: '1.0.0' });
     transport = new StreamableHTTPClientTransport(new URL(gw.url(80, '/mcp')), { fetch: recording(seen) });
@@ -116,7 +156,7 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
   after(async () => {
     await client?.close().catch(() => undefined);
     await gw?.close();
-    await upstream?.stop();
+    await Promise.all([upstream?.stop(), authz?.close()]);
   });
 
   it('initialize goes to both targets: neither target\'s headers', () => {
@@ -193,6 +233,23 @@ describe('MCP: a target\'s own response headers on answers that are its alone', 
       assert.deepEqual(targetHeaders(call.headers), ROUTE_ONLY);
     } finally {
       await legacy.close();
+    }
+  });
+
+  it('a target\'s own extAuth response headers: on its calls\' answers only', async () => {
+    const authzSeen: Seen[] = [];
+    const other = new Client({ name: 'switchboard-test', version: '1.0.0' });
+    await other.connect(new StreamableHTTPClientTransport(new URL(gw.url(80, '/authz')), { fetch: recording(authzSeen) }));
+    try {
+      const last = (name: string) => targetHeaders(authzSeen.findLast((s) => s.methods.includes(name))?.headers ?? new Headers());
+      await other.listTools();
+      assert.deepEqual(last('tools/list'), {}, 'a list is shared by both targets');
+      await other.callTool({ name: 'one_echo', arguments: { message: 'a' } });
+      assert.deepEqual(last('one_echo'), { 'x-authz': 'checked' });
+      await other.callTool({ name: 'two_echo', arguments: { message: 'b' } });
+      assert.deepEqual(last('two_echo'), {}, 'two has no extAuth of its own');
+    } finally {
+      await other.close();
     }
   });
 
