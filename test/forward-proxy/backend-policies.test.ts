@@ -18,7 +18,10 @@ import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.t
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass } from '../support/manifests.ts';
-import { rawConnect } from './raw-connect.ts';
+import { rawConnect, viaProxy as send } from './proxy-clients.ts';
+
+/** The client sends its own credential: a backend `auth` must replace it. */
+const viaProxy = (port: number, target: string) => send(port, target, { headers: { authorization: 'Bearer client' } });
 
 /** A forward proxy backend on listener `name` (its own port), with `backend` as its ProxyPolicy backend. */
 function forwardWithPolicy(name: string, backend: string | undefined): string {
@@ -45,16 +48,6 @@ spec:
   targetRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: ${name} }]
   backend: ${backend}
 `}`;
-}
-
-/** A curl-style proxied request: absolute-form target sent to the gateway. */
-async function viaProxy(proxyPort: number, target: string): Promise<{ status: number; body: string }> {
-  const req = http.request({ host: '127.0.0.1', port: proxyPort, path: target, headers: { host: new URL(target).host, authorization: 'Bearer client' } });
-  req.end();
-  const [res] = (await once(req, 'response')) as [http.IncomingMessage];
-  let body = '';
-  for await (const chunk of res) body += String(chunk);
-  return { status: res.statusCode ?? 0, body };
 }
 
 const LISTENERS = ['plain', 'tls', 'tunnel', 'auth', 'transform', 'timeout', 'connect-tls', 'connect-tunnel'];

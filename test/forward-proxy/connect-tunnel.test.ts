@@ -10,7 +10,7 @@ import { ProxyAgent, request as undiciRequest } from 'undici';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, routeTrafficPolicy, service } from '../support/manifests.ts';
-import { rawConnect } from './raw-connect.ts';
+import { rawConnect } from './proxy-clients.ts';
 
 const MANIFESTS = `
 ---

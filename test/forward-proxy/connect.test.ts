@@ -17,7 +17,7 @@ import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.t
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, routeTrafficPolicy, service } from '../support/manifests.ts';
-import { rawConnect } from './raw-connect.ts';
+import { rawConnect } from './proxy-clients.ts';
 
 const CONNECT_ROUTE = `
 ---

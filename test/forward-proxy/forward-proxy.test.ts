@@ -6,7 +6,6 @@
  * status of a backend written without access control.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import https from 'node:https';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +16,7 @@ import { ProxyAgent, request as undiciRequest } from 'undici';
 import { startEchoServer, type EchoServer } from '../support/echo-server.ts';
 import { conditionOf, startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, routeTrafficPolicy } from '../support/manifests.ts';
+import { viaProxy } from './proxy-clients.ts';
 
 function forwardBackend(name: string, accessControl: string | undefined): string {
   return `
@@ -41,20 +41,6 @@ spec:
   rules:
     - backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: ${backend} }]
 `;
-}
-
-/** A curl-style proxied request: absolute-form target sent to the gateway. */
-async function viaProxy(proxyPort: number, target: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers = { ...init.headers, host: new URL(target).host };
-    const req = http.request({ host: '127.0.0.1', port: proxyPort, method: init.method ?? 'GET', path: target, headers }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString() }));
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
 }
 
 describe('dynamic forward proxy', () => {
