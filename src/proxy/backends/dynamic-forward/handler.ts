@@ -31,9 +31,6 @@ import { forwardConnection, openForwardConnection, rawConnection, tunnelUnapplic
 import { parseAuthority, requestDestination } from './destination.ts';
 import { CheckedResolver } from './resolver.ts';
 
-/** How long connecting to a destination may take without a backend `tcp.connectTimeout`. */
-export { FORWARD_CONNECT_TIMEOUT_MS } from './connection.ts';
-
 export const dynamicForwardHandlerFactory: HandlerFactory = (backend) =>
   backend.dynamicForward ? new DynamicForwardHandler(backend.dynamicForward) : undefined;
 
