@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import https from 'node:https';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ProxyAgent, request as undiciRequest } from 'undici';
@@ -175,6 +176,20 @@ describe('CONNECT over HTTP/2 and on HTTPS binds', () => {
     const allowed = await connectStream(h2c(82), 'ignored.example:8081');
     assert.equal((await httpThrough(allowed.stream, 'inner.example', '/guarded', { 'x-user': 'alice' })).status, 200);
     assert.equal((await connectStream(h2c(82), 'ignored.example:9')).status, 404);
+  });
+
+  it('Tunnel over h2c into an HTTPS bind: the client\'s TLS runs inside the CONNECT stream and the inner bind terminates it', async () => {
+    const { stream, status } = await connectStream(h2c(82), 'ignored.example:443');
+    assert.equal(status, 200);
+    const secure = tls.connect({ socket: stream as never, servername: 'proxy.test', ca: cert.certPem, ALPNProtocols: ['http/1.1'] });
+    await once(secure, 'secureConnect');
+    const req = http.request({ host: 'echo.internal', path: '/inside-tls', headers: { host: 'echo.internal', connection: 'close' }, createConnection: () => secure as never });
+    req.end();
+    const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+    let body = '';
+    for await (const chunk of res) body += String(chunk);
+    assert.equal(res.statusCode, 200, body);
+    assert.equal((JSON.parse(body) as { path: string }).path, '/inside-tls');
   });
 
   it('Tunnel on HTTPS binds: over h2 and over HTTP/1.1 (undici ProxyAgent) inside TLS', async () => {
