@@ -4,7 +4,10 @@
  *
  * - `auth`, `health`, `tls`, `tunnel` → the provider's inline backend policy members of the same
  *   name (the most specific level of its merge: they beat ProxyPolicies on the route).
- * - `transformations`, `finalTransformations`, `promptGuard` → the provider's `ai` member.
+ * - `transformations`, `finalTransformations`, `promptGuard` → the provider's `ai` member, merged
+ *   field by field over the `ai` a route or Gateway policy gives (they are top-level fields of
+ *   ModelPolicies, SPEC.md: a model that sets only transformations keeps the route's prompt guard;
+ *   policy/sub-backends.ts marks them, policy/apply.ts merges).
  * - `headers` (Gateway API header filters: literal values) → the provider's backend
  *   `transformation`, each value a CEL string literal, request and response side.
  * - `authorization` → the model route's own rule, checked when a request names the model (the

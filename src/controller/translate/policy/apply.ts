@@ -4,7 +4,7 @@ import {
 } from '../../../ir/policy.ts';
 import type { Backend, Bind, Listener, Route, RouteRule, WeightedBackend } from '../../../ir/types.ts';
 import { canonicalJson } from '../hash.ts';
-import { effective, mergeMembers, type Contribution, type OutcomeTracker } from './merge.ts';
+import { effective, mergeMembers, OutcomeTracker, type Contribution } from './merge.ts';
 import type { Members } from './members.ts';
 import type { AttachmentIndex } from './places.ts';
 import { subBackendsOf, type SubBackend } from './sub-backends.ts';
@@ -142,8 +142,19 @@ function backendPolicy(places: PolicyPlaces, keys: readonly string[], inline: In
     if (inline.problems.length > 0) problems.push({ source: inline.source, message: inline.problems.join('; ') });
     else all.push({ source: inline.source, level: LEVEL.Inline, order: 0, override: false, members: inline.members });
   }
-  if (own) all.push({ source: own.source, level: LEVEL.SubBackendInline, order: 0, override: false, members: own.members });
-  return effective<BackendPolicy>(mergeMembers(all, BACKEND_MEMBERS, places.tracker), problems);
+  if (!own) return effective<BackendPolicy>(mergeMembers(all, BACKEND_MEMBERS, places.tracker), problems);
+  // A ProxyModel's ai fields replace only their own fields of the ai the levels below give (SubBackend.own.aiByField).
+  const below = own.aiByField ? mergeMembers(all, ['ai'], new OutcomeTracker()) : undefined;
+  const belowAi = below?.members.ai as Record<string, unknown> | undefined;
+  const ownAi = own.members.ai as Record<string, unknown> | undefined;
+  // Fields of the ai below that the model leaves alone: with none, the model's ai is the member as it was.
+  const kept = belowAi === undefined ? [] : Object.keys(belowAi).filter((field) => ownAi?.[field] === undefined);
+  const members = kept.length === 0 ? own.members : { ...own.members, ai: { ...belowAi, ...ownAi } };
+  all.push({ source: own.source, level: LEVEL.SubBackendInline, order: 0, override: false, members });
+  const merged = mergeMembers(all, BACKEND_MEMBERS, places.tracker);
+  // The ai member is then both policies': the fields below the model does not set, and the model's.
+  const sources = kept.length === 0 || merged.sources.ai?.[0] !== own.source ? merged.sources : { ...merged.sources, ai: [...(below?.sources.ai ?? []), own.source] };
+  return effective<BackendPolicy>({ members: merged.members, sources }, problems);
 }
 
 /**

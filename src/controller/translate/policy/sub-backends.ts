@@ -14,8 +14,13 @@ export interface SubBackend {
   readonly name: string;
   /** The sectionName that attaches policies to it; undefined when none can (a single `provider`). */
   readonly section: string | undefined;
-  /** Its own inline `policies` as a contribution, when it has any. */
-  readonly own?: { readonly source: string; readonly members: Members<BackendMember> };
+  /**
+   * Its own inline `policies` as a contribution, when it has any. `aiByField`: a ProxyModel's
+   * policies, whose `transformations`, `finalTransformations` and `promptGuard` are top-level
+   * fields of their own (SPEC.md ModelPolicies): each replaces only that field of the `ai` member
+   * the levels below give, not the whole member (policy/apply.ts).
+   */
+  readonly own?: { readonly source: string; readonly members: Members<BackendMember>; readonly aiByField?: true };
 }
 
 /** Sub-backends of `backend`; `sectionNames` are the names policies may target (targets.ts subBackendNames). */
@@ -28,9 +33,10 @@ export function subBackendsOf(backend: Backend, sectionNames: readonly string[])
   if (backend.ai) {
     // ProxyModels' providers too (docs/models.md): a model's own `policies` are its providers' inline ones. A provider a
     // virtual model's groups repeat is the same provider (same name, same policies): listed once.
-    const providers = [...backend.ai.groups, ...(backend.ai.models ?? []).flatMap((m) => m.groups)].flatMap((g) => g.providers);
+    const modelProviders = new Set((backend.ai.models ?? []).flatMap((m) => m.groups).flatMap((g) => g.providers));
+    const providers = [...backend.ai.groups.flatMap((g) => g.providers), ...modelProviders];
     const unique = [...new Map(providers.map((p) => [p.name, p])).values()];
-    return unique.map((p) => ({ name: p.name, section: sectionOf(p.name), ...ownOf(p.policies, `${backend.key}#${p.name}`) }));
+    return unique.map((p) => ({ name: p.name, section: sectionOf(p.name), ...ownOf(p.policies, `${backend.key}#${p.name}`, modelProviders.has(p)) }));
   }
   return sectionNames.map((name) => ({ name, section: name }));
 }
@@ -40,10 +46,10 @@ export function hasOwnSubBackendPolicies(backend: Backend): boolean {
   return subBackendsOf(backend, []).some((s) => s.own !== undefined);
 }
 
-function ownOf(policies: BackendPolicy | undefined, fallbackSource: string): { own?: SubBackend['own'] } {
+function ownOf(policies: BackendPolicy | undefined, fallbackSource: string, ofModel = false): { own?: SubBackend['own'] } {
   if (!policies) return {};
   const { sources, invalid: _invalid, subBackends: _sub, ...members } = policies;
   // The translator wrote one source for every member of a provider's or target's policies.
   const source = Object.values(sources).find((s) => s !== undefined && s.length > 0)?.[0] ?? fallbackSource;
-  return { own: { source, members: members as Members<BackendMember> } };
+  return { own: { source, members: members as Members<BackendMember>, ...(ofModel && members.ai !== undefined ? { aiByField: true as const } : {}) } };
 }
