@@ -11,7 +11,8 @@
  * Each scenario runs once with the providers taken in plain rotation and once health-weighted
  * (SWITCHBOARD_LLM_PROVIDER_CHOICE), each in a fresh gateway, and reports the client success rate
  * (200 and a complete stream) and the time to first token (p50, p99), plus what `a` saw: its
- * requests, the ones it failed, and (health-weighted) how often it was evicted.
+ * requests, the ones it failed (stall: how many of those ran into the timeout), and
+ * (health-weighted) how often it was evicted.
  *
  *   node bench/failover.ts [--duration 8] [--connections 8] [--scenario 429,cut,stall,flap]
  *                          [--choice rotation,health] [--timeout-ms 1000]
@@ -65,6 +66,8 @@ interface Provider {
   readonly port: number;
   requests: number;
   failed: number;
+  /** Stalled requests the gateway gave up on at its timeout (not earlier: a stall eviction fails the others over at once). */
+  timedOut: number;
   /** Whether the provider's n-th request (from 0) fails in the scenario's way; unset: it serves every request. */
   fault: ((n: number) => boolean) | undefined;
   close(): Promise<void>;
@@ -83,8 +86,12 @@ async function startProvider(scenario: Scenario | undefined): Promise<Provider> 
       } else if (failing && scenario === 'flap') {
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"down","type":"server_error"}}');
       } else if (failing && scenario === 'stall') {
-        open.add(res); // never answered: the gateway's timeout gives up on it
-        res.on('close', () => open.delete(res));
+        open.add(res); // never answered: the gateway's timeout gives up on it (or fails it over when another one's timeout evicts `a`)
+        const stalledAt = performance.now();
+        res.on('close', () => {
+          open.delete(res);
+          if (performance.now() - stalledAt >= timeoutMs * 0.9) p.timedOut++;
+        });
       } else {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(HEAD);
@@ -96,7 +103,7 @@ async function startProvider(scenario: Scenario | undefined): Promise<Provider> 
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const p: Provider = {
-    port: (server.address() as AddressInfo).port, requests: 0, failed: 0, fault: undefined,
+    port: (server.address() as AddressInfo).port, requests: 0, failed: 0, timedOut: 0, fault: undefined,
     close: () => {
       for (const res of open) res.destroy();
       server.closeAllConnections();
@@ -200,7 +207,7 @@ function streamOnce(url: string, agent: http.Agent): Promise<{ ok: boolean; ttft
   });
 }
 
-interface Result { scenario: Scenario; choice: Choice; requests: number; ok: number; p50: number; p99: number; aRequests: number; aFailed: number; evictions: number | undefined }
+interface Result { scenario: Scenario; choice: Choice; requests: number; ok: number; p50: number; p99: number; aRequests: number; aFailed: number; aTimedOut: number; evictions: number | undefined }
 
 async function runScenario(scenario: Scenario, choice: Choice): Promise<Result> {
   const a = await startProvider(scenario);
@@ -230,7 +237,7 @@ async function runScenario(scenario: Scenario, choice: Choice): Promise<Result> 
       return body.backends[0]?.providers.find((p) => p.provider === 'a')?.timesEvicted;
     }, () => undefined);
     ttft.sort((x, y) => x - y);
-    return { scenario, choice, requests, ok, p50: pct(ttft, 0.5), p99: pct(ttft, 0.99), aRequests: a.requests, aFailed: a.failed, evictions };
+    return { scenario, choice, requests, ok, p50: pct(ttft, 0.5), p99: pct(ttft, 0.99), aRequests: a.requests, aFailed: a.failed, aTimedOut: a.timedOut, evictions };
   } finally {
     agent.destroy();
     await gw.stop();
@@ -266,7 +273,7 @@ console.log([
 ].join('\n'));
 
 function row(r: Result): string {
-  return `| ${r.scenario} | ${r.choice} | ${r.requests} | ${((100 * r.ok) / Math.max(r.requests, 1)).toFixed(2)} % | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.aRequests} / ${r.aFailed} | ${r.evictions ?? '—'} |`;
+  return `| ${r.scenario} | ${r.choice} | ${r.requests} | ${((100 * r.ok) / Math.max(r.requests, 1)).toFixed(2)} % | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.aRequests} / ${r.aFailed}${r.scenario === 'stall' ? ` (${r.aTimedOut} timed out)` : ''} | ${r.evictions ?? '—'} |`;
 }
 
 function boundedInt(text: string, min: number, max: number, name: string): number {

@@ -3,8 +3,11 @@
  * for its head when one of them times out and gets it evicted are failed over at once — a stall
  * costs one timeout per eviction, not one per attempt in flight (issue 13, bench/failover.ts
  * stall scenario). Through a listening gateway with the official openai SDK (its retries off):
- * `a` alone in the first priority group never answers, `b` in the second answers at once; three
- * requests start 200 ms apart, so all three wait on `a` when the first one's 600 ms timeout evicts it.
+ * `a` alone in the first priority group never answers, `b` in the second answers at once. undici
+ * runs the headers timeout on a ~500 ms tick (a timer starts at the tick after it is set), so waits
+ * begun close together expire in the same tick whatever the gateway does: the later two requests
+ * start 1.1 s after the first — before its 1.5 s timeout can fire, and two ticks later — so their
+ * own timeouts would fire at least a tick after it; with the failover they end with the first one.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -19,8 +22,10 @@ import { translate } from '../../src/controller/translate/index.ts';
 import { ProxyRuntime } from '../../src/proxy/runtime.ts';
 import { httpGateway } from '../support/manifests.ts';
 
-const TIMEOUT_MS = 600;
-const STAGGER_MS = 200;
+const TIMEOUT_MS = 1500;
+const STAGGER_MS = 1100;
+/** undici's timer tick is ~500 ms: an own timeout ends at least this much after the first one's. */
+const TICK_MS = 450;
 
 const completion = JSON.stringify({
   id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o',
@@ -105,15 +110,13 @@ spec:
       const end = Date.now();
       return { took: end - started, end };
     };
-    const starts = [0, STAGGER_MS, 2 * STAGGER_MS];
+    const starts = [0, STAGGER_MS, STAGGER_MS + 25];
     const results = await Promise.all(starts.map((at, i) => request(i === 1, at)));
     const took = results.map((r) => r.took);
     assert.equal(stalling.requests, 3, 'all three waited on the stalling provider');
     assert.ok(took[0] >= TIMEOUT_MS, `the first one waits its timeout: ${took.join(', ')} ms`);
-    // Without the failover each would wait its own full timeout and end about STAGGER_MS after the one
-    // before (undici's headers timer ticks every ~500 ms, so they may also share a tick — the count of
-    // timeouts below is the exact check); with it they all end when the first one's timeout evicts the provider.
-    for (const r of results.slice(1)) assert.ok(Math.abs(r.end - results[0].end) < STAGGER_MS / 2, `the later ones end with the first one's timeout: took ${took.join(', ')} ms`);
+    // Without the failover each later one would wait for its own timeout, at least a timer tick after the first one's.
+    for (const r of results.slice(1)) assert.ok(Math.abs(r.end - results[0].end) < TICK_MS / 2, `the later ones end with the first one's timeout: took ${took.join(', ')} ms`);
     const a = runtime.providerHealth().find((b) => b.backend.endsWith('/stall'))?.providers.find((p) => p.provider === 'a');
     assert.ok(a, 'provider a has health');
     assert.equal(a.consecutiveFailures, 1, 'one timeout recorded: the failed-over waits are not failures of their own');

@@ -51,3 +51,31 @@ describe('ProviderHealth: waits for a stalling provider', () => {
     assert.deepEqual([done.ended.length, waiting.ended.length], [0, 1]);
   });
 });
+
+describe('ProviderHealth: one stall, one timeout per eviction', () => {
+  it('a timeout of an attempt already waiting when another one\'s timeout evicted the provider is not another failure', () => {
+    let now = 1_000;
+    const health = new ProviderHealth('be', ['a'], undefined, () => now);
+    const first = health.begin(0);
+    now += 5;
+    const second = health.begin(0);
+    now += 1_000;
+    health.failed(0, first, 504, EVICT_ON_FIRST);
+    health.failed(0, second, 504, EVICT_ON_FIRST);
+    const [view] = health.views();
+    assert.deepEqual([view?.consecutiveFailures, view?.timesEvicted, view?.inflight], [1, 1, 0]);
+  });
+
+  it('a timeout of an attempt begun after the eviction (every provider evicted, tried anyway) counts', () => {
+    let now = 1_000;
+    const health = new ProviderHealth('be', ['a'], undefined, () => now);
+    const first = health.begin(0);
+    now += 1_000;
+    health.failed(0, first, 504, EVICT_ON_FIRST);
+    now += 1;
+    const later = health.begin(0);
+    now += 1_000;
+    health.failed(0, later, 504, EVICT_ON_FIRST);
+    assert.equal(health.views()[0]?.consecutiveFailures, 2);
+  });
+});

@@ -41,6 +41,8 @@ interface Load {
   lastOutcomeAt: number;
   /** Attempts waiting for this provider's first byte that another provider could take over (waitHead). */
   readonly waiting: Set<HeadWait>;
+  /** When an attempt's timeout last got the provider evicted (0: never): waits begun before it are that stall's. */
+  stallEvictedAt: number;
 }
 
 /**
@@ -104,7 +106,7 @@ export class ProviderHealth {
     this.names = names;
     this.#index = new Map(names.map((n, i) => [n, i]));
     this.#states = states ?? names.map(freshHealth);
-    this.#load = names.map(() => ({ starts: [], lastOutcomeAt: 0, waiting: new Set<HeadWait>() }));
+    this.#load = names.map(() => ({ starts: [], lastOutcomeAt: 0, waiting: new Set<HeadWait>(), stallEvictedAt: 0 }));
     this.#now = now;
     this.#plain = new PassiveHealth(NO_POLICY, this.#states, now);
   }
@@ -147,12 +149,24 @@ export class ProviderHealth {
    * No answer: refused or timed out (recorded as the 502/504 the client would see, as Service
    * endpoints record connect failures). A timeout (504) that gets the provider evicted ends the
    * other attempts waiting for its head at once (waitHead): they would each wait out a timeout too.
+   * A timeout of an attempt that was already waiting when another one's timeout evicted the
+   * provider is that same stall (undici's headers timer fires on a ~0.5 s tick, so waits begun
+   * within a few ms of each other expire together, before they can be failed over): it ends the
+   * attempt without counting as another failure — one stall, one timeout per eviction.
    */
   failed(i: number, started: number, status: number, spec: HealthSpec | undefined): void {
+    const load = this.#load[i];
+    if (status === 504 && load !== undefined && started < load.stallEvictedAt && this.#plain.evicted(i)) {
+      this.abandon(i, started);
+      return;
+    }
     const now = this.#end(i, started);
     const policy = spec ?? NO_POLICY;
     this.#health(policy).record(i, healthOutcome(conditionOf(policy), status, this.backend) === 'unhealthy' ? 'unhealthy' : 'failure', now - started);
-    if (status === 504 && this.#plain.evicted(i)) this.#interruptWaits(i);
+    if (status === 504 && load !== undefined && this.#plain.evicted(i)) {
+      load.stallEvictedAt = now;
+      this.#interruptWaits(i);
+    }
   }
 
   /**
