@@ -172,12 +172,14 @@ export function routeReferences(route: Route, visit: ReferenceVisitor): void {
   });
 }
 
-/** Every backend a Backend names: its AI providers' and MCP targets' policies, its AI policy's guard services. */
+/** Every backend a Backend names: its AI providers' (a ProxyModel rule's models' too) and MCP targets' policies, its AI policy's guard services. */
 export function backendReferences(backend: Backend, visit: ReferenceVisitor): void {
   if (backend.ai) {
-    backend.ai.groups.forEach((group, g) => group.providers.forEach((provider, p) => {
-      if (provider.policies) backendPolicyReferences(provider.policies, prefixed(visit, ['ai', 'groups', g, 'providers', p, 'policies']));
+    const groups = (at: readonly (string | number)[], list: NonNullable<Backend['ai']>['groups']) => list.forEach((group, g) => group.providers.forEach((provider, p) => {
+      if (provider.policies) backendPolicyReferences(provider.policies, prefixed(visit, [...at, 'groups', g, 'providers', p, 'policies']));
     }));
+    groups(['ai'], backend.ai.groups);
+    backend.ai.models?.forEach((model, m) => groups(['ai', 'models', m], model.groups));
     const aiTrie = BACKEND.get('ai');
     if (backend.ai.policy && aiTrie instanceof Map) walk(backend.ai.policy, aiTrie, ['ai', 'policy'], visit);
   }

@@ -1,4 +1,5 @@
 import type { KubeObject, ObjectStatus } from '../../../api/gateway/object.ts';
+import { backendReferences } from '../../../ir/references.ts';
 import type { Backend, Bind, Route } from '../../../ir/types.ts';
 import { BackendResolver } from '../backend.ts';
 import type { GatewayGraph } from '../gateway.ts';
@@ -106,11 +107,19 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
 /**
  * The backends to add or replace: those only policies name, plus every backend a policy endpoint
  * names (route backends too) with the connection members of its own backend policies
- * (external-services.ts).
+ * (external-services.ts). A policy endpoint inside a backend's own config (an AI provider's or a
+ * ProxyModel's tunnel, an MCP target's) counts too: its backend joined the config with the route.
  */
 function withEndpointConnections(resolvers: Iterable<BackendResolver>, routeBackends: ReadonlyMap<string, Backend>, extra: ReadonlyMap<string, Backend>, places: Parameters<typeof withConnectionPolicies>[1]): Map<string, Backend> {
   const named = new Map<string, Backend>();
   for (const resolver of resolvers) for (const [key, backend] of resolver.backends) named.set(key, routeBackends.get(key) ?? backend);
+  for (const backend of routeBackends.values()) {
+    if (!backend.ai && !backend.mcp) continue;
+    backendReferences(backend, (key) => {
+      const target = routeBackends.get(key);
+      if (target && !named.has(key)) named.set(key, target);
+    });
+  }
   const out = new Map(extra);
   for (const backend of withConnectionPolicies(named.values(), places)) {
     if (backend.connection !== undefined || !routeBackends.has(backend.key)) out.set(backend.key, backend);
