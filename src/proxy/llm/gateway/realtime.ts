@@ -172,8 +172,16 @@ export class RealtimeRelay {
     const spec = a.policy?.health;
     const started = health.begin(index);
 
-    return new Promise((resolve) => {
-      const upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...connection });
+    return new Promise((resolve, reject) => {
+      let upstream: WebSocket;
+      try {
+        upstream = new WebSocket(url, protocols, { headers, perMessageDeflate: false, handshakeTimeout: timeoutMs, followRedirects: false, ...connection });
+      } catch (err) {
+        // Nothing reached the provider (a header value ws refuses): no outcome for its health, only the attempt ends.
+        health.abandon(index, started);
+        reject(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
       const early: [RawData, boolean][] = [];
       let settled = false;
       const settle = (v: Opened | Refused) => {
