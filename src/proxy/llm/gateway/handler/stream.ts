@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { ForwardPlan } from '../../translate/plan.ts';
 import { readProviderAnswer } from '../bounded-body.ts';
 import { maskSecrets, type SentSecrets } from '../credential-mask.ts';
+import { ProviderStalledError } from '../provider-health.ts';
 import { inSlices } from '../stream-slices.ts';
 import { account } from './accounting.ts';
 import { attemptFailed } from './attempt-errors.ts';
@@ -25,7 +26,16 @@ export async function streamAttempt(a: Attempt, plan: ForwardPlan, dispatcher: D
     throw err;
   }
   // The head came: a stall eviction no longer ends this attempt (provider-health.ts, HeadWait).
-  if (tracked.interrupt) gw.health.headDone(tracked.index, tracked);
+  if (tracked.interrupt) {
+    gw.health.headDone(tracked.index, tracked);
+    // One ended it as the head arrived (its body is aborted): nothing was sent, so it fails over as a moment earlier.
+    const reason: unknown = (options.signal as AbortSignal | undefined)?.reason;
+    if (reason instanceof ProviderStalledError) {
+      response.body.destroy();
+      attemptFailed(gw, tracked, reason, false);
+      throw reason;
+    }
+  }
   const status = response.statusCode;
   const headers = response.headers as Record<string, string | string[] | undefined>;
   gw.health.answered(tracked.index, tracked.started, status, headers, tracked.spec);
