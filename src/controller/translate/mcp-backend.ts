@@ -2,7 +2,7 @@ import { SWITCHBOARD_GROUP, type ServicePort } from '../../api/gateway/index.ts'
 import type { Condition, KubeObject } from '../../api/gateway/object.ts';
 import type { McpBackendIR, McpTargetIR, McpTransport } from '../../ir/mcp.ts';
 import type { BackendMember, BackendPolicy } from '../../ir/policy.ts';
-import type { Endpoint } from '../../ir/types.ts';
+import type { Backend, Endpoint } from '../../ir/types.ts';
 import { BackendResolver } from './backend.ts';
 import { readyEndpoints } from './endpoints.ts';
 import { lowerBackend, lowerMcpAuthentication } from './policy/members.ts';
@@ -32,6 +32,8 @@ export interface McpTranslation {
   readonly problems: readonly Problem[];
   /** The backend's `Accepted` condition summarising `problems`. */
   readonly conditions: readonly Condition[];
+  /** Backends the targets' own policies name (a tunnel's Service), published with this backend. */
+  readonly named: ReadonlyMap<string, Backend>;
 }
 
 export interface McpTranslateOptions {
@@ -42,12 +44,13 @@ export interface McpTranslateOptions {
 const DEFAULT_PATH: Readonly<Record<McpTransport, string>> = { StreamableHTTP: '/mcp', SSE: '/sse' };
 
 export function translateMcpBackend(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions = {}): McpTranslation {
-  const { ir, problems } = translate(backend, snapshot, opts);
+  const named = new Map<string, Backend>();
+  const { ir, problems } = translate(backend, snapshot, opts, named);
   const accepted = conditionFrom('Accepted', problems, 'Accepted', 'MCP backend accepted', generationOf(backend));
   // The deprecated authentication is served (the policy translator maps it); the condition says so.
   const deprecated = ir !== undefined && isDict(backend.spec) && isDict(backend.spec.policies) && isDict(backend.spec.policies.mcp) && backend.spec.policies.mcp.authentication !== undefined;
   const conditions = [deprecated ? { ...accepted, message: `${accepted.message}; ${MCP_AUTHENTICATION_DEPRECATED}` } : accepted];
-  return ir ? { ir, problems, conditions } : { problems, conditions };
+  return ir ? { ir, problems, conditions, named } : { problems, conditions, named: new Map() };
 }
 
 /**
@@ -62,7 +65,7 @@ function authenticationProblems(auth: unknown, namespace: string, snapshot: Snap
   return found.map((message) => ({ reason: 'InvalidPolicy', message: `${message} (routes using this backend fail closed)` }));
 }
 
-function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions): { ir?: McpBackendIR; problems: Problem[] } {
+function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOptions, named: Map<string, Backend>): { ir?: McpBackendIR; problems: Problem[] } {
   const namespace = namespaceOf(backend);
   const spec = isDict(backend.spec) ? backend.spec : {};
   const mcp = isDict(spec.mcp) ? spec.mcp : undefined;
@@ -75,7 +78,7 @@ function translate(backend: KubeObject, snapshot: Snapshot, opts: McpTranslateOp
     const name = typeof selector.name === 'string' ? selector.name : '';
     if (name === '') return problems.push({ reason: 'Invalid', message: `${path}.name is required` });
     if (isDict(selector.static)) {
-      const target = staticTarget(name, selector.static, { namespace, snapshot, domain, source: `ProxyBackend/${namespace}/${backend.metadata.name}` }, path, problems);
+      const target = staticTarget(name, selector.static, { namespace, snapshot, domain, source: `ProxyBackend/${namespace}/${backend.metadata.name}`, named }, path, problems);
       if (target) targets.push(target);
     } else if (isDict(selector.selector)) {
       const found = selectedTargets(name, selector.selector, namespace, snapshot, domain);
@@ -120,6 +123,8 @@ interface TargetContext {
   readonly domain: string;
   /** `ProxyBackend/<ns>/<name>`, for policy sources. */
   readonly source: string;
+  /** Collects the backends a served target's policies name (a tunnel's Service). */
+  readonly named: Map<string, Backend>;
 }
 
 function staticTarget(name: string, t: Dict, ctx: TargetContext, path: string, problems: Problem[]): McpTargetIR | undefined {
@@ -178,17 +183,20 @@ function targetPolicies(written: Dict, path: string, name: string, ctx: TargetCo
   for (const member of Object.keys(written)) {
     if (!TARGET_POLICY_MEMBERS.includes(member as BackendMember)) found.push(`${path}.${member}: not allowed on an MCP target (BackendSimple: ${TARGET_POLICY_MEMBERS.join(', ')})`);
   }
+  const resolver = new BackendResolver(snapshot, namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' });
   const members = lowerBackend(written, path, {
     namespace,
     // ConfigMaps are not part of the translator's snapshot: target TLS CAs come from Secrets.
     sources: { secrets: snapshot.secrets, configMaps: new Map<string, KubeObject>(), ledger: snapshot.secretLedger },
-    resolver: new BackendResolver(snapshot, namespace, { group: SWITCHBOARD_GROUP, kind: 'ProxyBackend' }),
+    resolver,
     problems: found,
   }, true);
   if (found.length > 0) {
     for (const message of found) problems.push({ reason: 'InvalidPolicy', message: `${message} (target ${name} is not served)` });
     return undefined;
   }
+  // A tunnel's Service joins the config's backends with this ProxyBackend (the proxy looks it up by key).
+  for (const [key, backend] of resolver.backends) if (!ctx.named.has(key)) ctx.named.set(key, backend);
   const source = `${ctx.source}#${name}`;
   const sources = Object.fromEntries(Object.keys(members).map((m) => [m, [source]])) as BackendPolicy['sources'];
   return { ...(members as Partial<Record<BackendMember, unknown>>), sources } as BackendPolicy;

@@ -91,11 +91,11 @@ function a2aBackend(_object: KubeObject, spec: Dict, _snapshot: Snapshot, base: 
 }
 
 function mcpBackend(object: KubeObject, _spec: Dict, snapshot: Snapshot, base: BackendBase): ProxyBackendTranslation {
-  const { ir, problems, conditions } = translateMcpBackend(object, snapshot);
+  const { ir, problems, conditions, named } = translateMcpBackend(object, snapshot);
   if (!ir) return { problem: problems.map((p) => p.message).join('; '), conditions };
   // The MCP handler reaches its targets itself; the backend has no endpoints of its own.
   const backend: Backend = { key: base.key, kind: 'ProxyBackend', namespace: base.namespace, name: base.name, endpoints: [], rewriteHost: false, mcp: ir };
-  return { backend, conditions };
+  return { backend, conditions, ...(named.size > 0 ? { named } : {}) };
 }
 
 function dynamicForwardBackend(_object: KubeObject, spec: Dict, _snapshot: Snapshot, base: BackendBase): ProxyBackendTranslation {
