@@ -8,17 +8,33 @@ import { toChatFinish } from '../../convert/finish.ts';
 import { markSignature } from '../../convert/signatures.ts';
 import { separatorFor, urlCitation } from '../../convert/text-runs.ts';
 import { errorBody } from '../../errors.ts';
-import { formatSSE } from '../sse.ts';
+import { jsonSSE } from '../sse.ts';
 import type { ClientEncoder, EncoderRequestInfo } from './encoder.ts';
 
 type Delta = ChatChunk['choices'][number]['delta'];
+type Finish = ChatChunk['choices'][number]['finish_reason'];
+
+/** The end of a chunk with no finish reason (every chunk but the last), as serialised. */
+const OPEN_CHUNK_TAIL = ',"finish_reason":null,"logprobs":null}]}\n\n';
+const ROLE_DELTA = JSON.stringify({ role: 'assistant', content: '' } satisfies Delta);
+
+/**
+ * `{"id":…,"object":"chat.completion.chunk","created":…,"model":…` — the fields every chunk of a
+ * stream repeats unchanged (OpenAI keeps `created` for the whole stream too), serialised once.
+ * Key order is ChatChunk's, so a chunk's bytes equal JSON.stringify of the whole ChatChunk.
+ */
+function chunkEnvelope(id: string, created: number, model: string): string {
+  return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)}`;
+}
 
 export class ChatStreamEncoder implements ClientEncoder {
   private readonly info: EncoderRequestInfo;
   private readonly ctx: TranslationContext;
-  private id = '';
   private model: string;
   private started = false;
+  /** Set at the stream's start: the envelope (chunkEnvelope), and everything before a chunk's delta. */
+  private envelope = '';
+  private deltaHead = '';
   private finishReason: FinishReason | undefined;
   /** Upstream tool-call keys → the chunk's `index` (dense, in order of appearance). */
   private readonly toolIndex = new Map<number, number>();
@@ -38,17 +54,20 @@ export class ChatStreamEncoder implements ClientEncoder {
   push(ev: Exclude<StreamEvent, { type: 'usage' }>): string[] {
     const out: string[] = [];
     if (ev.type === 'error') {
-      out.push(formatSSE(JSON.stringify(errorBody({ status: ev.status, message: ev.message, type: ev.errorType }, 'openai'))));
+      out.push(jsonSSE(JSON.stringify(errorBody({ status: ev.status, message: ev.message, type: ev.errorType }, 'openai'))));
       return out;
     }
     if (!this.started) {
       this.started = true;
-      this.id = ev.type === 'start' && ev.id ? (ev.id.startsWith('chatcmpl') ? ev.id : `chatcmpl-${ev.id}`) : this.ctx.newId('chatcmpl-');
+      const id = ev.type === 'start' && ev.id ? (ev.id.startsWith('chatcmpl') ? ev.id : `chatcmpl-${ev.id}`) : this.ctx.newId('chatcmpl-');
       if (ev.type === 'start' && ev.model) this.model = ev.model;
-      out.push(this.chunk({ role: 'assistant', content: '' }));
+      this.envelope = chunkEnvelope(id, this.ctx.now(), this.model);
+      this.deltaHead = `data: ${this.envelope},"choices":[{"index":0,"delta":`;
+      out.push(this.deltaHead + ROLE_DELTA + OPEN_CHUNK_TAIL);
     }
     switch (ev.type) {
-      case 'text': out.push(this.chunk({ content: this.text(ev.text) })); break;
+      // The common event: its delta is written without building a chunk object.
+      case 'text': out.push(`${this.deltaHead}{"content":${JSON.stringify(this.text(ev.text))}}${OPEN_CHUNK_TAIL}`); break;
       case 'thinking':
         if (ev.text) this.broken = true;
         out.push(this.chunk({ reasoning_content: ev.text }));
@@ -88,11 +107,8 @@ export class ChatStreamEncoder implements ClientEncoder {
     const out: string[] = [];
     if (!this.started) out.push(...this.push({ type: 'start' }));
     out.push(this.chunk({}, toChatFinish(this.finishReason ?? 'stop')));
-    if (this.info.includeUsage && usage) {
-      const c: ChatChunk = { id: this.id, object: 'chat.completion.chunk', created: this.ctx.now(), model: this.model, choices: [], usage: usageToChatUsage(usage) };
-      out.push(formatSSE(JSON.stringify(c)));
-    }
-    out.push(formatSSE('[DONE]'));
+    if (this.info.includeUsage && usage) out.push(jsonSSE(`${this.envelope},"choices":[],"usage":${JSON.stringify(usageToChatUsage(usage))}}`));
+    out.push(jsonSSE('[DONE]'));
     return out;
   }
 
@@ -110,8 +126,9 @@ export class ChatStreamEncoder implements ClientEncoder {
     return text;
   }
 
-  private chunk(delta: Delta, finish: ChatChunk['choices'][number]['finish_reason'] = null): string {
-    const c: ChatChunk = { id: this.id, object: 'chat.completion.chunk', created: this.ctx.now(), model: this.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
-    return formatSSE(JSON.stringify(c));
+  /** Only the delta and finish reason are serialised per chunk; the rest is the stream's deltaHead. */
+  private chunk(delta: Delta, finish: Finish = null): string {
+    const tail = finish === null ? OPEN_CHUNK_TAIL : `,"finish_reason":${JSON.stringify(finish)},"logprobs":null}]}\n\n`;
+    return this.deltaHead + JSON.stringify(delta) + tail;
   }
 }

@@ -7,7 +7,7 @@ import { usageToMessagesUsage } from '../../convert/messages/response.ts';
 import { toMessagesStop } from '../../convert/finish.ts';
 import { markSignature } from '../../convert/signatures.ts';
 import { errorBody } from '../../errors.ts';
-import { formatSSE } from '../sse.ts';
+import { jsonSSE } from '../sse.ts';
 import type { ClientEncoder, EncoderRequestInfo } from './encoder.ts';
 
 type Open = { kind: 'text' | 'thinking' } | { kind: 'tool'; key: number };
@@ -20,6 +20,8 @@ export class MessagesStreamEncoder implements ClientEncoder {
   private startUsage: Usage | undefined;
   private open: Open | undefined;
   private index = -1;
+  /** `event: content_block_delta` up to the open block's delta, serialised once per block. */
+  private deltaHead = '';
   private finishReason: FinishReason | undefined;
   private stopSequence: string | undefined;
 
@@ -30,14 +32,15 @@ export class MessagesStreamEncoder implements ClientEncoder {
 
   push(ev: Exclude<StreamEvent, { type: 'usage' }>): string[] {
     if (ev.type === 'error') {
-      return [formatSSE(JSON.stringify(errorBody({ status: ev.status, message: ev.message, type: ev.errorType }, 'anthropic')), 'error')];
+      return [jsonSSE(JSON.stringify(errorBody({ status: ev.status, message: ev.message, type: ev.errorType }, 'anthropic')), 'error')];
     }
     const out: string[] = [];
     if (!this.started) out.push(this.messageStart(ev));
     switch (ev.type) {
       case 'text':
         if (this.open?.kind !== 'text') out.push(...this.openBlock({ kind: 'text' }, { type: 'text', text: '' }));
-        out.push(this.delta({ type: 'text_delta', text: ev.text }));
+        // The common event: written without building an event object.
+        out.push(`${this.deltaHead}{"type":"text_delta","text":${JSON.stringify(ev.text)}}}\n\n`);
         break;
       case 'thinking':
         if (this.open?.kind !== 'thinking') out.push(...this.openBlock({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' }));
@@ -103,6 +106,7 @@ export class MessagesStreamEncoder implements ClientEncoder {
     const out = this.closeBlock();
     this.index++;
     this.open = open;
+    this.deltaHead = `event: content_block_delta\ndata: {"type":"content_block_delta","index":${this.index},"delta":`;
     out.push(this.event({ type: 'content_block_start', index: this.index, content_block: block }));
     return out;
   }
@@ -113,11 +117,12 @@ export class MessagesStreamEncoder implements ClientEncoder {
     return [this.event({ type: 'content_block_stop', index: this.index })];
   }
 
+  /** Same bytes as event({ type: 'content_block_delta', index, delta }), the block's part serialised once. */
   private delta(delta: MessagesDelta): string {
-    return this.event({ type: 'content_block_delta', index: this.index, delta });
+    return `${this.deltaHead}${JSON.stringify(delta)}}\n\n`;
   }
 
   private event(e: MessagesStreamEvent): string {
-    return formatSSE(JSON.stringify(e), e.type);
+    return jsonSSE(JSON.stringify(e), e.type);
   }
 }

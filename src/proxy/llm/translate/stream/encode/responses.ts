@@ -6,15 +6,15 @@ import type { Usage } from '../../usage.ts';
 import { REDACTED_PREFIX, responseShell, responsesAnnotation, usageToResponsesUsage, webSearchCall } from '../../convert/responses/response.ts';
 import { markSignature } from '../../convert/signatures.ts';
 import { openAIErrorType } from '../../errors.ts';
-import { formatSSE } from '../sse.ts';
 import type { ClientEncoder } from './encoder.ts';
 
 type FunctionCallItem = Extract<ResponsesOutputItem, { type: 'function_call' }>;
 type OpenItem =
   /** `runOffset`: UTF-16 offset of this message's text in the current run (citations count from the run). */
-  | { kind: 'message'; item: ResponsesOutputMessage; text: string; runOffset: number; annotations: ResponsesUrlCitation[] }
-  | { kind: 'reasoning'; item: ResponsesReasoningItem; text: string }
-  | { kind: 'tool'; item: FunctionCallItem; key: number };
+  /** `at`: the item's `"item_id":…,"output_index":…` as serialised, fixed while it is open (eventFields). */
+  | { kind: 'message'; item: ResponsesOutputMessage; at: string; text: string; runOffset: number; annotations: ResponsesUrlCitation[] }
+  | { kind: 'reasoning'; item: ResponsesReasoningItem; at: string; text: string }
+  | { kind: 'tool'; item: FunctionCallItem; at: string; key: number };
 
 export class ResponsesStreamEncoder implements ClientEncoder {
   readonly sequentialToolCalls = true;
@@ -48,7 +48,7 @@ export class ResponsesStreamEncoder implements ClientEncoder {
         const m = this.open?.kind === 'message' ? this.open : this.openMessage(out);
         m.text += ev.text;
         this.runLen += ev.text.length;
-        out.push(this.event('response.output_text.delta', { ...this.where(m.item.id), content_index: 0, delta: ev.text, logprobs: [] }));
+        out.push(this.eventFields('response.output_text.delta', `${m.at},"content_index":0,"delta":${JSON.stringify(ev.text)},"logprobs":[]`));
         break;
       }
       case 'thinking': {
@@ -58,7 +58,7 @@ export class ResponsesStreamEncoder implements ClientEncoder {
           out.push(this.event('response.reasoning_summary_part.added', { ...this.where(r.item.id), summary_index: 0, part: { type: 'summary_text', text: '' } }));
         }
         r.text += ev.text;
-        out.push(this.event('response.reasoning_summary_text.delta', { ...this.where(r.item.id), summary_index: 0, delta: ev.text }));
+        out.push(this.eventFields('response.reasoning_summary_text.delta', `${r.at},"summary_index":0,"delta":${JSON.stringify(ev.text)}`));
         break;
       }
       case 'thinking_signature': {
@@ -91,14 +91,14 @@ export class ResponsesStreamEncoder implements ClientEncoder {
         this.broken = true;
         out.push(...this.close());
         const item: FunctionCallItem = { type: 'function_call', id: this.ctx.newId('fc_'), call_id: ev.id, name: ev.name, arguments: '', status: 'in_progress' };
-        this.open = { kind: 'tool', item, key: ev.key };
-        out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: { ...item } }));
+        this.open = { kind: 'tool', item, at: this.at(item.id), key: ev.key };
+        out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item }));
         break;
       }
       case 'tool_call_args':
         if (this.open?.kind === 'tool' && this.open.key === ev.key) {
           this.open.item.arguments += ev.delta;
-          out.push(this.event('response.function_call_arguments.delta', { ...this.where(this.open.item.id), delta: ev.delta }));
+          out.push(this.eventFields('response.function_call_arguments.delta', `${this.open.at},"delta":${JSON.stringify(ev.delta)}`));
         }
         break;
       case 'finish':
@@ -118,25 +118,24 @@ export class ResponsesStreamEncoder implements ClientEncoder {
     this.response.status = incomplete ? 'incomplete' : 'completed';
     if (incomplete) this.response.incomplete_details = { reason: this.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' };
     if (usage) this.response.usage = usageToResponsesUsage(usage);
-    out.push(this.event(incomplete ? 'response.incomplete' : 'response.completed', { response: this.snapshot() }));
+    out.push(this.event(incomplete ? 'response.incomplete' : 'response.completed', { response: this.response }));
     return out;
   }
 
   private start(ev: Exclude<StreamEvent, { type: 'usage' | 'error' }>): string[] {
     this.started = true;
     if (ev.type === 'start' && ev.model) this.response.model = ev.model;
-    return [
-      this.event('response.created', { response: this.snapshot() }),
-      this.event('response.in_progress', { response: this.snapshot() }),
-    ];
+    // Both events carry the same response: serialised once.
+    const response = `"response":${JSON.stringify(this.response)}`;
+    return [this.eventFields('response.created', response), this.eventFields('response.in_progress', response)];
   }
 
   private openMessage(out: string[]): Extract<OpenItem, { kind: 'message' }> {
     out.push(...this.close());
     const item: ResponsesOutputMessage = { type: 'message', id: this.ctx.newId('msg_'), status: 'in_progress', role: 'assistant', content: [] };
-    const open = { kind: 'message' as const, item, text: '', runOffset: this.broken ? 0 : this.runLen, annotations: [] };
+    const open = { kind: 'message' as const, item, at: this.at(item.id), text: '', runOffset: this.broken ? 0 : this.runLen, annotations: [] };
     this.open = open;
-    out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: structuredClone(item) }));
+    out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item }));
     out.push(this.event('response.content_part.added', { ...this.where(item.id), content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
     return open;
   }
@@ -144,9 +143,9 @@ export class ResponsesStreamEncoder implements ClientEncoder {
   private openReasoning(out: string[]): Extract<OpenItem, { kind: 'reasoning' }> {
     out.push(...this.close());
     const item: ResponsesReasoningItem = { type: 'reasoning', id: this.ctx.newId('rs_'), summary: [] };
-    const open = { kind: 'reasoning' as const, item, text: '' };
+    const open = { kind: 'reasoning' as const, item, at: this.at(item.id), text: '' };
     this.open = open;
-    out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item: structuredClone(item) }));
+    out.push(this.event('response.output_item.added', { output_index: this.response.output.length, item }));
     return open;
   }
 
@@ -174,7 +173,7 @@ export class ResponsesStreamEncoder implements ClientEncoder {
       out.push(this.event('response.function_call_arguments.done', { ...where, name: o.item.name, arguments: o.item.arguments }));
       o.item.status = 'completed';
     }
-    out.push(this.event('response.output_item.done', { output_index: where.output_index, item: structuredClone(o.item) }));
+    out.push(this.event('response.output_item.done', { output_index: where.output_index, item: o.item }));
     this.response.output.push(o.item);
     return out;
   }
@@ -188,7 +187,7 @@ export class ResponsesStreamEncoder implements ClientEncoder {
       this.event('response.web_search_call.in_progress', where),
     ];
     if (!ev.failed) out.push(this.event('response.web_search_call.searching', where), this.event('response.web_search_call.completed', where));
-    out.push(this.event('response.output_item.done', { output_index: where.output_index, item: structuredClone(item) }));
+    out.push(this.event('response.output_item.done', { output_index: where.output_index, item }));
     this.response.output.push(item);
     return out;
   }
@@ -198,11 +197,27 @@ export class ResponsesStreamEncoder implements ClientEncoder {
     return { item_id: itemId, output_index: this.response.output.length };
   }
 
-  private snapshot(): ResponsesResponse {
-    return structuredClone(this.response);
+  /** `where(itemId)` as serialised by event(): the fields every event of one open item starts with. */
+  private at(itemId: string): string {
+    return `"item_id":${JSON.stringify(itemId)},"output_index":${this.response.output.length}`;
   }
 
+  /**
+   * Serialised at once: objects passed in (the response, an item) are written as they are now,
+   * with no copy, even though the encoder changes them later.
+   */
   private event(type: string, body: Record<string, unknown>): string {
-    return formatSSE(JSON.stringify({ type, sequence_number: this.seq++, ...body }), type);
+    const json = JSON.stringify(body);
+    return this.eventFields(type, json.length === 2 ? '' : json.slice(1, -1));
+  }
+
+  /**
+   * Same bytes as formatSSE(JSON.stringify({ type, sequence_number, ...fields })): `fields` is the
+   * serialised rest of the object without its braces. `type` is one of this encoder's own event
+   * names (no character JSON would escape).
+   */
+  private eventFields(type: string, fields: string): string {
+    const rest = fields === '' ? '' : `,${fields}`;
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++}${rest}}\n\n`;
   }
 }
