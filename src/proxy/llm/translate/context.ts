@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /**
  * Where translated responses get their ids and timestamps. Production uses random ids and the
@@ -10,8 +10,27 @@ export interface TranslationContext {
   now(): number;
 }
 
+const ID_BYTES = 12;
+/**
+ * Random bytes for ids, filled 256 ids at a time: a stream takes one to three ids as it starts
+ * (response, message, item), and one crypto call per id sat on the first-token path. As random
+ * as one call per id; the bytes are hex-encoded into ids and never reused.
+ */
+const idPool = Buffer.alloc(ID_BYTES * 256);
+let idPoolAt = idPool.length;
+
+function randomHex(): string {
+  if (idPoolAt === idPool.length) {
+    randomFillSync(idPool);
+    idPoolAt = 0;
+  }
+  const hex = idPool.toString('hex', idPoolAt, idPoolAt + ID_BYTES);
+  idPoolAt += ID_BYTES;
+  return hex;
+}
+
 export const defaultContext: TranslationContext = {
-  newId: (prefix) => `${prefix}${randomBytes(12).toString('hex')}`,
+  newId: (prefix) => `${prefix}${randomHex()}`,
   now: () => Math.floor(Date.now() / 1000),
 };
 

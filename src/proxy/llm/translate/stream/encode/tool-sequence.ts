@@ -40,6 +40,11 @@ export class ToolCallSequencer {
         this.#held.clear();
         return [ev];
       default: {
+        // The common case (text, nothing held): no release pass.
+        if (this.#held.size === 0) {
+          this.#live = undefined;
+          return [ev];
+        }
         const out = this.release();
         this.#live = undefined;
         out.push(ev);
