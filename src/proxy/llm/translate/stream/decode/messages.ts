@@ -5,6 +5,7 @@ import type { Usage } from '../../usage.ts';
 import { fromMessagesStop } from '../../convert/finish.ts';
 import { readWebCitations, searchQuery } from '../../convert/messages/response.ts';
 import { SSEDecoder } from './decoder.ts';
+import { anthropicTextDelta } from './text-delta.ts';
 import type { ToolNameMap } from '../../convert/tool-names.ts';
 
 const ERROR_STATUS: Record<string, number> = {
@@ -115,6 +116,12 @@ export class MessagesStreamDecoder extends SSEDecoder {
       default:
         return [];
     }
+  }
+
+  /** A text delta in Anthropic's compact shape: the same event as `handle` gives it. */
+  protected override quick(data: string): StreamEvent | undefined {
+    const text = anthropicTextDelta(data);
+    return text === undefined ? undefined : this.text(text);
   }
 
   private text(text: string): StreamEvent {
