@@ -38,62 +38,73 @@ export function backendKindOf(backend: Backend): BackendKind {
  */
 export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>, wanted?: ReadonlySet<string>): Map<string, Set<BackendKind>> {
   const reach = new Map<string, Set<BackendKind>>();
-  for (const [routeKey, route] of Object.entries(routes)) {
-    const listeners = routeListeners.get(routeKey) ?? [];
-    const kinds = route.rules.map((rule) => rule.backends.map((weighted) => {
-      const backend = weighted.backendKey === null ? undefined : backends.get(weighted.backendKey);
-      return backend ? backendKindOf(backend) : undefined;
-    }));
+  for (const routeKey of Object.keys(routes)) {
+    const route = routes[routeKey] as Route;
+    const listeners = routeListeners.get(routeKey) ?? NO_LISTENERS;
     let kept = routeReach.get(route);
-    if (!kept || !sameListeners(kept.listeners, listeners) || !sameKinds(kept.kinds, kinds)) {
-      kept = { listeners, kinds, pairs: routePairs(route, listeners, kinds) };
+    if (!kept || !sameListeners(kept.listeners, listeners) || !sameBackends(kept, route, backends)) {
+      kept = routeReachOf(route, listeners, backends);
       routeReach.set(route, kept);
     }
     for (const [key, kind] of kept.pairs) {
       // Only the points some policy targets are ever read: the others are not collected.
       if (wanted && !wanted.has(key)) continue;
-      const set = reach.get(key) ?? new Set<BackendKind>();
+      let set = reach.get(key);
+      if (!set) reach.set(key, (set = new Set<BackendKind>()));
       set.add(kind);
-      reach.set(key, set);
     }
   }
   return reach;
 }
 
+const NO_LISTENERS: readonly ListenerRef[] = [];
+
 interface RouteReach {
   readonly listeners: readonly ListenerRef[];
-  /** Per rule, per weighted backend: the kind of the backend it names (undefined: none). */
-  readonly kinds: readonly (readonly (BackendKind | undefined)[])[];
+  /** The backend each weighted backend of each rule named, in order (undefined: none): the pairs hold while they are the same objects. */
+  readonly backends: readonly (Backend | undefined)[];
   readonly pairs: readonly (readonly [string, BackendKind])[];
 }
 
 const routeReach = new WeakMap<Route, RouteReach>();
 
-function routePairs(route: Route, listeners: readonly ListenerRef[], kinds: RouteReach['kinds']): [string, BackendKind][] {
+function routeReachOf(route: Route, listeners: readonly ListenerRef[], backends: ReadonlyMap<string, Backend>): RouteReach {
   const pairs: [string, BackendKind][] = [];
+  const named: (Backend | undefined)[] = [];
   const listenerKeys = listeners.flatMap((l) => [point.gateway(l.gateway), point.listener(l.key)]);
-  route.rules.forEach((rule, r) => {
+  for (const rule of route.rules) {
     const ruleKeys = [point.route(route.key), ...(rule.name !== undefined ? [point.rule(route.key, rule.name)] : [])];
-    for (const kind of kinds[r] ?? []) {
-      if (kind === undefined) continue;
+    for (const weighted of rule.backends) {
+      const backend = weighted.backendKey === null ? undefined : backends.get(weighted.backendKey);
+      named.push(backend);
+      if (!backend) continue;
+      const kind = backendKindOf(backend);
       for (const key of [...listenerKeys, ...ruleKeys]) pairs.push([key, kind]);
     }
-  });
-  return pairs;
+  }
+  return { listeners, backends: named, pairs };
 }
 
 function sameListeners(a: readonly ListenerRef[], b: readonly ListenerRef[]): boolean {
-  return a === b || (a.length === b.length && a.every((l, i) => {
-    const other = b[i] as ListenerRef;
-    return l.key === other.key && l.gateway.namespace === other.gateway.namespace && l.gateway.name === other.gateway.name;
-  }));
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const [x, y] = [a[i] as ListenerRef, b[i] as ListenerRef];
+    if (x.key !== y.key || x.gateway.namespace !== y.gateway.namespace || x.gateway.name !== y.gateway.name) return false;
+  }
+  return true;
 }
 
-function sameKinds(a: RouteReach['kinds'], b: RouteReach['kinds']): boolean {
-  return a.length === b.length && a.every((rule, r) => {
-    const other = b[r] as readonly (BackendKind | undefined)[];
-    return rule.length === other.length && rule.every((kind, i) => kind === other[i]);
-  });
+/** Whether every weighted backend of `route` still names the same backend object (so the same kind). */
+function sameBackends(kept: RouteReach, route: Route, backends: ReadonlyMap<string, Backend>): boolean {
+  let i = 0;
+  for (const rule of route.rules) {
+    for (const weighted of rule.backends) {
+      const backend = weighted.backendKey === null ? undefined : backends.get(weighted.backendKey);
+      if (backend !== kept.backends[i++]) return false;
+    }
+  }
+  return i === kept.backends.length;
 }
 
 /** The kinds one target reaches: through the routes it covers, or as the Service/ProxyBackend it names. */
