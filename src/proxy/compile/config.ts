@@ -1,7 +1,7 @@
 import type { SecureContext, SecureContextOptions } from 'node:tls';
 import type { Logger } from '../../common/logger.ts';
 import type { Dispatcher } from 'undici';
-import type { Bind, Listener, ProxyConfig } from '../../ir/types.ts';
+import type { Bind, Listener, ProxyConfig, RouteRule } from '../../ir/types.ts';
 import { compileBackend, type CompiledBackend } from '../backends/backend.ts';
 import type { BackendHandler, BackendHandlers } from '../backends/handlers.ts';
 import type { UpstreamPools } from '../policies/backend/pools.ts';
@@ -15,6 +15,7 @@ import type { HealthStates } from '../policies/backend/health.ts';
 import { compileFrontend, type CompiledFrontend } from '../policies/frontend/compile.ts';
 import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
+import { keepBackend, keptBackend, keptRule, reuseMemoFor, ruleMayBeKept, watchedDeps, type ReuseMemo } from './reuse.ts';
 import { runToEnd, type SlicedJob } from './slices.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { StepDeps } from '../policies/step.ts';
@@ -107,9 +108,17 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
   const endpoints = endpointResolver(config);
   const onError = (m: string) => errors.push(m);
 
+  // Backends and rules the previous versions compiled from the same IR objects are reused (reuse.ts).
+  const memo = reuseMemoFor(ctx);
   const backends = new Map<string, CompiledBackend>();
   for (const [key, b] of Object.entries(config.backends)) {
-    backends.set(key, compileBackend(b, ctx.pools, onError, ctx.handlers));
+    let compiled = keptBackend(memo, b, ctx);
+    if (!compiled) {
+      const before = errors.length;
+      compiled = compileBackend(b, ctx.pools, onError, ctx.handlers);
+      keepBackend(memo, b, compiled, errors.length > before);
+    }
+    backends.set(key, compiled);
     yield;
   }
   const backendOf = (key: string) => backends.get(key);
@@ -123,7 +132,7 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
     if (!rule) return undefined;
     let compiled = rules.get(rule.key);
     if (!compiled) {
-      compiled = compileRule(route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies, endpoints, connections: ctx.connections, lifecycle });
+      compiled = reusedOrCompiledRule(memo, route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies, endpoints, connections: ctx.connections, lifecycle });
       rules.set(rule.key, compiled);
     }
     return compiled;
@@ -138,6 +147,42 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
   const handlers = new Set<BackendHandler>();
   for (const b of backends.values()) if (b.handler) handlers.add(b.handler);
   return { compiled: { source: config, binds, dispatchers, handlers, lifecycle }, errors };
+}
+
+/**
+ * A rule as an earlier version compiled it when that is still right (same IR rule object, same
+ * compiled backends read, nothing per-config touched: reuse.ts), else compiled now — and, when it
+ * may be kept, with its backend reads, errors and uses of the per-config resources recorded.
+ */
+function reusedOrCompiledRule(
+  memo: ReuseMemo,
+  routeKey: string,
+  rule: RouteRule,
+  backendOf: (key: string) => CompiledBackend | undefined,
+  onError: (m: string) => void,
+  deps: Parameters<typeof compileRule>[4] & { readonly endpoints: EndpointResolver; readonly lifecycle: CompiledLifecycle },
+): CompiledRule {
+  const kept = keptRule(memo, routeKey, rule, backendOf);
+  if (kept) {
+    for (const m of kept.errors) onError(m);
+    return kept.compiled;
+  }
+  if (!ruleMayBeKept(rule)) return compileRule(routeKey, rule, backendOf, onError, deps);
+  const read = new Map<string, CompiledBackend | undefined>();
+  const errors: string[] = [];
+  const touched = { value: false };
+  const readingBackendOf = (key: string) => {
+    const b = backendOf(key);
+    read.set(key, b);
+    return b;
+  };
+  const recordingOnError = (m: string) => {
+    errors.push(m);
+    onError(m);
+  };
+  const compiled = compileRule(routeKey, rule, readingBackendOf, recordingOnError, { ...deps, ...watchedDeps(deps.lifecycle, deps.endpoints, touched) });
+  memo.rules.set(rule, { compiled, routeKey, read, errors, touched });
+  return compiled;
 }
 
 function* compileBind(

@@ -99,20 +99,45 @@ function* sortedBuckets<R>(src: RouteTableSource<R>): Generator<void, SortedBuck
   return new SortedBuckets(buckets);
 }
 
-function compileRoute<R>(route: Route, src: RouteTableSource<R>): RouteTableEntry<R>[] {
+/**
+ * A route's entries as the last table built them, with the rule payloads they were built for and
+ * the match errors they reported. A config version that hands over the same Route object with the
+ * same payloads (the proxy reuses compiled rules of unchanged routes: compile/reuse.ts) gets the
+ * same entries back instead of compiling its matches again; entries are never changed in place.
+ */
+interface KeptEntries {
+  readonly payloads: readonly unknown[];
+  readonly entries: readonly RouteTableEntry<unknown>[];
+  readonly errors: readonly string[];
+}
+
+const keptEntries = new WeakMap<Route, KeptEntries>();
+
+function compileRoute<R>(route: Route, src: RouteTableSource<R>): readonly RouteTableEntry<R>[] {
+  const payloads = route.rules.map((_, ruleIndex) => src.ruleOf(route, ruleIndex));
+  const kept = keptEntries.get(route);
+  if (kept && kept.payloads.length === payloads.length && kept.payloads.every((p, i) => p === payloads[i])) {
+    for (const m of kept.errors) src.onError(m);
+    // Same payload objects as these entries hold: they are RouteTableEntry<R>.
+    return kept.entries as readonly RouteTableEntry<R>[];
+  }
   const out: RouteTableEntry<R>[] = [];
+  const errors: string[] = [];
   const routeCreated = parseCreated(route.creationTimestamp);
   route.rules.forEach((rule, ruleIndex) => {
-    const payload = src.ruleOf(route, ruleIndex);
+    const payload = payloads[ruleIndex];
     if (payload === undefined) return;
     const irMatches = rule.matches.length > 0 ? rule.matches : [{}];
     irMatches.forEach((m, matchIndex) => {
       try {
         out.push({ match: compileMatch(m), rule: payload, routeCreated, routeKey: route.key, ruleIndex, matchIndex });
       } catch (err) {
-        src.onError(`${rule.key} match ${matchIndex}: ${(err as Error).message}`);
+        const message = `${rule.key} match ${matchIndex}: ${(err as Error).message}`;
+        errors.push(message);
+        src.onError(message);
       }
     });
   });
+  keptEntries.set(route, { payloads, entries: out, errors });
   return out;
 }

@@ -1,0 +1,142 @@
+import type { Dispatcher } from 'undici';
+import type { Backend, RouteRule } from '../../ir/types.ts';
+import type { TrafficMember, TrafficPolicy } from '../../ir/policy.ts';
+import type { CompiledBackend } from '../backends/backend.ts';
+import type { BackendHandler } from '../backends/handlers.ts';
+import type { EndpointResolver } from '../ext/endpoint.ts';
+import type { ConfigLifecycle } from '../policies/step.ts';
+import type { CompileContext } from './config.ts';
+import type { CompiledRule } from './rule.ts';
+
+/**
+ * Compiled backends and rules kept across config versions, so that applying a config in which one
+ * route changed compiles that route, not all 10,000 (issue 15: the translator hands unchanged IR
+ * Routes and Backends over as the same objects). An entry is reused only when its IR object is
+ * the same object and every input its compile read is identical; anything else compiles as before.
+ *
+ * Only pure results are kept: a rule is kept when its traffic policies use members that hold no
+ * per-config resource (no clients retired with the config's lifecycle, no endpoint resolved
+ * against that config's backends, no shared connection, no counters) and no backend policy
+ * (pools under policy settings, health, credentials); and only when compiling it touched neither
+ * the lifecycle nor the endpoint resolver (checked by wrapping them, not assumed).
+ */
+export interface ReuseMemo {
+  readonly backends: WeakMap<Backend, KeptBackend>;
+  readonly rules: WeakMap<RouteRule, KeptRule>;
+}
+
+interface KeptBackend {
+  readonly compiled: CompiledBackend;
+  /** What compiling it acquired from the runtime: reuse only while the runtime hands out the same. */
+  readonly dispatchers: readonly Dispatcher[];
+  readonly handler: BackendHandler | undefined;
+}
+
+export interface KeptRule {
+  readonly compiled: CompiledRule;
+  readonly routeKey: string;
+  /** Each backend key the rule (and its filters) looked up, with the compiled backend it got. */
+  readonly read: ReadonlyMap<string, CompiledBackend | undefined>;
+  /** Its compile's error messages, reported again when it is reused. */
+  readonly errors: readonly string[];
+  /** Set when compile (or anything holding its deps later) used the lifecycle or the endpoint resolver. */
+  readonly touched: { value: boolean };
+}
+
+/**
+ * Traffic members whose compiled step is a pure function of the IR member (and the logger):
+ * anything else (rateLimit's counters and service client, extAuth/extProc clients, remote JWKS,
+ * retry budgets, members added later) makes a rule compile anew every version.
+ */
+const PURE_TRAFFIC_MEMBERS: ReadonlySet<TrafficMember> = new Set<TrafficMember>([
+  'directResponse', 'headerModifiers', 'cors', 'csrf', 'delay', 'hostRewrite', 'transformation',
+  'apiKeyAuthentication', 'basicAuthentication', 'authorization', 'timeouts',
+]);
+
+/** One memo per runtime (its pools), dropped when anything else of the compile context changes. */
+const memos = new WeakMap<object, { readonly ctx: ContextIdentity; readonly memo: ReuseMemo }>();
+
+type ContextIdentity = readonly unknown[];
+
+function identityOf(ctx: CompileContext): ContextIdentity {
+  return [ctx.logger, ctx.handlers, ctx.connections, ctx.healthStates];
+}
+
+export function reuseMemoFor(ctx: CompileContext): ReuseMemo {
+  const identity = identityOf(ctx);
+  const known = memos.get(ctx.pools);
+  if (known && known.ctx.every((v, i) => v === identity[i])) return known.memo;
+  const memo: ReuseMemo = { backends: new WeakMap(), rules: new WeakMap() };
+  memos.set(ctx.pools, { ctx: identity, memo });
+  return memo;
+}
+
+/**
+ * The backend compiled for `b` by an earlier version, when the runtime still hands out the same
+ * pools and handler for it (a pool closed since, or a handler replaced, compiles it anew).
+ */
+export function keptBackend(memo: ReuseMemo, b: Backend, ctx: CompileContext): CompiledBackend | undefined {
+  const kept = memo.backends.get(b);
+  if (!kept) return undefined;
+  const targets = kept.compiled.endpoints.all();
+  if (targets.length !== b.endpoints.length) return undefined;
+  for (let i = 0; i < targets.length; i++) {
+    if (ctx.pools.acquire(b.endpoints[i], kept.compiled.protocol) !== kept.dispatchers[i]) return undefined;
+  }
+  if (ctx.handlers?.acquire(b) !== kept.handler) return undefined;
+  return kept.compiled;
+}
+
+/** Remembers a backend compiled without errors (one with errors compiles again, and reports again). */
+export function keepBackend(memo: ReuseMemo, b: Backend, compiled: CompiledBackend, hadErrors: boolean): void {
+  if (hadErrors) return;
+  memo.backends.set(b, { compiled, dispatchers: compiled.endpoints.all().map((t) => t.dispatcher), handler: compiled.handler });
+}
+
+/** Whether a rule may be kept at all, from its IR alone. */
+export function ruleMayBeKept(rule: RouteRule): boolean {
+  if (rule.traffic && !pureTraffic(rule.traffic)) return false;
+  if (rule.trafficByListener) for (const p of Object.values(rule.trafficByListener)) if (!pureTraffic(p)) return false;
+  for (const wb of rule.backends) if (wb.backendPolicy !== undefined || wb.backendPolicyByListener !== undefined) return false;
+  return true;
+}
+
+function pureTraffic(p: TrafficPolicy): boolean {
+  for (const member of Object.keys(p) as (keyof TrafficPolicy)[]) {
+    if (member === 'sources' || member === 'invalid' || p[member] === undefined) continue;
+    if (!PURE_TRAFFIC_MEMBERS.has(member as TrafficMember)) return false;
+  }
+  return true;
+}
+
+/** The rule compiled for the same IR rule object by an earlier version, when every input it read is the same. */
+export function keptRule(memo: ReuseMemo, routeKey: string, rule: RouteRule, backendOf: (key: string) => CompiledBackend | undefined): KeptRule | undefined {
+  const kept = memo.rules.get(rule);
+  if (!kept || kept.touched.value || kept.routeKey !== routeKey) return undefined;
+  for (const [key, compiled] of kept.read) if (backendOf(key) !== compiled) return undefined;
+  return kept;
+}
+
+/** Wraps the per-config resources a rule's compile may reach, so that any use of them is seen. */
+export function watchedDeps(lifecycle: ConfigLifecycle, endpoints: EndpointResolver, touched: { value: boolean }): { lifecycle: ConfigLifecycle; endpoints: EndpointResolver } {
+  return {
+    lifecycle: {
+      enter: () => {
+        touched.value = true;
+        lifecycle.enter();
+      },
+      leave: () => {
+        touched.value = true;
+        lifecycle.leave();
+      },
+      onRetire: (close) => {
+        touched.value = true;
+        lifecycle.onRetire(close);
+      },
+    },
+    endpoints: (endpoint) => {
+      touched.value = true;
+      return endpoints(endpoint);
+    },
+  };
+}
