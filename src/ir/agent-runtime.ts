@@ -13,11 +13,3 @@ export interface AgentRuntimeIR {
   readonly region?: string;
 }
 
-// Added to Backend from here rather than in types.ts while that file is being changed by other
-// work in the same tree; the field reads as if declared there.
-declare module './types.ts' {
-  interface Backend {
-    /** A cloud-A agent runtime: the proxy's agent-runtime handler invokes it (its endpoint comes from the region). */
-    readonly agentRuntime?: AgentRuntimeIR;
-  }
-}

@@ -140,6 +140,7 @@ export type Filter =
 import type { AiBackendIR } from './ai.ts';
 import type { McpBackendIR } from './mcp.ts';
 import type { DynamicForwardIR } from './dynamic-forward.ts';
+import type { AgentRuntimeIR } from './agent-runtime.ts';
 
 export interface Backend {
   readonly key: string;
@@ -160,6 +161,8 @@ export interface Backend {
   readonly a2a?: A2aBackendIR;
   /** A dynamic forward proxy: the proxy's forward handler serves it (destinations come from each request). */
   readonly dynamicForward?: DynamicForwardIR;
+  /** A cloud-A agent runtime: the proxy's agent-runtime handler invokes it (its endpoint comes from the region). */
+  readonly agentRuntime?: AgentRuntimeIR;
   /**
    * Set on a backend a policy names as its external service (extAuth, rate-limit service, JWKS,
    * extProc, OTLP, tunnel, token endpoint, guardrail, webhook): the `tcp`, `tls` and `http` members
