@@ -124,6 +124,29 @@ describe('KubeSource against the fake API server', () => {
     }
   });
 
+  it('hands over the object a status-only change replaced, the same object, in the snapshots after it', async () => {
+    const { source, snapshots } = await watch(server);
+    const routeA = (s: SourceSnapshot | undefined) => s?.objects.find((o) => o.object.kind === 'HTTPRoute' && o.object.metadata.name === 'a')?.object;
+    try {
+      const first = routeA(snapshots.at(-1));
+      assert.ok(first);
+      server.putStatus({ ...route('a', 'apps'), status: { parents: [{ parentRef: { name: 'gw' }, controllerName: 'x', conditions: [] }] } });
+      await until(() => source.observed(GW, 'HTTPRoute', 'a', 'apps')?.status !== undefined, 'the status echo in the cache');
+      // Another object's change brings a snapshot; route a's echo must not look like a change of a.
+      const count = snapshots.length;
+      server.put(route('echo-neighbour', 'apps'));
+      await until(() => snapshots.length > count, 'the neighbour\'s snapshot');
+      assert.equal(routeA(snapshots.at(-1)), first, 'route a is the object accepted before its status echo (the translator diffs by identity)');
+      server.put(route('a', 'apps', 'spec-changed.example'));
+      await until(() => routeA(snapshots.at(-1)) !== first, 'a spec change hands over the new object');
+      assert.match(JSON.stringify(routeA(snapshots.at(-1))?.spec), /spec-changed\.example/);
+    } finally {
+      await source.stop();
+      server.remove(GW, 'HTTPRoute', 'echo-neighbour', 'apps');
+      server.put(route('a', 'apps'));
+    }
+  });
+
   it('discoveryNamespaceSelectors: reads only selected namespaces and follows label changes', async () => {
     server.put(namespace('other'));
     server.put(route('r', 'other'));

@@ -8,6 +8,13 @@
  *   waits longer than `debounceMs` to be seen.
  * - The first snapshot waits until every required kind has listed: a snapshot without, say, the
  *   Services would translate into a config with every backend missing.
+ * - A snapshot holds the objects as this source last accepted them, not the informers' caches: a
+ *   status-only change (the status writer's own write coming back as a watch event) keeps the
+ *   object it replaces. Everything downstream compares objects by identity (the translator
+ *   thread's delta, the translator's memos, the distributor's serialisation cache), so an echo
+ *   that swapped in a new object would make every object the leader wrote status for (all of
+ *   them after its first write) look changed on the next edit: a full retranslation. The
+ *   translator reads no status and no resourceVersion of the objects it is given.
  * - A watch or list that fails is restarted with backoff (client-node's ListWatch stops on any
  *   error other than 410 and client timeouts); meanwhile the last snapshot keeps being served.
  * - The total number of objects is bounded (`maxObjects`): past it the source stops delivering
@@ -40,9 +47,17 @@ export interface KubeSourceOptions {
 export const DEFAULT_DEBOUNCE_MS = 20;
 export const DEFAULT_MAX_OBJECTS = 250_000;
 
+/** An object as the source accepted it; `print` (kinds with a status subresource) is what a non-status change would alter. */
+interface Accepted {
+  readonly object: KubeObject;
+  readonly print: string | undefined;
+}
+
 interface KindState {
   readonly kind: WatchedKind;
   readonly informer: ListWatch<KubernetesObject>;
+  /** By `namespace/name`: what snapshots hand over (see the module comment). */
+  readonly accepted: Map<string, Accepted>;
   listed: boolean;
   /** An optional kind whose list answered 404: counted as empty until it appears. */
   absent: boolean;
@@ -60,8 +75,6 @@ export class KubeSource implements ObjectSource {
   #stopped = false;
   #overLimit = false;
   #allListed: (() => void) | undefined;
-  /** Per object of a kind with a status subresource: what a non-status change would alter. */
-  readonly #fingerprints = new Map<string, string>();
 
   constructor(options: KubeSourceOptions) {
     this.#options = options;
@@ -119,26 +132,26 @@ export class KubeSource implements ObjectSource {
     // Bookmarks keep a quiet kind's resourceVersion fresh, so resuming after the client's watch
     // timeout does not fall behind the server's history (which would force a full re-list).
     const informer = new ListWatch<KubernetesObject>(`${collectionPath(kind)}?allowWatchBookmarks=true`, watch, list, false);
-    const state: KindState = { kind, informer, listed: false, absent: false, failures: 0, restart: undefined };
+    const state: KindState = { kind, informer, accepted: new Map(), listed: false, absent: false, failures: 0, restart: undefined };
+    const accept = (object: KubeObject, print: string | undefined): void => {
+      state.accepted.set(acceptedKey(object), { object, print });
+      this.#changed();
+    };
     informer.on('add', (object) => {
       trim(object as KubeObject);
-      if (kind.hasStatus) this.#fingerprints.set(fingerprintKey(object), fingerprint(object));
-      this.#changed();
+      accept(object as KubeObject, kind.hasStatus ? fingerprint(object) : undefined);
     });
     informer.on('update', (object) => {
       trim(object as KubeObject);
-      // The translator never reads status: a status-only change (ours, written back) is no change.
-      if (kind.hasStatus) {
-        const key = fingerprintKey(object);
-        const print = fingerprint(object);
-        if (this.#fingerprints.get(key) === print) return;
-        this.#fingerprints.set(key, print);
-      }
-      this.#changed();
+      // The translator never reads status: a status-only change (ours, written back) is no
+      // change, and the object it replaces stays the one handed over (identity is what the
+      // stages after this one compare). The informer's cache has the new one for observed().
+      const print = kind.hasStatus ? fingerprint(object) : undefined;
+      if (print !== undefined && state.accepted.get(acceptedKey(object))?.print === print) return;
+      accept(object as KubeObject, print);
     });
     informer.on('delete', (object) => {
-      if (kind.hasStatus) this.#fingerprints.delete(fingerprintKey(object));
-      this.#changed();
+      if (state.accepted.delete(acceptedKey(object))) this.#changed();
     });
     informer.on('error', (err: unknown) => this.#failed(state, err));
     return state;
@@ -194,7 +207,7 @@ export class KubeSource implements ObjectSource {
   #snapshot(): SourceSnapshot | undefined {
     const limit = this.#options.maxObjects ?? DEFAULT_MAX_OBJECTS;
     let total = 0;
-    for (const state of this.#states) total += state.informer.list().length;
+    for (const state of this.#states) total += state.accepted.size;
     if (total > limit) {
       if (!this.#overLimit) this.#options.logger.error({ objects: total, limit }, 'the cluster holds more objects than --max-objects; still serving the last snapshot');
       this.#overLimit = true;
@@ -205,7 +218,7 @@ export class KubeSource implements ObjectSource {
     const objects: SourcedObject[] = [];
     const problems: ConfigProblem[] = [];
     for (const state of this.#states) {
-      for (const object of state.informer.list() as KubeObject[]) {
+      for (const { object } of state.accepted.values()) {
         if (!this.#selected(object, state.kind, selectedNamespaces)) continue;
         objects.push({ object });
       }
@@ -218,7 +231,7 @@ export class KubeSource implements ObjectSource {
     if (this.#selectors.length === 0) return undefined;
     const namespaces = this.#states.find((s) => s.kind.kind === 'Namespace' && s.kind.apiVersion === 'v1');
     const selected = new Set<string>();
-    for (const ns of (namespaces?.informer.list() ?? []) as KubeObject[]) {
+    for (const { object: ns } of namespaces?.accepted.values() ?? []) {
       if (namespaceSelected(ns.metadata.labels ?? {}, this.#selectors)) selected.add(ns.metadata.name);
     }
     return selected;
@@ -232,8 +245,9 @@ export class KubeSource implements ObjectSource {
   }
 }
 
-function fingerprintKey(object: KubernetesObject): string {
-  return `${object.kind ?? ''}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+/** Unique within one kind (the informer's own keying). */
+function acceptedKey(object: KubernetesObject): string {
+  return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }
 
 /** Status subresource kinds bump generation on every spec change; labels and annotations do not bump it. */
