@@ -246,7 +246,7 @@ export class KubeSource implements ObjectSource {
 }
 
 /** Unique within one kind (the informer's own keying). */
-function acceptedKey(object: KubernetesObject): string {
+function acceptedKey(object: { metadata?: { namespace?: string; name?: string } }): string {
   return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }
 
