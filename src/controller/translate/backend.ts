@@ -22,6 +22,7 @@ export class BackendResolver {
   readonly #snapshot: Snapshot;
   readonly #routeNamespace: string;
   readonly #referrer: { readonly group: string; readonly kind: string };
+  #resolves = 0;
 
   /** `referrer` is the kind whose references these are (ReferenceGrants name it); HTTPRoute unless a policy refers. */
   constructor(snapshot: Snapshot, routeNamespace: string, referrer: { readonly group: string; readonly kind: string } = { group: GATEWAY_GROUP, kind: 'HTTPRoute' }) {
@@ -30,8 +31,14 @@ export class BackendResolver {
     this.#referrer = referrer;
   }
 
+  /** How many references were resolved so far: a kept policy read must not have resolved any (policy/pass-memo.ts). */
+  get resolves(): number {
+    return this.#resolves;
+  }
+
   /** `rule`: the route rule holding `ref` (only a rule's own backendRefs may name ProxyModels). */
   resolve(ref: BackendObjectReference, path: string, rule?: ModelRuleContext): BackendResolution {
+    this.#resolves++;
     if (isProxyModelRef(ref)) return this.#models(ref, path, rule);
     const group = ref.group ?? CORE_GROUP;
     const kind = ref.kind ?? 'Service';

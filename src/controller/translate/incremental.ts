@@ -16,6 +16,7 @@ import { isClusterScoped } from '../sources/known-kinds.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { translateBody, type TranslateOptions, type TranslateResult } from './index.ts';
 import { ApplyMemo } from './policy/apply-memo.ts';
+import { PolicyPassMemo } from './policy/pass-memo.ts';
 import { RouteMemo } from './route-memo.ts';
 import { configVersion, entryDigest, type ConfigBody } from './version.ts';
 
@@ -118,6 +119,7 @@ export class IncrementalTranslator {
   #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; statuses: ReadonlyMap<string, { status: ObjectStatus; json: string }> } | undefined;
   readonly #routes = new RouteMemo();
   readonly #applied = new ApplyMemo();
+  readonly #pass = new PolicyPassMemo();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -133,6 +135,7 @@ export class IncrementalTranslator {
     } else {
       this.#routes.clear();
       this.#applied.clear();
+      this.#pass.clearReads();
       this.#objects = new Map();
       this.#unkeyed = [...objects];
     }
@@ -164,11 +167,12 @@ export class IncrementalTranslator {
     if (!delta.upserted.every((o) => o.kind === 'HTTPRoute') || !delta.removed.every((key) => kindOfKey(key) === 'HTTPRoute')) this.#applied.clear();
     if (delta.upserted.every((o) => objectKeyOf(o) !== undefined && routeOrPolicy(o.kind)) && delta.removed.every((key) => routeOrPolicy(kindOfKey(key)))) return;
     this.#routes.clear();
+    this.#pass.clearReads();
   }
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied } : undefined);
+    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);

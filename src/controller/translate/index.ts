@@ -4,6 +4,7 @@ import { buildBinds } from './binds.ts';
 import { buildGatewayGraph } from './gateway.ts';
 import { translateGatewayClasses } from './gatewayclass.ts';
 import type { ApplyMemo } from './policy/apply-memo.ts';
+import type { PolicyPassMemo } from './policy/pass-memo.ts';
 import type { RouteMemo } from './route-memo.ts';
 import { translateHttpRoute } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
@@ -55,7 +56,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -85,7 +86,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     if (!list.some((l) => l.key === attachment.listener.key)) list.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
     routeListeners.set(routeKey, list.sort((a, b) => compareStrings(a.key, b.key)));
   }
-  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies } : {}) });
+  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const body = { binds: policies.binds, routes: sortedRecord(policies.routes), backends: sortedRecord(Object.fromEntries(backends)) };
   const statuses = [

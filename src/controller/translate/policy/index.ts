@@ -12,8 +12,9 @@ import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs 
 import { AttachmentIndex } from './places.ts';
 import { hasOwnSubBackendPolicies } from './sub-backends.ts';
 import { withConnectionPolicies } from './external-services.ts';
-import { reachedKinds, withNotApplied } from './not-applied-status.ts';
+import { reachedKinds, targetKinds, withNotApplied } from './not-applied-status.ts';
 import { policyStatus } from './status.ts';
+import { statusSignature, type PolicyPassMemo } from './pass-memo.ts';
 import { resolveTargets, subBackendNames } from './targets.ts';
 
 export interface PolicyWorld {
@@ -31,6 +32,8 @@ export interface PolicyWorld {
   readonly controllerName: string;
   /** Kept applyToRoute() results of an incremental translation (apply-memo.ts). */
   readonly memo?: ApplyMemo;
+  /** Kept policy reads and statuses of an incremental translation (pass-memo.ts). */
+  readonly passMemo?: PolicyPassMemo;
 }
 
 export interface PolicyResult {
@@ -69,7 +72,8 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const index = new AttachmentIndex();
   const targetWorld = { graph: world.graph, snapshot, ourRoutes: world.ourRoutes };
   const resolved = policyObjects.map((object, order) => {
-    const policy = readPolicy(object, order, inputs, resolverFor(namespaceOf(object), PROXY_POLICY.kind));
+    const resolver = resolverFor(namespaceOf(object), PROXY_POLICY.kind);
+    const policy = world.passMemo ? world.passMemo.read(object, order, snapshot.secretLedger, resolver, () => readPolicy(object, order, inputs, resolver)) : readPolicy(object, order, inputs, resolver);
     const targets = resolveTargets(policy, targetWorld);
     index.add(policy, targets);
     return { policy, targets };
@@ -142,8 +146,17 @@ function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>
   const wanted = new Set<string>();
   for (const { targets } of resolved) for (const target of targets) for (const p of target.points) wanted.add(p.key);
   const reach = reachedKinds(world.routes, world.routeListeners, world.backends, wanted);
-  return resolved.flatMap(({ policy, targets }) => {
+  const build = (policy: Parameters<typeof policyStatus>[0], targets: Parameters<typeof policyStatus>[1]): ObjectStatus | undefined => {
     const status = policyStatus(policy, targets, tracker, world.controllerName);
-    return status ? [withNotApplied(status, policy, targets, reach, world.snapshot.proxyBackends)] : [];
-  });
+    return status ? withNotApplied(status, policy, targets, reach, world.snapshot.proxyBackends) : undefined;
+  };
+  const memo = world.passMemo;
+  const out: ObjectStatus[] = [];
+  for (const { policy, targets } of resolved) {
+    const status = memo
+      ? memo.status(policy, statusSignature(policy, targets, tracker, (target) => targetKinds(target, reach, world.snapshot.proxyBackends, policy.namespace), world.controllerName), () => build(policy, targets))
+      : build(policy, targets);
+    if (status) out.push(status);
+  }
+  return out;
 }

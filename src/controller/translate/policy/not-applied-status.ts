@@ -108,7 +108,7 @@ function sameBackends(kept: RouteReach, route: Route, backends: ReadonlyMap<stri
 }
 
 /** The kinds one target reaches: through the routes it covers, or as the Service/ProxyBackend it names. */
-function targetKinds(target: ResolvedTarget, reach: ReadonlyMap<string, ReadonlySet<BackendKind>>, proxyBackends: ReadonlyMap<string, KubeObject>, namespace: string): Set<BackendKind> {
+export function targetKinds(target: ResolvedTarget, reach: ReadonlyMap<string, ReadonlySet<BackendKind>>, proxyBackends: ReadonlyMap<string, KubeObject>, namespace: string): Set<BackendKind> {
   const kinds = new Set<BackendKind>();
   for (const p of target.points) for (const k of reach.get(p.key) ?? []) kinds.add(k);
   const ref = target.ancestorRef;
