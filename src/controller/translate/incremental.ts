@@ -18,7 +18,8 @@ import { translateBody, type TranslateOptions, type TranslateResult } from './in
 import { ApplyMemo } from './policy/apply-memo.ts';
 import { PolicyPassMemo } from './policy/pass-memo.ts';
 import { RouteMemo } from './route-memo.ts';
-import { configVersion, entryDigest, type ConfigBody } from './version.ts';
+import { sameJson } from './same-json.ts';
+import { configVersion, entryDigest, VersionParts, type ConfigBody } from './version.ts';
 
 /** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
 export interface ObjectDelta {
@@ -116,7 +117,9 @@ export class IncrementalTranslator {
   readonly #options: Partial<TranslateOptions>;
   #objects = new Map<string, KubeObject>();
   #unkeyed: KubeObject[] = [];
-  #previous: { routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; statuses: ReadonlyMap<string, { status: ObjectStatus; json: string }> } | undefined;
+  #previous: { binds: ConfigBody['binds']; routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>> } | undefined;
+  readonly #statuses = new StatusLog();
+  readonly #version = new VersionParts();
   readonly #routes = new RouteMemo();
   readonly #applied = new ApplyMemo();
   readonly #pass = new PolicyPassMemo();
@@ -157,6 +160,7 @@ export class IncrementalTranslator {
   /** Forgets the previous result: the next one is full (its receiver lost track). */
   resetChanges(): void {
     this.#previous = undefined;
+    this.#statuses.reset();
   }
 
   /** Route translations stay valid while only routes and policies change (route-memo.ts). */
@@ -176,54 +180,99 @@ export class IncrementalTranslator {
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);
-    const stable: ConfigBody = { binds: body.binds, routes: routes.record, backends: backends.record };
-    const config: ProxyConfig = { version: configVersion(stable, digestOf), ...stable };
-    const status = statusChanges(statuses, previous?.statuses);
-    this.#previous = { routes: config.routes, backends: config.backends, statuses: status.byId };
+    // Binds equal to the previous ones stay the previous object: their canonical JSON is kept with it.
+    const binds = previous !== undefined && sameJson(previous.binds, body.binds) ? previous.binds : body.binds;
+    const stable: ConfigBody = { binds, routes: routes.record, backends: backends.record };
+    const config: ProxyConfig = { version: configVersion(stable, digestOf, this.#version), ...stable };
+    const statusSet = this.#statuses.next(statuses);
+    this.#previous = { binds, routes: config.routes, backends: config.backends };
     return {
       config,
       statuses,
       secretPaths: ledger.locate(config),
       secretValues: ledger.values(),
-      changes: { full: previous === undefined, routes: routes.changes, backends: backends.changes, statuses: status.changes },
+      changes: { full: previous === undefined, routes: routes.changes, backends: backends.changes, statuses: statusSet },
     };
   }
 }
 
-/** `record` with each entry whose content equals the previous one's replaced by the previous object. */
-function reuse<T extends object>(record: Readonly<Record<string, T>>, previous: Readonly<Record<string, T>> | undefined): { record: Record<string, T>; changes: RecordChanges<T> } {
-  const out: Record<string, T> = {};
+/**
+ * `record` with each entry whose content equals the previous one's replaced by the previous object.
+ * `record` is the translation's own fresh record: it is changed in place (no second 10k-entry record).
+ */
+function reuse<T extends object>(record: Record<string, T>, previous: Readonly<Record<string, T>> | undefined): { record: Record<string, T>; changes: RecordChanges<T> } {
   const set: Record<string, T> = {};
-  for (const [key, value] of Object.entries(record)) {
+  let kept = 0;
+  for (const key in record) {
+    const value = record[key] as T;
     const before = previous?.[key];
-    if (before !== undefined && (before === value || digestOf(before) === digestOf(value))) {
-      out[key] = before;
-    } else {
-      out[key] = value;
+    if (before === undefined) {
       set[key] = value;
+    } else if (before === value || digestOf(before) === digestOf(value)) {
+      record[key] = before;
+      kept++;
+    } else {
+      set[key] = value;
+      kept++;
     }
   }
-  const removed = previous === undefined ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
-  return { record: out, changes: { set, removed } };
+  // Every previous key is still here when as many were found as there were: no removal pass.
+  const removed = previous === undefined || kept === countKeys(previous) ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
+  return { record, changes: { set, removed } };
+}
+
+function countKeys(record: Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const _ in record) n++;
+  return n;
 }
 
 /**
- * Statuses that differ from the previous result's (same object: unchanged; else compared as JSON,
- * which the translator builds in a fixed key order), so the thread sends only those.
+ * The statuses that differ from the previous result's (same object: unchanged; else compared as
+ * JSON, which the translator builds in a fixed key order), so the thread sends only those. The
+ * previous result's statuses are kept in one map updated in place.
  */
-function statusChanges(statuses: readonly ObjectStatus[], previous: ReadonlyMap<string, { status: ObjectStatus; json: string }> | undefined): { byId: Map<string, { status: ObjectStatus; json: string }>; changes: RecordChanges<ObjectStatus> | undefined } {
-  const byId = new Map<string, { status: ObjectStatus; json: string }>();
-  const set: Record<string, ObjectStatus> = {};
-  let unique = true;
-  for (const status of statuses) {
-    const id = statusId(status);
-    if (byId.has(id)) unique = false;
-    const before = previous?.get(id);
-    const json = before?.status === status ? before.json : JSON.stringify(status);
-    byId.set(id, { status, json });
-    if (before?.json !== json) set[id] = status;
+class StatusLog {
+  #byId = new Map<string, { status: ObjectStatus; json: string; round: number }>();
+  #round = 0;
+  /** false until a first result was recorded (then nothing is "removed"). */
+  #started = false;
+
+  reset(): void {
+    this.#byId = new Map();
+    this.#started = false;
   }
-  if (!unique) return { byId: new Map(), changes: undefined };
-  const removed = previous === undefined ? [] : [...previous.keys()].filter((id) => !byId.has(id));
-  return { byId, changes: { set, removed } };
+
+  /** The changes since the previous call; undefined when two statuses share an id (the receiver then takes them whole). */
+  next(statuses: readonly ObjectStatus[]): RecordChanges<ObjectStatus> | undefined {
+    const round = ++this.#round;
+    const set: Record<string, ObjectStatus> = {};
+    let unique = true;
+    for (const status of statuses) {
+      const id = statusId(status);
+      const before = this.#byId.get(id);
+      if (before?.round === round) unique = false;
+      if (before !== undefined && before.status === status) {
+        before.round = round;
+        continue;
+      }
+      const json = JSON.stringify(status);
+      if (before?.json !== json) set[id] = status;
+      this.#byId.set(id, { status, json, round });
+    }
+    const started = this.#started;
+    this.#started = true;
+    if (!unique) {
+      // As before: the next result is compared with nothing, and says every status is new.
+      this.#byId = new Map();
+      return undefined;
+    }
+    const removed: string[] = [];
+    for (const [id, entry] of this.#byId) {
+      if (entry.round === round) continue;
+      this.#byId.delete(id);
+      if (started) removed.push(id);
+    }
+    return { set, removed };
+  }
 }
