@@ -135,6 +135,7 @@ export async function startController(options: ControllerOptions, overrides: Con
     await elector?.stop();
     statusWriter.close();
     await Promise.allSettled([source.stop(), distributor.close(), closeServers()]);
+    await client.close();
     throw err;
   }
   logger.info({
@@ -156,6 +157,8 @@ export async function startController(options: ControllerOptions, overrides: Con
       statusWriter.close();
       await elector?.stop();
       await closeServers();
+      // After the Lease release above: that is its last request.
+      await client.close();
     },
   };
 }

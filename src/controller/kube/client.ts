@@ -9,7 +9,7 @@
  * paths keep the JSON as the API server sent it.
  */
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { fetch, type Dispatcher } from 'undici';
 
 /** A non-2xx answer, with the Status the server sent (`reason`, `message`). */
 export class KubeApiError extends Error {
@@ -32,12 +32,28 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * How long one connection pool serves every request. client-node builds a new undici Agent for
+ * each request whose kubeconfig carries TLS settings (a CA, a client certificate, or
+ * insecure-skip-tls-verify: every real cluster): a new connection and TLS handshake per request,
+ * each kept alive until undici's idle timeout. The leader's first status write is one PATCH per
+ * object (11,042 in bench/control-plane.ts): thousands of sockets open at once, their buffers
+ * outliving the write. One pool is reused instead, and replaced by the next request's after this
+ * long, so a rotated CA or client certificate (re-read by client-node on every request) is in use
+ * within a minute.
+ */
+export const DISPATCHER_REUSE_MS = 60_000;
+
 export class KubeClient {
   readonly #kc: KubeConfig;
   readonly #server: string;
+  #dispatcher: { readonly pool: Dispatcher; readonly until: number } | undefined;
 
-  constructor(kc: KubeConfig) {
+  readonly #reuseMs: number;
+
+  constructor(kc: KubeConfig, options: { readonly dispatcherReuseMs?: number } = {}) {
     this.#kc = kc;
+    this.#reuseMs = options.dispatcherReuseMs ?? DISPATCHER_REUSE_MS;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.#server = cluster.server.replace(/\/+$/, '');
@@ -57,7 +73,7 @@ export class KubeClient {
     const response = await fetch(url, {
       method,
       headers,
-      dispatcher: ctx.getDispatcher(),
+      dispatcher: this.#pool(ctx.getDispatcher() as Dispatcher | undefined),
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -73,6 +89,30 @@ export class KubeClient {
       throw new KubeApiError(response.status, status.reason ?? 'Unknown', `${method} ${path}: ${response.status} ${status.message ?? text.slice(0, 200)}`);
     }
     return parsed as T;
+  }
+
+  /** Closes the reused connection pool (requests in flight finish first). */
+  async close(): Promise<void> {
+    const current = this.#dispatcher;
+    this.#dispatcher = undefined;
+    await current?.pool.close();
+  }
+
+  /** The pool to send on: the reused one while it is fresh, else `fresh` (this request's, from client-node) from now on. */
+  #pool(fresh: Dispatcher | undefined): Dispatcher | undefined {
+    // No TLS settings: client-node leaves fetch on undici's global pool, which is reused already.
+    if (fresh === undefined) return undefined;
+    const now = Date.now();
+    const current = this.#dispatcher;
+    if (current && now < current.until) {
+      // Never used, it holds no connection: closing it only marks it closed.
+      void fresh.close();
+      return current.pool;
+    }
+    this.#dispatcher = { pool: fresh, until: now + this.#reuseMs };
+    // The replaced pool's requests in flight finish; its idle connections close.
+    if (current) void current.pool.close();
+    return fresh;
   }
 }
 
