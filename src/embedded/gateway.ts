@@ -24,9 +24,30 @@ export interface Translation {
  */
 export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string; proxyModels?: boolean }) => Translation | Promise<Translation>;
 
-export interface EmbeddedGatewayOptions {
-  readonly source: ObjectSource;
-  readonly translate: TranslateFn;
+/** A translation with what the source reported about the objects it came from. */
+export interface FedTranslation extends Translation {
+  readonly problems: readonly ConfigProblem[];
+  /** How many of `problems` are errors (the control-plane metric). */
+  readonly sourceErrors: number;
+}
+
+/**
+ * A source and translator in one (the CLI's ConfigThread, config-thread.ts): it delivers
+ * translations, or an Error when a reload failed, and keeps the objects itself.
+ */
+export interface ConfigFeed {
+  /** Resolves after the first translation (or failure) was delivered; rejects when the source cannot start at all. */
+  start(deliver: (result: FedTranslation | Error) => void): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Either a source whose snapshots are stored and translated here, or a feed that does both elsewhere. */
+export type EmbeddedGatewayOptions = EmbeddedGatewayCommonOptions & (
+  | { readonly source: ObjectSource; readonly translate: TranslateFn; readonly feed?: undefined }
+  | { readonly feed: ConfigFeed; readonly source?: undefined; readonly translate?: undefined }
+);
+
+interface EmbeddedGatewayCommonOptions {
   readonly distributor: Distributor;
   readonly statusWriter: StatusWriter;
   readonly metrics: ControlPlaneMetrics;
@@ -47,7 +68,9 @@ export class EmbeddedGateway {
   #current: ProxyConfig | undefined;
   #currentSecretPaths: readonly string[] = [];
   #currentSecretValues: readonly string[] = [];
-  #waiting: SourceSnapshot | undefined;
+  #waiting: SourceSnapshot | FedTranslation | Error | undefined;
+  /** The feed's problems (a source's are in the store). */
+  #feedProblems: readonly ConfigProblem[] = [];
   #loop: Promise<void> | undefined;
   #reportedDuplicates = new Set<string>();
   readonly #loggedModels = new Set<string>();
@@ -59,7 +82,8 @@ export class EmbeddedGateway {
   /** Starts the source and resolves once its first snapshot is translated and distributed. */
   async start(): Promise<void> {
     await this.#options.distributor.start();
-    await this.#options.source.start((snapshot) => this.#enqueue(snapshot));
+    if (this.#options.feed) await this.#options.feed.start((result) => this.#enqueue(result));
+    else await this.#options.source.start((snapshot) => this.#enqueue(snapshot));
     await this.#loop;
   }
 
@@ -73,7 +97,7 @@ export class EmbeddedGateway {
   }
 
   problems(): readonly ConfigProblem[] {
-    return this.#store.problems();
+    return this.#options.feed ? this.#feedProblems : this.#store.problems();
   }
 
   isReady(): boolean {
@@ -87,23 +111,29 @@ export class EmbeddedGateway {
 
   /** Stops watching, then drains the proxies for up to `graceMs`. */
   async stop(graceMs: number): Promise<void> {
-    await this.#options.source.stop();
+    await (this.#options.feed ?? this.#options.source).stop();
     this.#waiting = undefined;
     await this.#loop;
     await this.#options.distributor.close(graceMs);
   }
 
-  #enqueue(snapshot: SourceSnapshot): void {
-    this.#waiting = snapshot;
+  #enqueue(next: SourceSnapshot | FedTranslation | Error): void {
+    // Each is complete (a snapshot, or a whole translation), so only the newest matters.
+    this.#waiting = next;
     this.#loop ??= this.#drain().finally(() => { this.#loop = undefined; });
   }
 
   async #drain(): Promise<void> {
     while (this.#waiting) {
-      const snapshot = this.#waiting;
+      const next = this.#waiting;
       this.#waiting = undefined;
       try {
-        await this.#reload(snapshot);
+        if (next instanceof Error) throw next;
+        if ('config' in next) {
+          this.#feedProblems = next.problems;
+          this.#options.metrics.sourceErrors(next.sourceErrors);
+          await this.#apply(next, next.sourceErrors);
+        } else await this.#reload(next);
       } catch (err) {
         this.#options.metrics.reloaded('error');
         this.#options.logger.error({ err }, 'reload failed; still serving the previous config');
@@ -126,16 +156,22 @@ export class EmbeddedGateway {
   }
 
   async #reload(snapshot: SourceSnapshot): Promise<void> {
-    const { logger, metrics, distributor } = this.#options;
+    if (!this.#options.translate) return;
     const duplicates = this.#store.replace(snapshot);
     this.#logNewDuplicates(duplicates);
     this.#logIgnoredModels();
     const sourceErrors = this.#store.problems().filter((p) => p.severity === 'error').length;
-    metrics.sourceErrors(sourceErrors);
+    this.#options.metrics.sourceErrors(sourceErrors);
 
     // translate() never throws for a user's mistake; a throw is a bug, and a translator thread
     // gives up on a translation over its time or memory limit: either way the caller keeps the old config.
-    const { config, statuses, secretPaths = [], secretValues = [] } = await this.#options.translate(this.#store.objects(), this.#controllerNameOption());
+    await this.#apply(await this.#options.translate(this.#store.objects(), this.#controllerNameOption()), sourceErrors);
+  }
+
+  /** Statuses, then (when the version changed) check and distribute the config. */
+  async #apply(translation: Translation, sourceErrors: number): Promise<void> {
+    const { logger, metrics, distributor } = this.#options;
+    const { config, statuses, secretPaths = [], secretValues = [] } = translation;
     this.#options.statusWriter.update(statuses);
 
     let applyErrors = 0;

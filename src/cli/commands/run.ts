@@ -1,18 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createLogger, moduleLogger, type Logger } from '../../common/logger.ts';
-import { FileSource } from '../../controller/sources/file/file-source.ts';
 import { ClusterDistributor } from '../../distribute/cluster/primary.ts';
 import { InProcessDistributor } from '../../distribute/in-process.ts';
 import { createProxyRuntime } from '../../distribute/proxy-runtime.ts';
 import type { Distributor } from '../../distribute/types.ts';
 import { closeServer, listen } from '../../embedded/address.ts';
 import { createAdminServer } from '../../embedded/admin-server.ts';
+import { ConfigThread } from '../../embedded/config-thread.ts';
 import { ControlPlaneMetrics } from '../../embedded/control-plane-metrics.ts';
 import { EmbeddedGateway } from '../../embedded/gateway.ts';
 import { createMetricsServer } from '../../embedded/metrics-server.ts';
 import { StatusWriter } from '../../embedded/status-writer.ts';
-import { TranslatorThread } from '../../embedded/translator-thread.ts';
 import type { RunOptions } from '../args.ts';
 
 /** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
@@ -30,11 +29,16 @@ export async function run(options: RunOptions): Promise<number> {
   // One worker: the proxy runtime is in this process, and the admin API can show its provider health.
   const runtime = options.workers === 1 ? createProxyRuntime({ logger, registry }) : undefined;
   const distributor = runtime ? new InProcessDistributor(runtime, registry) : createDistributor(options, logger, registry);
-  // Translation runs off the serving event loop, like parsing (FileSource's parser thread).
-  const translator = new TranslatorThread({ logger });
+  // Reading, parsing and translating run off the serving event loop, in one thread that holds the
+  // objects (the serving thread gets the IR's changes and the statuses).
+  const configThread = new ConfigThread({
+    paths: options.files,
+    logger: moduleLogger(logger, 'source'),
+    gatewayLogger: logger,
+    ...(options.proxyModels ? { translateOptions: { proxyModels: true } } : {}),
+  });
   const gateway = new EmbeddedGateway({
-    source: new FileSource({ paths: options.files, logger: moduleLogger(logger, 'source') }),
-    translate: translator.translate,
+    feed: configThread,
     distributor,
     statusWriter: new StatusWriter(logger),
     metrics: new ControlPlaneMetrics(registry),
@@ -46,7 +50,7 @@ export async function run(options: RunOptions): Promise<number> {
   // Not ready while draining, so a load balancer stops sending before the listeners close.
   const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths(), ...(runtime?.providerHealth ? { providerHealth: () => runtime.providerHealth?.() } : {}) });
   const metrics = createMetricsServer(distributor, logger);
-  const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics), translator.close()]);
+  const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics), configThread.stop()]);
 
   try {
     const adminBound = await listen(admin, options.adminAddress);

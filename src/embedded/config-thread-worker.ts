@@ -1,0 +1,107 @@
+// The body of the config thread (see config-thread.ts): the one place the embedded gateway holds
+// the configuration's objects. It scans the files it is told changed (parsing each in the nested
+// parser thread, under the same limits as ever), dedupes, translates incrementally, and sends the
+// serving thread only the IR changes and statuses.
+import { parentPort, workerData } from 'node:worker_threads';
+import { pino } from 'pino';
+import type { KubeObject } from '../api/gateway/object.ts';
+import { FileSet } from '../controller/sources/file/file-set.ts';
+import type { ConfigLimits } from '../controller/sources/file/limits.ts';
+import { ParserThread } from '../controller/sources/file/parser-thread.ts';
+import { ScanReporter } from '../controller/sources/file/report.ts';
+import type { ConfigProblem } from '../controller/sources/types.ts';
+import { dedupe } from '../controller/store/store.ts';
+import { IncrementalTranslator } from '../controller/translate/incremental.ts';
+import type { ConfigThreadInit, ConfigThreadReply, ConfigThreadRequest } from './config-thread.ts';
+import type { TranslationUpdate } from './translator-thread.ts';
+
+const init = workerData as ConfigThreadInit;
+const post = (reply: ConfigThreadReply): void => parentPort?.postMessage(reply);
+
+// Log lines go to the serving thread, which logs them through its own logger (format, module
+// filter, secret scrubbing); the level is checked here so filtered lines never cross.
+const logger = pino({ level: init.logLevel, base: undefined, timestamp: false }, { write: (line: string) => post({ type: 'log', line }) });
+const limits: ConfigLimits = init.limits;
+const files = new FileSet(init.paths, limits);
+const parser = new ParserThread({ limits, logger, ...(init.parseTimeoutMs !== undefined ? { timeoutMs: init.parseTimeoutMs } : {}), ...(init.parserHeapMiB !== undefined ? { maxHeapMiB: init.parserHeapMiB } : {}) });
+const reporter = new ScanReporter(logger);
+/** Holds the objects between scans; dropped when a translation fails (it may be half-changed). */
+let translator: IncrementalTranslator | undefined;
+let reportedDuplicates = new Set<string>();
+const loggedModels = new Set<string>();
+
+/** Scans run one at a time, in the order asked. */
+let queue: Promise<void> = Promise.resolve();
+parentPort?.on('message', (request: ConfigThreadRequest) => {
+  queue = queue.then(() => handle(request));
+});
+
+async function handle(request: ConfigThreadRequest): Promise<void> {
+  let scan;
+  try {
+    scan = await files.scan((file, previousHash) => parser.read(file, previousHash), request.touched === 'all' ? 'all' : new Set(request.touched));
+  } catch (err) {
+    post({ id: request.id, type: 'scan-failed', message: (err as Error).message });
+    return;
+  }
+  reporter.report(scan);
+  if (!scan.changed && translator) {
+    post({ id: request.id, type: 'unchanged' });
+    return;
+  }
+  const { objects: sourced, duplicates } = dedupe(scan.snapshot.objects);
+  logNewDuplicates(duplicates);
+  const objects = sourced.map((s) => s.object);
+  logIgnoredModels(objects);
+  const problems: ConfigProblem[] = [...scan.snapshot.problems, ...duplicates];
+  const sourceErrors = problems.filter((p) => p.severity === 'error').length;
+  post({ id: request.id, type: 'translating' });
+
+  let result: TranslationUpdate;
+  try {
+    translator ??= new IncrementalTranslator(init.options);
+    const next = translator.replace(objects);
+    result = {
+      version: next.config.version, binds: next.config.binds, changes: next.changes, secretPaths: next.secretPaths, secretValues: next.secretValues,
+      ...(next.changes.statuses === undefined ? { statuses: next.statuses } : {}),
+    };
+  } catch (err) {
+    translator = undefined;
+    post({ id: request.id, type: 'failed', message: `translation failed: ${(err as Error).message}` });
+    return;
+  }
+  try {
+    post({ id: request.id, type: 'updated', result, problems, sourceErrors });
+  } catch (err) {
+    // A value structured clone cannot carry (a function): the result is not the plain data the IR must be.
+    translator = undefined;
+    post({ id: request.id, type: 'failed', message: `the translation result could not be sent to the main thread: ${(err as Error).message}` });
+  }
+}
+
+/** Duplicates are logged when they appear, not again on every reload while they stay. */
+function logNewDuplicates(duplicates: readonly ConfigProblem[]): void {
+  const now = new Set(duplicates.map((d) => d.message));
+  for (const duplicate of duplicates) {
+    if (reportedDuplicates.has(duplicate.message)) continue;
+    logger.error({ file: duplicate.file, document: duplicate.document, line: duplicate.line }, duplicate.message);
+  }
+  reportedDuplicates = now;
+}
+
+/**
+ * ProxyModel is experimental (SPEC.md: gated by proxyModels.enabled) and this gateway does not
+ * serve it yet: say so once per object instead of dropping it silently.
+ */
+function logIgnoredModels(objects: readonly KubeObject[]): void {
+  if (init.options.proxyModels) return;
+  for (const object of objects) {
+    if (object.kind !== 'ProxyModel' && object.kind !== 'ProxyModelList') continue;
+    const id = `${object.kind}/${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
+    if (loggedModels.has(id)) continue;
+    loggedModels.add(id);
+    logger.warn({ object: id }, 'ProxyModel objects are experimental and off (enable with --enable-proxy-models); object ignored');
+  }
+}
+
+post({ type: 'ready' });

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../api/gateway/object.ts';
+import { translate } from '../controller/translate/index.ts';
+import { ConfigThread } from './config-thread.ts';
+import type { FedTranslation } from './gateway.ts';
+import { TranslationAbortedError } from './translator-thread.ts';
+
+const infrastructure = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: switchboard }
+spec: { controllerName: switchboard.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec: { gatewayClassName: switchboard, listeners: [{ name: http, port: 8080, protocol: HTTP }] }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: echo, namespace: default }
+spec: { ports: [{ port: 80 }] }
+`;
+
+const route = (name: string, path: string): string => `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [{ name: gw }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: ${path} } }], backendRefs: [{ name: echo, port: 80 }] }]
+`;
+
+/** A logger whose lines (as JSON records) the test reads. */
+function recordingLogger(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { logger: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) }), lines };
+}
+
+/** Collects what a thread delivers; `next()` waits for the next one. */
+class Deliveries {
+  readonly all: (FedTranslation | Error)[] = [];
+  #waiters: (() => void)[] = [];
+  readonly deliver = (result: FedTranslation | Error): void => {
+    this.all.push(result);
+    for (const wake of this.#waiters.splice(0)) wake();
+  };
+  async next(count: number, timeoutMs = 20_000): Promise<FedTranslation | Error> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.all.length < count) {
+      if (Date.now() > deadline) throw new Error(`no delivery ${count} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => { this.#waiters.push(resolve); setTimeout(resolve, 50); });
+    }
+    return this.all[count - 1] as FedTranslation | Error;
+  }
+}
+
+const translation = (result: FedTranslation | Error): FedTranslation => {
+  if (result instanceof Error) throw result;
+  return result;
+};
+
+describe('ConfigThread', () => {
+  let dir: string;
+  let thread: ConfigThread | undefined;
+  afterEach(async () => {
+    await thread?.stop();
+    thread = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const folder = (): string => (dir = mkdtempSync(join(tmpdir(), 'switchboard-config-thread-')));
+
+  it('delivers what translate() gives for the files; an edit keeps unchanged Routes as the same objects', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    writeFileSync(join(root, 'routes.yaml'), route('a', '/a') + route('b', '/b'));
+    const { logger } = recordingLogger();
+    const deliveries = new Deliveries();
+    thread = new ConfigThread({ paths: [root], logger, debounceMs: 5 });
+    await thread.start(deliveries.deliver);
+    const first = translation(await deliveries.next(1));
+    const objects = parseAllDocuments(infrastructure + route('a', '/a') + route('b', '/b')).map((d) => d.toJS() as KubeObject);
+    const expected = translate(objects);
+    assert.deepEqual(first.config, expected.config);
+    assert.deepEqual(first.statuses, expected.statuses);
+    assert.equal(first.sourceErrors, 0);
+
+    writeFileSync(join(root, 'routes.yaml'), route('a', '/a') + route('b', '/b2'));
+    const second = translation(await deliveries.next(2));
+    assert.notEqual(second.config.version, first.config.version);
+    assert.equal(second.config.routes['default/a'], first.config.routes['default/a'], 'the unchanged route is the same object');
+    assert.notDeepEqual(second.config.routes['default/b'], first.config.routes['default/b']);
+    const edited = translate(parseAllDocuments(infrastructure + route('a', '/a') + route('b', '/b2')).map((d) => d.toJS() as KubeObject));
+    assert.deepEqual(second.config, edited.config);
+    assert.deepEqual(second.statuses, edited.statuses);
+  });
+
+  it('a broken file is logged with its path through the given logger, and its last good objects keep serving', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    writeFileSync(join(root, 'routes.yaml'), route('a', '/a'));
+    const { logger, lines } = recordingLogger();
+    const deliveries = new Deliveries();
+    thread = new ConfigThread({ paths: [root], logger, debounceMs: 5 });
+    await thread.start(deliveries.deliver);
+    const first = translation(await deliveries.next(1));
+
+    writeFileSync(join(root, 'routes.yaml'), 'kind: [unclosed');
+    writeFileSync(join(root, 'more.yaml'), route('c', '/c'));
+    const second = translation(await deliveries.next(2));
+    assert.ok(second.config.routes['default/a'], 'the broken file still contributes its last good route');
+    assert.ok(second.config.routes['default/c']);
+    assert.equal(second.config.routes['default/a'], first.config.routes['default/a']);
+    assert.ok(second.sourceErrors > 0);
+    assert.ok(second.problems.some((p) => p.file?.endsWith('routes.yaml')));
+    assert.ok(lines.some((l) => l.level === 50 && String(l.file).endsWith('routes.yaml')), JSON.stringify(lines));
+    assert.ok(lines.some((l) => l.level === 40 && /last good version/.test(String(l.msg))));
+  });
+
+  it('fails start when a path is missing', async () => {
+    const root = folder();
+    thread = new ConfigThread({ paths: [join(root, 'nope')], logger: recordingLogger().logger });
+    await assert.rejects(thread.start(() => {}), /configuration path not found/);
+  });
+
+  const misbehaving = new URL('./testdata/misbehaving-config-thread.ts', import.meta.url);
+
+  it('gives up on a translation past the time limit, and starts a new thread on the next change', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    const deliveries = new Deliveries();
+    thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, workerModule: misbehaving, translateOptions: { controllerName: 'hang' }, timeoutMs: 300, debounceMs: 5 });
+    const started = Date.now();
+    await thread.start(deliveries.deliver);
+    const first = await deliveries.next(1);
+    assert.ok(first instanceof TranslationAbortedError);
+    assert.match(first.message, /took longer than 0.3 s/);
+    assert.ok(Date.now() - started < 10_000);
+    writeFileSync(join(root, 'infra.yaml'), infrastructure + '\n');
+    const second = await deliveries.next(2);
+    assert.ok(second instanceof TranslationAbortedError, 'a new thread took the change');
+  });
+
+  it('gives up on a translation past the memory cap', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    const deliveries = new Deliveries();
+    thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, workerModule: misbehaving, translateOptions: { controllerName: 'grow' }, maxHeapMiB: 64, timeoutMs: 60_000 });
+    await thread.start(deliveries.deliver);
+    const first = await deliveries.next(1);
+    assert.ok(first instanceof TranslationAbortedError);
+    assert.match(first.message, /more than the translator thread's 64 MiB/);
+  });
+
+  it('reports a translation that failed as an Error', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    const deliveries = new Deliveries();
+    thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, workerModule: misbehaving });
+    await thread.start(deliveries.deliver);
+    const first = await deliveries.next(1);
+    assert.ok(first instanceof Error && !(first instanceof TranslationAbortedError));
+    assert.match(first.message, /boom/);
+  });
+});
