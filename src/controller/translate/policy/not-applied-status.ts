@@ -38,7 +38,8 @@ export function backendKindOf(backend: Backend): BackendKind {
  */
 export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>, wanted?: ReadonlySet<string>): Map<string, Set<BackendKind>> {
   const reach = new Map<string, Set<BackendKind>>();
-  for (const routeKey of Object.keys(routes)) {
+  const targeted = wanted && routesNamedBy(wanted, routes);
+  for (const routeKey of targeted ?? Object.keys(routes)) {
     const route = routes[routeKey] as Route;
     const listeners = routeListeners.get(routeKey) ?? NO_LISTENERS;
     let kept = routeReach.get(route);
@@ -58,6 +59,31 @@ export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListe
 }
 
 const NO_LISTENERS: readonly ListenerRef[] = [];
+
+/**
+ * When no wanted point is a Gateway or listener (points every route on it reaches), the only
+ * routes whose pairs can be wanted are those a route or rule point names: `route/<routeKey>` and
+ * `rule/<routeKey>/<rule name>`. Those routes, found by key, instead of a walk over every route —
+ * a route edit at 10k routes and 1k route policies visits 1k routes, not 10k (issue 15). A rule
+ * point is split at every `/` so a rule name holding one still finds its route. Undefined: walk
+ * every route.
+ */
+function routesNamedBy(wanted: ReadonlySet<string>, routes: Readonly<Record<string, Route>>): Set<string> | undefined {
+  const named = new Set<string>();
+  for (const key of wanted) {
+    if (key.startsWith('gateway/') || key.startsWith('listener/')) return undefined;
+    if (key.startsWith('route/')) {
+      const routeKey = key.slice('route/'.length);
+      if (Object.hasOwn(routes, routeKey)) named.add(routeKey);
+    } else if (key.startsWith('rule/')) {
+      for (let at = key.indexOf('/', 'rule/'.length); at !== -1; at = key.indexOf('/', at + 1)) {
+        const routeKey = key.slice('rule/'.length, at);
+        if (Object.hasOwn(routes, routeKey)) named.add(routeKey);
+      }
+    }
+  }
+  return named;
+}
 
 interface RouteReach {
   readonly listeners: readonly ListenerRef[];
