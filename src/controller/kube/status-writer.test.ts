@@ -122,4 +122,26 @@ describe('KubeStatusWriter against the fake API server', () => {
       (err: { statusCode: number }) => err.statusCode === 409,
     );
   });
+
+  it('a flush compares only the statuses that are new objects or whose object moved in the cluster', async () => {
+    const names = ['c1', 'c2', 'c3', 'c4'];
+    for (const name of names) server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, spec: { hostnames: [`${name}.example`] } });
+    await until(() => names.every((name) => source.observed(GW, 'HTTPRoute', name, 'apps') !== undefined), 'the routes in the cache');
+    const w = writer();
+    const statuses = names.map((name) => routeStatus(name, 'True'));
+    w.update(statuses);
+    await w.flushed();
+    // Each written status comes back as a watch event: compared once more against the new copy, then known in step.
+    await until(() => names.every((name) => source.observed(GW, 'HTTPRoute', name, 'apps')?.status !== undefined), 'the written statuses in the cache');
+    w.refresh();
+    await w.flushed();
+    const before = w.comparisons;
+    w.refresh();
+    await w.flushed();
+    assert.equal(w.comparisons, before, 'the same status objects against the same cluster copies: nothing compared');
+    w.update([statuses[0]!, statuses[1]!, statuses[2]!, routeStatus('c4', 'False')]);
+    await w.flushed();
+    assert.equal(w.comparisons, before + 1, 'one new status object: one comparison');
+    await until(() => parentsOf(server, 'c4')[0]?.conditions[0]?.status === 'False', 'c4 written');
+  });
 });

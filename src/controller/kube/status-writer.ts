@@ -19,7 +19,7 @@ import type { Condition, KubeObject, ObjectStatus } from '../../api/gateway/obje
 import type { Logger } from '../../common/logger.ts';
 import { forEachCondition, StatusWriter } from '../../embedded/status-writer.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
-import { findWatchedKind, groupOf, objectPath } from './kinds.ts';
+import { findWatchedKind, groupOf, objectPath, type WatchedKind } from './kinds.ts';
 
 export const FIELD_MANAGER = 'switchboard-controller';
 const APPLY_PATCH = 'application/apply-patch+yaml';
@@ -46,6 +46,13 @@ export class KubeStatusWriter extends StatusWriter {
   readonly #written = new Map<string, unknown>();
   /** Per object: resourceVersion + computed status at which the cluster was last found to agree. */
   readonly #settled = new Map<string, string>();
+  /**
+   * Per status object (current() keeps an unchanged status the same object): the cluster's copy
+   * it was last found in step with. While both are the same objects nothing can differ, so a
+   * flush after a route edit looks at the one or two statuses that changed, not at a JSON
+   * rendering of all 11k (~75 ms of the serving thread per edit at 10k routes).
+   */
+  #inStep = new WeakMap<ObjectStatus, KubeObject>();
   #translated: readonly ObjectStatus[] = [];
   #flushing: Promise<void> | undefined;
   #again = false;
@@ -53,6 +60,8 @@ export class KubeStatusWriter extends StatusWriter {
   #closed = false;
   /** Count of status writes sent, for tests and metrics. */
   writes = 0;
+  /** Count of statuses compared with the cluster's copy (the rest were known in step), for tests. */
+  comparisons = 0;
 
   constructor(options: KubeStatusWriterOptions) {
     super(options.logger, options.now);
@@ -74,6 +83,7 @@ export class KubeStatusWriter extends StatusWriter {
   resync(): void {
     this.#written.clear();
     this.#settled.clear();
+    this.#inStep = new WeakMap();
     this.#kick();
   }
 
@@ -111,6 +121,7 @@ export class KubeStatusWriter extends StatusWriter {
     const worker = async (): Promise<void> => {
       for (let next = queue.shift(); next; next = queue.shift()) {
         if (this.#closed || !this.#options.isLeader()) return;
+        if (this.#unchanged(next)) continue;
         if (!(await this.#write(next))) retry = true;
         // Unchanged objects never await: let the event loop (gRPC streams, probes) in now and then.
         if (++sinceYield >= YIELD_EVERY) {
@@ -127,22 +138,40 @@ export class KubeStatusWriter extends StatusWriter {
     }
   }
 
-  /** Writes one object's status if it differs; false when it should be tried again later. */
-  async #write(computed: ObjectStatus): Promise<boolean> {
+  /** The same status object, found in step with the same copy of the object as now: nothing to compare. */
+  #unchanged(computed: ObjectStatus): boolean {
+    const seen = this.#inStep.get(computed);
+    return seen !== undefined && seen === this.#observed(computed)?.observed;
+  }
+
+  #observed(computed: ObjectStatus): { watched: WatchedKind; observed: KubeObject } | undefined {
     const { apiVersion, kind, metadata } = computed;
     const watched = findWatchedKind(groupOf(apiVersion), kind);
-    if (!watched?.hasStatus) return true;
+    if (!watched?.hasStatus) return undefined;
     const observed = this.#options.observed(watched.apiVersion, kind, metadata.name, metadata.namespace);
-    if (!observed) return true;
+    return observed ? { watched, observed } : undefined;
+  }
+
+  /** Writes one object's status if it differs; false when it should be tried again later. */
+  async #write(computed: ObjectStatus): Promise<boolean> {
+    const { kind, metadata } = computed;
+    const found = this.#observed(computed);
+    if (!found) return true;
+    this.comparisons++;
+    const { watched, observed } = found;
     const key = `${watched.apiVersion}/${kind}/${metadata.namespace ?? ''}/${metadata.name}`;
     // The common case on a busy cluster: neither the object nor what we computed for it moved
     // since it was last found in step; one string compare instead of a merge and a deep compare.
     const fingerprint = `${observed.metadata.resourceVersion ?? ''}\u0000${JSON.stringify(computed.status)}`;
-    if (this.#settled.get(key) === fingerprint) return true;
+    if (this.#settled.get(key) === fingerprint) {
+      this.#inStep.set(computed, observed);
+      return true;
+    }
     const desired = this.#desired(computed.status, observed);
     if (isDeepStrictEqual(desired, observed.status ?? {})) {
       this.#written.set(key, desired);
       this.#settled.set(key, fingerprint);
+      this.#inStep.set(computed, observed);
       return true;
     }
     if (isDeepStrictEqual(this.#written.get(key), desired)) return true;
