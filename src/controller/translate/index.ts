@@ -6,6 +6,7 @@ import { translateGatewayClasses } from './gatewayclass.ts';
 import type { ApplyMemo } from './policy/apply-memo.ts';
 import type { PolicyPassMemo } from './policy/pass-memo.ts';
 import type { RouteMemo } from './route-memo.ts';
+import { mergeListeners, routeEntryOf } from './route-entry.ts';
 import { translateHttpRoute } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
 import { resolvePolicies } from './policy/index.ts';
@@ -67,24 +68,24 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const attachments: { routeKey: string; attachment: Attachment }[] = [];
   const routeStatuses: ObjectStatus[] = [];
   const ourRoutes = new Map<string, KubeObject>();
-  const translateRoute = memo ? memo.routes.over(graph, snapshot, controllerName) : (object: KubeObject) => translateHttpRoute(object, graph, snapshot, controllerName);
+  const routeListeners = new Map<string, readonly ListenerRef[]>();
+  const translateRoute = memo ? memo.routes.over(graph, snapshot, controllerName) : (object: KubeObject) => routeEntryOf(object, translateHttpRoute(object, graph, snapshot, controllerName));
   for (const object of snapshot.httpRoutes) {
-    const result = translateRoute(object);
+    const entry = translateRoute(object);
+    const result = entry.result;
     if (result.status) {
       routeStatuses.push(result.status);
-      ourRoutes.set(`${result.status.metadata.namespace ?? ''}/${object.metadata.name}`, object);
+      ourRoutes.set(entry.ourKey as string, object);
     }
     if (!result.route) continue;
-    routes[result.route.key] = result.route;
-    for (const attachment of result.attachments) attachments.push({ routeKey: result.route.key, attachment });
-    for (const [key, backend] of result.backends) backends.set(key, backend);
-  }
-
-  const routeListeners = new Map<string, ListenerRef[]>();
-  for (const { routeKey, attachment } of attachments) {
-    const list = routeListeners.get(routeKey) ?? [];
-    if (!list.some((l) => l.key === attachment.listener.key)) list.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
-    routeListeners.set(routeKey, list.sort((a, b) => compareStrings(a.key, b.key)));
+    const key = result.route.key;
+    routes[key] = result.route;
+    for (const attachment of entry.attachments) attachments.push(attachment);
+    if (entry.listeners.length > 0) {
+      const known = routeListeners.get(key);
+      routeListeners.set(key, known ? mergeListeners(known, entry.listeners) : entry.listeners);
+    }
+    for (const [backendKey, backend] of result.backends) backends.set(backendKey, backend);
   }
   const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);

@@ -1,7 +1,8 @@
 import type { KubeObject } from '../../api/gateway/object.ts';
 import type { GatewayGraph } from './gateway.ts';
 import type { ListenerModel } from './listener.ts';
-import { translateHttpRoute, type RouteResult } from './route/index.ts';
+import { routeEntryOf, type RouteEntry } from './route-entry.ts';
+import { translateHttpRoute } from './route/index.ts';
 import type { Snapshot } from './snapshot.ts';
 
 /**
@@ -16,29 +17,29 @@ import type { Snapshot } from './snapshot.ts';
  * are not kept: the Secret ledger must see every read again.
  */
 export class RouteMemo {
-  #results = new WeakMap<KubeObject, RouteResult>();
+  #results = new WeakMap<KubeObject, RouteEntry>();
 
   clear(): void {
     this.#results = new WeakMap();
   }
 
   /** A translator of routes over one graph: memoized results replay the listener counts they made. */
-  over(graph: GatewayGraph, snapshot: Snapshot, controllerName: string): (object: KubeObject) => RouteResult {
+  over(graph: GatewayGraph, snapshot: Snapshot, controllerName: string): (object: KubeObject) => RouteEntry {
     let listeners: Map<string, ListenerModel> | undefined;
     return (object) => {
       const kept = this.#results.get(object);
       if (kept) {
         listeners ??= new Map(graph.listeners.map((l) => [l.key, l]));
-        for (const key of kept.counted) {
+        for (const key of kept.result.counted) {
           const listener = listeners.get(key);
           if (listener) listener.attachedRoutes += 1;
         }
         return kept;
       }
       const touches = snapshot.secretLedger.touches;
-      const result = translateHttpRoute(object, graph, snapshot, controllerName);
-      if (snapshot.secretLedger.touches === touches) this.#results.set(object, result);
-      return result;
+      const entry = routeEntryOf(object, translateHttpRoute(object, graph, snapshot, controllerName));
+      if (snapshot.secretLedger.touches === touches) this.#results.set(object, entry);
+      return entry;
     };
   }
 }

@@ -29,6 +29,8 @@ export class RecordingTracker extends OutcomeTracker {
 }
 
 interface Applied {
+  /** The listener list it was applied with: an entry of a memoized route is the same array (route-entry.ts). */
+  readonly listenerList: readonly ListenerRef[];
   readonly listeners: string;
   readonly result: Route;
   readonly calls: readonly TrackerCall[];
@@ -58,8 +60,12 @@ export class ApplyMemo {
   }
 
   apply(route: Route, listeners: readonly ListenerRef[], places: PolicyPlaces, tracker: RecordingTracker): Route {
-    const listenerKeys = listeners.map((l) => l.key).join('\n');
     const kept = this.#results.get(route);
+    if (kept && kept.listenerList === listeners) {
+      tracker.replay(kept.calls);
+      return kept.result;
+    }
+    const listenerKeys = listeners.map((l) => l.key).join('\n');
     if (kept && kept.listeners === listenerKeys) {
       tracker.replay(kept.calls);
       return kept.result;
@@ -68,7 +74,7 @@ export class ApplyMemo {
     tracker.log = calls;
     try {
       const result = applyToRoute(route, listeners, places);
-      this.#results.set(route, { listeners: listenerKeys, result, calls });
+      this.#results.set(route, { listenerList: listeners, listeners: listenerKeys, result, calls });
       return result;
     } finally {
       tracker.log = undefined;

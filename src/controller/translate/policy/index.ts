@@ -44,6 +44,8 @@ export interface PolicyResult {
   readonly statuses: ObjectStatus[];
 }
 
+const NO_LISTENERS: readonly ListenerRef[] = [];
+
 const ofKind = (objects: readonly KubeObject[], group: string, kind: string): KubeObject[] =>
   objects.filter((o) => typeof o === 'object' && o !== null && typeof o.metadata?.name === 'string' && o.metadata.name !== '' && o.kind === kind && groupOf(o.apiVersion) === group);
 
@@ -100,7 +102,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const routes: Record<string, Route> = {};
   if (memo && tracker instanceof RecordingTracker) {
     memo.prepare(targetSignature(resolved));
-    for (const [key, route] of Object.entries(world.routes)) routes[key] = memo.apply(route, world.routeListeners.get(key) ?? [], places, tracker);
+    for (const key in world.routes) routes[key] = memo.apply(world.routes[key] as Route, world.routeListeners.get(key) ?? NO_LISTENERS, places, tracker);
   } else {
     for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
   }

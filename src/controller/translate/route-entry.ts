@@ -1,0 +1,39 @@
+import type { KubeObject } from '../../api/gateway/object.ts';
+import type { ListenerRef } from './policy/apply.ts';
+import type { RouteResult } from './route/index.ts';
+import type { Attachment } from './route/parents.ts';
+import { compareStrings } from './snapshot.ts';
+
+/**
+ * One HTTPRoute's translation with what translateBody() derives from it per route: its key among
+ * our routes, its attachments tagged with its IR key (for the binds) and the listeners it is
+ * served on (deduplicated, in key order). Built once per result, so a memoized route (route-memo.ts)
+ * costs no string or array building on the next translation (issue 15), and its listener list is
+ * the same array every time (the policy memos compare it by identity first).
+ */
+export interface RouteEntry {
+  readonly result: RouteResult;
+  /** `<namespace>/<name>` when a parentRef is ours (the result has a status). */
+  readonly ourKey: string | undefined;
+  readonly attachments: readonly { readonly routeKey: string; readonly attachment: Attachment }[];
+  readonly listeners: readonly ListenerRef[];
+}
+
+export function routeEntryOf(object: KubeObject, result: RouteResult): RouteEntry {
+  const ourKey = result.status ? `${result.status.metadata.namespace ?? ''}/${object.metadata.name}` : undefined;
+  const route = result.route;
+  if (!route) return { result, ourKey, attachments: [], listeners: [] };
+  const listeners: ListenerRef[] = [];
+  for (const attachment of result.attachments) {
+    if (!listeners.some((l) => l.key === attachment.listener.key)) listeners.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
+  }
+  listeners.sort((a, b) => compareStrings(a.key, b.key));
+  return { result, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners };
+}
+
+/** Two routes with one key (translate() given one object twice): the union of their listeners, in key order. */
+export function mergeListeners(a: readonly ListenerRef[], b: readonly ListenerRef[]): ListenerRef[] {
+  const out = [...a];
+  for (const l of b) if (!out.some((o) => o.key === l.key)) out.push(l);
+  return out.sort((x, y) => compareStrings(x.key, y.key));
+}
