@@ -59,6 +59,14 @@ class Deliveries {
     }
     return this.all[count - 1] as FedTranslation | Error;
   }
+  /** The first translation delivered that `accept`s (a write is seen half-done now and then: truncated, then written). */
+  async until(accept: (t: FedTranslation) => boolean, timeoutMs = 20_000): Promise<FedTranslation> {
+    const deadline = Date.now() + timeoutMs;
+    for (let n = 1; ; n++) {
+      const next = await this.next(n, Math.max(1, deadline - Date.now()));
+      if (!(next instanceof Error) && accept(next)) return next;
+    }
+  }
 }
 
 const translation = (result: FedTranslation | Error): FedTranslation => {
@@ -92,13 +100,19 @@ describe('ConfigThread', () => {
     assert.equal(first.sourceErrors, 0);
 
     writeFileSync(join(root, 'routes.yaml'), route('a', '/a') + route('b', '/b2'));
-    const second = translation(await deliveries.next(2));
+    const second = await deliveries.until((t) => JSON.stringify(t.config.routes['default/b'] ?? null).includes('/b2'));
     assert.notEqual(second.config.version, first.config.version);
     assert.equal(second.config.routes['default/a'], first.config.routes['default/a'], 'the unchanged route is the same object');
     assert.notDeepEqual(second.config.routes['default/b'], first.config.routes['default/b']);
     const edited = translate(parseAllDocuments(infrastructure + route('a', '/a') + route('b', '/b2')).map((d) => d.toJS() as KubeObject));
     assert.deepEqual(second.config, edited.config);
     assert.deepEqual(second.statuses, edited.statuses);
+    assert.equal(second.config.binds[0], first.config.binds[0], 'a bind the edit left equal is the same object (the proxy keeps its route tables)');
+
+    writeFileSync(join(root, 'routes.yaml'), route('a', '/a') + route('b', '/b2') + route('c', '/c'));
+    const third = await deliveries.until((t) => t.config.routes['default/c'] !== undefined);
+    assert.notEqual(third.config.binds[0], second.config.binds[0], 'a new attachment: a new bind');
+    assert.deepEqual(third.config, translate(parseAllDocuments(infrastructure + route('a', '/a') + route('b', '/b2') + route('c', '/c')).map((d) => d.toJS() as KubeObject)).config);
   });
 
   it('a broken file is logged with its path through the given logger, and its last good objects keep serving', async () => {
@@ -113,7 +127,7 @@ describe('ConfigThread', () => {
 
     writeFileSync(join(root, 'routes.yaml'), 'kind: [unclosed');
     writeFileSync(join(root, 'more.yaml'), route('c', '/c'));
-    const second = translation(await deliveries.next(2));
+    const second = await deliveries.until((t) => t.config.routes['default/c'] !== undefined && t.sourceErrors > 0);
     assert.ok(second.config.routes['default/a'], 'the broken file still contributes its last good route');
     assert.ok(second.config.routes['default/c']);
     assert.equal(second.config.routes['default/a'], first.config.routes['default/a']);

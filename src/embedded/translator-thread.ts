@@ -22,7 +22,12 @@ export interface TranslatorRequest {
 /** A translation as the thread sends it back: the Routes and Backends that changed since its previous answer. */
 export interface TranslationUpdate {
   readonly version: string;
-  readonly binds: readonly Bind[];
+  /**
+   * `null` for a bind equal to the one at the same index in the previous answer (never on a full
+   * answer): the receiver keeps that Bind object, so the proxy reuses the route tables of its
+   * listeners (compile/config.ts) and nothing of it is cloned.
+   */
+  readonly binds: readonly (Bind | null)[];
   readonly changes: ConfigChanges;
   /** Whole only when `changes.statuses` is undefined (two statuses share an id). */
   readonly statuses?: ObjectStatus[];
@@ -218,9 +223,19 @@ export function applyUpdate(previous: ProxyConfig | undefined, update: Translati
   const { changes } = update;
   if (changes.full || previous === undefined) {
     if (!changes.full) throw new Error('the translator thread sent changes without a previous config');
-    return { version: update.version, binds: update.binds, routes: changes.routes.set, backends: changes.backends.set };
+    return { version: update.version, binds: keptBinds(undefined, update.binds), routes: changes.routes.set, backends: changes.backends.set };
   }
-  return { version: update.version, binds: update.binds, routes: patch(previous.routes, changes.routes), backends: patch(previous.backends, changes.backends) };
+  return { version: update.version, binds: keptBinds(previous.binds, update.binds), routes: patch(previous.routes, changes.routes), backends: patch(previous.backends, changes.backends) };
+}
+
+/** The binds an update names, each `null` replaced by the previous bind at its index. */
+function keptBinds(previous: readonly Bind[] | undefined, binds: readonly (Bind | null)[]): Bind[] {
+  return binds.map((bind, i) => {
+    if (bind !== null) return bind;
+    const before = previous?.[i];
+    if (before === undefined) throw new Error('the translator thread kept a bind it never sent');
+    return before;
+  });
 }
 
 /** The statuses an update describes: the previous ones with changes applied, in the translator's order. */

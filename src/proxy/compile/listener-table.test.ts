@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { TrafficPolicy } from '../../ir/policy.ts';
+import type { Bind, ProxyConfig, Route } from '../../ir/types.ts';
+import { silentLogger } from '../../common/logger.ts';
+import { UpstreamPools } from '../policies/backend/pools.ts';
+import type { RequestView } from '../routing/matchers.ts';
+import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
+import { compileConfig, type CompileContext, type CompiledConfig } from './config.ts';
+import { SecureContextCache } from './tls-contexts.ts';
+
+const request = (path: string): RequestView => ({ path, query: '', method: 'GET', headers: {} });
+const table = (compiled: CompiledConfig, bindIndex: number) => compiled.binds[bindIndex]?.listeners.lookup('example.com')?.routes;
+
+function prefixRoute(name: string, path: string, traffic?: TrafficPolicy): Route {
+  return route(`default/${name}`, [rule(`default/${name}/rule/0`, {
+    matches: [{ path: { type: path.startsWith('~') ? 'RegularExpression' : 'PathPrefix', value: path.replace(/^~/, '') } }],
+    backends: [{ backendKey: 'svc', weight: 1, filters: [] }],
+    ...(traffic ? { traffic } : {}),
+  })]);
+}
+
+// One Backend object for every version: a rule reading a new Backend object is compiled again (reuse.ts).
+const svc = backend('svc', [8080]);
+const ir = (binds: readonly Bind[], routes: readonly Route[], version: string): ProxyConfig => config({ version, binds, routes, backends: [svc] });
+
+describe('listener route tables reused across config versions', () => {
+  const pools = new UpstreamPools();
+  after(() => pools.close(100));
+  const context = (): CompileContext => ({ pools, secureContexts: new SecureContextCache(), logger: silentLogger });
+
+  it('a listener whose attachments, Routes and rules are the same objects keeps its table; the one with the edited route gets a new one', () => {
+    const ctx = context();
+    const [a, b] = [prefixRoute('a', '/a'), prefixRoute('b', '/b')];
+    const binds = [bind(80, [listener('one', [a.key])]), bind(81, [listener('two', [b.key])])];
+    const v1 = compileConfig(ir(binds, [a, b], 'v1'), ctx).compiled;
+    const b2 = prefixRoute('b', '/b2');
+    const v2 = compileConfig(ir(binds, [a, b2], 'v2'), ctx).compiled;
+    assert.ok(table(v1, 0));
+    assert.equal(table(v2, 0), table(v1, 0), 'the untouched listener keeps its table');
+    assert.notEqual(table(v2, 1), table(v1, 1));
+    assert.equal(table(v2, 1)?.match('example.com', request('/b2'))?.routeKey, 'default/b');
+    assert.equal(table(v2, 1)?.match('example.com', request('/b/x')), undefined);
+  });
+
+  it('a bind that is a new object (equal content) builds its tables again', () => {
+    const ctx = context();
+    const a = prefixRoute('a', '/a');
+    const v1 = compileConfig(ir([bind(80, [listener('one', [a.key])])], [a], 'v1'), ctx).compiled;
+    const v2 = compileConfig(ir([structuredClone(bind(80, [listener('one', [a.key])]))], [a], 'v2'), ctx).compiled;
+    assert.notEqual(table(v2, 0), table(v1, 0));
+    assert.equal(table(v2, 0)?.match('example.com', request('/a'))?.routeKey, 'default/a');
+  });
+
+  it('a kept table reports its match errors again on every version', () => {
+    const ctx = context();
+    const [ok, bad] = [prefixRoute('ok', '/ok'), prefixRoute('bad', '~[')];
+    const binds = [bind(80, [listener('one', [ok.key, bad.key])])];
+    const first = compileConfig(ir(binds, [ok, bad], 'v1'), ctx);
+    const second = compileConfig(ir(binds, [ok, bad], 'v2'), ctx);
+    assert.equal(table(second.compiled, 0), table(first.compiled, 0));
+    assert.equal(first.errors.length, 1);
+    assert.match(first.errors[0] ?? '', /^default\/gw\/one: /);
+    assert.deepEqual(second.errors, first.errors);
+  });
+
+  it('a rule compiled per version (per-config state) makes its listener build a new table', () => {
+    const ctx = context();
+    const a = prefixRoute('a', '/a', { retry: { attempts: 2 }, sources: { retry: ['ProxyPolicy/default/p'] } } as unknown as TrafficPolicy);
+    const binds = [bind(80, [listener('one', [a.key])])];
+    const v1 = compileConfig(ir(binds, [a], 'v1'), ctx).compiled;
+    const v2 = compileConfig(ir(binds, [a], 'v2'), ctx).compiled;
+    assert.notEqual(table(v2, 0), table(v1, 0));
+    assert.notEqual(table(v2, 0)?.match('example.com', request('/a'))?.rule, table(v1, 0)?.match('example.com', request('/a'))?.rule);
+  });
+});
