@@ -19,6 +19,7 @@ import { ApplyMemo } from './policy/apply-memo.ts';
 import { PolicyPassMemo } from './policy/pass-memo.ts';
 import { RouteMemo } from './route-memo.ts';
 import { sameJson } from './same-json.ts';
+import { RouteOrderCache } from './snapshot.ts';
 import { configVersion, entryDigest, VersionParts, type ConfigBody } from './version.ts';
 
 /** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
@@ -123,6 +124,7 @@ export class IncrementalTranslator {
   readonly #routes = new RouteMemo();
   readonly #applied = new ApplyMemo();
   readonly #pass = new PolicyPassMemo();
+  readonly #routeOrder = new RouteOrderCache();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -176,7 +178,7 @@ export class IncrementalTranslator {
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass } : undefined);
+    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);

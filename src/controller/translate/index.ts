@@ -12,7 +12,7 @@ import type { Attachment } from './route/parents.ts';
 import { resolvePolicies } from './policy/index.ts';
 import type { ListenerRef } from './policy/apply.ts';
 import type { SecretLedger } from './secret-ledger.ts';
-import { compareStrings, indexObjects } from './snapshot.ts';
+import { compareStrings, indexObjects, type RouteOrderCache } from './snapshot.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
 import { proxyBackendStatus } from './status/proxybackend.ts';
 import { unservedObjectStatuses } from './status/unapplied-objects.ts';
@@ -57,9 +57,9 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
-  const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true });
+  const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
   const graph = buildGatewayGraph(snapshot, classes.ours);
 

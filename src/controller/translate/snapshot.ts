@@ -48,6 +48,51 @@ export function sortedByAge(objects: readonly KubeObject[]): KubeObject[] {
     .map((entry) => entry.object);
 }
 
+/**
+ * The HTTPRoutes' age order kept between translations of a changing object set (issue 15): when
+ * the routes come in the same positions as last time and each one that is a different object has
+ * the same creation time and namespace/name as the one it replaces (a route edit: the
+ * IncrementalTranslator keeps an object's position when it is replaced), the order is last
+ * time's with those objects put in place — no sort of 10k routes. Anything else sorts. The owner
+ * guarantees one object per namespace/name (its objects are keyed); translate() uses no cache.
+ */
+export class RouteOrderCache {
+  #kept: { input: readonly KubeObject[]; output: KubeObject[]; at: Map<KubeObject, number> | undefined } | undefined;
+
+  clear(): void {
+    this.#kept = undefined;
+  }
+
+  sortedByAge(input: readonly KubeObject[]): KubeObject[] {
+    const kept = this.#kept;
+    if (kept !== undefined && kept.input.length === input.length) {
+      let output: KubeObject[] | undefined;
+      let same = true;
+      for (let i = 0; i < input.length && same; i++) {
+        const now = input[i] as KubeObject;
+        const was = kept.input[i] as KubeObject;
+        if (now === was) continue;
+        const j = creationOf(now) === creationOf(was) && namespacedName(now) === namespacedName(was) ? (kept.at ??= new Map(kept.output.map((o, n) => [o, n]))).get(was) : undefined;
+        if (j === undefined) {
+          same = false;
+        } else {
+          (output ??= kept.output.slice())[j] = now;
+          kept.at?.delete(was);
+          kept.at?.set(now, j);
+        }
+      }
+      if (same) {
+        // The snapshot's list is read only; a copy keeps the kept one safe from any caller.
+        this.#kept = { input, output: output ?? kept.output, at: kept.at };
+        return (output ?? kept.output).slice();
+      }
+    }
+    const output = sortedByAge(input);
+    this.#kept = { input, output, at: undefined };
+    return output.slice();
+  }
+}
+
 function sortedByName(objects: readonly KubeObject[]): KubeObject[] {
   return objects
     .map((object) => ({ name: namespacedName(object), object }))
@@ -90,7 +135,7 @@ function isObject(value: unknown): value is KubeObject {
   return isDict(value) && isDict(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' && typeof value.kind === 'string';
 }
 
-export function indexObjects(objects: readonly KubeObject[], opts: { readonly proxyModels?: boolean } = {}): Snapshot {
+export function indexObjects(objects: readonly KubeObject[], opts: { readonly proxyModels?: boolean; readonly routeOrder?: RouteOrderCache } = {}): Snapshot {
   const byKind = new Map<string, KubeObject[]>();
   for (const object of objects) {
     if (!isObject(object)) continue;
@@ -118,7 +163,7 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
     gatewayClasses: [...(byKind.get(KINDS.gatewayClass) ?? [])].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     gateways: sorted(KINDS.gateway),
     listenerSets: sortedByAge([...(byKind.get(KINDS.listenerSet) ?? []), ...(byKind.get(KINDS.xListenerSet) ?? [])]),
-    httpRoutes: sorted(KINDS.httpRoute),
+    httpRoutes: opts.routeOrder ? opts.routeOrder.sortedByAge(byKind.get(KINDS.httpRoute) ?? []) : sorted(KINDS.httpRoute),
     referenceGrants: grouped(KINDS.referenceGrant, namespaceOf),
     services: byName(KINDS.service),
     endpointSlices: grouped(KINDS.endpointSlice, (o) => {
