@@ -1,12 +1,12 @@
 import type { SecureContext, SecureContextOptions } from 'node:tls';
 import type { Logger } from '../../common/logger.ts';
 import type { Dispatcher } from 'undici';
-import type { Bind, Listener, ProxyConfig, Route, RouteAttachment, RouteRule } from '../../ir/types.ts';
+import type { Bind, Listener, ProxyConfig, RouteRule } from '../../ir/types.ts';
 import { compileBackend, type CompiledBackend } from '../backends/backend.ts';
 import type { BackendHandler, BackendHandlers } from '../backends/handlers.ts';
 import type { UpstreamPools } from '../policies/backend/pools.ts';
 import { HostTable } from '../routing/host.ts';
-import { RouteTable } from '../routing/route-table.ts';
+import type { RouteTable } from '../routing/route-table.ts';
 import type { CertificatePair, SecureContextCache } from './tls-contexts.ts';
 import { endpointResolver } from './endpoints.ts';
 import { compileRule, type CompiledRule } from './rule.ts';
@@ -17,6 +17,7 @@ import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
 import { keepBackend, keptBackend, keptRule, reuseMemoFor, ruleMayBeKept, watchedDeps, type ReuseMemo } from './reuse.ts';
 import { runToEnd, type SlicedJob } from './slices.ts';
+import { backendEpoch, listenerTable, type ListenerTableContext } from './listener-tables.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
 import type { StepDeps } from '../policies/step.ts';
 import { compileTracing, type CompiledTracing } from '../telemetry/tracing/compile.ts';
@@ -122,6 +123,7 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
     yield;
   }
   const backendOf = (key: string) => backends.get(key);
+  const epoch = backendEpoch(memo, backends);
 
   const lifecycle = new CompiledLifecycle();
   const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError, ctx.healthStates, { logger: ctx.logger, endpoints, connections: ctx.connections, lifecycle });
@@ -139,8 +141,15 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
   };
 
   const stepDeps = { logger: ctx.logger, endpoints, connections: ctx.connections, lifecycle };
+  // Listener route tables reused when nothing they were built from changed (listener-tables.ts).
+  const claimRule = (key: string, compiled: CompiledRule): boolean => {
+    if (rules.has(key)) return false;
+    rules.set(key, compiled);
+    return true;
+  };
+  const tables: ListenerTableContext = { config, memo, epoch, ruleOf, claimRule, onError };
   const binds: CompiledBind[] = [];
-  for (const bind of config.binds) binds.push(yield* compileBind(bind, config, ruleOf, ctx, onError, stepDeps));
+  for (const bind of config.binds) binds.push(yield* compileBind(bind, tables, ctx, onError, stepDeps));
   const dispatchers = new Set<Dispatcher>();
   for (const b of backends.values()) for (const t of b.endpoints.all()) dispatchers.add(t.dispatcher);
   for (const d of backendPolicies.dispatchers) dispatchers.add(d);
@@ -187,8 +196,7 @@ function reusedOrCompiledRule(
 
 function* compileBind(
   bind: Bind,
-  config: ProxyConfig,
-  ruleOf: (routeKey: string, index: number) => CompiledRule | undefined,
+  tables: ListenerTableContext,
   ctx: CompileContext,
   onError: (m: string) => void,
   stepDeps: Omit<StepDeps, 'policy'>,
@@ -197,7 +205,7 @@ function* compileBind(
   for (const l of bind.listeners) {
     // Rules carry most of the cost (CEL programs, filters, backend policies) and compile as the
     // table reaches their route: the table yields after each route.
-    const routes = yield* listenerTable(l, config, ruleOf, onError);
+    const routes: RouteTable<CompiledRule> = yield* listenerTable(l, tables);
     listeners.push([l.hostname, {
       key: l.key,
       gateway: `${l.gateway.namespace}/${l.gateway.name}`,
@@ -219,62 +227,6 @@ function* compileBind(
     ...bindTracing(bind, stepDeps, onError),
     ...bindLogExport(bind, frontend, stepDeps, onError),
   };
-}
-
-/**
- * What a listener's route table was built from: the Route each attachment named and its rules'
- * payloads, and the errors the build reported. Keyed by the attachments array: the embedded
- * gateway keeps an unchanged Bind (and so its listeners) as the same object across versions.
- */
-interface KeptTable {
-  readonly routes: readonly (Route | undefined)[];
-  readonly payloads: readonly (CompiledRule | undefined)[];
-  readonly table: RouteTable<CompiledRule>;
-  readonly errors: readonly string[];
-}
-
-const keptTables = new WeakMap<readonly RouteAttachment[], KeptTable>();
-
-/**
- * A listener's route table: the one an earlier version built for the same attachments when every
- * attachment names the same Route object with the same rule payloads (a table is a pure function
- * of those: route-table.ts), else built now. One route edit then rebuilds (and re-sorts) the table
- * of its own listener only, not of every listener of a 10k-route config.
- */
-function* listenerTable(l: Listener, config: ProxyConfig, ruleOf: (routeKey: string, index: number) => CompiledRule | undefined, onError: (m: string) => void): SlicedJob<RouteTable<CompiledRule>> {
-  const routes: (Route | undefined)[] = [];
-  const payloads: (CompiledRule | undefined)[] = [];
-  for (const att of l.routes) {
-    const route = config.routes[att.routeKey];
-    routes.push(route);
-    if (route) for (let i = 0; i < route.rules.length; i++) payloads.push(ruleOf(route.key, i));
-    // Rules compile here the first time (CEL programs …): a slice boundary after each route, as in the table's build.
-    yield;
-  }
-  const kept = keptTables.get(l.routes);
-  if (kept && sameItems(kept.routes, routes) && sameItems(kept.payloads, payloads)) {
-    for (const m of kept.errors) onError(m);
-    return kept.table;
-  }
-  const errors: string[] = [];
-  const table = yield* RouteTable.build({
-    attachments: l.routes,
-    routes: config.routes,
-    ruleOf: (route, index) => ruleOf(route.key, index),
-    onError: (m) => {
-      const message = `${l.key}: ${m}`;
-      errors.push(message);
-      onError(message);
-    },
-  });
-  keptTables.set(l.routes, { routes, payloads, table, errors });
-  return table;
-}
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** frontend `accessLog.otlp` of a bind: its logger provider lives and retires with this config. */

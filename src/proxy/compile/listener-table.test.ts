@@ -7,6 +7,7 @@ import { UpstreamPools } from '../policies/backend/pools.ts';
 import type { RequestView } from '../routing/matchers.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
 import { compileConfig, type CompileContext, type CompiledConfig } from './config.ts';
+import { reuseMemoFor } from './reuse.ts';
 import { SecureContextCache } from './tls-contexts.ts';
 
 const request = (path: string): RequestView => ({ path, query: '', method: 'GET', headers: {} });
@@ -62,6 +63,44 @@ describe('listener route tables reused across config versions', () => {
     assert.equal(first.errors.length, 1);
     assert.match(first.errors[0] ?? '', /^default\/gw\/one: /);
     assert.deepEqual(second.errors, first.errors);
+  });
+
+  it('a changed Backend object under a kept listener: the rule reads the new backend', () => {
+    const ctx = context();
+    const a = prefixRoute('a', '/a');
+    const binds = [bind(80, [listener('one', [a.key])])];
+    const v1 = compileConfig(ir(binds, [a], 'v1'), ctx).compiled;
+    const v2 = compileConfig(config({ version: 'v2', binds, routes: [a], backends: [backend('svc', [8081])] }), ctx).compiled;
+    assert.notEqual(table(v2, 0), table(v1, 0));
+    assert.equal(table(v2, 0)?.match('example.com', request('/a'))?.rule.backends.pick()?.backend?.endpoints.all()[0]?.port, 8081);
+  });
+
+  it('a kept rule that has since used the per-config resources makes its listener build a new table', () => {
+    const ctx = context();
+    const a = prefixRoute('a', '/a');
+    const binds = [bind(80, [listener('one', [a.key])])];
+    const v1 = compileConfig(ir(binds, [a], 'v1'), ctx).compiled;
+    const kept = reuseMemoFor(ctx).rules.get(a.rules[0] as Route['rules'][number]);
+    assert.ok(kept);
+    kept.touched.value = true;
+    const v2 = compileConfig(ir(binds, [a], 'v2'), ctx).compiled;
+    assert.notEqual(table(v2, 0)?.match('example.com', request('/a'))?.rule, table(v1, 0)?.match('example.com', request('/a'))?.rule);
+  });
+
+  it('a kept rule\'s errors are reported once per version, also when two listeners share it and only one is rebuilt', () => {
+    const ctx = context();
+    const a = route('default/a', [rule('default/a/rule/0', { matches: [{ path: { type: 'PathPrefix', value: '/a' } }], backends: [{ backendKey: 'missing', weight: 1, filters: [] }] })]);
+    const [b, b2] = [prefixRoute('b', '/b'), prefixRoute('b', '/b2')];
+    const binds = [bind(80, [listener('one', [a.key])]), bind(81, [listener('two', [a.key, b.key])])];
+    const first = compileConfig(ir(binds, [a, b], 'v1'), ctx);
+    assert.deepEqual(first.errors, ['default/a/rule/0: backend missing is not in the config']);
+    const second = compileConfig(ir(binds, [a, b], 'v2'), ctx);
+    assert.equal(table(second.compiled, 0), table(first.compiled, 0));
+    assert.deepEqual(second.errors, first.errors);
+    const third = compileConfig(ir(binds, [a, b2], 'v3'), ctx);
+    assert.equal(table(third.compiled, 0), table(first.compiled, 0));
+    assert.notEqual(table(third.compiled, 1), table(first.compiled, 1));
+    assert.deepEqual(third.errors, first.errors);
   });
 
   it('a rule compiled per version (per-config state) makes its listener build a new table', () => {
