@@ -40,6 +40,40 @@ const twoRoutePolicy = (): KubeObject => ({
   apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'z-two-routes', namespace: 'c' },
   spec: { targetRefs: ['first', 'only'].map((name) => ({ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name })), traffic: { timeouts: { request: '9s' } } },
 });
+/** An AI ProxyBackend (a `tokens` rate limit applies only on routes to one: status/not-applied.ts). */
+const aiBackend = (model = 'gpt-4o'): KubeObject => ({ apiVersion: SB, kind: 'ProxyBackend', metadata: { name: 'llm', namespace: 'a' }, spec: { ai: { provider: { providerA: { model } } } } });
+const aiRoute = (name: string, path: string): KubeObject => ({
+  apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'a' },
+  spec: { parentRefs: [{ name: 'gw' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ group: 'switchboard.dev', kind: 'ProxyBackend', name: 'llm' }] }] },
+});
+/** A route with a named rule, and a policy on that rule (a `rule/…` attachment point). */
+const namedRuleRoute = (rule: string, path = '/named'): KubeObject => ({
+  apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'named', namespace: 'a' },
+  spec: { parentRefs: [{ name: 'gw' }], rules: [{ name: rule, matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ name: 'svc', port: 8080 }] }] },
+});
+const rulePolicy = (): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'on-rule', namespace: 'a' },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'named', sectionName: 'main' }], traffic: { rateLimit: { local: [{ tokens: 50, unit: 'Minutes' }] } } },
+});
+/** A `tokens` limit: not applied while the route goes to a Service, applied once it goes to the AI backend. */
+const tokensPolicy = (target = 'r1'): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'tokens', namespace: 'a' },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: target }], traffic: { rateLimit: { local: [{ tokens: 100, unit: 'Minutes' }] } } },
+});
+/** A policy whose read resolves a backend (its extAuth Service): the Service joins the config on every translation. */
+const extAuthPolicy = (port = 9000): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'ext-auth', namespace: 'a' },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r0' }], traffic: { extAuth: { backendRef: { name: 'authz', port }, http: {} } } },
+});
+/** Hashed API keys in a ConfigMap a policy selects by label: the policy's read depends on it without the Secret ledger or a backend. */
+const hashedKeys = (hash = '632392fe42f33e899f54a0704039d6b497cd46066c3dd4b9900bef365b7b40a7', labels: Record<string, string> = { 'api-keys': 'true' }): KubeObject => ({
+  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hashed', namespace: 'a', labels }, data: { carol: JSON.stringify({ keyHash: `sha256:${hash}` }) },
+});
+const hashedKeysPolicy = (): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'hashed-keys', namespace: 'a' },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r3' }], traffic: { apiKeyAuthentication: { configMapSelector: { matchLabels: { 'api-keys': 'true' } } } } },
+});
+const older = (object: KubeObject, at = '2001-01-01T00:00:00Z'): KubeObject => ({ ...object, metadata: { ...object.metadata, creationTimestamp: at } });
 const secret = (namespace: string, name: string, value: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { alice: value } });
 const namespace = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
 const grant = (): KubeObject => ({
@@ -47,7 +81,8 @@ const grant = (): KubeObject => ({
   spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'a' }], to: [{ group: '', kind: 'Service' }] },
 });
 
-function base(): KubeObject[] {
+/** `gatewayWide` false: no policy targets a Gateway, so the not-applied reach visits only the routes policies name. */
+function base(gatewayWide = true): KubeObject[] {
   const objects: KubeObject[] = [
     gatewayClass(), namespace('a'), namespace('b'),
     gateway('a', [{ name: 'http', port: 80 }]), gateway('b', [{ name: 'http', port: 81 }], 'All'),
@@ -56,9 +91,10 @@ function base(): KubeObject[] {
     namespace('c'), gateway('c', [{ name: 'http', port: 83 }]), service('c', 'svc'), route('c', 'only', '/c'),
     timeoutPolicy('c', 'gw-timeout', 'Gateway', 'gw', '5s'), timeoutPolicy('c', 'route-timeout', 'HTTPRoute', 'only', '7s'),
     route('c', 'first', '/c1'), twoRoutePolicy(),
+    aiBackend(), tokensPolicy(), namedRuleRoute('main'), rulePolicy(), service('a', 'authz', 9000), extAuthPolicy(), hashedKeys(), hashedKeysPolicy(),
   ];
   for (let i = 0; i < 6; i++) objects.push(route('a', `r${i}`, `/a${i}`), route('b', `r${i}`, `/b${i}`));
-  return objects;
+  return gatewayWide ? objects : objects.filter((o) => !(o.kind === 'ProxyPolicy' && JSON.stringify(o.spec).includes('"kind":"Gateway"')));
 }
 
 type Edit = (objects: Map<string, KubeObject>) => void;
@@ -84,6 +120,22 @@ const EDITS: { name: string; edit: Edit }[] = [
   { name: 'a Gateway listener added', edit: put(gateway('a', [{ name: 'http', port: 80 }, { name: 'alt', port: 82 }])) },
   { name: 'a Gateway deleted', edit: drop(gateway('b', [])) },
   { name: 'Namespace labels a listener selects on', edit: (o) => { put(gateway('b', [{ name: 'http', port: 81 }], 'Selector'))(o); put(namespace('a', { team: 'yes' }))(o); } },
+  // Without a Gateway-wide policy the not-applied reach visits only the routes policies name (not-applied-status.ts).
+  { name: 'the Gateway-wide policies removed', edit: (o) => { drop(gatewayPolicy('a', ''))(o); drop(gatewayPolicy('b', ''))(o); drop(timeoutPolicy('c', 'gw-timeout', 'Gateway', 'gw', ''))(o); } },
+  { name: 'a route with a tokens limit moves to the AI backend', edit: put(aiRoute('r1', '/a1')) },
+  { name: 'a route moves back to a Service', edit: put(route('a', 'r1', '/a1')) },
+  { name: 'a tokens-limit policy retargeted to the AI route', edit: (o) => { put(aiRoute('ai', '/ai'))(o); put(tokensPolicy('ai'))(o); } },
+  { name: 'the AI ProxyBackend changed', edit: put(aiBackend('gpt-4.1')) },
+  { name: 'the AI ProxyBackend deleted', edit: drop(aiBackend()) },
+  { name: 'a targeted rule renamed', edit: put(namedRuleRoute('other')) },
+  { name: 'a targeted rule\'s path', edit: put(namedRuleRoute('main', '/named2')) },
+  { name: 'the Service a policy\'s extAuth names changes port', edit: put(service('a', 'authz', 9001)) },
+  { name: 'a policy\'s extAuth retargeted to another port', edit: put(extAuthPolicy(9001)) },
+  { name: 'a route re-created older (its age order moves)', edit: put(older(route('b', 'r5', '/b5'))) },
+  { name: 'a route re-created with the path of an older one', edit: put(older(route('b', 'r4', '/b2'), '1999-01-01T00:00:00Z')) },
+  { name: 'a ConfigMap a policy selects changes', edit: put(hashedKeys('0'.repeat(64))) },
+  { name: 'a ConfigMap a policy selects loses its label', edit: put(hashedKeys(undefined, {})) },
+  // Last: every route is then off our Gateways, so the edits after it in a sequence change little.
   { name: 'the GatewayClass handed to another controller', edit: put(gatewayClass('example.com/other')) },
 ];
 
@@ -94,9 +146,9 @@ function plain(result: ReturnType<IncrementalTranslator['apply']>): Omit<typeof 
 }
 
 describe('IncrementalTranslator: an update equals a full translation of the same objects', () => {
-  for (const { name, edit } of EDITS) {
-    it(name, () => {
-      const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+  for (const { name, edit } of EDITS) for (const gatewayWide of [true, false]) {
+    it(`${name}${gatewayWide ? '' : ' (no Gateway-wide policy)'}`, () => {
+      const objects = new Map(base(gatewayWide).map((o) => [objectKeyOf(o) as string, o]));
       const translator = new IncrementalTranslator();
       const first = translator.replace([...objects.values()]);
       assert.deepEqual(plain(first), translate([...objects.values()]));
@@ -142,8 +194,8 @@ describe('IncrementalTranslator: an update equals a full translation of the same
   });
 
   it('any sequence of edits stays equal to full translations (property)', () => {
-    fc.assert(fc.property(fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (picks) => {
-      const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+    fc.assert(fc.property(fc.boolean(), fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (gatewayWide, picks) => {
+      const objects = new Map(base(gatewayWide).map((o) => [objectKeyOf(o) as string, o]));
       const translator = new IncrementalTranslator();
       translator.replace([...objects.values()]);
       for (const pick of picks) {
@@ -153,7 +205,7 @@ describe('IncrementalTranslator: an update equals a full translation of the same
         assert.ok(diff);
         assert.deepEqual(plain(translator.apply(diff.delta)), translate([...objects.values()]), (EDITS[pick] as (typeof EDITS)[number]).name);
       }
-    }), { numRuns: 40 });
+    }), { numRuns: 60 });
   });
 
   it('with Secret data in the translation, an edit leaves the other route statuses as the same objects and secret paths equal to a full translation', () => {
