@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { KubeObject } from '../../api/gateway/object.ts';
 import { translate } from './index.ts';
-import { diffObjects, IncrementalTranslator, objectKeyOf, statusId } from './incremental.ts';
+import { diffObjects, IncrementalTranslator, objectKeyOf, statusId, type ObjectDelta } from './incremental.ts';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const SB = 'switchboard.dev/v1alpha1';
@@ -221,6 +221,20 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     assert.deepEqual(changed, ['b/r1']);
     objects.set(objectKeyOf(edited) as string, edited);
     assert.deepEqual(next.secretPaths, translate([...objects.values()]).secretPaths);
+  });
+
+  it('a route object removed and put back after a Gateway-wide policy changed is re-applied, not replayed from before', () => {
+    const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+    const translator = new IncrementalTranslator();
+    translator.replace([...objects.values()]);
+    const key = objectKeyOf(route('a', 'r2', '')) as string; // no policy names it: only the Gateway's attaches
+    const kept = objects.get(key) as KubeObject;
+    const steps: ObjectDelta[] = [{ upserted: [], removed: [key] }, { upserted: [gatewayPolicy('a', 'changed-while-away')], removed: [] }, { upserted: [kept], removed: [] }];
+    for (const delta of steps) {
+      for (const k of delta.removed) objects.delete(k);
+      for (const o of delta.upserted) objects.set(objectKeyOf(o) as string, o);
+      assert.deepEqual(plain(translator.apply(delta)), translate([...objects.values()]));
+    }
   });
 
   it('objects it cannot key are carried whole, and the result still equals translate()', () => {

@@ -165,14 +165,17 @@ export class IncrementalTranslator {
     this.#statuses.reset();
   }
 
-  /** Route translations stay valid while only routes and policies change (route-memo.ts). */
+  /**
+   * Route translations, policy reads and policies applied to routes stay valid while only routes
+   * and policies change (route-memo.ts, policy/pass-memo.ts, policy/apply-memo.ts: the latter
+   * also checks the attachments each kept result looked up).
+   */
   #invalidate(delta: ObjectDelta): void {
     const routeOrPolicy = (kind: string): boolean => kind === 'HTTPRoute' || kind === 'ProxyPolicy';
     const kindOfKey = (key: string): string => key.slice(0, key.indexOf('/'));
-    // Policies applied to unchanged routes hold while only routes change (apply-memo.ts).
-    if (!delta.upserted.every((o) => o.kind === 'HTTPRoute') || !delta.removed.every((key) => kindOfKey(key) === 'HTTPRoute')) this.#applied.clear();
     if (delta.upserted.every((o) => objectKeyOf(o) !== undefined && routeOrPolicy(o.kind)) && delta.removed.every((key) => routeOrPolicy(kindOfKey(key)))) return;
     this.#routes.clear();
+    this.#applied.clear();
     this.#pass.clearReads();
   }
 

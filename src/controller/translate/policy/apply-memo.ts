@@ -2,6 +2,7 @@ import type { Route } from '../../../ir/types.ts';
 import type { ListenerRef, PolicyPlaces } from './apply.ts';
 import { applyToRoute } from './apply.ts';
 import { OutcomeTracker, type TargetHandle } from './merge.ts';
+import type { AttachmentIndex } from './places.ts';
 import type { PolicySource } from '../../../ir/policy.ts';
 
 type TrackerCall = readonly ['won', TargetHandle | undefined, string] | readonly ['lost', TargetHandle | undefined, string, PolicySource, boolean];
@@ -34,50 +35,67 @@ interface Applied {
   readonly listeners: string;
   readonly result: Route;
   readonly calls: readonly TrackerCall[];
+  /** The attachment point keys the application looked up: it holds while their attachments do. */
+  readonly reads: readonly string[];
+  /** The translation it was made or last found valid in: only the one just before may be checked against its changes. */
+  round: number;
 }
 
 /**
  * applyToRoute() results kept between translations (issue 15), by IR Route object (the route
- * memo keeps unchanged routes' objects). A result holds while the policies and everything but
- * routes are unchanged (the owner calls `clear()` otherwise) and every policy resolves to the same
- * targets and points (`prepare` compares a signature of them: a route added or removed can shift
- * a policy's target indexes). A kept result replays the outcome-tracker calls it made, in the
- * same order, so policy statuses come out as a full translation's.
+ * memo keeps unchanged routes' objects). A result reads the route, its listeners, the route
+ * backends and inline backend policies (the owner calls `clear()` when anything but routes and
+ * policies changes) and the policy attachments at the points it looked up: it holds while none
+ * of those points' attachments changed since the previous translation (`prepare` diffs the
+ * attachment index). A policy edit thus re-applies only the routes at the points it attaches to,
+ * old and new. A kept result replays the outcome-tracker calls it made, in the same order, so
+ * policy statuses come out as a full translation's.
  */
 export class ApplyMemo {
   #results = new WeakMap<Route, Applied>();
-  #signature: string | undefined;
+  #index: AttachmentIndex | undefined;
+  #changed: ReadonlySet<string> = new Set();
+  #round = 0;
 
   clear(): void {
     this.#results = new WeakMap();
-    this.#signature = undefined;
+    this.#index = undefined;
   }
 
-  /** `signature` describes every policy's resolved targets and points; a different one drops everything. */
-  prepare(signature: string): void {
-    if (signature !== this.#signature) this.#results = new WeakMap();
-    this.#signature = signature;
+  /** Called with each translation's attachment index before any apply(). */
+  prepare(index: AttachmentIndex): void {
+    if (this.#index === undefined) this.#results = new WeakMap();
+    this.#changed = this.#index === undefined ? new Set() : index.changedSince(this.#index);
+    this.#index = index;
+    this.#round++;
   }
 
   apply(route: Route, listeners: readonly ListenerRef[], places: PolicyPlaces, tracker: RecordingTracker): Route {
     const kept = this.#results.get(route);
-    if (kept && kept.listenerList === listeners) {
-      tracker.replay(kept.calls);
-      return kept.result;
-    }
-    const listenerKeys = listeners.map((l) => l.key).join('\n');
-    if (kept && kept.listeners === listenerKeys) {
+    if (kept && kept.round === this.#round - 1 && (kept.listenerList === listeners || kept.listeners === listenerKeysOf(listeners)) && !this.#readsChanged(kept.reads)) {
+      kept.round = this.#round;
       tracker.replay(kept.calls);
       return kept.result;
     }
     const calls: TrackerCall[] = [];
+    const reads: string[] = [];
     tracker.log = calls;
+    places.index.reads = reads;
     try {
       const result = applyToRoute(route, listeners, places);
-      this.#results.set(route, { listenerList: listeners, listeners: listenerKeys, result, calls });
+      this.#results.set(route, { listenerList: listeners, listeners: listenerKeysOf(listeners), result, calls, reads, round: this.#round });
       return result;
     } finally {
       tracker.log = undefined;
+      places.index.reads = undefined;
     }
   }
+
+  #readsChanged(reads: readonly string[]): boolean {
+    if (this.#changed.size === 0) return false;
+    for (const key of reads) if (this.#changed.has(key)) return true;
+    return false;
+  }
 }
+
+const listenerKeysOf = (listeners: readonly ListenerRef[]): string => listeners.map((l) => l.key).join('\n');

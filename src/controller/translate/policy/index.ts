@@ -101,7 +101,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const places = { index, tracker, backends: Object.fromEntries(world.backends), inline };
   const routes: Record<string, Route> = {};
   if (memo && tracker instanceof RecordingTracker) {
-    memo.prepare(targetSignature(resolved));
+    memo.prepare(index);
     for (const key in world.routes) routes[key] = memo.apply(world.routes[key] as Route, world.routeListeners.get(key) ?? NO_LISTENERS, places, tracker);
   } else {
     for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
@@ -131,16 +131,6 @@ function withEndpointConnections(resolvers: Iterable<BackendResolver>, routeBack
     if (backend.connection !== undefined || !routeBackends.has(backend.key)) out.set(backend.key, backend);
   }
   return out;
-}
-
-/** Every policy's targets and the points each attaches at, in order: what kept applyToRoute() results depend on besides the route. */
-function targetSignature(resolved: readonly { policy: { source: string }; targets: readonly { points: readonly { key: string; level: number; sections: readonly string[] }[] }[] }[]): string {
-  const lines: string[] = [];
-  for (const { policy, targets } of resolved) {
-    lines.push(policy.source);
-    targets.forEach((target, i) => lines.push(`${i}:${target.points.map((p) => `${p.key}@${p.level}[${p.sections.join(',')}]`).join(' ')}`));
-  }
-  return lines.join('\n');
 }
 
 function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, world: PolicyWorld): ObjectStatus[] {

@@ -14,6 +14,21 @@ export interface PointAttachment {
 /** Every attachment by point key, so each place looks up only the points that cover it. */
 export class AttachmentIndex {
   readonly #byPoint = new Map<string, PointAttachment[]>();
+  /** When set, every point key gather() looks up is written here (apply-memo.ts: what a kept result read). */
+  reads: string[] | undefined;
+
+  /**
+   * Point keys whose attachments differ from `previous`'s: a different policy object, target index,
+   * level or sections, or a different count. A policy whose age order moved but whose object did
+   * not is the same attachment: order only breaks ties at one place, and the relative order of
+   * unchanged policies cannot move without one of them changing (issue 15).
+   */
+  changedSince(previous: AttachmentIndex): Set<string> {
+    const changed = new Set<string>();
+    for (const [key, list] of this.#byPoint) if (!sameAttachments(list, previous.#byPoint.get(key))) changed.add(key);
+    for (const key of previous.#byPoint.keys()) if (!this.#byPoint.has(key)) changed.add(key);
+    return changed;
+  }
 
   add(policy: PolicyModel, targets: readonly ResolvedTarget[]): void {
     targets.forEach((target, targetIndex) => {
@@ -37,6 +52,7 @@ export class AttachmentIndex {
     const contributions: Contribution[] = [];
     const invalid = new Map<string, InvalidPolicy>();
     const seen = new Set<string>();
+    if (this.reads) for (const key of keys) this.reads.push(key);
     for (const key of keys) {
       for (const a of this.#byPoint.get(key) ?? []) {
         const id = `${a.policy.source}#${a.targetIndex}#${a.level}`;
@@ -60,4 +76,13 @@ export class AttachmentIndex {
     }
     return { contributions, invalid: [...invalid.values()].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0)) };
   }
+}
+
+function sameAttachments(a: readonly PointAttachment[], b: readonly PointAttachment[] | undefined): boolean {
+  if (b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const [x, y] = [a[i] as PointAttachment, b[i] as PointAttachment];
+    if (x.policy.object !== y.policy.object || x.targetIndex !== y.targetIndex || x.level !== y.level || x.sections.join(',') !== y.sections.join(',')) return false;
+  }
+  return true;
 }
