@@ -28,3 +28,19 @@ describe('admin /providers', () => {
     assert.match((body as { error: string }).error, /--workers 1.*switchboard_llm_provider_/);
   });
 });
+
+describe('admin /status', () => {
+  const status = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'default', uid: 'x' }, status: { conditions: [] } };
+  const item = { apiVersion: status.apiVersion, kind: status.kind, metadata: { name: 'gw', namespace: 'default' }, status: status.status };
+
+  it('shows the statuses the view gives, whether at once or asynchronously (the config thread holds them)', async () => {
+    assert.deepEqual(await get({ ...base, statuses: () => [status] }, '/status'), { status: 200, body: { items: [item] } });
+    assert.deepEqual(await get({ ...base, statuses: async () => [status] }, '/status'), { status: 200, body: { items: [item] } });
+  });
+
+  it('answers 503 when the statuses cannot be had', async () => {
+    const { status: code, body } = await get({ ...base, statuses: () => Promise.reject(new Error('the config thread restarted')) }, '/status');
+    assert.equal(code, 503);
+    assert.match((body as { error: string }).error, /restarted/);
+  });
+});

@@ -6,7 +6,8 @@ import { redactAt } from './redact.ts';
 /** What the admin endpoints show; the embedded gateway provides it. */
 export interface AdminView {
   config(): ProxyConfig | undefined;
-  statuses(): readonly ObjectStatus[];
+  /** Async when the statuses live in another thread (embedded mode's config thread). */
+  statuses(): readonly ObjectStatus[] | Promise<readonly ObjectStatus[]>;
   isReady(): boolean;
   /**
    * Where the config holds data read from Secrets or derived from them (JSON Pointers, from the
@@ -36,8 +37,13 @@ export function createAdminServer(view: AdminView): http.Server {
         if (!config) return send(res, 503, { error: 'no config has been applied yet' });
         return sendRaw(res, 200, redactedJson(config, view.secretPaths()));
       }
-      case '/status':
-        return send(res, 200, { items: view.statuses().map(({ apiVersion, kind, metadata, status }) => ({ apiVersion, kind, metadata: { name: metadata.name, namespace: metadata.namespace }, status })) });
+      case '/status': {
+        const items = (statuses: readonly ObjectStatus[]): unknown[] => statuses.map(({ apiVersion, kind, metadata, status }) => ({ apiVersion, kind, metadata: { name: metadata.name, namespace: metadata.namespace }, status }));
+        const statuses = view.statuses();
+        if (!(statuses instanceof Promise)) return send(res, 200, { items: items(statuses) });
+        statuses.then((s) => send(res, 200, { items: items(s) }), (err: unknown) => send(res, 503, { error: `statuses unavailable: ${(err as Error).message}` }));
+        return;
+      }
       case '/providers':
         if (!view.providerHealth) return send(res, 404, { error: 'provider health is shown only with --workers 1 (the proxies run in other processes); see the switchboard_llm_provider_* metrics' });
         return send(res, 200, { backends: view.providerHealth() });

@@ -11,17 +11,25 @@ import { ParserThread } from '../controller/sources/file/parser-thread.ts';
 import { ScanReporter } from '../controller/sources/file/report.ts';
 import type { ConfigProblem } from '../controller/sources/types.ts';
 import { dedupe } from '../controller/store/store.ts';
-import { IncrementalTranslator } from '../controller/translate/incremental.ts';
+import type { IncrementalTranslator } from '../controller/translate/incremental.ts';
 import type { Bind } from '../ir/types.ts';
 import type { ConfigThreadInit, ConfigThreadReply, ConfigThreadRequest } from './config-thread.ts';
+import { StatusWriter } from './status-writer.ts';
 import type { TranslationUpdate } from './translator-thread.ts';
 
 const init = workerData as ConfigThreadInit;
+// The translator's module graph is the larger part of this thread's start-up (~1 s under load):
+// loaded while the first scan reads and parses the files in the parser thread, not before it.
+const translatorModule = import('../controller/translate/incremental.ts');
+// Reported by the translation that awaits it, not as an unhandled rejection that ends the thread.
+translatorModule.catch(() => {});
 const post = (reply: ConfigThreadReply): void => parentPort?.postMessage(reply);
 
 // Log lines go to the serving thread, which logs them through its own logger (format, module
 // filter, secret scrubbing); the level is checked here so filtered lines never cross.
-const logger = pino({ level: init.logLevel, base: undefined, timestamp: false }, { write: (line: string) => post({ type: 'log', line }) });
+const logger = pino({ level: init.logLevel, base: undefined, timestamp: false }, { write: (line: string) => post({ type: 'log', logger: 'source', line }) });
+/** The status writer keeps the statuses here, where they are made: the serving thread asks for them when shown. */
+const statusWriter = new StatusWriter(pino({ level: init.gatewayLogLevel, base: undefined, timestamp: false }, { write: (line: string) => post({ type: 'log', logger: 'gateway', line }) }));
 const limits: ConfigLimits = init.limits;
 const files = new FileSet(init.paths, limits);
 const parser = new ParserThread({ limits, logger, ...(init.parseTimeoutMs !== undefined ? { timeoutMs: init.parseTimeoutMs } : {}), ...(init.parserHeapMiB !== undefined ? { maxHeapMiB: init.parserHeapMiB } : {}) });
@@ -34,10 +42,12 @@ const loggedModels = new Set<string>();
 /** Scans run one at a time, in the order asked. */
 let queue: Promise<void> = Promise.resolve();
 parentPort?.on('message', (request: ConfigThreadRequest) => {
-  queue = queue.then(() => handle(request));
+  // Answered between scans, with what the last translation wrote.
+  if (request.type === 'statuses') queue = queue.then(() => post({ type: 'statuses', id: request.id, statuses: statusWriter.current() }));
+  else queue = queue.then(() => handle(request));
 });
 
-async function handle(request: ConfigThreadRequest): Promise<void> {
+async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): Promise<void> {
   let scan;
   try {
     scan = await files.scan((file, previousHash) => parser.read(file, previousHash), request.touched === 'all' ? 'all' : new Set(request.touched));
@@ -60,11 +70,12 @@ async function handle(request: ConfigThreadRequest): Promise<void> {
 
   let result: TranslationUpdate;
   try {
-    translator ??= new IncrementalTranslator(init.options);
+    translator ??= new (await translatorModule).IncrementalTranslator(init.options);
     const next = translator.replace(objects);
+    statusWriter.update(next.statuses);
     result = {
-      version: next.config.version, binds: keepEqualBinds(next.config.binds, next.changes.full), changes: next.changes, secretPaths: next.secretPaths, secretValues: next.secretValues,
-      ...(next.changes.statuses === undefined ? { statuses: next.statuses } : {}),
+      // Statuses stay here (statusWriter): none cross the thread boundary.
+      version: next.config.version, binds: keepEqualBinds(next.config.binds, next.changes.full), changes: { ...next.changes, statuses: { set: {}, removed: [] } }, secretPaths: next.secretPaths, secretValues: next.secretValues,
     };
   } catch (err) {
     translator = undefined;

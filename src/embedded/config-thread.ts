@@ -8,7 +8,7 @@ import { ConfigWatch, type Touched } from '../controller/sources/file/watch.ts';
 import type { ConfigProblem } from '../controller/sources/types.ts';
 import type { ProxyConfig } from '../ir/types.ts';
 import type { ConfigFeed, FedTranslation } from './gateway.ts';
-import { applyStatusUpdate, applyUpdate, DEFAULT_TRANSLATE_TIMEOUT_MS, DEFAULT_TRANSLATOR_HEAP_MIB, TranslationAbortedError, type TranslationUpdate } from './translator-thread.ts';
+import { applyUpdate, DEFAULT_TRANSLATE_TIMEOUT_MS, DEFAULT_TRANSLATOR_HEAP_MIB, TranslationAbortedError, type TranslationUpdate } from './translator-thread.ts';
 
 /** What the thread is started with (workerData). */
 export interface ConfigThreadInit {
@@ -18,18 +18,21 @@ export interface ConfigThreadInit {
   readonly parserHeapMiB?: number;
   readonly options: { controllerName?: string; proxyModels?: boolean };
   readonly logLevel: string;
+  /** The level of the gateway's logger: the status writer's lines ('status changed'). */
+  readonly gatewayLogLevel: string;
 }
 
-/** Scan the files `touched` names (absolute paths), or all of them; translate when anything changed. */
-export interface ConfigThreadRequest {
-  readonly id: number;
-  readonly touched: readonly string[] | 'all';
-}
+export type ConfigThreadRequest =
+  /** Scan the files `touched` names (absolute paths), or all of them; translate when anything changed. */
+  | { readonly type: 'scan'; readonly id: number; readonly touched: readonly string[] | 'all' }
+  /** The statuses as the thread's status writer last wrote them. */
+  | { readonly type: 'statuses'; readonly id: number };
 
 export type ConfigThreadReply =
   | { readonly type: 'ready' }
-  /** A pino JSON line from the thread's logger, logged again here. */
-  | { readonly type: 'log'; readonly line: string }
+  /** A pino JSON line from one of the thread's loggers, logged again here through the same one. */
+  | { readonly type: 'log'; readonly logger: 'source' | 'gateway'; readonly line: string }
+  | { readonly type: 'statuses'; readonly id: number; readonly statuses: readonly ObjectStatus[] }
   /** The scan found changes; translation starts (its time limit runs from here). */
   | { readonly id: number; readonly type: 'translating' }
   | { readonly id: number; readonly type: 'unchanged' }
@@ -70,9 +73,8 @@ interface Pending {
 
 interface Thread {
   readonly worker: Worker;
-  /** The config and statuses of the thread's last answer: its next answer names the changes from them. */
+  /** The config of the thread's last answer: its next answer names the changes from it. */
   config: ProxyConfig | undefined;
-  statuses: ObjectStatus[] | undefined;
   /** Whether the thread was asked for its first scan (which must look at every file). */
   scanned: boolean;
 }
@@ -80,7 +82,7 @@ interface Thread {
 /**
  * The embedded gateway's source and translator in one worker thread (issue 15): the objects live
  * there once — not in a parser thread, the serving thread and a translator thread as before — and
- * the serving thread receives only the IR's changes and the statuses. The folders are watched
+ * the serving thread receives only the IR's changes (the status writer lives there too). The folders are watched
  * here (ConfigWatch, the same rules as FileSource), so a translation that was given up on is not
  * tried again until a file changes. Parsing keeps every bound it had: files are read and parsed
  * in the nested ParserThread (size, alias, node and depth limits, its time and heap limits and
@@ -94,6 +96,7 @@ export class ConfigThread implements ConfigFeed {
   #nextId = 0;
   #deliver: ((result: FedTranslation | Error) => void) | undefined;
   #firstScan = true;
+  readonly #statusWaiters = new Map<number, { resolve: (statuses: readonly ObjectStatus[]) => void; reject: (err: Error) => void }>();
   #stopped = false;
 
   constructor(options: ConfigThreadOptions) {
@@ -118,6 +121,20 @@ export class ConfigThread implements ConfigFeed {
     await watching;
   }
 
+  /**
+   * The statuses as the thread's status writer wrote them (it owns lastTransitionTime): asked for
+   * when the admin endpoint shows them, so the serving thread never holds or clones 11k statuses per change.
+   */
+  statuses(): Promise<readonly ObjectStatus[]> {
+    const thread = this.#thread;
+    if (!thread || this.#stopped) return Promise.resolve([]);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#statusWaiters.set(id, { resolve, reject });
+      thread.worker.postMessage({ type: 'statuses', id } satisfies ConfigThreadRequest);
+    });
+  }
+
   /** Resolves when the thread has answered (or was given up on); rejects only for the first scan, which start() reports. */
   #scan(touched: Touched): Promise<void> {
     if (this.#stopped) return Promise.resolve();
@@ -130,7 +147,7 @@ export class ConfigThread implements ConfigFeed {
       // A new thread holds nothing yet: it reads every file.
       const all = touched === 'all' || !thread.scanned;
       thread.scanned = true;
-      thread.worker.postMessage({ id, touched: all ? 'all' : [...touched] } satisfies ConfigThreadRequest);
+      thread.worker.postMessage({ type: 'scan', id, touched: all ? 'all' : [...touched] } satisfies ConfigThreadRequest);
     });
   }
 
@@ -143,6 +160,7 @@ export class ConfigThread implements ConfigFeed {
       ...(this.#options.parserHeapMiB !== undefined ? { parserHeapMiB: this.#options.parserHeapMiB } : {}),
       options: this.#options.translateOptions ?? {},
       logLevel: this.#options.logger.level,
+      gatewayLogLevel: (this.#options.gatewayLogger ?? this.#options.logger).level,
     };
     const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_TRANSLATOR_HEAP_MIB;
     const worker = new Worker(this.#options.workerModule ?? new URL('./config-thread-worker.ts', import.meta.url), {
@@ -151,7 +169,7 @@ export class ConfigThread implements ConfigFeed {
     });
     // The thread must never keep the process alive on its own.
     worker.unref();
-    const thread: Thread = { worker, config: undefined, statuses: undefined, scanned: false };
+    const thread: Thread = { worker, config: undefined, scanned: false };
     worker.on('message', (reply: ConfigThreadReply) => this.#onReply(thread, reply));
     worker.on('error', (err: Error & { code?: string }) => {
       const reason = err.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -168,7 +186,12 @@ export class ConfigThread implements ConfigFeed {
   #onReply(thread: Thread, reply: ConfigThreadReply): void {
     if (reply.type === 'ready') return;
     if (reply.type === 'log') {
-      this.#relog(reply.line);
+      this.#relog(reply.logger === 'gateway' ? (this.#options.gatewayLogger ?? this.#options.logger) : this.#options.logger, reply.line);
+      return;
+    }
+    if (reply.type === 'statuses') {
+      this.#statusWaiters.get(reply.id)?.resolve(reply.statuses);
+      this.#statusWaiters.delete(reply.id);
       return;
     }
     const pending = this.#pending.get(reply.id);
@@ -183,9 +206,8 @@ export class ConfigThread implements ConfigFeed {
       try {
         // Applied even if the gateway is gone: the thread's next answer is a change from this one.
         const config = thread.config = applyUpdate(thread.config, reply.result);
-        const statuses = thread.statuses = applyStatusUpdate(thread.statuses, reply.result);
         const { secretPaths, secretValues } = reply.result;
-        delivered = { config, statuses, secretPaths, secretValues, problems: reply.problems, sourceErrors: reply.sourceErrors };
+        delivered = { config, secretPaths, secretValues, problems: reply.problems, sourceErrors: reply.sourceErrors };
       } catch (err) {
         // We lost track of the thread's answers: start it again (it re-reads everything) on the next change.
         delivered = err as Error;
@@ -194,7 +216,6 @@ export class ConfigThread implements ConfigFeed {
     } else if (reply.type === 'failed') {
       // The thread dropped its translator: its next answer is whole.
       thread.config = undefined;
-      thread.statuses = undefined;
       delivered = new Error(reply.message);
     } else if (reply.type === 'scan-failed') {
       if (pending?.first) pending.failure = new Error(reply.message);
@@ -204,8 +225,8 @@ export class ConfigThread implements ConfigFeed {
     this.#answer(reply.id);
   }
 
-  /** Logs a line of the thread's logger through ours, at its level. */
-  #relog(line: string): void {
+  /** Logs a line of one of the thread's loggers through ours, at its level. */
+  #relog(logger: Logger, line: string): void {
     let record: Record<string, unknown>;
     try {
       record = JSON.parse(line) as Record<string, unknown>;
@@ -215,7 +236,7 @@ export class ConfigThread implements ConfigFeed {
     const { level, msg, time: _time, pid: _pid, hostname: _hostname, ...fields } = record;
     const label = pino.levels.labels[level as number] as 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'fatal' | undefined;
     if (label === undefined) return;
-    this.#options.logger[label](fields, typeof msg === 'string' ? msg : '');
+    logger[label](fields, typeof msg === 'string' ? msg : '');
   }
 
   #answer(id: number): void {
@@ -229,6 +250,8 @@ export class ConfigThread implements ConfigFeed {
 
   #answerAll(): void {
     for (const id of [...this.#pending.keys()]) this.#answer(id);
+    for (const waiter of this.#statusWaiters.values()) waiter.reject(new Error('the config thread restarted'));
+    this.#statusWaiters.clear();
   }
 
   /** Ends `thread` (if still the current one); what it owed is answered with `reason` as a failed reload. */

@@ -24,8 +24,12 @@ export interface Translation {
  */
 export type TranslateFn = (objects: readonly KubeObject[], options?: { controllerName?: string; proxyModels?: boolean }) => Translation | Promise<Translation>;
 
-/** A translation with what the source reported about the objects it came from. */
-export interface FedTranslation extends Translation {
+/**
+ * A translation with what the source reported about the objects it came from. Its statuses are
+ * absent when the feed writes them itself (the config thread keeps the status writer: ConfigFeed.statuses).
+ */
+export interface FedTranslation extends Omit<Translation, 'statuses'> {
+  readonly statuses?: ObjectStatus[];
   readonly problems: readonly ConfigProblem[];
   /** How many of `problems` are errors (the control-plane metric). */
   readonly sourceErrors: number;
@@ -39,6 +43,8 @@ export interface ConfigFeed {
   /** Resolves after the first translation (or failure) was delivered; rejects when the source cannot start at all. */
   start(deliver: (result: FedTranslation | Error) => void): Promise<void>;
   stop(): Promise<void>;
+  /** The statuses as written, when the feed delivers translations without them. */
+  statuses?(): Promise<readonly ObjectStatus[]>;
 }
 
 /** Either a source whose snapshots are stored and translated here, or a feed that does both elsewhere. */
@@ -92,8 +98,14 @@ export class EmbeddedGateway {
     return this.#current;
   }
 
+  /** The statuses written here (a source's; a feed's that delivers them). */
   statuses(): readonly ObjectStatus[] {
     return this.#options.statusWriter.current();
+  }
+
+  /** The current statuses wherever they are written (the admin endpoint's view). */
+  async currentStatuses(): Promise<readonly ObjectStatus[]> {
+    return this.#options.feed?.statuses ? this.#options.feed.statuses() : this.#options.statusWriter.current();
   }
 
   problems(): readonly ConfigProblem[] {
@@ -169,10 +181,10 @@ export class EmbeddedGateway {
   }
 
   /** Statuses, then (when the version changed) check and distribute the config. */
-  async #apply(translation: Translation, sourceErrors: number): Promise<void> {
+  async #apply(translation: Translation | FedTranslation, sourceErrors: number): Promise<void> {
     const { logger, metrics, distributor } = this.#options;
     const { config, statuses, secretPaths = [], secretValues = [] } = translation;
-    this.#options.statusWriter.update(statuses);
+    if (statuses) this.#options.statusWriter.update(statuses);
 
     let applyErrors = 0;
     if (config.version !== this.#current?.version) {

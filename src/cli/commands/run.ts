@@ -48,7 +48,7 @@ export async function run(options: RunOptions): Promise<number> {
 
   let draining = false;
   // Not ready while draining, so a load balancer stops sending before the listeners close.
-  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.statuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths(), ...(runtime?.providerHealth ? { providerHealth: () => runtime.providerHealth?.() } : {}) });
+  const admin = createAdminServer({ config: () => gateway.config(), statuses: () => gateway.currentStatuses(), isReady: () => !draining && gateway.isReady(), secretPaths: () => gateway.secretPaths(), ...(runtime?.providerHealth ? { providerHealth: () => runtime.providerHealth?.() } : {}) });
   const metrics = createMetricsServer(distributor, logger);
   const closeServers = (): Promise<unknown> => Promise.all([closeServer(admin), closeServer(metrics), configThread.stop()]);
 
