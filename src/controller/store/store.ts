@@ -4,9 +4,19 @@ import { isClusterScoped } from '../sources/known-kinds.ts';
 
 /** `kind/namespace/name`; objects without a namespace live in `default`, as kubectl would put them. */
 export function objectKey(object: KubeObject): string {
-  const namespace = isClusterScoped(object.kind) ? '' : (object.metadata.namespace ?? 'default');
-  return `${object.kind}/${namespace}/${object.metadata.name}`;
+  let key = keys.get(object);
+  if (key === undefined) {
+    const namespace = isClusterScoped(object.kind) ? '' : (object.metadata.namespace ?? 'default');
+    keys.set(object, (key = `${object.kind}/${namespace}/${object.metadata.name}`));
+  }
+  return key;
 }
+
+/**
+ * Objects are replaced, never changed in place (a re-read file keeps its unchanged objects as the
+ * same objects: file-set.ts), so a key is built once per object, not on every dedupe of 11k objects.
+ */
+const keys = new WeakMap<KubeObject, string>();
 
 /**
  * The current set of objects, one per kind/namespace/name. When two documents declare the same
