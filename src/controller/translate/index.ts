@@ -80,12 +80,15 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     if (!result.route) continue;
     const key = result.route.key;
     routes[key] = result.route;
-    for (const attachment of entry.attachments) attachments.push(attachment);
+    for (let i = 0; i < entry.attachments.length; i++) attachments.push(entry.attachments[i] as (typeof entry.attachments)[number]);
     if (entry.listeners.length > 0) {
       const known = routeListeners.get(key);
       routeListeners.set(key, known ? mergeListeners(known, entry.listeners) : entry.listeners);
     }
-    for (const [backendKey, backend] of result.backends) backends.set(backendKey, backend);
+    for (let i = 0; i < entry.backends.length; i++) {
+      const [backendKey, backend] = entry.backends[i] as (typeof entry.backends)[number];
+      backends.set(backendKey, backend);
+    }
   }
   const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);

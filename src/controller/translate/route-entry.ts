@@ -1,4 +1,5 @@
 import type { KubeObject } from '../../api/gateway/object.ts';
+import type { Backend } from '../../ir/types.ts';
 import type { ListenerRef } from './policy/apply.ts';
 import type { RouteResult } from './route/index.ts';
 import type { Attachment } from './route/parents.ts';
@@ -17,18 +18,20 @@ export interface RouteEntry {
   readonly ourKey: string | undefined;
   readonly attachments: readonly { readonly routeKey: string; readonly attachment: Attachment }[];
   readonly listeners: readonly ListenerRef[];
+  /** The result's backends as entries: walked without a Map iterator per route per translation. */
+  readonly backends: readonly (readonly [string, Backend])[];
 }
 
 export function routeEntryOf(object: KubeObject, result: RouteResult): RouteEntry {
   const ourKey = result.status ? `${result.status.metadata.namespace ?? ''}/${object.metadata.name}` : undefined;
   const route = result.route;
-  if (!route) return { result, ourKey, attachments: [], listeners: [] };
+  if (!route) return { result, ourKey, attachments: [], listeners: [], backends: [] };
   const listeners: ListenerRef[] = [];
   for (const attachment of result.attachments) {
     if (!listeners.some((l) => l.key === attachment.listener.key)) listeners.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
   }
   listeners.sort((a, b) => compareStrings(a.key, b.key));
-  return { result, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners };
+  return { result, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners, backends: [...result.backends] };
 }
 
 /** Two routes with one key (translate() given one object twice): the union of their listeners, in key order. */

@@ -122,6 +122,9 @@ export interface Snapshot {
   /** Where this translation records what it read from Secrets (src/controller/translate/secret-ledger.ts). */
   readonly secretLedger: SecretLedger;
   readonly proxyBackends: ReadonlyMap<string, KubeObject>;
+  /** ProxyPolicies and ConfigMaps, oldest first (policy/index.ts), as the policy pass reads them. */
+  readonly proxyPolicies: readonly KubeObject[];
+  readonly configMapList: readonly KubeObject[];
   /** ConfigMaps and ProxyParameters by `<namespace>/<name>`: a Gateway's model catalog (proxy-model-catalog.ts). */
   readonly configMaps: ReadonlyMap<string, KubeObject>;
   readonly proxyParameters: ReadonlyMap<string, KubeObject>;
@@ -135,11 +138,29 @@ function isObject(value: unknown): value is KubeObject {
   return isDict(value) && isDict(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' && typeof value.kind === 'string';
 }
 
+/** `group/kind` of each (apiVersion, kind) seen, built once: indexing 11k objects builds no strings. */
+const kindIds = new Map<unknown, Map<string, string>>();
+
+function kindId(apiVersion: unknown, kind: string): string {
+  let byKind = kindIds.get(apiVersion);
+  if (byKind === undefined) {
+    // Attacker-fed values: a bounded cache (a few dozen real kinds), cleared rather than grown past it.
+    if (kindIds.size >= 256) kindIds.clear();
+    kindIds.set(apiVersion, (byKind = new Map()));
+  }
+  let id = byKind.get(kind);
+  if (id === undefined) {
+    if (byKind.size >= 256) byKind.clear();
+    byKind.set(kind, (id = `${groupOf(apiVersion)}/${kind}`));
+  }
+  return id;
+}
+
 export function indexObjects(objects: readonly KubeObject[], opts: { readonly proxyModels?: boolean; readonly routeOrder?: RouteOrderCache } = {}): Snapshot {
   const byKind = new Map<string, KubeObject[]>();
   for (const object of objects) {
     if (!isObject(object)) continue;
-    const id = `${groupOf(object.apiVersion)}/${object.kind}`;
+    const id = kindId(object.apiVersion, object.kind);
     let list = byKind.get(id);
     if (!list) byKind.set(id, (list = []));
     list.push(object);
@@ -158,6 +179,7 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
     return out;
   };
 
+  const configMapList = sorted('/ConfigMap');
   const namespaces = new Map((byKind.get(KINDS.namespace) ?? []).map((o) => [o.metadata.name, stringRecord(o.metadata.labels)]));
   return {
     gatewayClasses: [...(byKind.get(KINDS.gatewayClass) ?? [])].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
@@ -173,7 +195,9 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
     secrets: byName(KINDS.secret),
     secretLedger: new SecretLedger(),
     proxyBackends: byName(KINDS.proxyBackend),
-    configMaps: byName('/ConfigMap'),
+    configMaps: new Map(configMapList.map((o) => [namespacedName(o), o])),
+    configMapList,
+    proxyPolicies: sorted(`${SWITCHBOARD_GROUP}/ProxyPolicy`),
     proxyParameters: byName(`${SWITCHBOARD_GROUP}/ProxyParameters`),
     ...(opts.proxyModels ? { proxyModels: sorted(`${SWITCHBOARD_GROUP}/ProxyModel`) } : {}),
     namespaceLabels: (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace }),

@@ -3,8 +3,7 @@ import { backendReferences } from '../../../ir/references.ts';
 import type { Backend, Bind, Route } from '../../../ir/types.ts';
 import { BackendResolver } from '../backend.ts';
 import type { GatewayGraph } from '../gateway.ts';
-import { groupOf } from '../read.ts';
-import { byAgeThenName, namespacedName, namespaceOf, type Snapshot } from '../snapshot.ts';
+import { namespacedName, namespaceOf, type Snapshot } from '../snapshot.ts';
 import { applyToBinds, applyToRoute, type InlineBackendPolicy, type ListenerRef } from './apply.ts';
 import { RecordingTracker, type ApplyMemo } from './apply-memo.ts';
 import { OutcomeTracker } from './merge.ts';
@@ -18,7 +17,7 @@ import { statusSignature, type PolicyPassMemo } from './pass-memo.ts';
 import { resolveTargets, subBackendNames } from './targets.ts';
 
 export interface PolicyWorld {
-  /** Every object given to translate (ProxyPolicies and ConfigMaps are read from here). */
+  /** Every object given to translate (ProxyPolicies and ConfigMaps are read from the snapshot's age-ordered lists). */
   readonly objects: readonly KubeObject[];
   readonly snapshot: Snapshot;
   readonly graph: GatewayGraph;
@@ -46,9 +45,6 @@ export interface PolicyResult {
 
 const NO_LISTENERS: readonly ListenerRef[] = [];
 
-const ofKind = (objects: readonly KubeObject[], group: string, kind: string): KubeObject[] =>
-  objects.filter((o) => typeof o === 'object' && o !== null && typeof o.metadata?.name === 'string' && o.metadata.name !== '' && o.kind === kind && groupOf(o.apiVersion) === group);
-
 /**
  * ProxyPolicy attachment, merging and status (docs/policies.md): resolves every policy's
  * targets, merges per member by precedence at each place, and hangs the effective policies on
@@ -56,13 +52,13 @@ const ofKind = (objects: readonly KubeObject[], group: string, kind: string): Ku
  */
 export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const { snapshot } = world;
-  const configMaps = ofKind(world.objects, '', 'ConfigMap').sort(byAgeThenName);
+  const configMaps = snapshot.configMapList;
   const inputs: PolicyInputs = {
     snapshot,
     sources: { secrets: snapshot.secrets, configMaps: new Map(configMaps.map((c) => [namespacedName(c), c])), ledger: snapshot.secretLedger },
     selectable: { secrets: [...snapshot.secrets.values()], configMaps },
   };
-  const policyObjects = ofKind(world.objects, PROXY_POLICY.group, PROXY_POLICY.kind).sort(byAgeThenName);
+  const policyObjects = snapshot.proxyPolicies;
   const resolvers = new Map<string, BackendResolver>();
   const resolverFor = (namespace: string, kind: string): BackendResolver => {
     const id = `${kind}/${namespace}`;
