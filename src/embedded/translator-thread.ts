@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
-import { diffObjects, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/incremental.ts';
+import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/incremental.ts';
 import { byObject } from '../controller/translate/index.ts';
 import { compareStrings } from '../controller/translate/snapshot.ts';
 import type { Bind, ProxyConfig } from '../ir/types.ts';
@@ -96,8 +96,12 @@ export class TranslatorThread {
     this.#options = options;
   }
 
-  /** translate() as the embedded gateway injects it (a TranslateFn); rejects with TranslationAbortedError past a limit. */
-  readonly translate = (objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean } = {}): Promise<Translation> => this.#translate(objects, options);
+  /**
+   * translate() as the embedded gateway injects it (a TranslateFn); rejects with TranslationAbortedError past a limit.
+   * `delta`, when the caller knows it, is what turns the objects of the previous call into `objects`
+   * (the controller's source tracks it): sent as is instead of diffing all `objects` by identity.
+   */
+  readonly translate = (objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean } = {}, delta?: ObjectDelta): Promise<Translation> => this.#translate(objects, options, delta);
 
   async close(): Promise<void> {
     this.#closed = true;
@@ -107,7 +111,7 @@ export class TranslatorThread {
     await thread?.worker.terminate();
   }
 
-  async #translate(objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean }): Promise<Translation> {
+  async #translate(objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean }, delta: ObjectDelta | undefined): Promise<Translation> {
     if (this.#closed) throw new TranslationAbortedError('the translator thread was stopped');
     const thread = this.#ensureThread();
     const id = this.#nextId++;
@@ -118,13 +122,14 @@ export class TranslatorThread {
     if (!pending || this.#thread !== thread) return result;
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TRANSLATE_TIMEOUT_MS;
     pending.timer = setTimeout(() => this.#giveUp(thread, `over a configuration limit: translation took longer than ${timeoutMs / 1000} s`), timeoutMs);
-    thread.worker.postMessage(this.#request(thread, id, objects, options));
+    thread.worker.postMessage(this.#request(thread, id, objects, options, delta));
     return result;
   }
 
   /** Only what changed since the thread's last request when it can; everything otherwise. */
-  #request(thread: Thread, id: number, objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean }): TranslatorRequest {
+  #request(thread: Thread, id: number, objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean }, known: ObjectDelta | undefined): TranslatorRequest {
     const optionsId = JSON.stringify(options);
+    if (known && thread.held && thread.heldOptions === optionsId && applyKnownDelta(thread.held, known)) return { id, delta: known, options };
     const diff = thread.held && thread.heldOptions === optionsId ? diffObjects(thread.held, objects) : undefined;
     if (diff) {
       thread.held = diff.next;
@@ -212,6 +217,15 @@ export class TranslatorThread {
       pending.reject(new TranslationAbortedError(reason));
     }
   }
+}
+
+/** `held` after `delta`, in place; false (held unchanged) when an upserted object has no key. */
+function applyKnownDelta(held: Map<string, KubeObject>, delta: ObjectDelta): boolean {
+  const keys = delta.upserted.map(objectKeyOf);
+  if (keys.some((key) => key === undefined)) return false;
+  for (const key of delta.removed) held.delete(key);
+  delta.upserted.forEach((object, i) => held.set(keys[i] as string, object));
+  return true;
 }
 
 /**

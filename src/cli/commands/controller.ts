@@ -28,6 +28,7 @@ import { EmbeddedGateway } from '../../embedded/gateway.ts';
 import { createMetricsServer } from '../../embedded/metrics-server.ts';
 import { TranslatorThread } from '../../embedded/translator-thread.ts';
 import type { ControllerOptions } from './controller-args.ts';
+import { ControllerFeed } from './controller-feed.ts';
 
 /** How long proxies' streams may take to end after SIGINT/SIGTERM. */
 const DRAIN_GRACE_MS = 5_000;
@@ -113,9 +114,12 @@ export async function startController(options: ControllerOptions, overrides: Con
     onDisconnect: (gateway, proxyId) => feedback.disconnect(gateway, proxyId),
   });
   const translator = new TranslatorThread({ logger });
+  // Snapshots straight to the translator thread: a cluster needs none of the store's dedupe (controller-feed.ts).
+  const feed = new ControllerFeed({
+    source: provisioner.tap(sessionKeys.tap(source)), translate: translator.translate, logger, controllerName: options.controllerName, proxyModels: options.proxyModels,
+  });
   const gateway = new EmbeddedGateway({
-    source: provisioner.tap(sessionKeys.tap(source)), translate: translator.translate, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName,
-    proxyModels: options.proxyModels,
+    feed, distributor, statusWriter, metrics: new ControlPlaneMetrics(registry), logger, controllerName: options.controllerName, proxyModels: options.proxyModels,
   });
 
   let draining = false;

@@ -5,7 +5,9 @@ import { FakeApiServer } from '../../../test/kube/fake-apiserver.ts';
 import { DEFAULT_RESOURCE_TYPES } from '../../../test/kube/fake-apiserver/resources.ts';
 import type { SourceSnapshot } from '../sources/types.ts';
 import { KubeClient } from './client.ts';
-import { KubeSource, type KubeSourceOptions } from './kube-source.ts';
+import { objectKeyOf } from '../translate/incremental.ts';
+import type { KubeObject } from '../../api/gateway/object.ts';
+import { KubeSource, kubeDelta, type KubeSourceOptions } from './kube-source.ts';
 
 const GW = 'gateway.networking.k8s.io/v1';
 
@@ -147,15 +149,53 @@ describe('KubeSource against the fake API server', () => {
     }
   });
 
+  it('each snapshot\'s delta turns the previous snapshot into it (creates, edits, status echoes, deletes, a create and delete in one window)', async () => {
+    const { source, snapshots } = await watch(server);
+    const byKey = (snapshot: SourceSnapshot): Map<string, KubeObject> => new Map(snapshot.objects.map((o) => [objectKeyOf(o.object)!, o.object]));
+    const steps: (() => void)[] = [
+      () => server.put(route('d1', 'apps')),
+      () => { server.put(route('d2', 'apps')); server.put(route('d3', 'apps')); },
+      () => server.put(route('d1', 'apps', 'edited.example')),
+      () => { server.putStatus({ ...route('d2', 'apps'), status: { parents: [] } }); server.put(route('d3', 'apps', 'again.example')); },
+      () => { server.remove(GW, 'HTTPRoute', 'd1', 'apps'); server.put(route('d4', 'apps')); server.remove(GW, 'HTTPRoute', 'd4', 'apps'); server.put(route('d5', 'apps')); },
+      () => { server.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'apps', labels: { v: '2' } }, spec: { ports: [{ port: 80 }] } }); server.remove(GW, 'HTTPRoute', 'd2', 'apps'); },
+    ];
+    try {
+      assert.equal(kubeDelta(snapshots[0]!), undefined, 'the first snapshot is whole');
+      for (const [i, step] of steps.entries()) {
+        const count = snapshots.length;
+        step();
+        await until(() => snapshots.length > count, `the snapshot of step ${i}`);
+        await new Promise((r) => setTimeout(r, 60)); // the rest of the step's events, if they were split
+        for (let n = count; n < snapshots.length; n++) {
+          const previous = byKey(snapshots[n - 1]!);
+          const next = byKey(snapshots[n]!);
+          const delta = kubeDelta(snapshots[n]!);
+          assert.ok(delta, `step ${i}: a delta`);
+          for (const key of delta.removed) previous.delete(key);
+          for (const object of delta.upserted) previous.set(objectKeyOf(object)!, object);
+          assert.deepEqual([...previous.keys()].sort(), [...next.keys()].sort(), `step ${i}: the same objects`);
+          for (const [key, object] of next) assert.equal(previous.get(key), object, `step ${i}: ${key} is the same object`);
+          assert.ok(delta.upserted.length + delta.removed.length <= 4, `step ${i}: only what changed (${delta.upserted.length} + ${delta.removed.length})`);
+        }
+      }
+    } finally {
+      await source.stop();
+      for (const name of ['d3', 'd5']) server.remove(GW, 'HTTPRoute', name, 'apps');
+      server.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'apps' }, spec: { ports: [{ port: 80 }] } });
+    }
+  });
+
   it('discoveryNamespaceSelectors: reads only selected namespaces and follows label changes', async () => {
     server.put(namespace('other'));
     server.put(route('r', 'other'));
-    const { source, names } = await watch(server, { namespaceSelectors: [{ matchLabels: { gateway: 'yes' } }] });
+    const { source, names, snapshots } = await watch(server, { namespaceSelectors: [{ matchLabels: { gateway: 'yes' } }] });
     try {
       assert.deepEqual(names('HTTPRoute'), []);
       assert.deepEqual(names('Namespace'), []);
       server.put(namespace('other', { gateway: 'yes' }));
       await until(() => names('HTTPRoute').join() === 'other/r', 'the newly selected namespace');
+      assert.equal(kubeDelta(snapshots.at(-1)!), undefined, 'a Namespace change under selectors: taken whole (what is selected changed)');
       assert.deepEqual(names('Namespace'), ['/other']);
     } finally {
       await source.stop();

@@ -15,6 +15,9 @@
  *   that swapped in a new object would make every object the leader wrote status for (all of
  *   them after its first write) look changed on the next edit: a full retranslation. The
  *   translator reads no status and no resourceVersion of the objects it is given.
+ * - Each snapshot after the first also names what changed since the one before it (`delta`,
+ *   see kubeDelta()): the objects added or replaced and the keys removed. The translator thread
+ *   takes that instead of diffing all 11k objects by identity on the serving thread.
  * - A watch or list that fails is restarted with backoff (client-node's ListWatch stops on any
  *   error other than 410 and client timeouts); meanwhile the last snapshot keeps being served.
  * - The total number of objects is bounded (`maxObjects`): past it the source stops delivering
@@ -25,6 +28,7 @@ import type { KubeObject, SourcedObject } from '../../api/gateway/object.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../sources/types.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
+import { objectKeyOf, type ObjectDelta } from '../translate/incremental.ts';
 import { collectionPath, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import { namespaceSelected, type LabelSelector } from './namespace-selector.ts';
 
@@ -65,6 +69,16 @@ interface KindState {
   restart: NodeJS.Timeout | undefined;
 }
 
+/** A snapshot of this source: with `delta` when it can say what changed since the previous one. */
+export interface KubeSnapshot extends SourceSnapshot {
+  readonly delta?: ObjectDelta;
+}
+
+/** The delta a snapshot carries, when it came from a KubeSource and could name one. */
+export function kubeDelta(snapshot: SourceSnapshot): ObjectDelta | undefined {
+  return (snapshot as KubeSnapshot).delta;
+}
+
 export class KubeSource implements ObjectSource {
   readonly #options: KubeSourceOptions;
   readonly #selectors: readonly LabelSelector[];
@@ -74,6 +88,13 @@ export class KubeSource implements ObjectSource {
   #started = false;
   #stopped = false;
   #overLimit = false;
+  /**
+   * Per object changed since the last delivered snapshot (by kind index and key): what that
+   * snapshot held for it. undefined entries: the object was not in it.
+   */
+  #before = new Map<string, KubeObject | undefined>();
+  /** The next snapshot cannot name a delta (the first one; a Namespace changed under selectors). */
+  #deltaLost = true;
   #allListed: (() => void) | undefined;
 
   constructor(options: KubeSourceOptions) {
@@ -133,8 +154,11 @@ export class KubeSource implements ObjectSource {
     // timeout does not fall behind the server's history (which would force a full re-list).
     const informer = new ListWatch<KubernetesObject>(`${collectionPath(kind)}?allowWatchBookmarks=true`, watch, list, false);
     const state: KindState = { kind, informer, accepted: new Map(), listed: false, absent: false, failures: 0, restart: undefined };
+    const index = this.#states.length;
     const accept = (object: KubeObject, print: string | undefined): void => {
-      state.accepted.set(acceptedKey(object), { object, print });
+      const key = acceptedKey(object);
+      this.#remember(index, key, state.accepted.get(key)?.object);
+      state.accepted.set(key, { object, print });
       this.#changed();
     };
     informer.on('add', (object) => {
@@ -151,7 +175,12 @@ export class KubeSource implements ObjectSource {
       accept(object as KubeObject, print);
     });
     informer.on('delete', (object) => {
-      if (state.accepted.delete(acceptedKey(object))) this.#changed();
+      const key = acceptedKey(object);
+      const gone = state.accepted.get(key);
+      if (!gone) return;
+      this.#remember(index, key, gone.object);
+      state.accepted.delete(key);
+      this.#changed();
     });
     informer.on('error', (err: unknown) => this.#failed(state, err));
     return state;
@@ -198,13 +227,44 @@ export class KubeSource implements ObjectSource {
     }, this.#options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
   }
 
+  /** Notes what the last delivered snapshot held for an object about to change (its first change since). */
+  #remember(index: number, key: string, previous: KubeObject | undefined): void {
+    // The first snapshot (and any after a lost delta) is taken whole: nothing to note.
+    if (this.#deltaLost) return;
+    const id = `${index}\u0000${key}`;
+    if (!this.#before.has(id)) this.#before.set(id, previous);
+    // Which objects the selectors pick may have changed with a Namespace's labels.
+    if (this.#selectors.length > 0 && this.#states[index]?.kind.kind === 'Namespace') this.#deltaLost = true;
+  }
+
+  /** What turns the previous delivered snapshot into the one being built; undefined when it cannot be named. */
+  #delta(selected: ReadonlySet<string> | undefined): ObjectDelta | undefined {
+    if (this.#deltaLost) return undefined;
+    const upserted: KubeObject[] = [];
+    const removed: string[] = [];
+    for (const [id, previous] of this.#before) {
+      const at = id.indexOf('\u0000');
+      const state = this.#states[Number(id.slice(0, at))] as KindState;
+      const now = state.accepted.get(id.slice(at + 1))?.object;
+      if (now === previous) continue;
+      // Selection did not change (no Namespace changed under selectors): an object outside it was not in the previous snapshot either.
+      if (now !== undefined && this.#selected(now, state.kind, selected)) upserted.push(now);
+      else if (previous !== undefined && this.#selected(previous, state.kind, selected)) {
+        const key = objectKeyOf(previous);
+        if (key === undefined) return undefined;
+        removed.push(key);
+      }
+    }
+    return { upserted, removed };
+  }
+
   #deliver(): void {
     if (this.#stopped) return;
     const snapshot = this.#snapshot();
     if (snapshot) this.#onSnapshot?.(snapshot);
   }
 
-  #snapshot(): SourceSnapshot | undefined {
+  #snapshot(): KubeSnapshot | undefined {
     const limit = this.#options.maxObjects ?? DEFAULT_MAX_OBJECTS;
     let total = 0;
     for (const state of this.#states) total += state.accepted.size;
@@ -223,7 +283,10 @@ export class KubeSource implements ObjectSource {
         objects.push({ object });
       }
     }
-    return { objects, problems };
+    const delta = this.#delta(selectedNamespaces);
+    this.#before = new Map();
+    this.#deltaLost = false;
+    return delta ? { objects, problems, delta } : { objects, problems };
   }
 
   /** Names of the namespaces the selectors pick, or undefined when every namespace is read. */
