@@ -133,6 +133,9 @@ const EDITS: { name: string; edit: Edit }[] = [
   { name: 'a policy\'s extAuth retargeted to another port', edit: put(extAuthPolicy(9001)) },
   { name: 'a route re-created older (its age order moves)', edit: put(older(route('b', 'r5', '/b5'))) },
   { name: 'a route re-created with the path of an older one', edit: put(older(route('b', 'r4', '/b2'), '1999-01-01T00:00:00Z')) },
+  { name: 'a route\'s hostnames (its attachments change, not its listeners)', edit: (o) => { const r = route('a', 'r2', '/a2') as KubeObject & { spec: Record<string, unknown> }; r.spec.hostnames = ['x.example']; put(r)(o); } },
+  { name: 'a route renamed (it keeps its place in the age order)', edit: (o) => { drop(route('b', 'r3', ''))(o); put(route('b', 'r3x', '/b3'))(o); } },
+  { name: 'a Gateway listener\'s port (its routes\' attachments unchanged)', edit: put(gateway('a', [{ name: 'http', port: 8080 }])) },
   { name: 'a ConfigMap a policy selects changes', edit: put(hashedKeys('0'.repeat(64))) },
   { name: 'a ConfigMap a policy selects loses its label', edit: put(hashedKeys(undefined, {})) },
   // Last: every route is then off our Gateways, so the edits after it in a sequence change little.

@@ -18,6 +18,7 @@ import { translateBody, type TranslateOptions, type TranslateResult } from './in
 import { ApplyMemo } from './policy/apply-memo.ts';
 import { PolicyPassMemo } from './policy/pass-memo.ts';
 import { RouteMemo } from './route-memo.ts';
+import { BindsMemo } from './binds-memo.ts';
 import { sameJson } from './same-json.ts';
 import { RouteOrderCache } from './snapshot.ts';
 import { configVersion, entryDigest, VersionParts, type ConfigBody } from './version.ts';
@@ -125,6 +126,7 @@ export class IncrementalTranslator {
   readonly #applied = new ApplyMemo();
   readonly #pass = new PolicyPassMemo();
   readonly #routeOrder = new RouteOrderCache();
+  readonly #binds = new BindsMemo();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -141,6 +143,7 @@ export class IncrementalTranslator {
       this.#routes.clear();
       this.#applied.clear();
       this.#pass.clearReads();
+      this.#binds.clear();
       this.#objects = new Map();
       this.#unkeyed = [...objects];
     }
@@ -177,11 +180,12 @@ export class IncrementalTranslator {
     this.#routes.clear();
     this.#applied.clear();
     this.#pass.clearReads();
+    this.#binds.clear();
   }
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder } : undefined);
+    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes);
     const backends = reuse(body.backends, previous?.backends);

@@ -1,6 +1,7 @@
 import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { buildBinds } from './binds.ts';
+import type { BindsMemo } from './binds-memo.ts';
 import { buildGatewayGraph } from './gateway.ts';
 import { translateGatewayClasses } from './gatewayclass.ts';
 import type { ApplyMemo } from './policy/apply-memo.ts';
@@ -57,7 +58,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -90,7 +91,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
       backends.set(backendKey, backend);
     }
   }
-  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
+  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: memo ? memo.binds.build(graph.listeners, attachments) : buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const body = { binds: policies.binds, routes: sortedRecord(policies.routes), backends: sortedRecord(Object.fromEntries(backends)) };
   const statuses = [
