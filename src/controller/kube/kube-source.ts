@@ -79,6 +79,18 @@ export function kubeDelta(snapshot: SourceSnapshot): ObjectDelta | undefined {
   return (snapshot as KubeSnapshot).delta;
 }
 
+/**
+ * Whether `snapshot` may differ from the previous one in objects of `kinds`: true unless its
+ * delta names no object of those kinds. Readers of a few kinds (session keys, provisioning)
+ * skip their pass over all objects when a change is elsewhere (a route edit).
+ */
+export function deltaTouches(snapshot: SourceSnapshot, kinds: ReadonlySet<string>): boolean {
+  const delta = kubeDelta(snapshot);
+  if (!delta) return true;
+  // objectKeyOf keys are `kind/namespace/name`.
+  return delta.upserted.some((o) => kinds.has(o.kind)) || delta.removed.some((key) => kinds.has(key.slice(0, key.indexOf('/'))));
+}
+
 export class KubeSource implements ObjectSource {
   readonly #options: KubeSourceOptions;
   readonly #selectors: readonly LabelSelector[];

@@ -19,6 +19,10 @@ import type { Logger } from '../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../sources/types.ts';
 import { isSessionKey, SESSION_KEY_ENTRY, sessionKeySecretName } from '../translate/session-key.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
+import { deltaTouches } from './kube-source.ts';
+
+/** The kinds reconcile() reads (#index): our GatewayClasses, their Gateways, the Secrets. */
+const SESSION_KEY_INPUTS: ReadonlySet<string> = new Set(['GatewayClass', 'Gateway', 'Secret']);
 
 const GATEWAY_API_VERSION = 'gateway.networking.k8s.io/v1';
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -66,7 +70,9 @@ export class SessionKeySecrets {
   tap(source: ObjectSource): ObjectSource {
     return {
       start: (onSnapshot) => source.start((snapshot: SourceSnapshot) => {
-        this.observe(snapshot.objects);
+        // A change to none of the kinds read here (a route edit) needs no pass over every object.
+        if (deltaTouches(snapshot, SESSION_KEY_INPUTS)) this.observe(snapshot.objects);
+        else this.#objects = snapshot.objects;
         onSnapshot(snapshot);
       }),
       stop: async () => {

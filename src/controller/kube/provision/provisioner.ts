@@ -17,6 +17,7 @@ import type { KubeObject, ObjectStatus, SourcedObject } from '../../../api/gatew
 import type { Logger } from '../../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../../sources/types.ts';
 import { KubeApiError, type KubeClient } from '../client.ts';
+import { deltaTouches } from '../kube-source.ts';
 import { FIELD_MANAGER, provisionObjects, type ProvisionContext } from './objects.ts';
 import { attachedListenerSets } from './listener-sets.ts';
 import { resolveParameters } from './parameters.ts';
@@ -64,6 +65,9 @@ interface Desired {
   readonly text: string;
 }
 
+/** The kinds the desired state and verdicts read (#computeDesired, #controllerCa, parametersVerdicts with its ConfigMaps, attachedListenerSets). */
+const PROVISION_INPUTS: ReadonlySet<string> = new Set(['GatewayClass', 'Gateway', 'ProxyParameters', 'ListenerSet', 'XListenerSet', 'Namespace', 'Secret', 'ConfigMap']);
+
 export class Provisioner {
   readonly #options: ProvisionerOptions;
   #objects: readonly SourcedObject[] = [];
@@ -88,7 +92,8 @@ export class Provisioner {
   tap(source: ObjectSource): ObjectSource {
     return {
       start: (onSnapshot) => source.start((snapshot: SourceSnapshot) => {
-        this.observe(snapshot.objects);
+        if (deltaTouches(snapshot, PROVISION_INPUTS)) this.observe(snapshot.objects);
+        else this.#carry(snapshot.objects);
         onSnapshot(snapshot);
       }),
       stop: async () => {
@@ -96,6 +101,16 @@ export class Provisioner {
         await source.stop();
       },
     };
+  }
+
+  /**
+   * A snapshot that changed none of the kinds provisioning reads (a route edit): the desired
+   * state and verdicts computed from the previous one stand, without a pass over every object.
+   */
+  #carry(objects: readonly SourcedObject[]): void {
+    const cached = this.#cached?.objects === this.#objects ? this.#cached : undefined;
+    this.#objects = objects;
+    if (cached) this.#cached = { objects, state: cached.state };
   }
 
   observe(objects: readonly SourcedObject[]): void {
