@@ -73,6 +73,11 @@ const hashedKeysPolicy = (): KubeObject => ({
   apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'hashed-keys', namespace: 'a' },
   spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r3' }], traffic: { apiKeyAuthentication: { configMapSelector: { matchLabels: { 'api-keys': 'true' } } } } },
 });
+/** A frontend (Bind-level) policy on Gateway a/gw: applyToBinds() reads it. */
+const frontendPolicy = (maxHeaders: number): KubeObject => ({
+  apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'frontend', namespace: 'a' },
+  spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }], frontend: { http: { http1MaxHeaders: maxHeaders } } },
+});
 const older = (object: KubeObject, at = '2001-01-01T00:00:00Z'): KubeObject => ({ ...object, metadata: { ...object.metadata, creationTimestamp: at } });
 const secret = (namespace: string, name: string, value: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { alice: value } });
 const namespace = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
@@ -136,6 +141,8 @@ const EDITS: { name: string; edit: Edit }[] = [
   { name: 'a route\'s hostnames (its attachments change, not its listeners)', edit: (o) => { const r = route('a', 'r2', '/a2') as KubeObject & { spec: Record<string, unknown> }; r.spec.hostnames = ['x.example']; put(r)(o); } },
   { name: 'a route renamed (it keeps its place in the age order)', edit: (o) => { drop(route('b', 'r3', ''))(o); put(route('b', 'r3x', '/b3'))(o); } },
   { name: 'a Gateway listener\'s port (its routes\' attachments unchanged)', edit: put(gateway('a', [{ name: 'http', port: 8080 }])) },
+  { name: 'a Gateway frontend policy added', edit: put(frontendPolicy(50)) },
+  { name: 'a Gateway frontend policy\'s limit changed', edit: put(frontendPolicy(10)) },
   { name: 'a ConfigMap a policy selects changes', edit: put(hashedKeys('0'.repeat(64))) },
   { name: 'a ConfigMap a policy selects loses its label', edit: put(hashedKeys(undefined, {})) },
   // Last: every route is then off our Gateways, so the edits after it in a sequence change little.

@@ -1,6 +1,6 @@
-import type { Route } from '../../../ir/types.ts';
+import type { Bind, Route } from '../../../ir/types.ts';
 import type { ListenerRef, PolicyPlaces } from './apply.ts';
-import { applyToRoute } from './apply.ts';
+import { applyToBinds, applyToRoute } from './apply.ts';
 import { OutcomeTracker, type TargetHandle } from './merge.ts';
 import type { AttachmentIndex } from './places.ts';
 import type { PolicySource } from '../../../ir/policy.ts';
@@ -56,15 +56,20 @@ export class ApplyMemo {
   #index: AttachmentIndex | undefined;
   #changed: ReadonlySet<string> = new Set();
   #round = 0;
+  #binds: { readonly input: readonly Bind[]; readonly result: Bind[]; readonly calls: readonly TrackerCall[]; readonly reads: readonly string[]; round: number } | undefined;
 
   clear(): void {
     this.#results = new WeakMap();
     this.#index = undefined;
+    this.#binds = undefined;
   }
 
   /** Called with each translation's attachment index before any apply(). */
   prepare(index: AttachmentIndex): void {
-    if (this.#index === undefined) this.#results = new WeakMap();
+    if (this.#index === undefined) {
+      this.#results = new WeakMap();
+      this.#binds = undefined;
+    }
     this.#changed = this.#index === undefined ? new Set() : index.changedSince(this.#index);
     this.#index = index;
     this.#round++;
@@ -84,6 +89,32 @@ export class ApplyMemo {
     try {
       const result = applyToRoute(route, listeners, places);
       this.#results.set(route, { listenerList: listeners, listeners: listenerKeysOf(listeners), result, calls, reads, round: this.#round });
+      return result;
+    } finally {
+      tracker.log = undefined;
+      places.index.reads = undefined;
+    }
+  }
+
+  /**
+   * applyToBinds() the same way: the same input binds (binds-memo.ts keeps them while the routes'
+   * attachments hold) and unchanged attachments at the Gateway, port and listener points it looked
+   * up give last time's result, its tracker calls replayed.
+   */
+  applyBinds(binds: readonly Bind[], places: PolicyPlaces, tracker: RecordingTracker): Bind[] {
+    const kept = this.#binds;
+    if (kept && kept.input === binds && kept.round === this.#round - 1 && !this.#readsChanged(kept.reads)) {
+      kept.round = this.#round;
+      tracker.replay(kept.calls);
+      return kept.result;
+    }
+    const calls: TrackerCall[] = [];
+    const reads: string[] = [];
+    tracker.log = calls;
+    places.index.reads = reads;
+    try {
+      const result = applyToBinds(binds, places);
+      this.#binds = { input: binds, result, calls, reads, round: this.#round };
       return result;
     } finally {
       tracker.log = undefined;

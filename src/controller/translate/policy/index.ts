@@ -102,7 +102,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   } else {
     for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
   }
-  const binds = applyToBinds(world.binds, places);
+  const binds = memo && tracker instanceof RecordingTracker ? memo.applyBinds(world.binds, places, tracker) : applyToBinds(world.binds, places);
   return { routes, binds, backends: withEndpointConnections(resolvers.values(), world.backends, extraBackends, places), statuses: statusesOf(resolved, tracker, world) };
 }
 
