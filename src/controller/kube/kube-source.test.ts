@@ -139,6 +139,8 @@ describe('KubeSource against the fake API server', () => {
       server.put(route('echo-neighbour', 'apps'));
       await until(() => snapshots.length > count, 'the neighbour\'s snapshot');
       assert.equal(routeA(snapshots.at(-1)), first, 'route a is the object accepted before its status echo (the translator diffs by identity)');
+      assert.equal(source.observed(GW, 'HTTPRoute', 'a', 'apps'), first, 'held once: the informer\'s cache holds that same object …');
+      assert.deepEqual(first.status, { parents: [{ parentRef: { name: 'gw' }, controllerName: 'x', conditions: [] }] }, '… with the status written');
       server.put(route('a', 'apps', 'spec-changed.example'));
       await until(() => routeA(snapshots.at(-1)) !== first, 'a spec change hands over the new object');
       assert.match(JSON.stringify(routeA(snapshots.at(-1))?.spec), /spec-changed\.example/);

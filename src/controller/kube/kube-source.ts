@@ -181,9 +181,13 @@ export class KubeSource implements ObjectSource {
       trim(object as KubeObject);
       // The translator never reads status: a status-only change (ours, written back) is no
       // change, and the object it replaces stays the one handed over (identity is what the
-      // stages after this one compare). The informer's cache has the new one for observed().
+      // stages after this one compare), now carrying the new status for observed().
       const print = kind.hasStatus ? fingerprint(object) : undefined;
-      if (print !== undefined && state.accepted.get(acceptedKey(object))?.print === print) return;
+      const held = print === undefined ? undefined : state.accepted.get(acceptedKey(object));
+      if (held && held.print === print) {
+        adoptEcho(informer, held.object, object as KubeObject);
+        return;
+      }
       accept(object as KubeObject, print);
     });
     informer.on('delete', (object) => {
@@ -318,6 +322,26 @@ export class KubeSource implements ObjectSource {
     if (!kind.namespaced) return true;
     return selected.has(object.metadata.namespace ?? 'default');
   }
+}
+
+/**
+ * A status-only change: `accepted` (the object snapshots hand over) takes the echo's status and
+ * metadata (resourceVersion) and replaces the echo in the informer's cache, so each object is
+ * held once — without this, after the leader's first status write every object of a kind with
+ * status lived twice (the accepted one and the informer's echo). The spec is the same: the
+ * generation did not move. ListWatch keeps its cache in a private `objects` map (namespace →
+ * name → object); a client-node that stores it otherwise leaves the echo in place (held twice,
+ * as before: memory only — observed() reads the cache either way).
+ */
+function adoptEcho(informer: ListWatch<KubernetesObject>, accepted: KubeObject, echo: KubeObject): void {
+  const cache = (informer as unknown as { objects?: unknown }).objects;
+  if (!(cache instanceof Map)) return;
+  const names: unknown = cache.get(echo.metadata.namespace ?? '');
+  if (!(names instanceof Map) || names.get(echo.metadata.name) !== echo) return;
+  accepted.metadata = echo.metadata;
+  if (echo.status === undefined) delete accepted.status;
+  else accepted.status = echo.status;
+  names.set(echo.metadata.name, accepted);
 }
 
 /** Unique within one kind (the informer's own keying). */

@@ -144,4 +144,21 @@ describe('KubeStatusWriter against the fake API server', () => {
     assert.equal(w.comparisons, before + 1, 'one new status object: one comparison');
     await until(() => parentsOf(server, 'c4')[0]?.conditions[0]?.status === 'False', 'c4 written');
   });
+  it('a cluster copy changed in place by the source (another writer\'s status) is compared again at the next flush', async () => {
+    server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'clobbered', namespace: 'apps' }, spec: { hostnames: ['clobbered.example'] } });
+    await until(() => source.observed(GW, 'HTTPRoute', 'clobbered', 'apps') !== undefined, 'the route in the cache');
+    const w = writer();
+    w.update([routeStatus('clobbered', 'True')]);
+    await w.flushed();
+    await until(() => parentsOf(server, 'clobbered').length === 1, 'our status written');
+    await until(() => source.observed(GW, 'HTTPRoute', 'clobbered', 'apps')?.status !== undefined, 'the echo');
+    w.refresh();
+    await w.flushed();
+    const compared = w.comparisons;
+    server.putStatus({ ...server.get(GW, 'HTTPRoute', 'clobbered', 'apps')!, status: { parents: [] } });
+    await until(() => ((source.observed(GW, 'HTTPRoute', 'clobbered', 'apps')?.status as { parents?: unknown[] } | undefined)?.parents ?? []).length === 0, 'the other writer\'s status in the cache');
+    w.refresh();
+    await w.flushed();
+    assert.equal(w.comparisons, compared + 1, 'the same status object, the same copy, but a new resourceVersion: compared');
+  });
 });
