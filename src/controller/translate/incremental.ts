@@ -119,7 +119,7 @@ export class IncrementalTranslator {
   readonly #options: Partial<TranslateOptions>;
   #objects = new Map<string, KubeObject>();
   #unkeyed: KubeObject[] = [];
-  #previous: { binds: ConfigBody['binds']; routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>> } | undefined;
+  #previous: { binds: ConfigBody['binds']; routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; routeCount: number } | undefined;
   readonly #statuses = new StatusLog();
   readonly #version = new VersionParts();
   readonly #routes = new RouteMemo();
@@ -185,16 +185,17 @@ export class IncrementalTranslator {
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds } : undefined);
+    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds } : undefined);
     const previous = this.#previous;
-    const routes = reuse(body.routes, previous?.routes);
+    const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
     const backends = reuse(body.backends, previous?.backends);
+    this.#version.setKeys(routes.record, routeKeys);
     // Binds equal to the previous ones stay the previous object: their canonical JSON is kept with it.
     const binds = previous !== undefined && sameJson(previous.binds, body.binds) ? previous.binds : body.binds;
     const stable: ConfigBody = { binds, routes: routes.record, backends: backends.record };
     const config: ProxyConfig = { version: configVersion(stable, digestOf, this.#version), ...stable };
     const statusSet = this.#statuses.next(statuses);
-    this.#previous = { binds, routes: config.routes, backends: config.backends };
+    this.#previous = { binds, routes: config.routes, backends: config.backends, routeCount: routeKeys.length };
     return {
       config,
       statuses,
@@ -209,10 +210,11 @@ export class IncrementalTranslator {
  * `record` with each entry whose content equals the previous one's replaced by the previous object.
  * `record` is the translation's own fresh record: it is changed in place (no second 10k-entry record).
  */
-function reuse<T extends object>(record: Record<string, T>, previous: Readonly<Record<string, T>> | undefined): { record: Record<string, T>; changes: RecordChanges<T> } {
+function reuse<T extends object>(record: Record<string, T>, previous: Readonly<Record<string, T>> | undefined, keys?: readonly string[], previousCount?: number): { record: Record<string, T>; changes: RecordChanges<T> } {
   const set: Record<string, T> = {};
   let kept = 0;
-  for (const key in record) {
+  // `keys`: the record's keys as its builder knows them, walked instead of the 10k-key record itself.
+  for (const key of keys ?? Object.keys(record)) {
     const value = record[key] as T;
     const before = previous?.[key];
     if (before === undefined) {
@@ -226,7 +228,7 @@ function reuse<T extends object>(record: Record<string, T>, previous: Readonly<R
     }
   }
   // Every previous key is still here when as many were found as there were: no removal pass.
-  const removed = previous === undefined || kept === countKeys(previous) ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
+  const removed = previous === undefined || kept === (previousCount ?? countKeys(previous)) ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
   return { record, changes: { set, removed } };
 }
 

@@ -58,13 +58,13 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
   const graph = buildGatewayGraph(snapshot, classes.ours);
 
-  const routes: Record<string, Route> = {};
+  const routes = new Map<string, Route>();
   const backends = new Map<string, Backend>();
   const attachments: { routeKey: string; attachment: Attachment }[] = [];
   const routeStatuses: ObjectStatus[] = [];
@@ -80,7 +80,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     }
     if (!result.route) continue;
     const key = result.route.key;
-    routes[key] = result.route;
+    routes.set(key, result.route);
     for (let i = 0; i < entry.attachments.length; i++) attachments.push(entry.attachments[i] as (typeof entry.attachments)[number]);
     if (entry.listeners.length > 0) {
       const known = routeListeners.get(key);
@@ -93,7 +93,8 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   }
   const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: memo ? memo.binds.build(graph.listeners, attachments) : buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
-  const body = { binds: policies.binds, routes: sortedRecord(policies.routes), backends: sortedRecord(Object.fromEntries(backends)) };
+  const ordered = recordInKeyOrder(policies.routes);
+  const body = { binds: policies.binds, routes: ordered.record, backends: sortedRecord(Object.fromEntries(backends)) };
   const statuses = [
     ...classes.statuses,
     ...[...graph.gateways.values()].map(gatewayStatus),
@@ -105,7 +106,17 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   ].sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
-  return { body, statuses: ledger.scrubStatuses(statuses), ledger };
+  return { body, statuses: ledger.scrubStatuses(statuses), ledger, routeKeys: ordered.keys };
+}
+
+/** The routes as the IR's record, built once in key order, with that order's keys (incremental.ts walks them instead of the record). */
+function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<string, T>; keys: string[] } {
+  // Built in key order already (routes are walked in order): no sort.
+  const keys = [...map.keys()];
+  if (!keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) keys.sort(compareStrings);
+  const record: Record<string, T> = {};
+  for (const key of keys) record[key] = map.get(key) as T;
+  return { record, keys };
 }
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {

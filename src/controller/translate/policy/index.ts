@@ -23,7 +23,8 @@ export interface PolicyWorld {
   readonly graph: GatewayGraph;
   /** HTTPRoutes with at least one parentRef to our Gateways, by `<ns>/<name>`. */
   readonly ourRoutes: ReadonlyMap<string, KubeObject>;
-  readonly routes: Readonly<Record<string, Route>>;
+  /** IR routes by key, in key order (a Map: walked and looked up without a 10k-key record's costs). */
+  readonly routes: ReadonlyMap<string, Route>;
   /** The listeners each route is served on. */
   readonly routeListeners: ReadonlyMap<string, readonly ListenerRef[]>;
   readonly binds: readonly Bind[];
@@ -36,7 +37,7 @@ export interface PolicyWorld {
 }
 
 export interface PolicyResult {
-  readonly routes: Record<string, Route>;
+  readonly routes: Map<string, Route>;
   readonly binds: Bind[];
   /** Backends named by policy endpoints (extAuth, JWKS, tunnel …), to add to the config. */
   readonly backends: ReadonlyMap<string, Backend>;
@@ -89,18 +90,18 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const extraBackends = new Map<string, Backend>();
   for (const resolver of resolvers.values()) for (const [key, backend] of resolver.backends) if (!world.backends.has(key)) extraBackends.set(key, backend);
   if (index.isEmpty && inline.size === 0 && ![...world.backends.values()].some(hasOwnSubBackendPolicies)) {
-    return { routes: { ...world.routes }, binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
+    return { routes: new Map(world.routes), binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
   }
 
   const memo = world.memo;
   const tracker = memo ? new RecordingTracker() : new OutcomeTracker();
   const places = { index, tracker, backends: Object.fromEntries(world.backends), inline };
-  const routes: Record<string, Route> = {};
+  const routes = new Map<string, Route>();
   if (memo && tracker instanceof RecordingTracker) {
     memo.prepare(index);
-    for (const key in world.routes) routes[key] = memo.apply(world.routes[key] as Route, world.routeListeners.get(key) ?? NO_LISTENERS, places, tracker);
+    for (const [key, route] of world.routes) routes.set(key, memo.apply(route, world.routeListeners.get(key) ?? NO_LISTENERS, places, tracker));
   } else {
-    for (const [key, route] of Object.entries(world.routes)) routes[key] = applyToRoute(route, world.routeListeners.get(key) ?? [], places);
+    for (const [key, route] of world.routes) routes.set(key, applyToRoute(route, world.routeListeners.get(key) ?? [], places));
   }
   const binds = memo && tracker instanceof RecordingTracker ? memo.applyBinds(world.binds, places, tracker) : applyToBinds(world.binds, places);
   return { routes, binds, backends: withEndpointConnections(resolvers.values(), world.backends, extraBackends, places), statuses: statusesOf(resolved, tracker, world) };

@@ -36,11 +36,11 @@ export function backendKindOf(backend: Backend): BackendKind {
  * and its backends' kinds are the same (an incremental translation keeps unchanged routes as the
  * same objects): one route edit at 10k routes builds one route's point keys, not 40k.
  */
-export function reachedKinds(routes: Readonly<Record<string, Route>>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>, wanted?: ReadonlySet<string>): Map<string, Set<BackendKind>> {
+export function reachedKinds(routes: ReadonlyMap<string, Route>, routeListeners: ReadonlyMap<string, readonly ListenerRef[]>, backends: ReadonlyMap<string, Backend>, wanted?: ReadonlySet<string>): Map<string, Set<BackendKind>> {
   const reach = new Map<string, Set<BackendKind>>();
   const targeted = wanted && routesNamedBy(wanted, routes);
-  for (const routeKey of targeted ?? Object.keys(routes)) {
-    const route = routes[routeKey] as Route;
+  for (const routeKey of targeted ?? routes.keys()) {
+    const route = routes.get(routeKey) as Route;
     const listeners = routeListeners.get(routeKey) ?? NO_LISTENERS;
     let kept = routeReach.get(route);
     if (!kept || !sameListeners(kept.listeners, listeners) || !sameBackends(kept, route, backends)) {
@@ -68,17 +68,17 @@ const NO_LISTENERS: readonly ListenerRef[] = [];
  * point is split at every `/` so a rule name holding one still finds its route. Undefined: walk
  * every route.
  */
-function routesNamedBy(wanted: ReadonlySet<string>, routes: Readonly<Record<string, Route>>): Set<string> | undefined {
+function routesNamedBy(wanted: ReadonlySet<string>, routes: ReadonlyMap<string, Route>): Set<string> | undefined {
   const named = new Set<string>();
   for (const key of wanted) {
     if (key.startsWith('gateway/') || key.startsWith('listener/')) return undefined;
     if (key.startsWith('route/')) {
       const routeKey = key.slice('route/'.length);
-      if (Object.hasOwn(routes, routeKey)) named.add(routeKey);
+      if (routes.has(routeKey)) named.add(routeKey);
     } else if (key.startsWith('rule/')) {
       for (let at = key.indexOf('/', 'rule/'.length); at !== -1; at = key.indexOf('/', at + 1)) {
         const routeKey = key.slice('rule/'.length, at);
-        if (Object.hasOwn(routes, routeKey)) named.add(routeKey);
+        if (routes.has(routeKey)) named.add(routeKey);
       }
     }
   }

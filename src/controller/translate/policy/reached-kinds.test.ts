@@ -49,10 +49,10 @@ function pointsOf(routes: readonly { key: string; rules: readonly { name: string
 describe('reachedKinds: the wanted points get the full walk\'s kinds', () => {
   it('any routes, any wanted points (property)', () => {
     fc.assert(fc.property(world, fc.infiniteStream(fc.boolean()), ({ routes }, picks) => {
-      const record: Record<string, Route> = {};
+      const record = new Map<string, Route>();
       const listeners = new Map<string, readonly ListenerRef[]>();
       for (const r of routes) {
-        record[r.key] = { key: r.key, namespace: 'a', name: r.key, creationTimestamp: '', rules: r.rules.map((rule, i) => ({ key: `${r.key}/${i}`, ...(rule.name !== undefined ? { name: rule.name } : {}), backends: rule.backends.map((backendKey) => ({ backendKey, weight: 1 })) })) } as unknown as Route;
+        record.set(r.key, { key: r.key, namespace: 'a', name: r.key, creationTimestamp: '', rules: r.rules.map((rule, i) => ({ key: `${r.key}/${i}`, ...(rule.name !== undefined ? { name: rule.name } : {}), backends: rule.backends.map((backendKey) => ({ backendKey, weight: 1 })) })) } as unknown as Route);
         listeners.set(r.key, r.listeners);
       }
       const all = reachedKinds(record, listeners, BACKENDS);
@@ -66,7 +66,7 @@ describe('reachedKinds: the wanted points get the full walk\'s kinds', () => {
 
   it('a rule point alone finds its route', () => {
     const route = { key: 'a/r', namespace: 'a', name: 'r', creationTimestamp: '', rules: [{ key: 'a/r/0', name: 'main', backends: [{ backendKey: 'backend/a/llm', weight: 1 }] }] } as unknown as Route;
-    const reach = reachedKinds({ 'a/r': route }, new Map([['a/r', [LISTENERS[0] as ListenerRef]]]), BACKENDS, new Set([point.rule('a/r', 'main')]));
+    const reach = reachedKinds(new Map([['a/r', route]]), new Map([['a/r', [LISTENERS[0] as ListenerRef]]]), BACKENDS, new Set([point.rule('a/r', 'main')]));
     assert.deepEqual([...(reach.get(point.rule('a/r', 'main')) ?? [])], ['ai']);
   });
 });
