@@ -7,7 +7,8 @@
  *
  * 1. **translate**: the objects (bench/control-plane-cluster.ts) are built in memory and translated
  *    in this process: time of the first (cold) full translation, of a warm full translation, of
- *    one route edit through the incremental translator, and the process RSS after it.
+ *    N route edits and then N ProxyPolicy edits (`--edits`) through the incremental translator,
+ *    and the process RSS after them.
  * 2. **embedded**: the same objects as YAML files (100 routes a file) served by `switchboard run
  *    --workers 1`: time from spawn to ready (`/healthz/ready` and a route answering), the process'
  *    RSS (now and peak), then N edits: one route's PathPrefix is changed to a new path in its file
@@ -103,7 +104,7 @@ async function translatePhase(): Promise<void> {
     const firstMs = performance.now() - started;
     const editTimes: number[] = [];
     let current: KubeObject[] = objects;
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < edits; i++) {
       const index = (i * 7919) % counts.routes;
       const edited = route(shape, index, `/e${i}`);
       current = current.map((o) => (o.kind === 'HTTPRoute' && o.metadata.name === edited.metadata.name && o.metadata.namespace === edited.metadata.namespace ? edited : o));
@@ -111,7 +112,18 @@ async function translatePhase(): Promise<void> {
       translator.replace(current);
       editTimes.push(performance.now() - started);
     }
-    lines.push(`incremental: first ${firstMs.toFixed(0)} ms; one route edit p50 ${percentile(editTimes, 50).toFixed(1)} ms, p99 ${percentile(editTimes, 99).toFixed(1)} ms (20 edits); RSS ${mib(process.memoryUsage().rss)}`);
+    lines.push(`incremental: first ${firstMs.toFixed(0)} ms; one route edit p50 ${percentile(editTimes, 50).toFixed(1)} ms, p99 ${percentile(editTimes, 99).toFixed(1)} ms (${edits} edits); RSS ${mib(process.memoryUsage().rss)}`);
+    // A ProxyPolicy edit (its rate limit): the policy pass re-applies only the routes at its points.
+    const policyTimes: number[] = [];
+    for (let i = 0; i < Math.min(edits, counts.policies); i++) {
+      const edited = policy(shape, (i * 37) % counts.policies) as KubeObject & { spec: { traffic: { rateLimit: { local: { requests: number }[] } } } };
+      edited.spec.traffic.rateLimit.local[0]!.requests = 1000 + i;
+      current = current.map((o) => (o.kind === 'ProxyPolicy' && o.metadata.name === edited.metadata.name && o.metadata.namespace === edited.metadata.namespace ? edited : o));
+      started = performance.now();
+      translator.replace(current);
+      policyTimes.push(performance.now() - started);
+    }
+    if (policyTimes.length > 0) lines.push(`incremental: one ProxyPolicy edit p50 ${percentile(policyTimes, 50).toFixed(1)} ms, p99 ${percentile(policyTimes, 99).toFixed(1)} ms (${policyTimes.length} edits)`);
   }
   console.log(lines.join('\n'));
 }
@@ -228,7 +240,7 @@ if (values.phase === 'translate') {
 } else {
   console.log(`node bench/control-plane.ts --routes ${counts.routes} --policies ${counts.policies} --namespaces ${counts.namespaces} --edits ${edits}  (${new Date().toISOString()})`);
   if (values.only === undefined || values.only === 'translate') {
-    const child = spawnSync(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), import.meta.filename, '--phase', 'translate', '--routes', String(counts.routes), '--policies', String(counts.policies), '--namespaces', String(counts.namespaces)], { cwd: REPO_ROOT, stdio: 'inherit' });
+    const child = spawnSync(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), import.meta.filename, '--phase', 'translate', '--edits', String(edits), '--routes', String(counts.routes), '--policies', String(counts.policies), '--namespaces', String(counts.namespaces)], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (child.status !== 0) process.exitCode = 1;
   }
   if (values.only === undefined || values.only === 'embedded') await embeddedPhase();
