@@ -10,13 +10,13 @@ import type { SlicedJob } from './slices.ts';
  * 10k-route config). A table is a pure function of its attachments, the Route each names and the
  * compiled rule payloads (routing/route-table.ts), so it is kept per attachments array — the
  * embedded gateway keeps an unchanged Bind, and so its listeners, as the same object — and given
- * again when those are the same objects. When every payload was a kept pure rule (compile/reuse.ts)
- * and the compiled backends are those of the build, the payloads are not even looked up again:
- * checking the Route objects is enough, so an untouched listener costs one identity check a route.
+ * again when every payload was a kept pure rule (compile/reuse.ts), the compiled backends are those
+ * of the build (then every kept rule's reads still hold) and each attachment names the same Route
+ * object: the payloads are not looked up again, so an untouched listener costs one identity check
+ * a route. A listener with a rule compiled per version (a rate limit, a backend policy) is rebuilt.
  */
 interface KeptTable {
   readonly routes: readonly (Route | undefined)[];
-  readonly payloads: readonly (CompiledRule | undefined)[];
   readonly table: RouteTable<CompiledRule>;
   /** What the table's build reported (bad matches, unknown routes), reported again on reuse. */
   readonly errors: readonly string[];
@@ -66,7 +66,11 @@ export interface ListenerTableContext {
 /** How many routes between slice boundaries while only identities are compared. */
 const CHECKS_PER_YIELD = 256;
 
-/** A listener's route table: an earlier version's when nothing it was built from changed, else built now. */
+/**
+ * A listener's route table: an earlier version's when nothing it was built from changed, else
+ * built now. Only a table whose payloads were all kept pure compiles can be given again (any other
+ * payload is compiled anew on every version), so a table with one is rebuilt without checking.
+ */
 export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJob<RouteTable<CompiledRule>> {
   const { config } = ctx;
   const kept = keptTables.get(l.routes);
@@ -79,47 +83,33 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     if (same) return reuse(kept, ctx);
   }
 
-  const routes: (Route | undefined)[] = [];
-  const payloads: (CompiledRule | undefined)[] = [];
+  // Built as before (rules compile as the table reaches their route); what it read is recorded.
   let pure = true;
   const touched: { readonly value: boolean }[] = [];
   const ruleErrors: KeptTable['ruleErrors'][number][] = [];
-  for (const att of l.routes) {
-    const route = config.routes[att.routeKey];
-    routes.push(route);
-    if (route) {
-      for (let i = 0; i < route.rules.length; i++) {
-        const payload = ctx.ruleOf(route.key, i);
-        payloads.push(payload);
-        const rule = route.rules[i];
-        const memo = rule && ctx.memo.rules.get(rule);
-        if (!memo || memo.compiled !== payload) pure = false;
-        else {
-          touched.push(memo.touched);
-          if (memo.errors.length > 0 && rule) ruleErrors.push({ ruleKey: rule.key, compiled: memo.compiled, errors: memo.errors });
-        }
-      }
-    }
-    // Rules compile here the first time (CEL programs …): a slice boundary after each route, as in the table's build.
-    yield;
-  }
-  if (kept && kept.epoch === ctx.epoch && sameItems(kept.routes, routes) && sameItems(kept.payloads, payloads)) {
-    for (const m of kept.errors) ctx.onError(m);
-    keptTables.set(l.routes, { ...kept, pure, touched, ruleErrors });
-    return kept.table;
-  }
   const errors: string[] = [];
   const table = yield* RouteTable.build({
     attachments: l.routes,
     routes: config.routes,
-    ruleOf: (route, index) => ctx.ruleOf(route.key, index),
+    ruleOf: (route, index) => {
+      const payload = ctx.ruleOf(route.key, index);
+      const rule = route.rules[index];
+      const memo = rule && ctx.memo.rules.get(rule);
+      if (!memo || memo.compiled !== payload) pure = false;
+      else if (pure) {
+        touched.push(memo.touched);
+        if (memo.errors.length > 0 && rule) ruleErrors.push({ ruleKey: rule.key, compiled: memo.compiled, errors: memo.errors });
+      }
+      return payload;
+    },
     onError: (m) => {
       const message = `${l.key}: ${m}`;
       errors.push(message);
       ctx.onError(message);
     },
   });
-  keptTables.set(l.routes, { routes, payloads, table, errors, epoch: ctx.epoch, pure, touched, ruleErrors });
+  if (pure) keptTables.set(l.routes, { routes: l.routes.map((att) => config.routes[att.routeKey]), table, errors, epoch: ctx.epoch, pure, touched, ruleErrors });
+  else keptTables.delete(l.routes);
   return table;
 }
 
@@ -129,10 +119,4 @@ function reuse(kept: KeptTable, ctx: ListenerTableContext): RouteTable<CompiledR
   }
   for (const m of kept.errors) ctx.onError(m);
   return kept.table;
-}
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
