@@ -23,7 +23,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,31 @@ function percentile(values: readonly number[], p: number): number {
 
 function mib(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+}
+
+/**
+ * CPU time (user + system, ms) of a process's threads: all of them and its main thread (the one
+ * that serves requests with `--workers 1`), from /proc (ticks of 10 ms: USER_HZ is 100 on Linux).
+ * On a loaded machine the edit latency moves 2–3x between runs; the CPU an edit costs the gateway
+ * moves much less (±15 %), so trees compare on it better.
+ */
+function processCpu(pid: number): { all: number; main: number } {
+  const ticks = (stat: string): number => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  let all = 0;
+  let main = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const t = ticks(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      all += t;
+      if (tid === String(pid)) main = t;
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return { all: all * 10, main: main * 10 };
 }
 
 /** VmRSS and VmHWM (peak) of a process, in bytes. */
@@ -208,6 +233,7 @@ async function embeddedPhase(): Promise<void> {
 
     const edited = new Map<number, string>();
     const latencies: number[] = [];
+    const cpuBefore = processCpu(child.pid as number);
     for (let n = 0; n < edits; n++) {
       const index = (n * 7919 + 13) % shape.routes;
       const path = `/e${n}`;
@@ -224,9 +250,12 @@ async function embeddedPhase(): Promise<void> {
       await new Promise((ok) => setTimeout(ok, 300));
     }
     const afterEdits = processMemory(child.pid as number);
+    const cpuAfter = processCpu(child.pid as number);
     console.log([
       `embedded (switchboard run --workers 1, ${files + 2} files): ready in ${readyMs.toFixed(0)} ms; RSS ${mib(afterStart.rss)} (peak ${mib(afterStart.peak)})`,
       `route edit → served: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after ${mib(afterEdits.rss)} (peak ${mib(afterEdits.peak)})`,
+      // Includes serving the 2 ms polls and the 300 ms settles: compare trees, not absolute cost.
+      `gateway CPU per edit (all threads / serving thread): ${((cpuAfter.all - cpuBefore.all) / latencies.length).toFixed(0)} / ${((cpuAfter.main - cpuBefore.main) / latencies.length).toFixed(0)} ms; ready: ${(cpuBefore.all / 1000).toFixed(1)} / ${(cpuBefore.main / 1000).toFixed(1)} CPU-s`,
     ].join('\n'));
   } finally {
     await stop();

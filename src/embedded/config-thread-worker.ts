@@ -93,20 +93,29 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
   }
 }
 
-/** The JSON of each bind as last sent, by index. */
-let sentBinds: string[] = [];
+/** Each bind as last sent (the object and its JSON), by index. */
+let sentBinds: { readonly bind: Bind; readonly json: string }[] = [];
 
 /**
- * Each bind as its JSON, or null when it equals the one sent at its index last time: a route edit
- * rarely changes a bind (attachments name routes, not their content), and a kept bind lets the
- * serving thread keep the object and the proxy its listeners' route tables. A few ms here, for
- * binds of 10k attachments, against cloning and rebuilding them on the serving thread.
+ * Each bind, or null when it equals the one sent at its index last time: a route edit rarely
+ * changes a bind (attachments name routes, not their content), and a kept bind lets the serving
+ * thread keep the object and the proxy its listeners' route tables. The translator keeps an
+ * unchanged bind as the same object (then no JSON is made); a new object is compared as JSON.
  */
 function keepEqualBinds(binds: readonly Bind[], full: boolean): (Bind | null)[] {
   const previous = full ? [] : sentBinds;
-  const json = binds.map((bind) => JSON.stringify(bind));
-  sentBinds = json;
-  return binds.map((bind, i) => (json[i] === previous[i] ? null : bind));
+  const out: (Bind | null)[] = [];
+  sentBinds = binds.map((bind, i) => {
+    const before = previous[i];
+    if (before?.bind === bind) {
+      out.push(null);
+      return before;
+    }
+    const json = JSON.stringify(bind);
+    out.push(before?.json === json ? null : bind);
+    return { bind, json };
+  });
+  return out;
 }
 
 /** Duplicates are logged when they appear, not again on every reload while they stay. */
