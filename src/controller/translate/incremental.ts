@@ -19,6 +19,7 @@ import { ApplyMemo } from './policy/apply-memo.ts';
 import { PolicyPassMemo } from './policy/pass-memo.ts';
 import { RouteMemo } from './route-memo.ts';
 import { BindsMemo } from './binds-memo.ts';
+import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
 import { RouteOrderCache } from './snapshot.ts';
 import { configVersion, entryDigest, VersionParts, type ConfigBody } from './version.ts';
@@ -127,6 +128,7 @@ export class IncrementalTranslator {
   readonly #pass = new PolicyPassMemo();
   readonly #routeOrder = new RouteOrderCache();
   readonly #binds = new BindsMemo();
+  readonly #loop = new RouteLoopMemo();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -144,6 +146,7 @@ export class IncrementalTranslator {
       this.#applied.clear();
       this.#pass.clearReads();
       this.#binds.clear();
+      this.#loop.clear();
       this.#objects = new Map();
       this.#unkeyed = [...objects];
     }
@@ -181,11 +184,12 @@ export class IncrementalTranslator {
     this.#applied.clear();
     this.#pass.clearReads();
     this.#binds.clear();
+    this.#loop.clear();
   }
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds } : undefined);
+    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds, loop: this.#loop } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
     const backends = reuse(body.backends, previous?.backends);

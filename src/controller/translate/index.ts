@@ -1,5 +1,5 @@
 import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
-import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
+import type { ProxyConfig } from '../../ir/types.ts';
 import { buildBinds } from './binds.ts';
 import type { BindsMemo } from './binds-memo.ts';
 import { buildGatewayGraph } from './gateway.ts';
@@ -7,11 +7,10 @@ import { translateGatewayClasses } from './gatewayclass.ts';
 import type { ApplyMemo } from './policy/apply-memo.ts';
 import type { PolicyPassMemo } from './policy/pass-memo.ts';
 import type { RouteMemo } from './route-memo.ts';
-import { mergeListeners, routeEntryOf } from './route-entry.ts';
+import { routeEntryOf } from './route-entry.ts';
+import { runRouteLoop, type RouteLoopMemo } from './route-loop.ts';
 import { translateHttpRoute } from './route/index.ts';
-import type { Attachment } from './route/parents.ts';
 import { resolvePolicies } from './policy/index.ts';
-import type { ListenerRef } from './policy/apply.ts';
 import type { SecretLedger } from './secret-ledger.ts';
 import { compareStrings, indexObjects, type RouteOrderCache } from './snapshot.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
@@ -58,39 +57,17 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo; loop: RouteLoopMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
   const graph = buildGatewayGraph(snapshot, classes.ours);
 
-  const routes = new Map<string, Route>();
-  const backends = new Map<string, Backend>();
-  const attachments: { routeKey: string; attachment: Attachment }[] = [];
-  const routeStatuses: ObjectStatus[] = [];
-  const ourRoutes = new Map<string, KubeObject>();
-  const routeListeners = new Map<string, readonly ListenerRef[]>();
   const translateRoute = memo ? memo.routes.over(graph, snapshot, controllerName) : (object: KubeObject) => routeEntryOf(object, translateHttpRoute(object, graph, snapshot, controllerName));
-  for (const object of snapshot.httpRoutes) {
-    const entry = translateRoute(object);
-    const result = entry.result;
-    if (result.status) {
-      routeStatuses.push(result.status);
-      ourRoutes.set(entry.ourKey as string, object);
-    }
-    if (!result.route) continue;
-    const key = result.route.key;
-    routes.set(key, result.route);
-    for (let i = 0; i < entry.attachments.length; i++) attachments.push(entry.attachments[i] as (typeof entry.attachments)[number]);
-    if (entry.listeners.length > 0) {
-      const known = routeListeners.get(key);
-      routeListeners.set(key, known ? mergeListeners(known, entry.listeners) : entry.listeners);
-    }
-    for (let i = 0; i < entry.backends.length; i++) {
-      const [backendKey, backend] = entry.backends[i] as (typeof entry.backends)[number];
-      backends.set(backendKey, backend);
-    }
-  }
+  const loop = memo ? memo.loop.run(snapshot.httpRoutes, graph, translateRoute, (object) => memo.routes.has(object)) : runRouteLoop(snapshot.httpRoutes, translateRoute).output;
+  const { routes, attachments, routeStatuses, ourRoutes, routeListeners } = loop;
+  // Policy backends join a copy: the loop's map may be kept for the next translation (route-loop.ts).
+  const backends = new Map(loop.backends);
   const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: memo ? memo.binds.build(graph.listeners, attachments) : buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const ordered = recordInKeyOrder(policies.routes);

@@ -23,6 +23,11 @@ export class RouteMemo {
     this.#results = new WeakMap();
   }
 
+  /** Whether `object`'s translation is kept (false for one that read a Secret). */
+  has(object: KubeObject): boolean {
+    return this.#results.has(object);
+  }
+
   /** A translator of routes over one graph: memoized results replay the listener counts they made. */
   over(graph: GatewayGraph, snapshot: Snapshot, controllerName: string): (object: KubeObject) => RouteEntry {
     let listeners: Map<string, ListenerModel> | undefined;
