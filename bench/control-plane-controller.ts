@@ -157,6 +157,8 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
       `controller (switchboard controller + switchboard proxy for ${namespace}): controller ready in ${controllerReadyMs.toFixed(0)} ms (RSS ${mib(controllerAtReady.rss)}); proxy serving in ${proxyServingMs.toFixed(0)} ms after its spawn (RSS ${mib(proxyAtStart.rss)})`,
       `initial status write: ${statusWrites} patches, settled ${(settledMs / 1000).toFixed(1)} s after the controller's spawn`,
       `route edit (API server PUT) → served by the proxy: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after: controller ${mib(controllerAfter.rss)} (peak ${mib(controllerAfter.peak)}), proxy ${mib(proxyAfter.rss)} (peak ${mib(proxyAfter.peak)})`,
+      // In order: a slow first edit (work left over from start-up) reads differently from a slow tail.
+      `  each edit, in order (ms): ${latencies.map((l) => l.toFixed(0)).join(' ')}`,
     ].join('\n'));
   } finally {
     if (proxy) await stopChild(proxy);
