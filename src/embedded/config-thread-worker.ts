@@ -4,7 +4,7 @@
 // serving thread only the IR changes and statuses.
 import { parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
-import type { KubeObject } from '../api/gateway/object.ts';
+import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import { FileSet } from '../controller/sources/file/file-set.ts';
 import type { ConfigLimits } from '../controller/sources/file/limits.ts';
 import { ParserThread } from '../controller/sources/file/parser-thread.ts';
@@ -44,7 +44,14 @@ let queue: Promise<void> = Promise.resolve();
 parentPort?.on('message', (request: ConfigThreadRequest) => {
   // Answered between scans, with what the last translation wrote.
   if (request.type === 'statuses') queue = queue.then(() => post({ type: 'statuses', id: request.id, statuses: statusWriter.current() }));
-  else queue = queue.then(() => handle(request));
+  else {
+    queue = queue.then(() => handle(request)).catch((err: unknown) => {
+      // A bug outside translation (reading, the report): the next scan starts over; the queue goes on.
+      translator = undefined;
+      sentBinds = [];
+      post({ id: request.id, type: 'failed', message: `reload failed: ${(err as Error).message}` });
+    });
+  }
 });
 
 async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): Promise<void> {
@@ -69,10 +76,11 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
   post({ id: request.id, type: 'translating' });
 
   let result: TranslationUpdate;
+  let statuses: ObjectStatus[];
   try {
     translator ??= new (await translatorModule).IncrementalTranslator(init.options);
     const next = translator.replace(objects);
-    statusWriter.update(next.statuses);
+    statuses = next.statuses;
     result = {
       // Statuses stay here (statusWriter): none cross the thread boundary.
       version: next.config.version, binds: keepEqualBinds(next.config.binds, next.changes.full), changes: { ...next.changes, statuses: { set: {}, removed: [] } }, secretPaths: next.secretPaths, secretValues: next.secretValues,
@@ -90,7 +98,10 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
     translator = undefined;
     sentBinds = [];
     post({ id: request.id, type: 'failed', message: `the translation result could not be sent to the main thread: ${(err as Error).message}` });
+    return;
   }
+  // After the config is on its way: statuses are not on the path of an edit to the data plane.
+  statusWriter.update(statuses);
 }
 
 /** Each bind as last sent (the object and its JSON), by index. */
