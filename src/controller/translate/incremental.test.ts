@@ -247,6 +247,26 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }
   });
 
+  it('a route edited while no policy existed is re-applied when the policies come back (the policy pass missed that translation)', () => {
+    // No ProxyBackend either: with no policy at all the policy pass returns early (policy/index.ts).
+    const world = base(false).filter((o) => o.kind !== 'ProxyBackend');
+    const policies = world.filter((o) => o.kind === 'ProxyPolicy');
+    const objects = new Map(world.map((o) => [objectKeyOf(o) as string, o]));
+    const translator = new IncrementalTranslator();
+    translator.replace([...objects.values()]);
+    const steps: ObjectDelta[] = [
+      { upserted: [], removed: policies.map((p) => objectKeyOf(p) as string) },
+      { upserted: [route('b', 'r2', '/edited-without-policies')], removed: [] },
+      { upserted: policies, removed: [] },
+      { upserted: [route('a', 'r4', '/edited-after')], removed: [] },
+    ];
+    for (const delta of steps) {
+      for (const k of delta.removed) objects.delete(k);
+      for (const o of delta.upserted) objects.set(objectKeyOf(o) as string, o);
+      assert.deepEqual(plain(translator.apply(delta)), translate([...objects.values()]));
+    }
+  });
+
   it('objects it cannot key are carried whole, and the result still equals translate()', () => {
     const objects = [...base(), { apiVersion: 'v1', kind: 'Service', metadata: {} } as KubeObject, null as unknown as KubeObject];
     assert.equal(diffObjects(new Map(), objects), undefined);

@@ -76,15 +76,22 @@ interface Kept {
  */
 export class RouteLoopMemo {
   #kept: Kept | undefined;
+  /** The route keys the last run patched (its routes map is last run's, changed only there); undefined after a whole loop. */
+  patchedKeys: readonly string[] | undefined;
+  /** Runs so far: a user of `patchedKeys` must have seen the run just before (else it missed a patch). */
+  runs = 0;
 
   clear(): void {
     this.#kept = undefined;
+    this.patchedKeys = undefined;
   }
 
   run(httpRoutes: readonly KubeObject[], graph: GatewayGraph, translateRoute: (object: KubeObject) => RouteEntry, memoized: (object: KubeObject) => boolean): RouteLoopOutput {
+    this.runs++;
     const kept = this.#kept;
     const patched = kept !== undefined && kept.httpRoutes.length === httpRoutes.length ? this.#patch(kept, httpRoutes, graph, translateRoute, memoized) : undefined;
     if (patched !== undefined && !(patched instanceof Map)) return patched;
+    this.patchedKeys = undefined;
     // A full pass. The graph's listeners count from zero; routes a failed patch translated are not
     // translated twice (a Secret read is recorded once): their entries are used, their counts added.
     for (const listener of graph.listeners) listener.attachedRoutes = 0;
@@ -154,6 +161,12 @@ export class RouteLoopMemo {
     }
     const volatile = [...stillVolatile].sort((a, b) => a - b);
     this.#kept = { ...kept, httpRoutes, entries, output, counts, volatile };
+    const keys: string[] = [];
+    for (const i of changed) {
+      const route = (entries[i] as RouteEntry).result.route;
+      if (route) keys.push(route.key);
+    }
+    this.patchedKeys = keys;
     return output;
   }
 }

@@ -56,12 +56,14 @@ export class ApplyMemo {
   #index: AttachmentIndex | undefined;
   #changed: ReadonlySet<string> = new Set();
   #round = 0;
+  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Set<string>; run: number } | undefined;
   #binds: { readonly input: readonly Bind[]; readonly result: Bind[]; readonly calls: readonly TrackerCall[]; readonly reads: readonly string[]; round: number } | undefined;
 
   clear(): void {
     this.#results = new WeakMap();
     this.#index = undefined;
     this.#binds = undefined;
+    this.#all = undefined;
   }
 
   /** Called with each translation's attachment index before any apply(). */
@@ -69,6 +71,7 @@ export class ApplyMemo {
     if (this.#index === undefined) {
       this.#results = new WeakMap();
       this.#binds = undefined;
+      this.#all = undefined;
     }
     this.#changed = this.#index === undefined ? new Set() : index.changedSince(this.#index);
     this.#index = index;
@@ -94,6 +97,40 @@ export class ApplyMemo {
       tracker.log = undefined;
       places.index.reads = undefined;
     }
+  }
+
+  /**
+   * apply() over every route, in order. When no attachment changed (`prepare`) and `routes` is the
+   * map the previous call got, changed in place only at `patched` keys (route-loop.ts), only those
+   * routes and the ones whose result made tracker calls are visited — in route order, so the
+   * calls replay as a full pass makes them — and the previous output is changed in place: a route
+   * edit does not look up 10k kept results. Else every route is applied.
+   */
+  applyAll(routes: ReadonlyMap<string, Route>, listenersOf: (key: string) => readonly ListenerRef[], places: PolicyPlaces, tracker: RecordingTracker, patched: { readonly keys: readonly string[] | undefined; readonly run: number } | undefined): Map<string, Route> {
+    const all = this.#all;
+    // The route loop's run just after the one this output was made or patched in: no patch was missed.
+    if (all !== undefined && all.routes === routes && patched?.keys !== undefined && patched.run === all.run + 1 && this.#changed.size === 0) {
+      all.run = patched.run;
+      const visit = [...new Set([...all.callers, ...patched.keys])].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number));
+      for (const key of visit) {
+        const route = routes.get(key) as Route;
+        const result = this.apply(route, listenersOf(key), places, tracker);
+        all.out.set(key, result);
+        if ((this.#results.get(route)?.calls.length ?? 0) > 0) all.callers.add(key);
+        else all.callers.delete(key);
+      }
+      return all.out;
+    }
+    const out = new Map<string, Route>();
+    const order = new Map<string, number>();
+    const callers = new Set<string>();
+    for (const [key, route] of routes) {
+      order.set(key, order.size);
+      out.set(key, this.apply(route, listenersOf(key), places, tracker));
+      if ((this.#results.get(route)?.calls.length ?? 0) > 0) callers.add(key);
+    }
+    this.#all = { routes, out, order, callers, run: patched?.run ?? -1 };
+    return out;
   }
 
   /**

@@ -32,6 +32,8 @@ export interface PolicyWorld {
   readonly controllerName: string;
   /** Kept applyToRoute() results of an incremental translation (apply-memo.ts). */
   readonly memo?: ApplyMemo;
+  /** The route keys whose routes changed since the previous translation when `routes` is its map changed in place (route-loop.ts). */
+  readonly patchedRoutes?: { readonly keys: readonly string[] | undefined; readonly run: number };
   /** Kept policy reads and statuses of an incremental translation (pass-memo.ts). */
   readonly passMemo?: PolicyPassMemo;
 }
@@ -96,10 +98,10 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const memo = world.memo;
   const tracker = memo ? new RecordingTracker() : new OutcomeTracker();
   const places = { index, tracker, backends: Object.fromEntries(world.backends), inline };
-  const routes = new Map<string, Route>();
+  let routes = new Map<string, Route>();
   if (memo && tracker instanceof RecordingTracker) {
     memo.prepare(index);
-    for (const [key, route] of world.routes) routes.set(key, memo.apply(route, world.routeListeners.get(key) ?? NO_LISTENERS, places, tracker));
+    routes = memo.applyAll(world.routes, (key) => world.routeListeners.get(key) ?? NO_LISTENERS, places, tracker, world.patchedRoutes);
   } else {
     for (const [key, route] of world.routes) routes.set(key, applyToRoute(route, world.routeListeners.get(key) ?? [], places));
   }
