@@ -42,10 +42,12 @@ export interface KubeStatusWriterOptions {
 
 export class KubeStatusWriter extends StatusWriter {
   readonly #options: KubeStatusWriterOptions;
-  /** What this process last wrote per object: skips a second write while the watch has not caught up. */
+  /**
+   * What this process wrote per object until the cluster is seen to agree: skips a second write
+   * while the watch has not caught up. Dropped once in step (then #inStep skips the object), so
+   * 11k statuses are not kept a second time, as clones, on the serving thread.
+   */
   readonly #written = new Map<string, unknown>();
-  /** Per object: resourceVersion + computed status at which the cluster was last found to agree. */
-  readonly #settled = new Map<string, string>();
   /**
    * Per status object (current() keeps an unchanged status the same object): the cluster's copy
    * it was last found in step with, and that copy's resourceVersion (the source updates a copy
@@ -83,7 +85,6 @@ export class KubeStatusWriter extends StatusWriter {
   /** After winning leadership: write whatever differs from the cluster. */
   resync(): void {
     this.#written.clear();
-    this.#settled.clear();
     this.#inStep = new WeakMap();
     this.#kick();
   }
@@ -163,17 +164,9 @@ export class KubeStatusWriter extends StatusWriter {
     this.comparisons++;
     const { watched, observed } = found;
     const key = `${watched.apiVersion}/${kind}/${metadata.namespace ?? ''}/${metadata.name}`;
-    // The common case on a busy cluster: neither the object nor what we computed for it moved
-    // since it was last found in step; one string compare instead of a merge and a deep compare.
-    const fingerprint = `${observed.metadata.resourceVersion ?? ''}\u0000${JSON.stringify(computed.status)}`;
-    if (this.#settled.get(key) === fingerprint) {
-      this.#inStep.set(computed, { observed, resourceVersion: observed.metadata.resourceVersion });
-      return true;
-    }
     const desired = this.#desired(computed.status, observed);
     if (isDeepStrictEqual(desired, observed.status ?? {})) {
-      this.#written.set(key, desired);
-      this.#settled.set(key, fingerprint);
+      this.#written.delete(key);
       this.#inStep.set(computed, { observed, resourceVersion: observed.metadata.resourceVersion });
       return true;
     }
