@@ -144,7 +144,7 @@ describe('KubeStatusWriter against the fake API server', () => {
     assert.equal(w.comparisons, before + 1, 'one new status object: one comparison');
     await until(() => parentsOf(server, 'c4')[0]?.conditions[0]?.status === 'False', 'c4 written');
   });
-  it('a cluster copy changed in place by the source (another writer\'s status) is compared again at the next flush', async () => {
+  it('a cluster copy changed in place by the source (another writer\'s status) is compared again at the next flush and written again', async () => {
     server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'clobbered', namespace: 'apps' }, spec: { hostnames: ['clobbered.example'] } });
     await until(() => source.observed(GW, 'HTTPRoute', 'clobbered', 'apps') !== undefined, 'the route in the cache');
     const w = writer();
@@ -160,5 +160,7 @@ describe('KubeStatusWriter against the fake API server', () => {
     w.refresh();
     await w.flushed();
     assert.equal(w.comparisons, compared + 1, 'the same status object, the same copy, but a new resourceVersion: compared');
+    // What was written is not remembered once the cluster agreed: the status is the controller's, written again.
+    await until(() => parentsOf(server, 'clobbered').length === 1, 'our status written again');
   });
 });
