@@ -1,9 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
-import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/incremental.ts';
-import { byObject } from '../controller/translate/index.ts';
-import { compareStrings } from '../controller/translate/snapshot.ts';
+// The leaf, not incremental.ts: this module runs on the serving thread, which must not load the translator.
+import { byObject, compareStrings, diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/object-delta.ts';
 import type { Bind, ProxyConfig } from '../ir/types.ts';
 import type { Translation } from './gateway.ts';
 

@@ -4,17 +4,17 @@
  * The IR's own shapes name backends in fixed places (a rule's weighted backends, a RequestMirror
  * filter). Inside effective policies, the translator's schema-driven lowering
  * (src/controller/translate/policy/lower.ts) turns each endpoint `backendRef` the API schema
- * declares into `backendKey`; those places are read here from the same schemas, once, as paths of
- * declared property names (`extAuth.backendKey`, `rateLimit.global.backendKey`, …). A path never
+ * declares into `backendKey`; those places are listed in reference-paths.ts as paths of declared
+ * property names (`extAuth.backendKey`, `rateLimit.global.backendKey`, …), checked against the
+ * schemas by its test. A path never
  * runs through a free-form field (a JSON value the API keeps as written: jwtSign claims, a
  * transformation body, `metadata`), since such a field declares no properties: a `"backendKey"`
  * a user writes there is data, not a reference, and is neither checked (src/ir/validate.ts) nor
  * followed when a remote proxy's slice is cut (src/distribute/remote/split.ts) — following it
  * would send another namespace's backend, with its credentials, to that proxy.
  */
-import { ProxyBackendSpec } from '../api/v1alpha1/backend/proxy-backend.ts';
-import { ProxyPolicySpec } from '../api/v1alpha1/policy/proxy-policy.ts';
 import type { BackendPolicy, FrontendPolicy, TrafficPolicy } from './policy.ts';
+import { REFERENCE_PATHS } from './reference-paths.ts';
 import type { Backend, Bind, Filter, Route } from './types.ts';
 
 /** Property name → the paths below it; `REFERENCE` marks a `backendKey` leaf, `ANY_KEY` a map's entries. */
@@ -22,29 +22,7 @@ type Trie = Map<string, Trie | typeof REFERENCE>;
 const REFERENCE = true;
 const ANY_KEY = '\u0000*';
 
-type Schema = Record<string, unknown>;
 const isDict = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const propertyKeys = (schema: Schema): string => (isDict(schema.properties) ? Object.keys(schema.properties).sort().join(',') : '');
-/** The BackendObjectReference shape lower() resolves into a `backendKey`. */
-const isBackendRef = (schema: unknown): boolean => isDict(schema) && propertyKeys(schema) === 'group,kind,name,namespace,port';
-
-/** Adds to `trie` every path from `schema` to an endpoint `backendRef` (arrays are transparent). */
-function collect(schema: unknown, trie: Trie, depth = 0): void {
-  if (!isDict(schema) || depth > 40) return;
-  for (const union of ['anyOf', 'oneOf', 'allOf']) {
-    const branches = schema[union];
-    if (Array.isArray(branches)) for (const branch of branches) collect(branch, trie, depth + 1);
-  }
-  if (schema.items !== undefined) collect(schema.items, trie, depth + 1);
-  if (isDict(schema.patternProperties)) for (const entry of Object.values(schema.patternProperties)) collect(entry, child(trie, ANY_KEY), depth + 1);
-  if (isDict(schema.properties)) {
-    for (const [key, property] of Object.entries(schema.properties)) {
-      if (key === 'backendRef' && isBackendRef(property)) trie.set('backendKey', REFERENCE);
-      else collect(property, child(trie, key), depth + 1);
-    }
-  }
-  prune(trie);
-}
 
 function child(trie: Trie, key: string): Trie {
   const existing = trie.get(key);
@@ -54,30 +32,21 @@ function child(trie: Trie, key: string): Trie {
   return created;
 }
 
-/** Drops branches that lead to no reference, so a walk visits only what can hold one. */
-function prune(trie: Trie): void {
-  for (const [key, next] of trie) {
-    if (next === REFERENCE) continue;
-    prune(next);
-    if (next.size === 0) trie.delete(key);
-  }
-}
-
-function trieOf(...schemas: unknown[]): Trie {
+/** The trie of dotted paths ending in a reference (`*` for any key of a map), in the paths' order. */
+function trieOf(paths: readonly string[]): Trie {
   const trie: Trie = new Map();
-  for (const schema of schemas) collect(schema, trie);
+  for (const path of paths) {
+    const keys = path.split('.').map((key) => (key === '*' ? ANY_KEY : key));
+    const leaf = keys.pop() as string;
+    keys.reduce(child, trie).set(leaf, REFERENCE);
+  }
   return trie;
 }
 
-const propertiesOf = (schema: unknown): Schema => (isDict(schema) && isDict(schema.properties) ? schema.properties : {});
-const policySchema = propertiesOf(ProxyPolicySpec);
-const TRAFFIC = trieOf(policySchema.traffic);
-const FRONTEND = trieOf(policySchema.frontend);
+const TRAFFIC = trieOf(REFERENCE_PATHS.traffic);
+const FRONTEND = trieOf(REFERENCE_PATHS.frontend);
 /** ProxyPolicy `backend` members and a ProxyBackend's inline `policies` (also a target's or provider's). */
-const BACKEND = trieOf(policySchema.backend, propertiesOf(ProxyBackendSpec).policies);
-// The `mcp` member is lowered by hand (controller/translate/policy/mcp-member.ts), not by the schema
-// walk: a guardrail processor's Service backendRef becomes McpGuardrailIR.backendKey, a declared IR field.
-child(child(BACKEND, 'mcp'), 'guardrails').set('backendKey', REFERENCE);
+const BACKEND = trieOf(REFERENCE_PATHS.backend);
 
 /** Called with each referenced backend key and the property trail to it from the walked value. */
 export type ReferenceVisitor = (backendKey: string, trail: readonly (string | number)[]) => void;
@@ -190,7 +159,7 @@ export function backendReferences(backend: Backend, visit: ReferenceVisitor): vo
   }
 }
 
-/** The reference paths read from the schemas, one per line (`*` for a map's entries): for tests and review. */
+/** The reference paths as the walks use them, one per line (`*` for a map's entries): for tests and review. */
 export function referencePaths(): { traffic: string[]; frontend: string[]; backend: string[] } {
   const list = (trie: Trie, prefix: string, out: string[]): string[] => {
     for (const [key, next] of trie) {

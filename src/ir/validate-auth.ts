@@ -7,8 +7,7 @@
  * hand-written IR), never a user's mistake — those are reported on the policy's status and the
  * member is dropped before it reaches the IR.
  */
-import { IDP_VALUES } from '../api/v1alpha1/common/jwks.ts';
-import { RESERVED_JWT_CLAIMS } from '../api/v1alpha1/policies/auth-oauth.ts';
+import { IDP_VALUES, RESERVED_JWT_CLAIMS } from '../api/v1alpha1/common/values.ts';
 import type {
   BackendAuthPolicy, CredentialLocation, JwtMcpPolicy, OAuthClientAuthPolicy, OAuthTokenCachePolicy, OAuthTokenEndpointPolicy,
 } from './policy.ts';

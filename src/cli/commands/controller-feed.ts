@@ -16,7 +16,7 @@ import type { KubeObject } from '../../api/gateway/object.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { ObjectSource, SourceSnapshot } from '../../controller/sources/types.ts';
 import { kubeDelta } from '../../controller/kube/kube-source.ts';
-import type { ObjectDelta } from '../../controller/translate/incremental.ts';
+import type { ObjectDelta } from '../../controller/translate/object-delta.ts';
 import type { ConfigFeed, FedTranslation, TranslateFn } from '../../embedded/gateway.ts';
 
 export interface ControllerFeedOptions {

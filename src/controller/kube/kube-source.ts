@@ -28,7 +28,7 @@ import type { KubeObject, SourcedObject } from '../../api/gateway/object.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../sources/types.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
-import { objectKeyOf, type ObjectDelta } from '../translate/incremental.ts';
+import { objectKeyOf, type ObjectDelta } from '../translate/object-delta.ts';
 import { collectionPath, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import { namespaceSelected, type LabelSelector } from './namespace-selector.ts';
 

@@ -12,7 +12,6 @@
  *     by the previous object, so identity follows content.
  */
 import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
-import { isClusterScoped } from '../sources/known-kinds.ts';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import { translateBody, type TranslateOptions, type TranslateResult } from './index.ts';
 import { ApplyMemo } from './policy/apply-memo.ts';
@@ -23,86 +22,14 @@ import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
 import { RouteOrderCache } from './snapshot.ts';
 import { configVersion, entryDigest, VersionParts, type ConfigBody } from './version.ts';
+import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
 
-/** Objects to set (added or changed, by identity) and keys (objectKeyOf) to drop. */
-export interface ObjectDelta {
-  readonly upserted: readonly KubeObject[];
-  readonly removed: readonly string[];
-}
-
-/** What changed in the config's records since the previous result (all of them on the first). */
-export interface RecordChanges<T> {
-  /** New or changed entries. */
-  readonly set: Readonly<Record<string, T>>;
-  readonly removed: readonly string[];
-}
-
-export interface ConfigChanges {
-  /** true on the first result: `set` holds every entry. */
-  readonly full: boolean;
-  readonly routes: RecordChanges<Route>;
-  readonly backends: RecordChanges<Backend>;
-  /** Statuses by statusId(); undefined when two statuses share an id (then the receiver takes `statuses` whole). */
-  readonly statuses: RecordChanges<ObjectStatus> | undefined;
-}
-
-/** Which object a status is for. */
-export function statusId(status: ObjectStatus): string {
-  let id = statusIds.get(status);
-  if (id === undefined) statusIds.set(status, (id = idOf(status)));
-  return id;
-}
-
-/** Unchanged statuses are the same objects from one translation to the next: their id is built once. */
-const statusIds = new WeakMap<ObjectStatus, string>();
-
-function idOf(status: ObjectStatus): string {
-  return `${status.apiVersion}\u0000${status.kind}\u0000${status.metadata.namespace ?? ''}\u0000${status.metadata.name}`;
-}
+export { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
 
 export interface IncrementalResult extends TranslateResult {
   readonly changes: ConfigChanges;
 }
 
-/**
- * `kind/namespace/name`, as the store keys objects (src/controller/store/store.ts); undefined for
- * an object translate() would skip (no kind or name), which is then carried unkeyed.
- */
-export function objectKeyOf(object: KubeObject): string | undefined {
-  if (typeof object !== 'object' || object === null) return undefined;
-  // Objects are replaced, never changed in place (the identity comparisons here rely on it): an
-  // object's key is built once, not on every diff of 11k objects.
-  if (objectKeys.has(object)) return objectKeys.get(object);
-  const key = keyOf(object);
-  objectKeys.set(object, key);
-  return key;
-}
-
-const objectKeys = new WeakMap<KubeObject, string | undefined>();
-
-function keyOf(object: KubeObject): string | undefined {
-  if (typeof object.kind !== 'string') return undefined;
-  const metadata = object.metadata as KubeObject['metadata'] | undefined;
-  if (typeof metadata !== 'object' || metadata === null || typeof metadata.name !== 'string' || metadata.name === '') return undefined;
-  const namespace = isClusterScoped(object.kind) ? '' : (typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : 'default');
-  return `${object.kind}/${namespace}/${metadata.name}`;
-}
-
-/** The delta that turns `held` (by key) into `objects`; objects are compared by identity. */
-export function diffObjects(held: ReadonlyMap<string, KubeObject>, objects: readonly KubeObject[]): { delta: ObjectDelta; next: Map<string, KubeObject> } | undefined {
-  const next = new Map<string, KubeObject>();
-  const upserted: KubeObject[] = [];
-  for (const object of objects) {
-    const key = objectKeyOf(object);
-    // An unkeyable object, or two with one key (the store dedupes; a caller that did not): no delta.
-    if (key === undefined || next.has(key)) return undefined;
-    next.set(key, object);
-    if (held.get(key) !== object) upserted.push(object);
-  }
-  const removed: string[] = [];
-  for (const key of held.keys()) if (!next.has(key)) removed.push(key);
-  return { delta: { upserted, removed }, next };
-}
 
 /** Digest per IR object (version.ts): an object the translator (or this class) reuses is serialised and hashed once. */
 const digests = new WeakMap<object, string>();

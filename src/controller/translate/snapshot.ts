@@ -2,6 +2,7 @@ import type { KubeObject } from '../../api/gateway/object.ts';
 import { GATEWAY_EXPERIMENTAL_GROUP, GATEWAY_GROUP, NAMESPACE_NAME_LABEL, SERVICE_NAME_LABEL, SWITCHBOARD_GROUP } from '../../api/gateway/index.ts';
 import { groupOf, isDict, stringRecord } from './read.ts';
 import { SecretLedger } from './secret-ledger.ts';
+import { compareStrings } from './object-delta.ts';
 
 export const DEFAULT_NAMESPACE = 'default';
 
@@ -104,9 +105,7 @@ export function namespacedName(object: KubeObject): string {
   return `${namespaceOf(object)}/${object.metadata.name}`;
 }
 
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { compareStrings };
 
 /** Every object the translator reads, indexed and in a deterministic order. */
 export interface Snapshot {

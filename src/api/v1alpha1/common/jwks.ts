@@ -3,8 +3,10 @@ import { JsonValue, MapOf, Obj, OneOf, Opt, Str } from '../schema/build.ts';
 import { exactlyOne } from '../schema/rules.ts';
 import { Duration } from '../scalars.ts';
 import { PolicyBackendEndpoint } from '../refs.ts';
+import { IDP_VALUES } from './values.ts';
 
-export const IDP_VALUES = ['idp_1', 'idp_2', 'idp_3', 'idp_4', 'idp_5', 'idp_6'] as const;
+export { IDP_VALUES };
+
 export const JWT_MODES = ['Strict', 'Optional', 'Permissive'] as const;
 
 export const RemoteJwks = () =>

@@ -4,10 +4,12 @@ import { has, together } from '../schema/rules.ts';
 import { CELExpression, Duration, ShortString } from '../scalars.ts';
 import { LocalSecretKeyRef, endpointProperties, endpointRule } from '../refs.ts';
 import { AuthorizationExtractionLocation, AuthorizationLocation } from '../common/location.ts';
+import { RESERVED_JWT_CLAIMS } from '../common/values.ts';
+
+export { RESERVED_JWT_CLAIMS };
 
 export const JWT_SIGNING_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384'] as const;
 export const REQUESTED_TOKEN_TYPES = ['AccessToken', 'Jwt', 'IdToken', 'IdJag'] as const;
-export const RESERVED_JWT_CLAIMS = ['iat', 'exp', 'nbf'] as const;
 
 const SigningAlg = () => OneOf(JWT_SIGNING_ALGS, { default: 'RS256' });
 
