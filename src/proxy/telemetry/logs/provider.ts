@@ -4,9 +4,8 @@
  * bounded queue and a logger provider. One per compiled config; shut down (pending records flushed)
  * when the config is retired, like the tracer provider (tracing/provider.ts).
  */
-import { OTLPLogExporter as GrpcExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
-import { OTLPLogExporter as HttpExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import { logExporterClasses } from '../otlp-exporters.ts';
 
 /**
  * Bounds on what one bind's exported access log may hold in memory (docs/observability.md,
@@ -61,6 +60,7 @@ export function createLogProvider(setup: LogExportSetup): LoggerProvider {
 
 function otlpExporter(url: string, protocol: 'HTTP' | 'GRPC'): LogRecordExporter {
   const timeoutMillis = LOG_LIMITS.exportTimeoutMillis;
+  const { Grpc: GrpcExporter, Http: HttpExporter } = logExporterClasses();
   if (protocol === 'HTTP') return new HttpExporter({ url, timeoutMillis });
   // TLS for an https URL, plaintext for http (the gRPC exporter's default credentials by scheme).
   return new GrpcExporter({ url, timeoutMillis });

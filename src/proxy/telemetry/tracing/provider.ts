@@ -5,10 +5,9 @@
  * spans flushed) when the config is retired.
  */
 import type { Attributes } from '@opentelemetry/api';
-import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as HttpExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
+import { traceExporterClasses } from '../otlp-exporters.ts';
 
 /**
  * Bounds on what one bind's traces may hold in memory (docs/observability.md, docs/security.md):
@@ -70,6 +69,7 @@ export function createTracerProvider(setup: TracerSetup): TracerProvider {
 function otlpExporter(endpoint: string, protocol: 'HTTP' | 'GRPC'): SpanExporter {
   const url = exportUrl(endpoint, protocol);
   const timeoutMillis = TRACE_LIMITS.exportTimeoutMillis;
+  const { Grpc: GrpcExporter, Http: HttpExporter } = traceExporterClasses();
   if (protocol === 'HTTP') return new HttpExporter({ url, timeoutMillis });
   // The gRPC exporter speaks TLS for an https URL and plaintext for http (its default credentials by scheme).
   return new GrpcExporter({ url, timeoutMillis });
