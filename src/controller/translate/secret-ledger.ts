@@ -96,14 +96,25 @@ export class SecretLedger {
           into.push(pointer);
           return;
         }
-        if (depth === 2 && signature !== undefined) {
-          let kept = located.get(value);
-          if (kept?.signature !== signature) {
-            const relative: string[] = [];
-            for (const [key, child] of Object.entries(value)) walk(child, `/${escapePointer(key)}`, depth + 1, relative);
-            located.set(value, (kept = { signature, pointers: relative }));
+        if (depth === 1 && signature !== undefined) {
+          // A record of Routes/Backends (10k entries): a kept entry in which nothing was found
+          // costs a lookup, not a pointer string per key per translation.
+          for (const key of Object.keys(value)) {
+            const child = (value as Record<string, unknown>)[key];
+            if (child === null || typeof child !== 'object' || this.#trees.has(child)) {
+              walk(child, `${pointer}/${escapePointer(key)}`, depth + 1, into);
+              continue;
+            }
+            let kept = located.get(child);
+            if (kept?.signature !== signature) {
+              const relative: string[] = [];
+              for (const [k, grandchild] of Object.entries(child)) walk(grandchild, `/${escapePointer(k)}`, depth + 2, relative);
+              located.set(child, (kept = { signature, pointers: relative }));
+            }
+            if (kept.pointers.length === 0) continue;
+            const at = `${pointer}/${escapePointer(key)}`;
+            for (const relative of kept.pointers) into.push(at + relative);
           }
-          for (const relative of kept.pointers) into.push(pointer + relative);
           return;
         }
         for (const [key, child] of Object.entries(value)) walk(child, `${pointer}/${escapePointer(key)}`, depth + 1, into);
