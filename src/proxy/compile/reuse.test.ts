@@ -106,6 +106,22 @@ describe('compiled results reused across config versions', () => {
     assert.notEqual(entry(v2, '/a')?.rule, entry(v1, '/a')?.rule);
   });
 
+  it('a local-only rate limit is kept, and still counts into the same buckets; a global one is compiled on every version', () => {
+    const ctx = context();
+    const svc = backend('svc', [8080]);
+    const local = { rateLimit: { local: [{ requests: 1, unit: 'Minute' }] }, sources: { rateLimit: ['ProxyPolicy/default/rl'] } } as unknown as TrafficPolicy;
+    const conditionalGlobal = {
+      rateLimit: { conditional: [{ condition: 'true', policy: { global: { backendKey: 'rls', domain: 'd', descriptors: [] } } }, { policy: { local: [{ requests: 1, unit: 'Minute' }] } }] },
+      sources: { rateLimit: ['ProxyPolicy/default/rl2'] },
+    } as unknown as TrafficPolicy;
+    const a = prefixRoute('a', '/a', 'svc', local);
+    const g = prefixRoute('g', '/g', 'svc', conditionalGlobal);
+    const v1 = compileConfig(ir([a, g], [svc, backend('rls', [8081])], 'v1'), ctx).compiled;
+    const v2 = compileConfig(ir([a, g], [svc, backend('rls', [8081])], 'v2'), ctx).compiled;
+    assert.equal(entry(v2, '/a')?.rule, entry(v1, '/a')?.rule, 'the local-only rule is kept');
+    assert.notEqual(entry(v2, '/g')?.rule, entry(v1, '/g')?.rule, 'a rule that may call the rate-limit service is not');
+  });
+
   it('a rule whose compile used the lifecycle or the endpoint resolver is compiled again', () => {
     const ctx = context();
     const svc = backend('svc', [8080]);

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Backend, RouteRule } from '../../ir/types.ts';
-import type { TrafficMember, TrafficPolicy } from '../../ir/policy.ts';
+import type { Conditional, RateLimitPolicy, TrafficMember, TrafficPolicy } from '../../ir/policy.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import type { BackendHandler } from '../backends/handlers.ts';
 import type { EndpointResolver } from '../ext/endpoint.ts';
@@ -44,9 +44,10 @@ export interface KeptRule {
 }
 
 /**
- * Traffic members whose compiled step is a pure function of the IR member (and the logger):
- * anything else (rateLimit's counters and service client, extAuth/extProc clients, remote JWKS,
- * retry budgets, members added later) makes a rule compile anew every version.
+ * Traffic members whose compiled step is a pure function of the IR member (and the logger), plus
+ * a local-only rateLimit (localOnly below): anything else (a global rateLimit's service client,
+ * extAuth/extProc clients, remote JWKS, retry budgets, members added later) makes a rule compile
+ * anew every version.
  */
 const PURE_TRAFFIC_MEMBERS: ReadonlySet<TrafficMember> = new Set<TrafficMember>([
   'directResponse', 'headerModifiers', 'cors', 'csrf', 'delay', 'hostRewrite', 'transformation',
@@ -104,9 +105,22 @@ export function ruleMayBeKept(rule: RouteRule): boolean {
 function pureTraffic(p: TrafficPolicy): boolean {
   for (const member of Object.keys(p) as (keyof TrafficPolicy)[]) {
     if (member === 'sources' || member === 'invalid' || p[member] === undefined) continue;
-    if (!PURE_TRAFFIC_MEMBERS.has(member as TrafficMember)) return false;
+    if (PURE_TRAFFIC_MEMBERS.has(member as TrafficMember)) continue;
+    if (member === 'rateLimit' && p.rateLimit !== undefined && localOnly(p.rateLimit)) continue;
+    return false;
   }
   return true;
+}
+
+/**
+ * A rate limit with local buckets only: its buckets live outside the compiled rule (rate-limit.ts
+ * keeps them per policy source and entries, across config versions), so a kept rule counts into
+ * the same buckets a recompiled one would get. A global limit holds a service client closed with
+ * its compiled step, so it is never kept.
+ */
+function localOnly(limit: RateLimitPolicy | Conditional<RateLimitPolicy>): boolean {
+  const branches = 'conditional' in limit ? limit.conditional.map((c) => c.policy) : [limit];
+  return branches.every((branch) => branch.global === undefined);
 }
 
 /** The rule compiled for the same IR rule object by an earlier version, when every input it read is the same. */
