@@ -14,7 +14,11 @@
  *                     executed in it (every thread: JIT compilers and GC helpers included). Per
  *                     request = the slope between intervals of N1 and N2 requests, so a constant
  *                     per interval (timers, the dump itself) cancels. Slow (~50× native): use a
- *                     few thousand requests.
+ *                     few thousand requests. Only `node=--predictable` with `--connections 1`
+ *                     repeats (same tree within 1.5 % per interval, bench/RESULTS.md session 7):
+ *                     otherwise V8's background threads and the batching follow wall time. Even
+ *                     then the intervals are not proportional to n (tiering and collections fall
+ *                     where they fall), so compare trees interval by interval, not by slope.
  *   --mode cpu        (default) native runs; CPU time of every thread of the gateway from
  *                     /proc/<pid>/task/<tid>/schedstat (nanoseconds, unlike /proc/<pid>/stat's
  *                     10 ms ticks) around short intervals of n requests, trees interleaved per
@@ -25,7 +29,8 @@
  *
  *   node bench/instructions.ts --mode cpu --samples 30 --requests 4000 tree=/tmp/sb-d51b757 tree=.
  *   node bench/instructions.ts --client wrk --connections 32 --duration 1 --samples 30 tree=A tree=B
- *   node bench/instructions.ts --mode callgrind --warmup 3000 --requests 1000,3000 tree=/tmp/sb-d51b757
+ *   node bench/instructions.ts --mode callgrind --warmup 4000 --requests 1000,2000 --connections 1 \
+ *     'tree=/tmp/sb-d51b757,node=--predictable'
  *
  * A tree is a source tree with node_modules (a `git archive` of a commit with node_modules linked);
  * `tree=DIR,env=NAME=VALUE` adds one environment variable, `tree=DIR,node=--a --b` Node/V8 flags
