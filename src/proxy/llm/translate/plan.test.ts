@@ -73,6 +73,16 @@ describe('planRequest', () => {
     assert.equal(noModel.response.status, 400);
   });
 
+  // Found by the request fuzz property (test/hostile/fuzz-llm-request.test.ts): a TypeError, not a 400.
+  for (const fn of [{ name: '', arguments: null }, { name: null, arguments: '{}' }, { name: 'f', arguments: { a: 1 } }, null]) {
+    it(`an assistant tool call with function ${JSON.stringify(fn)} is a 400 on a translated route, never a throw`, () => {
+      const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: fn }] }] }));
+      const planned = planRequest({ routeType: 'Completions', provider: { providerD: {} }, body });
+      assert.equal(planned.kind, 'respond');
+      assert.equal(planned.response.status, 400);
+    });
+  }
+
   const realtimeCases: { name: string; provider: LLMProvider; path: string; aliases?: Record<string, string>; expect: { host: string; path: string; credential: string } | number }[] = [
     { name: 'providerA: model override replaces the query model, other parameters kept', provider: { providerA: { model: 'gpt-realtime' } }, path: '/v1/realtime?model=x&foo=1', expect: { host: 'api.openai.com', path: '/v1/realtime?model=gpt-realtime&foo=1', credential: 'authorization' } },
     { name: 'providerA: alias applied to the query model', provider: { providerA: {} }, path: '/v1/realtime?model=voice', aliases: { voice: 'gpt-realtime-mini' }, expect: { host: 'api.openai.com', path: '/v1/realtime?model=gpt-realtime-mini', credential: 'authorization' } },

@@ -91,6 +91,11 @@ function assistantParts(m: Extract<ChatMessage, { role: 'assistant' }>): Part[] 
   }
   parts.push(...contentParts(m.content));
   for (const call of m.tool_calls ?? []) {
+    // Typed by the schema, but a client's JSON is not: OpenAI answers 400 for a non-string here,
+    // and the converters read both as strings.
+    if (typeof call?.function?.name !== 'string' || typeof call.function.arguments !== 'string') {
+      throw new TranslationError('an assistant message\'s tool_calls[].function needs a string name and a string arguments');
+    }
     const sig = call.extra_content?.google?.thought_signature;
     if (sig) parts.push(clientThinking('', sig, 'gemini'));
     parts.push({ type: 'tool_call', id: call.id, name: call.function.name, arguments: call.function.arguments });
