@@ -154,8 +154,9 @@ export class EmbeddedGateway {
   }
 
   /**
-   * ProxyModel is experimental (SPEC.md: gated by proxyModels.enabled) and this gateway does not
-   * serve it yet: say so once per object instead of dropping it silently.
+   * ProxyModel is experimental (SPEC.md: gated by proxyModels.enabled). With the API off, each
+   * object's status says `Accepted=False` (translate/proxy-model-status.ts); the log says it once
+   * per object as well, for whoever reads the log rather than the status.
    */
   #logIgnoredModels(): void {
     for (const object of this.#store.objects()) {
