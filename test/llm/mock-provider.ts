@@ -97,3 +97,19 @@ async function write(res: ServerResponse, answer: Answer): Promise<void> {
   }
   res.end();
 }
+
+/** A Service (port 8000) whose one ready endpoint is the mock vendor: a provider or a ProxyModel names it by backendRef. */
+export function vendorService(name: string, vendor: MockProvider): string {
+  return `apiVersion: v1
+kind: Service
+metadata: { name: ${name} }
+spec: { ports: [{ name: http, port: 8000 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${name}-1, labels: { kubernetes.io/service-name: ${name} } }
+addressType: IPv4
+ports: [{ name: http, port: ${vendor.port} }]
+endpoints: [{ addresses: [${vendor.host}], conditions: { ready: true } }]
+`;
+}

@@ -9,22 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
-import { startMockProvider, type MockProvider } from './mock-provider.ts';
+import { startMockProvider, vendorService, type MockProvider } from './mock-provider.ts';
 
-function vendorService(name: string, vendor: MockProvider): string {
-  return `apiVersion: v1
-kind: Service
-metadata: { name: ${name} }
-spec: { ports: [{ name: http, port: 8000 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: ${name}-1, labels: { kubernetes.io/service-name: ${name} } }
-addressType: IPv4
-ports: [{ name: http, port: ${vendor.port} }]
-endpoints: [{ addresses: [${vendor.host}], conditions: { ready: true } }]
-`;
-}
 
 function model(name: string, parent: string, service: string, match: string, created: string): string {
   return `apiVersion: switchboard.dev/v1alpha1

@@ -10,28 +10,13 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { httpGateway } from '../support/manifests.ts';
-import { startMockProvider, type MockProvider } from './mock-provider.ts';
+import { startMockProvider, vendorService, type MockProvider } from './mock-provider.ts';
 
 const completion = (who: string, model: unknown) => ({
   status: 200,
   body: { id: `chatcmpl-${who}`, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: `from ${who}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } },
 });
 
-/** A Service whose one ready endpoint is the mock vendor. */
-function vendorService(name: string, vendor: MockProvider): string {
-  return `apiVersion: v1
-kind: Service
-metadata: { name: ${name} }
-spec: { ports: [{ name: http, port: 8000 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: ${name}-1, labels: { kubernetes.io/service-name: ${name} } }
-addressType: IPv4
-ports: [{ name: http, port: ${vendor.port} }]
-endpoints: [{ addresses: [${vendor.host}], conditions: { ready: true } }]
-`;
-}
 
 function model(name: string, service: string, extra = ''): string {
   return `apiVersion: switchboard.dev/v1alpha1

@@ -4,7 +4,6 @@
  * ready endpoint is the mock, which listens on loopback — a baseURL may not name it: SSRF guard)
  * and Custom models on those Services, answering OpenAI chat completions.
  */
-import type { MockProvider } from '../../llm/mock-provider.ts';
 
 export const MODELS_ROUTE = `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -16,21 +15,7 @@ spec:
       backendRefs: [{ group: switchboard.dev, kind: ProxyModel, name: "*" }]
 `;
 
-/** A Service whose one ready endpoint is the mock vendor. */
-export function vendorService(name: string, vendor: MockProvider): string {
-  return `apiVersion: v1
-kind: Service
-metadata: { name: ${name} }
-spec: { ports: [{ name: http, port: 8000 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: ${name}-1, labels: { kubernetes.io/service-name: ${name} } }
-addressType: IPv4
-ports: [{ name: http, port: ${vendor.port} }]
-endpoints: [{ addresses: [${vendor.host}], conditions: { ready: true } }]
-`;
-}
+export { vendorService } from '../../llm/mock-provider.ts';
 
 /** A Custom ProxyModel on `service`; `extra` is more of its spec, indented two spaces. */
 export function customModel(name: string, service: string, extra = ''): string {
