@@ -6,8 +6,8 @@
  *
  * The result is exactly translate()'s for the same objects (incremental.test.ts checks it over a
  * table of edits). What is reused from one result to the next:
- *   - the digest of each Route's and Backend's canonical JSON (cached per IR object), from which
- *     the config version is assembled (version.ts) instead of re-serialising the whole config;
+ *   - the digest of each Route's and Backend's canonical JSON (cached per IR object), and the
+ *     version's bucket digests (version.ts): an edit rehashes only the buckets it touched;
  *   - unchanged IR objects themselves: a Route or Backend whose digest did not change is replaced
  *     by the previous object, so identity follows content.
  */
@@ -21,7 +21,7 @@ import { BindsMemo } from './binds-memo.ts';
 import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
 import { RouteOrderCache } from './snapshot.ts';
-import { configVersion, entryDigest, VersionParts, type ConfigBody } from './version.ts';
+import { entryDigest, VersionParts, type ConfigBody } from './version.ts';
 import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
 
 export { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
@@ -120,11 +120,11 @@ export class IncrementalTranslator {
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
     const backends = reuse(body.backends, previous?.backends);
-    this.#version.setKeys(routes.record, routeKeys);
     // Binds equal to the previous ones stay the previous object: their canonical JSON is kept with it.
     const binds = previous !== undefined && sameJson(previous.binds, body.binds) ? previous.binds : body.binds;
     const stable: ConfigBody = { binds, routes: routes.record, backends: backends.record };
-    const config: ProxyConfig = { version: configVersion(stable, digestOf, this.#version), ...stable };
+    // The first result (or one after resetChanges) rebuilds the version's buckets; later ones rehash those the changes touch.
+    const config: ProxyConfig = { version: this.#version.version(stable, digestOf, previous === undefined ? undefined : { routes: routes.changes, backends: backends.changes }), ...stable };
     const statusSet = this.#statuses.next(statuses);
     this.#previous = { binds, routes: config.routes, backends: config.backends, routeCount: routeKeys.length };
     return {
