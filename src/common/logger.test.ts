@@ -75,6 +75,63 @@ describe('logger output', () => {
   });
 });
 
+describe('the process stdout writer', () => {
+  const LOGGER = JSON.stringify(new URL('./logger.ts', import.meta.url).href);
+
+  it('a quiet process shows its one line within the flush interval, without exiting', async () => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+      import { createLogger } from ${LOGGER};
+      createLogger({ format: 'json', level: 'info' }).info('alone');
+      setInterval(() => {}, 1000);
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve) => child.stdout.setEncoding('utf8').once('data', resolve));
+      assert.equal((JSON.parse(line) as { msg: string }).msg, 'alone');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('more lines than one batch arrive whole and in order while the process runs', async () => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+      import { createLogger } from ${LOGGER};
+      const logger = createLogger({ format: 'json', level: 'info' });
+      for (let i = 0; i < 3000; i++) logger.info({ i, pad: 'x'.repeat(i % 97) }, 'line');
+      setInterval(() => {}, 1000);
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    try {
+      await new Promise<void>((resolve) => child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        out += c;
+        if (out.split('\n').length > 3000) resolve();
+      }));
+      const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { i: number });
+      assert.deepEqual(lines.map((l) => l.i), Array.from({ length: 3000 }, (_, i) => i));
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('a closed stdout drops lines and says so once on stderr; the process keeps running', async () => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+      import { createLogger } from ${LOGGER};
+      const logger = createLogger({ format: 'json', level: 'info' });
+      process.stdin.once('data', () => {
+        for (let i = 0; i < 2000; i++) logger.info({ i }, 'line');
+        setTimeout(() => { process.stderr.write('still running'); process.exit(0); }, 250);
+      });
+    `], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { err += c; });
+    child.stdout.destroy();
+    child.stdin.write('go\n');
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    assert.equal(code, 0, err);
+    assert.match(err, /still running/);
+    assert.equal(err.match(/log lines dropped/g)?.length, 1, err);
+  });
+});
+
 describe('per-module levels (logging.level "warn,mcp=debug")', () => {
   const lines = (filter: string): { module?: string; msg: string }[] => {
     const chunks: string[] = [];

@@ -4,7 +4,7 @@ import { REDACTED, SecretMatcher } from './secret-matcher.ts';
 
 export type { Logger };
 
-/** pino's asynchronous destination (sonic-boom, which pino depends on). */
+/** pino's file-descriptor destination (sonic-boom, which pino depends on). */
 type SonicBoom = ReturnType<typeof pino.destination>;
 
 export interface LoggerOptions {
@@ -78,51 +78,82 @@ function withModuleLevels(logger: Logger, filter: LogFilter | undefined): Logger
 }
 
 /**
- * Bytes held before a write to stdout. A synchronous write per line (process.stdout on a file or
- * pipe) was most of the ~29 µs an access log line cost; one write per 8 KiB (or per flush tick)
- * makes a line a string append. Bounded: sonic-boom writes once this much is held (its maxWrite is 16 KiB).
+ * Characters held before a write to stdout. A synchronous write per line (process.stdout on a file
+ * or pipe) was most of the ~29 µs an access log line cost; one write per 8 KiB (or per flush tick)
+ * makes a line an array push. Lines are batched here rather than in sonic-boom: its write() takes
+ * the byte length of its whole pending string on every line, which re-copies the growing buffer
+ * (~2 µs a line at 8 KiB).
  */
-const STDOUT_BUFFER_BYTES = 8 * 1024;
+const STDOUT_BATCH_CHARS = 8 * 1024;
 /** A quiet process still shows its lines within this time. */
 const STDOUT_FLUSH_INTERVAL_MS = 100;
 
-let stdoutBoom: SonicBoom | undefined;
-
 /**
- * The process's one buffered stdout writer (sonic-boom, asynchronous). Flushed every 100 ms, and
- * synchronously when the process exits (normal exit, process.exit after SIGTERM's drain): no line
- * written before exit is lost.
+ * The process's stdout: lines batched in memory and written synchronously, one write per batch
+ * (sonic-boom, which pino depends on, does the write: partial writes, EAGAIN on a non-blocking
+ * pipe). Synchronous like Node's own stdout on files and pipes: a log reader that stops reading
+ * slows the process instead of growing a buffer without bound, and nothing is in flight when the
+ * process exits — the exit handler writes the last batch, so no line logged before exit is lost.
  */
-export function processStdout(): SonicBoom {
-  if (stdoutBoom) return stdoutBoom;
-  const boom = pino.destination({ fd: 1, minLength: STDOUT_BUFFER_BYTES, sync: false });
-  stdoutBoom = boom;
-  const timer = setInterval(() => flushQuietly(boom), STDOUT_FLUSH_INTERVAL_MS);
+class BatchedStdout implements LogDestination {
+  readonly #boom: SonicBoom;
+  #lines: string[] = [];
+  #chars = 0;
+
+  constructor(boom: SonicBoom) {
+    this.#boom = boom;
+  }
+
+  write(line: string): boolean {
+    this.#lines.push(line);
+    this.#chars += line.length;
+    if (this.#chars >= STDOUT_BATCH_CHARS) this.flush();
+    return true;
+  }
+
+  /** Writes every held line now. */
+  flush(): void {
+    if (this.#lines.length === 0) return;
+    const batch = this.#lines.length === 1 ? (this.#lines[0] as string) : this.#lines.join('');
+    this.#lines = [];
+    this.#chars = 0;
+    this.#boom.write(batch);
+  }
+}
+
+let stdout: BatchedStdout | undefined;
+let stdoutErrorReported = false;
+
+/** The process's one batched stdout writer, flushed every 100 ms and when the process exits. */
+export function processStdout(): LogDestination {
+  if (stdout) return stdout;
+  const boom = pino.destination({ fd: 1, minLength: 0, sync: true });
+  // A closed stdout (EPIPE: the reader went away) loses log lines, not the traffic being served.
+  boom.on('error', (err: Error) => {
+    if (!stdoutErrorReported) process.stderr.write(`switchboard: log lines dropped, stdout failed: ${err.message}\n`);
+    stdoutErrorReported = true;
+  });
+  const batched = new BatchedStdout(boom);
+  stdout = batched;
+  const timer = setInterval(() => flushQuietly(batched), STDOUT_FLUSH_INTERVAL_MS);
   timer.unref();
   process.once('exit', () => {
     clearInterval(timer);
     flushLogs();
   });
-  return boom;
+  return batched;
 }
 
-/** Writes every buffered line now (synchronously); call before an abrupt exit. */
+/** Writes every held line now; call before an abrupt exit. */
 export function flushLogs(): void {
-  const boom = stdoutBoom;
-  if (!boom) return;
-  try {
-    boom.flushSync();
-  } catch {
-    // EAGAIN on a full pipe or a closed stdout: nothing better to do at exit.
-  }
+  if (stdout) flushQuietly(stdout);
 }
 
-function flushQuietly(boom: SonicBoom): void {
-  // flush() waits for a write in flight; it throws on a closed stream (at exit): nothing to do then.
+function flushQuietly(batched: BatchedStdout): void {
   try {
-    boom.flush();
+    batched.flush();
   } catch {
-    /* closed */
+    // A closed stdout (EPIPE) or one that stays full: nothing better to do with a log line.
   }
 }
 
@@ -140,9 +171,45 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
   const terminal = opts.destination === undefined && process.stdout.isTTY === true;
   const text = opts.format !== 'json' && (terminal || opts.textOnPipes === true);
   if (!text) {
-    return withModuleLevels(pino({ level, base: { pid: process.pid }, redact, hooks: { streamWrite: scrubLogLine } }, destination), opts.filter);
+    const logger = pino({ level, base: { pid: process.pid }, redact, hooks: { streamWrite: scrubLogLine } }, destination);
+    (logger as PinoInternals)[TAKES_JSON_LINES] = true;
+    return withModuleLevels(logger, opts.filter);
   }
   return withModuleLevels(pino({ level, base: undefined, timestamp: false, redact, hooks: { streamWrite: (line) => toText(scrubLogLine(line)) } }, destination), opts.filter);
+}
+
+/**
+ * Loggers createLogger made for JSON lines carry this mark (children inherit it): only they take
+ * pre-serialized lines (writeInfoLine). A text logger, or a pino made elsewhere, does not.
+ */
+const TAKES_JSON_LINES = Symbol('switchboard.takesJsonLines');
+
+const { lsCacheSym, timeSym, chindingsSym, streamSym, endSym } = pino.symbols;
+type PinoInternals = Logger & {
+  [TAKES_JSON_LINES]?: true;
+  [lsCacheSym]: Record<number, string>;
+  [timeSym]: () => string;
+  [chindingsSym]: string;
+  [streamSym]: LogDestination;
+  [endSym]: string;
+};
+
+const INFO = pino.levels.values.info;
+
+/**
+ * Writes one info line whose fields the caller already serialized as JSON members (`"a":1,"b":"x"`,
+ * no braces) with `msg`, in exactly the shape pino writes (level, time, the logger's bindings, the
+ * fields, msg), scrubbed of secret values like every line. For a fixed record on the hot path (the
+ * access log) this skips pino's per-key serialisation. Returns false — and writes nothing — when
+ * the logger is not a JSON logger from createLogger or info is off for it: the caller logs through
+ * pino then (text rendering, a test's logger). `msg` must be a plain ASCII word (it is not escaped).
+ */
+export function writeInfoLine(logger: Logger, members: string, msg: string): boolean {
+  const internals = logger as PinoInternals;
+  if (internals[TAKES_JSON_LINES] !== true || !logger.isLevelEnabled('info')) return false;
+  const line = internals[lsCacheSym][INFO] + internals[timeSym]() + internals[chindingsSym] + ',' + members + ',"msg":"' + msg + '"' + internals[endSym];
+  internals[streamSym].write(scrubLogLine(line));
+  return true;
 }
 
 /** A JSON line as `time LEVEL msg key=value …` for a person reading a terminal. */
