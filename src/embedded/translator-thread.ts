@@ -2,8 +2,9 @@ import { Worker } from 'node:worker_threads';
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
 // The leaf, not incremental.ts: this module runs on the serving thread, which must not load the translator.
-import { byObject, compareStrings, diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/object-delta.ts';
+import { byObject, diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/object-delta.ts';
 import type { Bind, ProxyConfig } from '../ir/types.ts';
+import { patchConfig } from '../ir/config-delta.ts';
 import type { Translation } from './gateway.ts';
 
 /**
@@ -238,7 +239,8 @@ export function applyUpdate(previous: ProxyConfig | undefined, update: Translati
     if (!changes.full) throw new Error('the translator thread sent changes without a previous config');
     return { version: update.version, binds: keptBinds(undefined, update.binds), routes: changes.routes.set, backends: changes.backends.set };
   }
-  return { version: update.version, binds: keptBinds(previous.binds, update.binds), routes: patch(previous.routes, changes.routes), backends: patch(previous.backends, changes.backends) };
+  // patchConfig records what changed, so validateConfig checks the change, not the config (src/ir/config-delta.ts).
+  return patchConfig(previous, update.version, keptBinds(previous.binds, update.binds), changes.routes, changes.backends);
 }
 
 /** The binds an update names, each `null` replaced by the previous bind at its index. */
@@ -277,13 +279,3 @@ export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined,
   return [...out, ...added.map((id) => set[id] as ObjectStatus)].sort(byObject);
 }
 
-function patch<T>(previous: Readonly<Record<string, T>>, changes: ConfigChanges['routes' | 'backends']): Record<string, T> {
-  const set = changes.set as Readonly<Record<string, T>>;
-  const added = Object.keys(set).filter((key) => !Object.hasOwn(previous, key));
-  if (added.length === 0 && changes.removed.length === 0) return { ...previous, ...set };
-  const removed = new Set(changes.removed);
-  const keys = [...Object.keys(previous).filter((key) => !removed.has(key)), ...added].sort(compareStrings);
-  const out: Record<string, T> = {};
-  for (const key of keys) out[key] = (Object.hasOwn(set, key) ? set[key] : previous[key]) as T;
-  return out;
-}

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import type { ProxyConfig, Route } from './types.ts';
+import type { Bind, Listener, ProxyConfig, Route } from './types.ts';
+import { deltaFrom, patchConfig } from './config-delta.ts';
 import { validateConfig } from './validate.ts';
 
 const GOLDEN = join(import.meta.dirname, '../../test/golden');
@@ -293,5 +294,84 @@ describe('validateConfig against the previous clean config: only what changed is
     reads = 0;
     assert.deepEqual(validateConfig({ ...before }, before), []);
     assert.equal(reads, 0);
+  });
+});
+
+describe('validateConfig of a config patched from the previous clean one: only the patch is checked', () => {
+  const previous = goldenConfig(join(GOLDEN, SIMPLE));
+  const route = previous.routes['default/api'] as Route;
+  const bind = previous.binds[0] as Bind;
+  const listener = bind.listeners[0] as Listener;
+  const none = { set: {}, removed: [] };
+  const badRoute: Route = { ...route, rules: [{ ...route.rules[0]!, timeouts: { requestMs: -1 } }] };
+  const rows: { name: string; next: () => ProxyConfig; problems: number }[] = [
+    { name: 'an empty patch', next: () => patchConfig(previous, 'v2', [...previous.binds], none, none), problems: 0 },
+    { name: 'a changed route is checked', next: () => patchConfig(previous, 'v2', [...previous.binds], { set: { 'default/api': badRoute }, removed: [] }, none), problems: 1 },
+    {
+      name: 'an added route naming a missing backend is checked',
+      next: () => patchConfig(previous, 'v2', [...previous.binds], { set: { 'default/new': { ...route, key: 'default/new', rules: [{ ...route.rules[0]!, key: 'default/new/rule/0', backends: [{ ...route.rules[0]!.backends[0]!, backendKey: 'service/default/gone:80' }] }] } }, removed: [] }, none),
+      problems: 1,
+    },
+    { name: 'a removed backend an unchanged route names', next: () => patchConfig(previous, 'v2', [...previous.binds], none, { set: {}, removed: Object.keys(previous.backends) }), problems: 1 },
+    {
+      // The bind is the same object, but the route one of its listeners attaches went away: the bind is walked again.
+      name: 'a removed route an unchanged bind attaches', next: () => patchConfig(previous, 'v2', [...previous.binds], { set: {}, removed: ['default/api'] }, none), problems: 1,
+    },
+    {
+      name: 'a changed bind attaching a missing route is checked',
+      next: () => patchConfig(previous, 'v2', [{ ...bind, listeners: [{ ...listener, routes: [...listener.routes, { routeKey: 'default/gone', hostnames: [] }] }] }], none, none),
+      problems: 1,
+    },
+    {
+      name: 'an unchanged bind\'s listener key taken by a new bind',
+      next: () => patchConfig(previous, 'v2', [...previous.binds, { ...bind, key: 'other', port: bind.port + 1 }], none, none),
+      problems: 1,
+    },
+    {
+      name: 'a renamed listener an unchanged route\'s byListener names',
+      next: () => {
+        const withByListener: Route = { ...route, rules: [{ ...route.rules[0]!, trafficByListener: { [listener.key]: { sources: {} } } }] };
+        const before = patchConfig(previous, 'v2', [...previous.binds], { set: { 'default/api': withByListener }, removed: [] }, none);
+        assert.deepEqual(validateConfig(before, previous), []);
+        base = before;
+        return patchConfig(before, 'v3', [{ ...bind, listeners: [{ ...listener, key: 'renamed' }] }], none, none);
+      },
+      problems: 1,
+    },
+  ];
+  let base = previous;
+  for (const row of rows) {
+    it(row.name, () => {
+      base = previous;
+      const next = row.next();
+      assert.ok(deltaFrom(next, base), 'the config carries its patch');
+      assert.equal(validateConfig(next, base).length, row.problems, JSON.stringify(validateConfig(next, base)));
+      assert.equal(validateConfig(next).length, row.problems, 'a full check agrees');
+    });
+  }
+
+  it('neither the unchanged routes nor an unchanged bind\'s attachments are read', () => {
+    let recordReads = 0;
+    let attachmentReads = 0;
+    const routes = new Proxy(previous.routes, { ownKeys: (target) => { recordReads++; return Reflect.ownKeys(target); } });
+    const watchedListener = new Proxy(listener, { get: (target, key, receiver) => { if (key === 'routes') attachmentReads++; return Reflect.get(target, key, receiver) as unknown; } });
+    const before: ProxyConfig = { ...previous, routes, binds: [{ ...bind, listeners: [watchedListener] }] };
+    assert.deepEqual(validateConfig(before), []);
+    assert.ok(recordReads > 0 && attachmentReads > 0, 'the watch sees a full check');
+    recordReads = 0;
+    attachmentReads = 0;
+    // patchConfig reads the previous record's keys once (then keeps them): read them before counting.
+    patchConfig(before, 'v1', [...before.binds], none, none);
+    recordReads = 0;
+    const next = patchConfig(before, 'v2', [...before.binds], { set: { 'default/api': { ...route } }, removed: [] }, none);
+    recordReads = 0;
+    assert.deepEqual(validateConfig(next, before), []);
+    assert.equal(attachmentReads, 0);
+    assert.equal(recordReads, 0);
+  });
+
+  it('a changed route is checked against the patched config', () => {
+    const next = patchConfig(previous, 'v2', [...previous.binds], { set: { 'default/api': badRoute }, removed: [] }, none);
+    assert.deepEqual(validateConfig(next, previous).map((p) => p.path), [`${ROUTE}.rules[0].timeouts.requestMs`]);
   });
 });

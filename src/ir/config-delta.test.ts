@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { deltaFrom, patchConfig, patchRecord } from './config-delta.ts';
+import type { ProxyConfig } from './types.ts';
+
+describe('patchRecord', () => {
+  const a = { n: 1 };
+  const b = { n: 2 };
+  const c = { n: 3 };
+  const rows: { name: string; previous: Record<string, object>; set: Record<string, object>; removed: string[]; keys: string[] }[] = [
+    { name: 'a changed entry keeps the order', previous: { x: a, y: b }, set: { x: c }, removed: [], keys: ['x', 'y'] },
+    { name: 'an added entry is placed in key order', previous: { b: a, d: b }, set: { c }, removed: [], keys: ['b', 'c', 'd'] },
+    { name: 'a removed entry goes', previous: { b: a, d: b }, set: {}, removed: ['b'], keys: ['d'] },
+    { name: 'removing a key that is not there changes nothing', previous: { b: a }, set: {}, removed: ['zz'], keys: ['b'] },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const out = patchRecord(row.previous, { set: row.set, removed: row.removed });
+      assert.deepEqual(Object.keys(out), row.keys);
+      for (const key of row.keys) assert.equal(out[key], Object.hasOwn(row.set, key) ? row.set[key] : row.previous[key], `${key} is the same object`);
+      // The kept key list is used again for the next patch: it must still be right.
+      const again = patchRecord(out, { set: {}, removed: [] });
+      assert.deepEqual(Object.keys(again), row.keys);
+    });
+  }
+});
+
+describe('patchConfig', () => {
+  const previous: ProxyConfig = { version: 'v1', binds: [], routes: {}, backends: {} };
+  it('records its delta for the config it was made from only', () => {
+    const next = patchConfig(previous, 'v2', [], { set: {}, removed: ['gone'] }, { set: {}, removed: [] });
+    assert.deepEqual(deltaFrom(next, previous)?.routesRemoved, [], 'a key that was not there was not removed');
+    assert.equal(deltaFrom(next, { ...previous }), undefined);
+    assert.equal(deltaFrom({ ...next }, previous), undefined);
+  });
+});
