@@ -78,13 +78,14 @@ function withModuleLevels(logger: Logger, filter: LogFilter | undefined): Logger
 }
 
 /**
- * Characters held before a write to stdout. A synchronous write per line (process.stdout on a file
- * or pipe) was most of the ~29 µs an access log line cost; one write per 8 KiB (or per flush tick)
- * makes a line an array push. Lines are batched here rather than in sonic-boom: its write() takes
- * the byte length of its whole pending string on every line, which re-copies the growing buffer
- * (~2 µs a line at 8 KiB).
+ * Bytes held before a write to stdout: PIPE_BUF, so a batch written to a pipe is written whole —
+ * the processes of `--workers N` share one stdout, and their batches never interleave mid-line.
+ * A synchronous write per line (process.stdout on a file or pipe) was most of the ~29 µs an access
+ * log line cost; one write per 4 KiB (or per flush tick) makes a line an array push. Lines are
+ * batched here rather than in sonic-boom: its write() takes the byte length of its whole pending
+ * string on every line, which re-copies the growing buffer (~2 µs a line at 8 KiB).
  */
-const STDOUT_BATCH_CHARS = 8 * 1024;
+const STDOUT_BATCH_BYTES = 4096;
 /** A quiet process still shows its lines within this time. */
 const STDOUT_FLUSH_INTERVAL_MS = 100;
 
@@ -98,16 +99,17 @@ const STDOUT_FLUSH_INTERVAL_MS = 100;
 class BatchedStdout implements LogDestination {
   readonly #boom: SonicBoom;
   #lines: string[] = [];
-  #chars = 0;
+  #bytes = 0;
 
   constructor(boom: SonicBoom) {
     this.#boom = boom;
   }
 
   write(line: string): boolean {
+    const bytes = Buffer.byteLength(line);
+    if (this.#bytes + bytes > STDOUT_BATCH_BYTES) this.flush();
     this.#lines.push(line);
-    this.#chars += line.length;
-    if (this.#chars >= STDOUT_BATCH_CHARS) this.flush();
+    this.#bytes += bytes;
     return true;
   }
 
@@ -116,7 +118,7 @@ class BatchedStdout implements LogDestination {
     if (this.#lines.length === 0) return;
     const batch = this.#lines.length === 1 ? (this.#lines[0] as string) : this.#lines.join('');
     this.#lines = [];
-    this.#chars = 0;
+    this.#bytes = 0;
     this.#boom.write(batch);
   }
 }
