@@ -70,6 +70,26 @@ describe('KubeSource against the fake API server', () => {
     }
   });
 
+  it('delivers a change after a quiet spell at once, and one right after it no sooner than debounceMs later', async () => {
+    const debounceMs = 3000;
+    const { source, snapshots } = await watch(server, { debounceMs });
+    const hasHost = (host: string): boolean => snapshots.at(-1)!.objects.some((o) => o.object.metadata.name === 'a' && JSON.stringify(o.object.spec).includes(host));
+    try {
+      // The first snapshot was built at start: wait out its window, as a cluster at rest would.
+      await new Promise((r) => setTimeout(r, debounceMs));
+      server.put(route('a', 'apps', 'quiet.example'));
+      await until(() => hasHost('quiet.example'), 'the edit after a quiet spell, well before the debounce', debounceMs / 2);
+      const firstDelivered = performance.now();
+      server.put(route('a', 'apps', 'second.example'));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok(!hasHost('second.example'), 'a change right after a snapshot waits for the debounce (bursts stay batched)');
+      await until(() => hasHost('second.example'), 'the second edit', 2 * debounceMs);
+      assert.ok(performance.now() - firstDelivered >= debounceMs - 50, 'at most one snapshot per debounceMs');
+    } finally {
+      await source.stop();
+    }
+  });
+
   it('re-lists after a 410 and sees what changed while the watch was down', async () => {
     const { source, names } = await watch(server);
     try {
