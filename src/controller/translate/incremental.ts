@@ -21,6 +21,7 @@ import { BindsMemo } from './binds-memo.ts';
 import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
 import { RouteOrderCache } from './snapshot.ts';
+import { StatusOrder } from './status-order.ts';
 import { entryDigest, VersionParts, type ConfigBody } from './version.ts';
 import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
 
@@ -56,6 +57,7 @@ export class IncrementalTranslator {
   readonly #routeOrder = new RouteOrderCache();
   readonly #binds = new BindsMemo();
   readonly #loop = new RouteLoopMemo();
+  readonly #statusOrder = new StatusOrder();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -116,7 +118,7 @@ export class IncrementalTranslator {
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds, loop: this.#loop } : undefined);
+    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
     const backends = reuse(body.backends, previous?.backends);
@@ -170,51 +172,58 @@ function countKeys(record: Readonly<Record<string, unknown>>): number {
 }
 
 /**
- * The statuses that differ from the previous result's (same object: unchanged; else compared as
- * JSON, which the translator builds in a fixed key order), so the thread sends only those. The
- * previous result's statuses are kept in one map updated in place.
+ * The statuses that differ from the previous result's (same object: unchanged; else compared
+ * field by field, sameJson), so the thread sends only those. Only the previous result's list is
+ * kept (no JSON string or map per status): when the new list has the same length and each
+ * position is the same object or a status for the same object as before (an edit, statuses in
+ * their sorted order), it is compared position by position; else by id.
  */
 class StatusLog {
-  #byId = new Map<string, { status: ObjectStatus; json: string; round: number }>();
-  #round = 0;
-  /** false until a first result was recorded (then nothing is "removed"). */
-  #started = false;
+  /** The previous result's statuses; undefined before the first one, after reset() and after a result with a duplicate id (the next is then compared with nothing). */
+  #previous: readonly ObjectStatus[] | undefined;
 
   reset(): void {
-    this.#byId = new Map();
-    this.#started = false;
+    this.#previous = undefined;
   }
 
   /** The changes since the previous call; undefined when two statuses share an id (the receiver then takes them whole). */
   next(statuses: readonly ObjectStatus[]): RecordChanges<ObjectStatus> | undefined {
-    const round = ++this.#round;
+    const previous = this.#previous;
+    const changes = previous !== undefined && previous.length === statuses.length ? inPlace(previous, statuses) : undefined;
+    if (changes !== undefined) {
+      this.#previous = statuses;
+      return changes;
+    }
+    const before = new Map<string, ObjectStatus>();
+    for (const status of previous ?? []) before.set(statusId(status), status);
     const set: Record<string, ObjectStatus> = {};
-    let unique = true;
+    const seen = new Set<string>();
     for (const status of statuses) {
       const id = statusId(status);
-      const before = this.#byId.get(id);
-      if (before?.round === round) unique = false;
-      if (before !== undefined && before.status === status) {
-        before.round = round;
-        continue;
+      if (seen.has(id)) {
+        this.#previous = undefined;
+        return undefined;
       }
-      const json = JSON.stringify(status);
-      if (before?.json !== json) set[id] = status;
-      this.#byId.set(id, { status, json, round });
-    }
-    const started = this.#started;
-    this.#started = true;
-    if (!unique) {
-      // As before: the next result is compared with nothing, and says every status is new.
-      this.#byId = new Map();
-      return undefined;
+      seen.add(id);
+      const was = before.get(id);
+      if (was === undefined || (was !== status && !sameJson(was, status))) set[id] = status;
     }
     const removed: string[] = [];
-    for (const [id, entry] of this.#byId) {
-      if (entry.round === round) continue;
-      this.#byId.delete(id);
-      if (started) removed.push(id);
-    }
+    for (const id of before.keys()) if (!seen.has(id)) removed.push(id);
+    this.#previous = statuses;
     return { set, removed };
   }
+}
+
+/** The changes when every position holds the status of the same object as before (ids were unique then, so they are now); undefined otherwise. */
+function inPlace(previous: readonly ObjectStatus[], statuses: readonly ObjectStatus[]): RecordChanges<ObjectStatus> | undefined {
+  const set: Record<string, ObjectStatus> = {};
+  for (let i = 0; i < statuses.length; i++) {
+    const [was, now] = [previous[i] as ObjectStatus, statuses[i] as ObjectStatus];
+    if (was === now) continue;
+    const id = statusId(now);
+    if (id !== statusId(was)) return undefined;
+    if (!sameJson(was, now)) set[id] = now;
+  }
+  return { set, removed: [] };
 }

@@ -14,6 +14,7 @@ import { resolvePolicies } from './policy/index.ts';
 import type { SecretLedger } from './secret-ledger.ts';
 import { compareStrings, indexObjects, type RouteOrderCache } from './snapshot.ts';
 import { byObject } from './object-delta.ts';
+import type { StatusOrder } from './status-order.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
 import { proxyBackendStatus } from './status/proxybackend.ts';
 import { unservedObjectStatuses } from './status/unapplied-objects.ts';
@@ -58,7 +59,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo; loop: RouteLoopMemo }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -73,7 +74,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const ordered = recordInKeyOrder(policies.routes);
   const body = { binds: policies.binds, routes: ordered.record, backends: sortedRecord(Object.fromEntries(backends)) };
-  const statuses = [
+  const unsorted = [
     ...classes.statuses,
     ...[...graph.gateways.values()].map(gatewayStatus),
     ...[...graph.listenerSets.values()].map(listenerSetStatus),
@@ -81,7 +82,8 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
     ...policies.statuses,
     ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
     ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName, snapshot),
-  ].sort(byObject);
+  ];
+  const statuses = memo ? memo.statusOrder.sort(unsorted) : unsorted.sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
   return { body, statuses: ledger.scrubStatuses(statuses), ledger, routeKeys: ordered.keys };
