@@ -207,7 +207,7 @@ async function embeddedPhase(): Promise<void> {
   const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const started = performance.now();
   const child = spawn(process.execPath, [
-    ...profiling, 'src/cli/main.ts', 'run', '-f', configDir,
+    ...profiling, 'bin/switchboard.js', 'run', '-f', configDir,
     '--admin-address', `127.0.0.1:${adminPort}`, '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', '1', '--log-level', 'warn',
   ], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });

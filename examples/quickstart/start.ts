@@ -14,7 +14,7 @@ const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 const echo = await startEchoServer(ECHO_PORT);
 process.stdout.write(`echo upstream listening on http://127.0.0.1:${echo.port}\n`);
 
-const gateway = spawn(process.execPath, [here('../../src/cli/main.ts'), 'run', '-f', here('./config/'), '--workers', '1', ...process.argv.slice(2)], { stdio: 'inherit' });
+const gateway = spawn(process.execPath, [here('../../bin/switchboard.js'), 'run', '-f', here('./config/'), '--workers', '1', ...process.argv.slice(2)], { stdio: 'inherit' });
 
 // The terminal sends Ctrl-C to the whole process group; a `kill` reaches only us, so forward it.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,5 +1,6 @@
-// First: the module compile cache must be on before the commands' modules load (compile-cache.ts).
-import './compile-cache.ts';
+// First: the module compile cache must be on before the commands' modules load (compile-cache.js;
+// bin/switchboard.js turns it on before this file is read).
+import './compile-cache.js';
 import { styleText } from 'node:util';
 import { parseCrdsArgs, parseRunArgs, parseValidateArgs, parseVersionArgs, UsageError } from './args.ts';
 import { versionText } from './commands/version.ts';
