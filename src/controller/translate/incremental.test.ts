@@ -218,6 +218,24 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }), { numRuns: 60 });
   });
 
+  it('replace() with whole lists (an edited object in its place: diffed by position; else by key) stays equal to full translations (property)', () => {
+    fc.assert(fc.property(fc.boolean(), fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (gatewayWide, picks) => {
+      const objects = new Map(base(gatewayWide).map((o) => [objectKeyOf(o) as string, o]));
+      const translator = new IncrementalTranslator();
+      let previous = translator.replace([...objects.values()]);
+      for (const pick of picks) {
+        (EDITS[pick] as (typeof EDITS)[number]).edit(objects);
+        const next = translator.replace([...objects.values()]);
+        assert.deepEqual(plain(next), translate([...objects.values()]), (EDITS[pick] as (typeof EDITS)[number]).name);
+        // The routes it says changed are exactly those whose content moved.
+        const changed = Object.keys(next.config.routes).filter((k) => JSON.stringify(previous.config.routes[k]) !== JSON.stringify(next.config.routes[k])).sort();
+        assert.deepEqual(Object.keys(next.changes.routes.set).sort(), changed);
+        assert.deepEqual([...next.changes.routes.removed].sort(), Object.keys(previous.config.routes).filter((k) => !Object.hasOwn(next.config.routes, k)).sort());
+        previous = next;
+      }
+    }), { numRuns: 60 });
+  });
+
   it('with Secret data in the translation, an edit leaves the other route statuses as the same objects and secret paths equal to a full translation', () => {
     const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
     const translator = new IncrementalTranslator();

@@ -48,6 +48,8 @@ export class IncrementalTranslator {
   readonly #options: Partial<TranslateOptions>;
   #objects = new Map<string, KubeObject>();
   #unkeyed: KubeObject[] = [];
+  /** The list the last replace() was given when its objects were held by key (a copy: the caller may change its own). */
+  #given: readonly KubeObject[] | undefined;
   #previous: { binds: ConfigBody['binds']; routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; routeCount: number } | undefined;
   readonly #statuses = new StatusLog();
   readonly #version = new VersionParts();
@@ -65,7 +67,8 @@ export class IncrementalTranslator {
 
   /** Replaces the whole object set (computing the delta by identity) and translates. */
   replace(objects: readonly KubeObject[]): IncrementalResult {
-    const diff = diffObjects(this.#objects, objects);
+    const diff = this.#inPlace(objects) ?? diffObjects(this.#objects, objects);
+    this.#given = diff ? objects.slice() : undefined;
     if (diff) {
       this.#invalidate(diff.delta);
       this.#objects = diff.next;
@@ -82,8 +85,30 @@ export class IncrementalTranslator {
     return this.#translate();
   }
 
+  /**
+   * The delta when `objects` has as many objects as the previous replace() and each one that is a
+   * different object has the key of the one at its place before (a file or watch edit: a source
+   * keeps an object's place when it replaces it): a walk by position, no key lookups for the 11k
+   * unchanged objects. The held map keeps its order (the same keys in the same places).
+   */
+  #inPlace(objects: readonly KubeObject[]): { delta: ObjectDelta; next: Map<string, KubeObject> } | undefined {
+    const given = this.#given;
+    if (given === undefined || given.length !== objects.length) return undefined;
+    const upserted: KubeObject[] = [];
+    for (let i = 0; i < objects.length; i++) {
+      const [now, was] = [objects[i] as KubeObject, given[i] as KubeObject];
+      if (now === was) continue;
+      const key = objectKeyOf(now);
+      if (key === undefined || key !== objectKeyOf(was)) return undefined;
+      upserted.push(now);
+    }
+    for (const object of upserted) this.#objects.set(objectKeyOf(object) as string, object);
+    return { delta: { upserted, removed: [] }, next: this.#objects };
+  }
+
   /** Applies a delta to the held objects and translates. */
   apply(delta: ObjectDelta): IncrementalResult {
+    this.#given = undefined;
     this.#invalidate(delta);
     for (const key of delta.removed) this.#objects.delete(key);
     for (const object of delta.upserted) {
