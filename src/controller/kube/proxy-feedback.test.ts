@@ -8,7 +8,7 @@ const gatewayStatus = (programmed: 'True' | 'False'): ObjectStatus => ({
   apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'apps' },
   status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '' }, { type: 'Programmed', status: programmed, reason: programmed === 'True' ? 'Programmed' : 'Invalid', message: 'translated', observedGeneration: 3 }] },
 });
-const programmedOf = (statuses: ObjectStatus[]): Condition => (statuses[0]!.status.conditions as Condition[]).find((c) => c.type === 'Programmed')!;
+const programmedOf = (statuses: readonly ObjectStatus[]): Condition => (statuses[0]!.status.conditions as Condition[]).find((c) => c.type === 'Programmed')!;
 
 describe('ProxyFeedback', () => {
   const rows: { name: string; act: (f: ProxyFeedback) => void; translated: 'True' | 'False'; expect: Partial<Condition> }[] = [
@@ -36,5 +36,19 @@ describe('ProxyFeedback', () => {
     assert.equal(changes, 1, 'the same refusal twice is one change');
     const message = programmedOf(feedback.overlay([gatewayStatus('True')])).message;
     assert.ok(message.length < MAX_ERROR_CHARS + 100);
+  });
+
+  it('keeps identities across updates: the same array without a change, the same overlaid object for the same condition', () => {
+    const feedback = new ProxyFeedback(() => {});
+    const route: ObjectStatus = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'apps' }, status: { parents: [] } };
+    const translated = [gatewayStatus('True'), route];
+    const first = feedback.overlay(translated);
+    assert.notEqual(first[0], translated[0], 'no proxy yet: Pending replaces the translator\'s condition');
+    assert.equal(first[1], route);
+    assert.equal(feedback.overlay(translated)[0], first[0], 'the status writers skip an unchanged status by identity');
+    feedback.ack(gw, 'p1');
+    assert.equal(feedback.overlay(translated), translated, 'nothing to replace: the translated statuses as they are');
+    feedback.nack(gw, 'p1', 'x');
+    assert.equal(programmedOf(feedback.overlay(translated)).reason, 'Invalid', 'a different condition is a new object');
   });
 });

@@ -120,7 +120,7 @@ export class Provisioner {
   }
 
   /** The translated statuses with ProxyParameters' and Gateways' provisioning conditions (status.ts). */
-  overlayStatus(statuses: readonly ObjectStatus[]): ObjectStatus[] {
+  overlayStatus(statuses: readonly ObjectStatus[]): readonly ObjectStatus[] {
     return overlayProvisionStatus(statuses, this.#verdicts);
   }
 

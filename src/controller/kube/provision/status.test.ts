@@ -50,4 +50,7 @@ describe('overlayProvisionStatus', () => {
     assert.deepEqual(out[1]!.status.conditions, [{ type: 'Accepted', status: 'False', reason: 'InvalidParameters', message: 'ProxyParameters apps/x not found', observedGeneration: 2 }, { type: 'Programmed', status: 'True', reason: 'Programmed', message: 'ok' }]);
   });
   it('leaves other Gateways alone', () => assert.equal(out[2], translated[2]));
+  it('with no verdict at all hands the statuses back as they are (it runs on every edit, over every status)', () => {
+    assert.equal(overlayProvisionStatus(translated, { parameters: new Map(), gateways: new Map() }), translated);
+  });
 });

@@ -59,9 +59,15 @@ function notConsumed(spec: ProxyParametersSpec): string[] {
   return out;
 }
 
-/** The translated statuses with provisioning's verdicts in place of the embedded-mode ones. */
-export function overlayProvisionStatus(statuses: readonly ObjectStatus[], verdicts: ProvisionVerdicts): ObjectStatus[] {
+/**
+ * The translated statuses with provisioning's verdicts in place of the embedded-mode ones. Runs
+ * on every status update (each edit, 11k statuses at bench scale): with no verdict at all the
+ * statuses are handed back as they are, and only ProxyParameters and Gateways are looked up.
+ */
+export function overlayProvisionStatus(statuses: readonly ObjectStatus[], verdicts: ProvisionVerdicts): readonly ObjectStatus[] {
+  if (verdicts.parameters.size === 0 && verdicts.gateways.size === 0) return statuses;
   return statuses.map((object) => {
+    if (object.kind !== 'ProxyParameters' && object.kind !== 'Gateway') return object;
     const id = `${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
     const conditions = object.status.conditions as Condition[] | undefined;
     if (object.kind === 'ProxyParameters') {
