@@ -149,6 +149,30 @@ describe('ConfigThread', () => {
     await assert.rejects(thread.start(() => {}), /configuration path not found/);
   });
 
+  it('begun before start(): what the thread delivered meanwhile is handed to the taker start() is given', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    writeFileSync(join(root, 'routes.yaml'), route('a', '/a'));
+    thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, debounceMs: 5 });
+    thread.begin();
+    // The first translation is done before anyone takes it (the CLI is still loading the proxy).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const deliveries = new Deliveries();
+    await thread.start(deliveries.deliver);
+    assert.equal(deliveries.all.length, 1, 'the early result, handed over by start()');
+    const first = translation(deliveries.all[0] as FedTranslation | Error);
+    assert.ok(first.config.routes['default/a']);
+    writeFileSync(join(root, 'routes.yaml'), route('a', '/a2'));
+    await deliveries.until((t) => JSON.stringify(t.config.routes['default/a'] ?? null).includes('/a2'));
+  });
+
+  it('begun with a missing path: start() fails, not begin()', async () => {
+    const root = folder();
+    thread = new ConfigThread({ paths: [join(root, 'nope')], logger: recordingLogger().logger });
+    thread.begin();
+    await assert.rejects(thread.start(() => {}), /configuration path not found/);
+  });
+
   const misbehaving = new URL('./testdata/misbehaving-config-thread.ts', import.meta.url);
 
   it('gives up on a translation past the time limit, and starts a new thread on the next change', async () => {

@@ -106,17 +106,37 @@ export class ConfigThread implements ConfigFeed {
   #firstScan = true;
   readonly #statusWaiters = new Map<number, { resolve: (statuses: readonly ObjectStatus[]) => void; reject: (err: Error) => void }>();
   #stopped = false;
+  /** The first scan, from begin(). */
+  #first: Promise<void> | undefined;
+  /** Results the thread delivered before start() gave a taker (begin() came first), in order. */
+  readonly #early: (FedTranslation | Error)[] = [];
 
   constructor(options: ConfigThreadOptions) {
     this.#options = options;
     this.#watch = new ConfigWatch(options, (touched) => this.#scan(touched));
   }
 
-  async start(deliver: (result: FedTranslation | Error) => void): Promise<void> {
+  /**
+   * Starts watching and the first scan now, before the gateway that takes the results exists: the
+   * CLI calls it first thing, so the thread reads, parses and translates while the serving thread
+   * is still loading the proxy's modules (issue 15: time to ready). What the thread answers before
+   * start() is kept for it; a failure of the first scan is start()'s to report.
+   */
+  begin(): void {
+    if (this.#first) return;
     const missing = missingPaths(this.#options.paths);
-    if (missing.length > 0) throw new Error(`configuration path not found: ${missing.join(', ')}`);
+    this.#first = missing.length > 0
+      ? Promise.reject(new Error(`configuration path not found: ${missing.join(', ')}`))
+      : this.#watch.start((touched) => this.#scan(touched));
+    // Reported by start(), which may come later: not an unhandled rejection meanwhile.
+    this.#first.catch(() => {});
+  }
+
+  async start(deliver: (result: FedTranslation | Error) => void): Promise<void> {
+    this.begin();
     this.#deliver = deliver;
-    await this.#watch.start((touched) => this.#scan(touched));
+    for (const early of this.#early.splice(0)) deliver(early);
+    await this.#first;
   }
 
   async stop(): Promise<void> {
@@ -229,8 +249,14 @@ export class ConfigThread implements ConfigFeed {
       if (pending?.first) pending.failure = new Error(reply.message);
       else this.#options.logger.error({ err: reply.message }, 'reading configuration files failed; keeping the current configuration');
     }
-    if (delivered !== undefined && !this.#stopped) this.#deliver?.(delivered);
+    if (delivered !== undefined && !this.#stopped) this.#hand(delivered);
     this.#answer(reply.id);
+  }
+
+  /** To the gateway, or kept for it until start(). */
+  #hand(result: FedTranslation | Error): void {
+    if (this.#deliver) this.#deliver(result);
+    else this.#early.push(result);
   }
 
   /** Logs a line of one of the thread's loggers through ours, at its level. */
@@ -268,7 +294,7 @@ export class ConfigThread implements ConfigFeed {
     this.#thread = undefined;
     void thread.worker.terminate();
     const owed = this.#pending.size > 0;
-    if (owed && deliver && !this.#stopped) this.#deliver?.(new TranslationAbortedError(reason));
+    if (owed && deliver && !this.#stopped) this.#hand(new TranslationAbortedError(reason));
     this.#answerAll();
   }
 }
