@@ -32,10 +32,18 @@ export class StatusWriter {
   /** What was written for each status object of the current statuses. */
   readonly #written = new Map<ObjectStatus, Written>();
   #updates = 0;
+  /** update()'s statuses are this writer's alone: lastTransitionTime is written into them, not into a copy. */
+  readonly #owned: boolean;
 
-  constructor(logger: Logger, now: () => Date = () => new Date()) {
+  /**
+   * `owned`: the caller hands over statuses nobody else reads or compares (the controller's come
+   * from the translator thread by structured clone), so each is stamped in place instead of kept
+   * a second time as a stamped copy (11k statuses, ~23 MiB of the controller's heap).
+   */
+  constructor(logger: Logger, now: () => Date = () => new Date(), owned = false) {
     this.#logger = logger;
     this.#now = now;
+    this.#owned = owned;
   }
 
   /**
@@ -56,7 +64,7 @@ export class StatusWriter {
         return kept.output;
       }
       const objectName = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
-      const status = structuredClone(object.status);
+      const status = this.#owned ? object.status : structuredClone(object.status);
       const own: [string, Remembered][] = [];
       forEachCondition(status, '', (condition, path) => {
         const key = `${object.apiVersion}/${object.kind}/${objectName}${path}/${condition.type}`;
@@ -67,7 +75,7 @@ export class StatusWriter {
         own.push([key, entry]);
         if (!unchanged) this.#logChange(object.kind, objectName, path, condition);
       });
-      const output = { ...object, status };
+      const output = this.#owned ? object : { ...object, status };
       this.#written.set(object, { output, remembered: own, seen: update });
       fresh.push(...own);
       return output;

@@ -48,6 +48,15 @@ describe('KubeStatusWriter against the fake API server', () => {
     await server.close();
   });
 
+  it('keeps the statuses it is given, stamped in place, not a stamped copy of each (they are its own: the translator thread\'s clones)', () => {
+    const w = writer({ leader: () => false });
+    const given = routeStatus('r4', 'True');
+    w.update([given]);
+    assert.equal(w.current()[0], given, 'one copy of each status on the serving thread');
+    const condition = ((given.status as { parents: Parent[] }).parents[0]!.conditions[0])!;
+    assert.ok(condition.lastTransitionTime, 'lastTransitionTime stamped into it');
+  });
+
   it('writes status through the status subresource with server-side apply, then not again while unchanged', async () => {
     const w = writer();
     w.update([routeStatus('r1', 'True')]);

@@ -67,7 +67,8 @@ export class KubeStatusWriter extends StatusWriter {
   comparisons = 0;
 
   constructor(options: KubeStatusWriterOptions) {
-    super(options.logger, options.now);
+    // Owned: the translator thread's statuses (structured clones) and the overlays' copies are read by nobody else.
+    super(options.logger, options.now, true);
     this.#options = options;
   }
 
