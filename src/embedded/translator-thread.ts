@@ -47,6 +47,8 @@ export interface TranslatorThreadOptions {
   readonly timeoutMs?: number;
   /** The thread's V8 heap; a translation that needs more ends the thread, not the gateway. */
   readonly maxHeapMiB?: number;
+  /** The thread's V8 young generation (default: V8's); smaller holds less memory for more frequent scavenges. */
+  readonly youngGenerationMiB?: number;
   /** The module the thread runs; tests swap in a misbehaving one. */
   readonly workerModule?: URL;
 }
@@ -145,7 +147,7 @@ export class TranslatorThread {
     if (this.#thread) return this.#thread;
     const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_TRANSLATOR_HEAP_MIB;
     const worker = new Worker(this.#options.workerModule ?? new URL('./translator-thread-worker.ts', import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB },
+      resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB, ...(this.#options.youngGenerationMiB ? { maxYoungGenerationSizeMb: this.#options.youngGenerationMiB } : {}) },
     });
     // The thread must never keep the process alive on its own.
     worker.unref();
