@@ -112,4 +112,69 @@ describe('listener route tables reused across config versions', () => {
     assert.notEqual(table(v2, 0), table(v1, 0));
     assert.notEqual(table(v2, 0)?.match('example.com', request('/a'))?.rule, table(v1, 0)?.match('example.com', request('/a'))?.rule);
   });
+
+  it('an edit beside a rule compiled per version changes the table for those routes only, with this version\'s rule', () => {
+    const ctx = context();
+    const retry = { retry: { attempts: 2 }, sources: { retry: ['ProxyPolicy/default/p'] } } as unknown as TrafficPolicy;
+    const [a, b, h] = [prefixRoute('a', '/a'), prefixRoute('b', '/b', retry), prefixRoute('h', '/h')];
+    const routes = [{ routeKey: a.key, hostnames: [] }, { routeKey: b.key, hostnames: [] }, { routeKey: h.key, hostnames: ['h.example.com'] }];
+    const binds = [bind(80, [listener('one', [], { routes })])];
+    const v1 = compileConfig(ir(binds, [a, b, h], 'v1'), ctx).compiled;
+    const a2 = prefixRoute('a', '/a2');
+    const v2 = compileConfig(ir(binds, [a2, b, h], 'v2'), ctx).compiled;
+    const [t1, t2] = [table(v1, 0), table(v2, 0)];
+    assert.ok(t1 && t2);
+    assert.equal(t2.buckets().get('h.example.com'), t1.buckets().get('h.example.com'), 'the list the edit is not on is kept');
+    assert.equal(t2.match('example.com', request('/a2'))?.routeKey, 'default/a');
+    assert.equal(t2.match('example.com', request('/a'))?.routeKey, undefined);
+    assert.equal(t1.match('example.com', request('/a'))?.routeKey, 'default/a', 'the old version\'s table is unchanged');
+    const [rule1, rule2] = [t1.match('example.com', request('/b'))?.rule, t2.match('example.com', request('/b'))?.rule];
+    assert.ok(rule1 && rule2);
+    assert.notEqual(rule2, rule1, 'the per-version rule is this version\'s compile');
+  });
+
+  it('a sequence of edits gives the tables a compile from scratch gives (seeded)', () => {
+    let seed = 7;
+    // The high bits of an LCG (its low bits repeat with a short period).
+    const random = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    const retry = { retry: { attempts: 2 }, sources: { retry: ['ProxyPolicy/default/p'] } } as unknown as TrafficPolicy;
+    const hostsFor = ['a.example.com', '*.example.com'];
+    const make = (i: number): Route => {
+      const kind = random(4);
+      const path = kind === 0 ? `~/r${i}/[0-9]+` : `/r${random(3)}${'/x'.repeat(random(3))}`;
+      return route(`default/r${i}`, [rule(`default/r${i}/rule/0`, {
+        matches: [{ path: { type: path.startsWith('~') ? 'RegularExpression' : random(2) === 0 ? 'Exact' : 'PathPrefix', value: path.replace(/^~/, '') } }],
+        backends: [{ backendKey: 'svc', weight: 1, filters: [] }],
+        ...(kind === 1 ? { traffic: retry } : {}),
+      })], { creationTimestamp: `2024-01-0${1 + random(3)}T00:00:00Z` });
+    };
+    const count = 24;
+    // One attachment more than routes: default/r24 is unknown (reported every version).
+    const attachments = Array.from({ length: count + 1 }, (_, i) => ({ routeKey: `default/r${i}`, hostnames: i % 5 === 0 ? hostsFor : [] }));
+    const binds = [bind(80, [listener('one', [], { routes: attachments })])];
+    let routes = Array.from({ length: count }, (_, i) => make(i));
+    let rulesBefore = new Map<string, unknown>();
+    let perVersion = 0;
+    const ctx = context();
+    const shape = (t: ReturnType<typeof table>) => [...(t?.buckets() ?? [])].map(([host, entries]) => [host, entries.map((e) => `${e.routeKey}#${e.ruleIndex}.${e.matchIndex}`)] as const);
+    for (let version = 1; version <= 30; version++) {
+      const edits = 1 + random(3);
+      for (let e = 0; e < edits; e++) {
+        const i = random(count);
+        routes = routes.map((r, j) => (j === i ? make(i) : r));
+      }
+      const cfg = ir(binds, routes, `v${version}`);
+      const kept = compileConfig(cfg, ctx);
+      const fresh = compileConfig(cfg, context());
+      assert.deepEqual(shape(table(kept.compiled, 0)), shape(table(fresh.compiled, 0)), `version ${version}`);
+      assert.deepEqual(kept.errors, fresh.errors, `version ${version}: errors`);
+      const rules = new Map((table(kept.compiled, 0)?.buckets().get(null) ?? []).map((x) => [x.routeKey, x.rule] as const));
+      // A rule with per-config state is this version's compile, never the previous version's.
+      for (const r of routes) if (r.rules[0]?.traffic && rulesBefore.has(r.key)) assert.notEqual(rules.get(r.key), rulesBefore.get(r.key), `version ${version}: ${r.key}`);
+      rulesBefore = rules;
+      perVersion += routes.filter((r) => r.rules[0]?.traffic).length;
+    }
+    assert.ok(perVersion > 30, 'the sequence has rules compiled per version');
+  });
 });
+

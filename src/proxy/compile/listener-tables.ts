@@ -1,33 +1,44 @@
-import type { Listener, ProxyConfig, Route } from '../../ir/types.ts';
+import type { Listener, ProxyConfig, Route, RouteAttachment } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
-import { RouteTable } from '../routing/route-table.ts';
-import type { ReuseMemo } from './reuse.ts';
+import { attachmentEntries, RouteTable, type AttachedEntries, type RouteTableEntry } from '../routing/route-table.ts';
+import type { KeptRule, ReuseMemo } from './reuse.ts';
 import type { CompiledRule } from './rule.ts';
 import type { SlicedJob } from './slices.ts';
 
 /**
- * Route tables of listeners reused across config versions (issue 15: one route edit in a
- * 10k-route config). A table is a pure function of its attachments, the Route each names and the
- * compiled rule payloads (routing/route-table.ts), so it is kept per attachments array — the
- * embedded gateway keeps an unchanged Bind, and so its listeners, as the same object — and given
- * again when every payload was a kept pure rule (compile/reuse.ts), the compiled backends are those
- * of the build (then every kept rule's reads still hold) and each attachment names the same Route
- * object: the payloads are not looked up again, so an untouched listener costs one identity check
- * a route. A listener with a rule compiled per version (a rate limit, a backend policy) is rebuilt.
+ * Route tables of listeners kept across config versions (issue 15: one route edit in a 10k-route
+ * config). A table is a pure function of its attachments, the Route each names and the compiled
+ * rule payloads (routing/route-table.ts), so it is kept per attachments array — the embedded
+ * gateway keeps an unchanged Bind, and so its listeners, as the same object — with what each
+ * attachment contributed (a slot). The next version looks at each attachment: one whose Route is
+ * the same object and whose payloads were all kept pure compiles (compile/reuse.ts), under the
+ * same compiled backends and with no kept rule having used the per-config resources since, is
+ * taken as it was without asking for its payloads (one identity check a route); any other asks
+ * ruleOf again, and when its entries differ (a new match, or a payload compiled for this version:
+ * a rule with per-config state) the table is changed for those routes only (RouteTable.withRoutes:
+ * the old entries dropped, the new merged in order) instead of being built and sorted again. The
+ * kept table of the old version is never changed: requests still on it keep it whole.
  */
-interface KeptTable {
-  readonly routes: readonly (Route | undefined)[];
-  readonly table: RouteTable<CompiledRule>;
-  /** What the table's build reported (bad matches, unknown routes), reported again on reuse. */
+interface Slot {
+  readonly route: Route | undefined;
+  /** undefined: the route is unknown (nothing attached). */
+  readonly entries: readonly RouteTableEntry<CompiledRule>[] | undefined;
+  /** Set when every payload was its rule's kept compile: the Route object (and these) decide. */
+  readonly kept: readonly KeptRule[] | undefined;
+  /** What building this attachment reported (unknown route, bad matches), reported again when it is taken as it was. */
   readonly errors: readonly string[];
+  /** It has errors to report again (its own or a kept rule's): most have none, and are not looked at. */
+  readonly replays: boolean;
+}
+
+interface KeptTable {
+  readonly table: RouteTable<CompiledRule>;
+  /** One per attachment, in order. */
+  readonly slots: readonly Slot[];
   /** The backend epoch (backendEpoch) the payloads were compiled or checked under. */
   readonly epoch: number;
-  /** Every payload is its rule's kept compile (reuse.ts): the Route objects decide. */
-  readonly pure: boolean;
-  /** The kept rules' flags: one that used the per-config resources since is compiled again. */
+  /** Every kept rule's flag, once each: while none is set, no slot's needs looking at. */
   readonly touched: readonly { readonly value: boolean }[];
-  /** Kept rules that report errors: reported once per version, as ruleOf does. */
-  readonly ruleErrors: readonly { readonly ruleKey: string; readonly compiled: CompiledRule; readonly errors: readonly string[] }[];
 }
 
 const keptTables = new WeakMap<readonly Listener['routes'][number][], KeptTable>();
@@ -67,39 +78,69 @@ export interface ListenerTableContext {
 const CHECKS_PER_YIELD = 256;
 
 /**
- * A listener's route table: an earlier version's when nothing it was built from changed, else
- * built now. Only a table whose payloads were all kept pure compiles can be given again (any other
- * payload is compiled anew on every version), so a table with one is rebuilt without checking.
+ * A listener's route table: an earlier version's when nothing it was built from changed, that
+ * table changed for the routes whose entries did, or (no kept table, or a route attached twice)
+ * built now. Rules compile as the table reaches their route.
  */
 export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJob<RouteTable<CompiledRule>> {
-  const { config } = ctx;
   const kept = keptTables.get(l.routes);
-  if (kept && kept.pure && kept.epoch === ctx.epoch && kept.touched.every((t) => !t.value)) {
-    let same = true;
-    for (let i = 0; i < l.routes.length && same; i++) {
-      same = config.routes[(l.routes[i] as Listener['routes'][number]).routeKey] === kept.routes[i];
-      if (i % CHECKS_PER_YIELD === CHECKS_PER_YIELD - 1) yield;
+  if (!kept) {
+    const slots: Slot[] = new Array<Slot>(l.routes.length);
+    for (let i = 0; i < l.routes.length; i++) {
+      slots[i] = slotOf(l, l.routes[i] as RouteAttachment, ctx);
+      yield;
     }
-    if (same) return reuse(kept, ctx);
+    const table = yield* RouteTable.assemble(slots.map((slot, i) => attached(l.routes[i] as RouteAttachment, slot)));
+    // withRoutes replaces a route's entries by its key: a route attached twice is built whole every version.
+    if (new Set(l.routes.map((att) => att.routeKey)).size === l.routes.length) keep(l, table, slots, ctx.epoch);
+    return table;
   }
 
-  // Built as before (rules compile as the table reaches their route); what it read is recorded.
-  let pure = true;
-  const touched: { readonly value: boolean }[] = [];
-  const ruleErrors: KeptTable['ruleErrors'][number][] = [];
+  const changed: AttachedEntries<CompiledRule>[] = [];
+  const sameBackends = kept.epoch === ctx.epoch;
+  const anyTouched = kept.touched.some((t) => t.value);
+  // Copied at the first slot that changes: an untouched listener keeps its slots array.
+  let slots: Slot[] | undefined;
+  const { routes } = ctx.config;
+  for (let i = 0; i < l.routes.length; i++) {
+    const att = l.routes[i] as RouteAttachment;
+    const before = kept.slots[i] as Slot;
+    if (sameBackends && routes[att.routeKey] === before.route && before.kept !== undefined && (!anyTouched || before.kept.every((k) => !k.touched.value))) {
+      if (before.replays) replay(before, ctx);
+      if (i % CHECKS_PER_YIELD === CHECKS_PER_YIELD - 1) yield;
+      continue;
+    }
+    const slot = slotOf(l, att, ctx);
+    slots ??= kept.slots.slice();
+    slots[i] = slot;
+    if (slot.entries !== before.entries) changed.push({ routeKey: att.routeKey, hostnames: att.hostnames, entries: slot.entries ?? [] });
+    yield;
+  }
+  // Every slot as it was (never so under new backends: each slot was asked again): the kept table.
+  if (!slots) return kept.table;
+  const table = changed.length === 0 ? kept.table : kept.table.withRoutes(changed);
+  keep(l, table, slots, ctx.epoch);
+  return table;
+}
+
+function keep(l: Listener, table: RouteTable<CompiledRule>, slots: readonly Slot[], epoch: number): void {
+  const touched = new Set<{ readonly value: boolean }>();
+  for (const slot of slots) if (slot.kept) for (const k of slot.kept) touched.add(k.touched);
+  keptTables.set(l.routes, { table, slots, epoch, touched: [...touched] });
+}
+
+/** What one attachment contributes, asking ruleOf for its payloads (which compiles or reuses them). */
+function slotOf(l: Listener, att: RouteAttachment, ctx: ListenerTableContext): Slot {
+  const route = ctx.config.routes[att.routeKey];
   const errors: string[] = [];
-  const table = yield* RouteTable.build({
-    attachments: l.routes,
-    routes: config.routes,
-    ruleOf: (route, index) => {
-      const payload = ctx.ruleOf(route.key, index);
-      const rule = route.rules[index];
+  let kept: KeptRule[] | undefined = [];
+  const entries = attachmentEntries(att, ctx.config.routes, {
+    ruleOf: (r, index) => {
+      const payload = ctx.ruleOf(r.key, index);
+      const rule = r.rules[index];
       const memo = rule && ctx.memo.rules.get(rule);
-      if (!memo || memo.compiled !== payload) pure = false;
-      else if (pure) {
-        touched.push(memo.touched);
-        if (memo.errors.length > 0 && rule) ruleErrors.push({ ruleKey: rule.key, compiled: memo.compiled, errors: memo.errors });
-      }
+      if (!memo || memo.compiled !== payload) kept = undefined;
+      else kept?.push(memo);
       return payload;
     },
     onError: (m) => {
@@ -108,15 +149,18 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
       ctx.onError(message);
     },
   });
-  if (pure) keptTables.set(l.routes, { routes: l.routes.map((att) => config.routes[att.routeKey]), table, errors, epoch: ctx.epoch, pure, touched, ruleErrors });
-  else keptTables.delete(l.routes);
-  return table;
+  const keptRules: readonly KeptRule[] | undefined = route ? kept : undefined;
+  return { route, entries, kept: keptRules, errors, replays: errors.length > 0 || (keptRules?.some((k) => k.errors.length > 0) ?? false) };
 }
 
-function reuse(kept: KeptTable, ctx: ListenerTableContext): RouteTable<CompiledRule> {
-  for (const { ruleKey, compiled, errors } of kept.ruleErrors) {
-    if (ctx.claimRule(ruleKey, compiled)) for (const m of errors) ctx.onError(m);
+function attached(att: RouteAttachment, slot: Slot): AttachedEntries<CompiledRule> | undefined {
+  return slot.entries && { routeKey: att.routeKey, hostnames: att.hostnames, entries: slot.entries };
+}
+
+/** An attachment taken as it was reports what it reported when built: its kept rules' errors once per version (as ruleOf does), its own. */
+function replay(slot: Slot, ctx: ListenerTableContext): void {
+  if (slot.kept) {
+    for (const k of slot.kept) if (k.errors.length > 0 && ctx.claimRule(k.compiled.key, k.compiled)) for (const m of k.errors) ctx.onError(m);
   }
-  for (const m of kept.errors) ctx.onError(m);
-  return kept.table;
+  for (const m of slot.errors) ctx.onError(m);
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Route, RouteAttachment, RouteMatch } from '../../ir/types.ts';
 import type { RequestView } from './matchers.ts';
-import { RouteTable, type RouteTableSource } from './route-table.ts';
+import { attachmentEntries, RouteTable, type RouteTableSource } from './route-table.ts';
 
 interface RouteSpec {
   readonly key: string;
@@ -229,5 +229,59 @@ describe('RouteTable.build (a route at a time, for compiling in slices)', () => 
     }
     assert.equal(built.match('a.example.com', req('/api/x'))?.rule, 'ns/host/rule/0');
     assert.equal(built.match('b.example.com', req('/api/v1'))?.rule, 'ns/api/rule/1');
+  });
+});
+
+describe('RouteTable.withRoutes: a changed route\'s entries replaced, the same table a build gives', () => {
+  /** A table's lists as plain data: host → [routeKey, rule payload, match index] in order. */
+  const shape = (t: RouteTable<string>) => [...t.buckets()].map(([host, entries]) => [host, entries.map((e) => [e.routeKey, e.rule, e.matchIndex])] as const).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const prefix = (value: string): RouteMatch => ({ path: { type: 'PathPrefix', value } });
+  const base: RouteSpec[] = [
+    { key: 'ns/a', rules: [[prefix('/a')]] },
+    { key: 'ns/b', rules: [[prefix('/b'), prefix('/bb')], [{ path: { type: 'Exact', value: '/b/x' } }]] },
+    { key: 'ns/c', created: '2023-01-01T00:00:00Z', rules: [[prefix('/')]] },
+    { key: 'ns/d', hostnames: ['a.example.com', '*.example.com'], rules: [[prefix('/a')]] },
+    { key: 'ns/e', created: '2025-01-01T00:00:00Z', rules: [[prefix('/a')]] },
+  ];
+  const rows: { name: string; change: RouteSpec }[] = [
+    { name: 'a longer path moves the route ahead', change: { key: 'ns/a', rules: [[prefix('/a/very/long')]] } },
+    { name: 'a shorter path moves it behind', change: { key: 'ns/b', rules: [[prefix('/')], [{ path: { type: 'Exact', value: '/b/x' } }]] } },
+    { name: 'a newer creation time (the tie-break) moves it behind an equal match', change: { key: 'ns/a', created: '2026-01-01T00:00:00Z', rules: [[prefix('/a')]] } },
+    { name: 'fewer rules', change: { key: 'ns/b', rules: [[prefix('/b')]] } },
+    { name: 'no rules at all', change: { key: 'ns/a', rules: [] } },
+    { name: 'a route on hostnames (two lists)', change: { key: 'ns/d', hostnames: ['a.example.com', '*.example.com'], rules: [[prefix('/z')], [{ path: { type: 'Exact', value: '/a' } }]] } },
+    { name: 'the first route in order', change: { key: 'ns/c', created: '2023-01-01T00:00:00Z', rules: [[{ path: { type: 'Exact', value: '/' } }]] } },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const errors: string[] = [];
+      const before = new RouteTable<string>(source(base, errors));
+      const after = base.map((s) => (s.key === row.change.key ? row.change : s));
+      const src = source(after, errors);
+      const route = src.routes[row.change.key] as Route;
+      const changed = before.withRoutes([{ routeKey: route.key, hostnames: row.change.hostnames ?? [], entries: attachmentEntries({ routeKey: route.key, hostnames: [] }, src.routes, src) ?? [] }]);
+      assert.deepEqual(shape(changed), shape(new RouteTable<string>(source(after, []))));
+      assert.notDeepEqual(shape(changed), shape(before), 'the change shows');
+      assert.deepEqual(shape(before), shape(new RouteTable<string>(source(base, []))), 'the table it came from is unchanged');
+    });
+  }
+
+  it('a list the changed routes are not on is the same array', () => {
+    const before = new RouteTable<string>(source(base, []));
+    const after = base.map((s) => (s.key === 'ns/a' ? { key: 'ns/a', rules: [[prefix('/q')]] } : s));
+    const src = source(after, []);
+    const changed = before.withRoutes([{ routeKey: 'ns/a', hostnames: [], entries: attachmentEntries({ routeKey: 'ns/a', hostnames: [] }, src.routes, src) ?? [] }]);
+    assert.equal(changed.buckets().get('a.example.com'), before.buckets().get('a.example.com'));
+    assert.notEqual(changed.buckets().get(null), before.buckets().get(null));
+    assert.equal(changed.match('x.example.com', req('/q'))?.rule, 'ns/a/rule/0');
+    assert.equal(before.match('x.example.com', req('/q'))?.rule, 'ns/c/rule/0', 'the old table still serves the old routes');
+  });
+
+  it('assemble builds the table build() does', () => {
+    const src = source(base, []);
+    const job = RouteTable.assemble(src.attachments.map((att) => ({ routeKey: att.routeKey, hostnames: att.hostnames, entries: attachmentEntries(att, src.routes, src) ?? [] })));
+    let step = job.next();
+    while (step.done !== true) step = job.next();
+    assert.deepEqual(shape(step.value), shape(new RouteTable<string>(source(base, []))));
   });
 });
