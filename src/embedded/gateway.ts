@@ -1,6 +1,7 @@
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import { setLoggedSecrets, type Logger } from '../common/logger.ts';
 import { validateConfig } from '../ir/validate.ts';
+import { recordSize } from '../ir/config-delta.ts';
 import type { ConfigProblem, ObjectSource, SourceSnapshot } from '../controller/sources/types.ts';
 import { ObjectStore } from '../controller/store/store.ts';
 import type { Distributor } from '../distribute/types.ts';
@@ -208,7 +209,7 @@ export class EmbeddedGateway {
       metrics.servingVersion(config.version);
       applyErrors = result.errors.length;
       for (const error of result.errors) logger.error({ version: config.version, error }, 'part of the config could not be applied');
-      logger.info({ version: config.version, binds: config.binds.map((b) => b.port), routes: Object.keys(config.routes).length, backends: Object.keys(config.backends).length }, 'config applied');
+      logger.info({ version: config.version, binds: config.binds.map((b) => b.port), routes: recordSize(config.routes), backends: recordSize(config.backends) }, 'config applied');
     }
     metrics.reloaded(sourceErrors === 0 && applyErrors === 0 ? 'success' : 'error');
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deltaFrom, patchConfig, patchRecord } from './config-delta.ts';
+import { deltaFrom, patchConfig, patchRecord, recordSize } from './config-delta.ts';
 import type { ProxyConfig } from './types.ts';
 
 describe('patchRecord', () => {
@@ -32,5 +32,14 @@ describe('patchConfig', () => {
     assert.deepEqual(deltaFrom(next, previous)?.routesRemoved, [], 'a key that was not there was not removed');
     assert.equal(deltaFrom(next, { ...previous }), undefined);
     assert.equal(deltaFrom({ ...next }, previous), undefined);
+  });
+});
+
+describe('recordSize', () => {
+  it('counts a patched record (from its kept keys) and any other record', () => {
+    const previous: Record<string, object> = { a: {}, b: {} };
+    assert.equal(recordSize(previous), 2);
+    assert.equal(recordSize(patchRecord(previous, { set: { c: {} }, removed: ['a'] })), 2);
+    assert.equal(recordSize(patchRecord(previous, { set: { c: {} }, removed: [] })), 3);
   });
 });

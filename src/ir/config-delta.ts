@@ -77,7 +77,22 @@ export function patchRecord<T>(previous: Readonly<Record<string, T>>, patch: Rec
   const removed = patch.removed.length === 0 ? undefined : new Set(patch.removed.filter((key) => Object.hasOwn(previous, key)));
   const keys = added.length === 0 && removed === undefined ? before : [...(removed ? before.filter((key) => !removed.has(key)) : before), ...added].sort(compareStrings);
   const out: Record<string, T> = {};
-  for (const key of keys) out[key] = (Object.hasOwn(set, key) ? set[key] : previous[key]) as T;
+  if (keys === before) {
+    // The same keys (the common case: entries changed in place): every previous entry, then the
+    // patch over it, with no look-up in `set` per key.
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      out[key] = previous[key] as T;
+    }
+    for (const key of Object.keys(set)) out[key] = set[key] as T;
+  } else {
+    for (const key of keys) out[key] = (Object.hasOwn(set, key) ? set[key] : previous[key]) as T;
+  }
   keysOf.set(out, keys);
   return out;
+}
+
+/** How many entries a record has: from the kept key list when this module built it (no walk of its keys). */
+export function recordSize(record: Readonly<Record<string, unknown>>): number {
+  return (keysOf.get(record) ?? Object.keys(record)).length;
 }
