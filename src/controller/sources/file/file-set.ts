@@ -3,8 +3,8 @@ import type { SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem, SourceSnapshot } from '../types.ts';
 import { discoverYamlFiles } from './discover.ts';
 import { DEFAULT_CONFIG_LIMITS, formatBytes, type ConfigLimits } from './limits.ts';
-import type { ParsedFile } from './parse.ts';
-import { readConfigFile, type FileRead } from './read.ts';
+import type { ParsedFile } from './parsed-file.ts';
+import type { FileRead } from './read.ts';
 
 /** Reads one file unless its content hash is `previousHash` (in this thread, or in the parser thread). */
 export type FileReader = (file: string, previousHash: string | undefined) => FileRead | Promise<FileRead>;
@@ -43,6 +43,9 @@ export class FileSet {
   /** Files refused last scan because the files before them already used up `maxTotalBytes`. */
   #overTotal = new Set<string>();
 
+  /** Reads and parses in this thread; the parser's modules load at the first such read (a thread whose reads go to a ParserThread never loads them). */
+  readonly #readHere: FileReader = async (file, previousHash) => (await import('./read.ts')).readConfigFile(file, previousHash, this.#limits);
+
   constructor(paths: readonly string[], limits: ConfigLimits = DEFAULT_CONFIG_LIMITS) {
     this.#paths = paths;
     this.#limits = limits;
@@ -54,19 +57,30 @@ export class FileSet {
    * scan (from the watcher's events): a file already known and not named is taken as it was, without reading or
    * hashing it again. New files are read whatever `touched` says; gone ones are dropped.
    */
-  async scan(read: FileReader = (file, previousHash) => readConfigFile(file, previousHash, this.#limits), touched: ReadonlySet<string> | 'all' = 'all'): Promise<ScanResult> {
+  async scan(read: FileReader = this.#readHere, touched: ReadonlySet<string> | 'all' = 'all'): Promise<ScanResult> {
     const files = discoverYamlFiles(this.#paths);
     let changed = false;
     const readNow = new Set<string>();
     const seen: string[] = [];
 
-    for (const file of files) {
+    // Every read is asked for before the first is awaited: a reader in another thread (ParserThread)
+    // works through them without a round trip between files. Results are taken in discovery order.
+    const reads = files.map((file) => {
       const previous = this.#entries.get(file);
-      if (previous && touched !== 'all' && !touched.has(path.resolve(file))) {
+      if (previous && touched !== 'all' && !touched.has(path.resolve(file))) return undefined;
+      const reading = Promise.resolve(read(file, previous?.hash));
+      // A failed read fails the scan when its turn comes; one after it is not left unhandled.
+      reading.catch(() => {});
+      return reading;
+    });
+    for (const [i, file] of files.entries()) {
+      const previous = this.#entries.get(file);
+      const reading = reads[i];
+      if (reading === undefined) {
         seen.push(file);
         continue;
       }
-      const result = await read(file, previous?.hash);
+      const result = await reading;
       if (result.kind === 'gone') continue;
       seen.push(file);
       if (result.kind === 'unchanged') continue;

@@ -4,28 +4,14 @@ import type { ConfigProblem } from '../types.ts';
 import { apiGroupOf, isKnownKind } from '../known-kinds.ts';
 import { DEFAULT_CONFIG_LIMITS, type ConfigLimits } from './limits.ts';
 import { parsePlainYaml } from './plain-yaml.ts';
+import { brokenFile, type ParsedFile } from './parsed-file.ts';
 import { checkDocumentBounds, type FileTally } from './yaml-bounds.ts';
+
+// Where they were first defined; the leaf lets a thread that parses nothing skip yaml's modules.
+export { brokenFile, type ParsedFile };
 
 const OWN_GROUP = 'switchboard.dev';
 const MAX_REPORTED_SYNTAX_ERRORS = 20;
-
-export interface ParsedFile {
-  /** The objects of known kinds, each with its origin. */
-  readonly objects: readonly SourcedObject[];
-  readonly problems: readonly ConfigProblem[];
-  /**
-   * false when the file as a whole is unusable (broken YAML, or over a limit): the caller keeps
-   * what the file contributed before.
-   */
-  readonly syntaxOk: boolean;
-  /** `group/Kind` of objects skipped because the gateway does not read that kind. */
-  readonly ignoredKinds: ReadonlySet<string>;
-}
-
-/** A file that contributes nothing now: broken YAML, over a limit, unreadable. */
-export function brokenFile(problems: readonly ConfigProblem[]): ParsedFile {
-  return { objects: [], problems, syntaxOk: false, ignoredKinds: new Set() };
-}
 
 /**
  * Parses one multi-document YAML file into objects. A syntax error anywhere makes the whole file

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../../common/logger.ts';
 import { formatBytes, type ConfigLimits } from './limits.ts';
-import { brokenFile } from './parse.ts';
+import { brokenFile } from './parsed-file.ts';
 import type { FileRead } from './read.ts';
 
 export interface ParserRequest {
@@ -21,6 +21,8 @@ export interface ParserThreadOptions {
   readonly timeoutMs?: number;
   /** The thread's V8 heap; a parse that needs more ends the thread, not the gateway. */
   readonly maxHeapMiB?: number;
+  /** The module the thread runs; tests swap in a misbehaving one. */
+  readonly workerModule?: URL;
 }
 
 export const DEFAULT_PARSE_TIMEOUT_MS = 30_000;
@@ -33,10 +35,13 @@ export const DEFAULT_PARSER_HEAP_MIB = 1024;
 const PARSER_YOUNG_GENERATION_MIB = 8;
 
 interface Pending {
+  readonly id: number;
   readonly file: string;
+  readonly previousHash: string | undefined;
   readonly resolve: (read: FileRead) => void;
   hashed?: { hash: string; bytes: number };
-  timer: NodeJS.Timeout;
+  /** Runs only while this file is the one being parsed (the head of the queue). */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -44,10 +49,18 @@ interface Pending {
  * thread time and memory but never blocks the event loop that serves requests (with `--workers 1`
  * the proxy shares the control plane's process). A parse that runs past `timeoutMs` or out of the
  * thread's heap is reported as that file's error; the thread is restarted for the next file.
+ *
+ * Reads may be asked for all at once (a scan of 100 files does): they are posted at once and the
+ * thread works through them in order without waiting for a round trip between files, while the
+ * asking thread does other work (issue 15: the config thread loads the translator meanwhile).
+ * Each file still has `timeoutMs` of its own: the clock of a file starts when the files before it
+ * are answered, and a file that fails the thread fails alone — the files queued after it are
+ * posted again to the new thread.
  */
 export class ParserThread {
   readonly #options: ParserThreadOptions;
   #worker: Worker | undefined;
+  /** In the order posted, which is the order the thread answers: the first is being parsed. */
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
   #closed = false;
@@ -56,15 +69,20 @@ export class ParserThread {
     this.#options = options;
   }
 
+  /** Starts the thread now (its modules load) rather than at the first read. */
+  prestart(): void {
+    if (!this.#closed) this.#ensureWorker();
+  }
+
   read(file: string, previousHash: string | undefined): Promise<FileRead> {
     if (this.#closed) return Promise.resolve({ kind: 'read', bytes: 0, hash: 'closed', parsed: brokenFile([{ severity: 'error', file, message: 'the parser thread was stopped' }]) });
     const worker = this.#ensureWorker();
     const id = this.#nextId++;
-    const timeoutMs = this.#options.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.#giveUp(worker, `over a configuration limit: parsing took longer than ${timeoutMs / 1000} s`), timeoutMs);
-      this.#pending.set(id, { file, resolve, timer });
-      worker.postMessage({ id, file, previousHash } satisfies ParserRequest);
+      const pending: Pending = { id, file, previousHash, resolve };
+      this.#pending.set(id, pending);
+      this.#post(worker, pending);
+      this.#clockHead(worker);
     });
   }
 
@@ -72,20 +90,20 @@ export class ParserThread {
     this.#closed = true;
     const worker = this.#worker;
     this.#worker = undefined;
-    this.#failAll('the parser thread was stopped');
+    for (const pending of [...this.#pending.values()]) this.#fail(pending, 'the parser thread was stopped');
     await worker?.terminate();
   }
 
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
     const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_PARSER_HEAP_MIB;
-    const worker = new Worker(new URL('./parser-thread-worker.ts', import.meta.url), {
+    const worker = new Worker(this.#options.workerModule ?? new URL('./parser-thread-worker.ts', import.meta.url), {
       workerData: { limits: this.#options.limits },
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB, maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MIB },
     });
     // The thread must never keep the process alive on its own.
     worker.unref();
-    worker.on('message', (reply: ParserReply) => this.#onReply(reply));
+    worker.on('message', (reply: ParserReply) => this.#onReply(worker, reply));
     worker.on('error', (err: Error & { code?: string }) => {
       const reason = err.code === 'ERR_WORKER_OUT_OF_MEMORY'
         ? `over a configuration limit: parsing needed more than the parser thread's ${formatBytes(maxHeapMiB * 1024 * 1024)} of memory`
@@ -98,7 +116,20 @@ export class ParserThread {
     return worker;
   }
 
-  #onReply(reply: ParserReply): void {
+  #post(worker: Worker, pending: Pending): void {
+    worker.postMessage({ id: pending.id, file: pending.file, previousHash: pending.previousHash } satisfies ParserRequest);
+  }
+
+  /** Starts the time limit of the file being parsed now, if not yet started. */
+  #clockHead(worker: Worker): void {
+    const head = this.#pending.values().next().value;
+    if (!head || head.timer) return;
+    const timeoutMs = this.#options.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
+    head.timer = setTimeout(() => this.#giveUp(worker, `over a configuration limit: parsing took longer than ${timeoutMs / 1000} s`), timeoutMs);
+  }
+
+  #onReply(worker: Worker, reply: ParserReply): void {
+    if (this.#worker !== worker) return;
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     if (reply.type === 'hashed') {
@@ -108,23 +139,30 @@ export class ParserThread {
     clearTimeout(pending.timer);
     this.#pending.delete(reply.id);
     pending.resolve(reply.result);
+    this.#clockHead(worker);
   }
 
-  /** Ends `worker` (if still the current one) and answers everything it owed with `reason`. */
+  /**
+   * Ends `worker` (if still the current one): the file it was parsing is answered with `reason`;
+   * the files queued after it go to a new thread.
+   */
   #giveUp(worker: Worker, reason: string): void {
     if (this.#worker !== worker) return;
     this.#worker = undefined;
     void worker.terminate();
-    this.#failAll(reason);
+    const head = this.#pending.values().next().value;
+    if (head) this.#fail(head, reason);
+    if (this.#pending.size === 0 || this.#closed) return;
+    const next = this.#ensureWorker();
+    for (const pending of this.#pending.values()) this.#post(next, pending);
+    this.#clockHead(next);
   }
 
-  #failAll(reason: string): void {
-    for (const [id, pending] of this.#pending) {
-      clearTimeout(pending.timer);
-      this.#pending.delete(id);
-      // Keyed by the content's hash when known, so the same content is not parsed again until it changes.
-      const hash = pending.hashed?.hash ?? `failed:${Date.now()}:${id}`;
-      pending.resolve({ kind: 'read', bytes: pending.hashed?.bytes ?? 0, hash, parsed: brokenFile([{ severity: 'error', file: pending.file, message: reason }]) });
-    }
+  #fail(pending: Pending, reason: string): void {
+    clearTimeout(pending.timer);
+    this.#pending.delete(pending.id);
+    // Keyed by the content's hash when known, so the same content is not parsed again until it changes.
+    const hash = pending.hashed?.hash ?? `failed:${Date.now()}:${pending.id}`;
+    pending.resolve({ kind: 'read', bytes: pending.hashed?.bytes ?? 0, hash, parsed: brokenFile([{ severity: 'error', file: pending.file, message: reason }]) });
   }
 }
