@@ -70,7 +70,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const { routes, attachments, routeStatuses, ourRoutes, routeListeners } = loop;
   // Policy backends join a copy: the loop's map may be kept for the next translation (route-loop.ts).
   const backends = new Map(loop.backends);
-  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: memo ? memo.binds.build(graph.listeners, attachments) : buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass, patchedRoutes: { keys: memo.loop.patchedKeys, run: memo.loop.runs } } : {}) });
+  const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: memo ? memo.binds.build(graph.listeners, attachments) : buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass, patchedRoutes: { keys: memo.loop.patchedKeys, run: memo.loop.runs, entries: memo.loop.patchedEntries } } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const ordered = recordInKeyOrder(policies.routes);
   const body = { binds: policies.binds, routes: ordered.record, backends: sortedRecord(Object.fromEntries(backends)) };

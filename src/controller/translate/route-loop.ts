@@ -78,12 +78,15 @@ export class RouteLoopMemo {
   #kept: Kept | undefined;
   /** The route keys the last run patched (its routes map is last run's, changed only there); undefined after a whole loop. */
   patchedKeys: readonly string[] | undefined;
+  /** The entries the last run patched, before and after (same order as `patchedKeys`' routes); undefined after a whole loop. */
+  patchedEntries: readonly { readonly was: RouteEntry; readonly now: RouteEntry }[] | undefined;
   /** Runs so far: a user of `patchedKeys` must have seen the run just before (else it missed a patch). */
   runs = 0;
 
   clear(): void {
     this.#kept = undefined;
     this.patchedKeys = undefined;
+    this.patchedEntries = undefined;
   }
 
   run(httpRoutes: readonly KubeObject[], graph: GatewayGraph, translateRoute: (object: KubeObject) => RouteEntry, memoized: (object: KubeObject) => boolean): RouteLoopOutput {
@@ -92,6 +95,7 @@ export class RouteLoopMemo {
     const patched = kept !== undefined && kept.httpRoutes.length === httpRoutes.length ? this.#patch(kept, httpRoutes, graph, translateRoute, memoized) : undefined;
     if (patched !== undefined && !(patched instanceof Map)) return patched;
     this.patchedKeys = undefined;
+    this.patchedEntries = undefined;
     // A full pass. The graph's listeners count from zero; routes a failed patch translated are not
     // translated twice (a Secret read is recorded once): their entries are used, their counts added.
     for (const listener of graph.listeners) listener.attachedRoutes = 0;
@@ -135,6 +139,7 @@ export class RouteLoopMemo {
     const out = kept.output;
     const attachments = [...out.attachments];
     const entries = kept.entries;
+    const pairs: { was: RouteEntry; now: RouteEntry }[] = [];
     for (let n = 0; n < changed.length; n++) {
       const i = changed[n] as number;
       const [now, object] = [fresh[n] as RouteEntry, httpRoutes[i] as KubeObject];
@@ -151,6 +156,7 @@ export class RouteLoopMemo {
         if (now.listeners.length > 0) out.routeListeners.set(key, now.listeners);
         for (const [backendKey, backend] of now.backends) if (kept.lastWriter.get(backendKey) === i) out.backends.set(backendKey, backend);
       }
+      pairs.push({ was: entries[i] as RouteEntry, now });
       entries[i] = now;
     }
     const output: RouteLoopOutput = { ...out, attachments };
@@ -167,6 +173,7 @@ export class RouteLoopMemo {
       if (route) keys.push(route.key);
     }
     this.patchedKeys = keys;
+    this.patchedEntries = pairs;
     return output;
   }
 }

@@ -56,7 +56,14 @@ export class ApplyMemo {
   #index: AttachmentIndex | undefined;
   #changed: ReadonlySet<string> = new Set();
   #round = 0;
-  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Set<string>; run: number } | undefined;
+  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Map<string, readonly TrackerCall[]>; run: number } | undefined;
+  /**
+   * What the last applyAll() + applyBinds() changed in the outcome tracker's calls: `fast` when
+   * applyAll visited only patched routes and callers (every other route's calls are last time's),
+   * with the policies named by the calls of every result made anew (before and after) and whether
+   * the binds were applied anew. Policy statuses use it to rebuild only those policies' (index.ts).
+   */
+  lastRun: { readonly fast: boolean; readonly policies: Set<string>; bindsFresh: boolean } = { fast: false, policies: new Set(), bindsFresh: true };
   #binds: { readonly input: readonly Bind[]; readonly result: Bind[]; readonly calls: readonly TrackerCall[]; readonly reads: readonly string[]; round: number } | undefined;
 
   clear(): void {
@@ -73,7 +80,8 @@ export class ApplyMemo {
       this.#binds = undefined;
       this.#all = undefined;
     }
-    this.#changed = this.#index === undefined ? new Set() : index.changedSince(this.#index);
+    // The same index object: the policy pass found every policy and target as last time (pass-memo.ts).
+    this.#changed = this.#index === undefined || this.#index === index ? new Set() : index.changedSince(this.#index);
     this.#index = index;
     this.#round++;
   }
@@ -111,23 +119,30 @@ export class ApplyMemo {
     // The route loop's run just after the one this output was made or patched in: no patch was missed.
     if (all !== undefined && all.routes === routes && patched?.keys !== undefined && patched.run === all.run + 1 && this.#changed.size === 0) {
       all.run = patched.run;
-      const visit = [...new Set([...all.callers, ...patched.keys])].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number));
+      const policies = new Set<string>();
+      this.lastRun = { fast: true, policies, bindsFresh: false };
+      const visit = [...new Set([...all.callers.keys(), ...patched.keys])].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number));
       for (const key of visit) {
         const route = routes.get(key) as Route;
         const result = this.apply(route, listenersOf(key), places, tracker);
         all.out.set(key, result);
-        if ((this.#results.get(route)?.calls.length ?? 0) > 0) all.callers.add(key);
+        const [before, calls] = [all.callers.get(key), this.#results.get(route)?.calls ?? NO_CALLS];
+        // A replayed result gives back the same calls array; one made anew may change the outcomes of the policies either names.
+        if (calls !== before) for (const call of [...(before ?? NO_CALLS), ...calls]) if (call[1] !== undefined) policies.add(call[1].policy);
+        if (calls.length > 0) all.callers.set(key, calls);
         else all.callers.delete(key);
       }
       return all.out;
     }
+    this.lastRun = { fast: false, policies: new Set(), bindsFresh: true };
     const out = new Map<string, Route>();
     const order = new Map<string, number>();
-    const callers = new Set<string>();
+    const callers = new Map<string, readonly TrackerCall[]>();
     for (const [key, route] of routes) {
       order.set(key, order.size);
       out.set(key, this.apply(route, listenersOf(key), places, tracker));
-      if ((this.#results.get(route)?.calls.length ?? 0) > 0) callers.add(key);
+      const calls = this.#results.get(route)?.calls ?? NO_CALLS;
+      if (calls.length > 0) callers.set(key, calls);
     }
     this.#all = { routes, out, order, callers, run: patched?.run ?? -1 };
     return out;
@@ -145,6 +160,7 @@ export class ApplyMemo {
       tracker.replay(kept.calls);
       return kept.result;
     }
+    this.lastRun.bindsFresh = true;
     const calls: TrackerCall[] = [];
     const reads: string[] = [];
     tracker.log = calls;
@@ -165,5 +181,7 @@ export class ApplyMemo {
     return false;
   }
 }
+
+const NO_CALLS: readonly TrackerCall[] = [];
 
 const listenerKeysOf = (listeners: readonly ListenerRef[]): string => listeners.map((l) => l.key).join('\n');

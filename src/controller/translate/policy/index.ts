@@ -11,7 +11,11 @@ import { PROXY_POLICY, readInlineBackendPolicies, readPolicy, type PolicyInputs 
 import { AttachmentIndex } from './places.ts';
 import { hasOwnSubBackendPolicies } from './sub-backends.ts';
 import { withConnectionPolicies } from './external-services.ts';
-import { reachedKinds, targetKinds, withNotApplied } from './not-applied-status.ts';
+import { reachedKinds, reachPairs, targetKinds, withNotApplied } from './not-applied-status.ts';
+import type { BackendKind } from '../status/not-applied.ts';
+import type { PolicyModel } from './model.ts';
+import type { ResolvedTarget } from './targets.ts';
+import type { RouteEntry } from '../route-entry.ts';
 import { policyStatus } from './status.ts';
 import { statusSignature, type PolicyPassMemo } from './pass-memo.ts';
 import { resolveTargets, subBackendNames } from './targets.ts';
@@ -33,7 +37,7 @@ export interface PolicyWorld {
   /** Kept applyToRoute() results of an incremental translation (apply-memo.ts). */
   readonly memo?: ApplyMemo;
   /** The route keys whose routes changed since the previous translation when `routes` is its map changed in place (route-loop.ts). */
-  readonly patchedRoutes?: { readonly keys: readonly string[] | undefined; readonly run: number };
+  readonly patchedRoutes?: { readonly keys: readonly string[] | undefined; readonly run: number; readonly entries?: readonly { readonly was: RouteEntry; readonly now: RouteEntry }[] | undefined };
   /** Kept policy reads and statuses of an incremental translation (pass-memo.ts). */
   readonly passMemo?: PolicyPassMemo;
 }
@@ -70,15 +74,18 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
     return resolver;
   };
 
-  const index = new AttachmentIndex();
   const targetWorld = { graph: world.graph, snapshot, ourRoutes: world.ourRoutes };
+  const passMemo = world.passMemo;
   const resolved = policyObjects.map((object, order) => {
     const resolver = resolverFor(namespaceOf(object), PROXY_POLICY.kind);
-    const policy = world.passMemo ? world.passMemo.read(object, order, snapshot.secretLedger, resolver, () => readPolicy(object, order, inputs, resolver)) : readPolicy(object, order, inputs, resolver);
-    const targets = resolveTargets(policy, targetWorld);
-    index.add(policy, targets);
+    const policy = passMemo ? passMemo.read(object, order, snapshot.secretLedger, resolver, () => readPolicy(object, order, inputs, resolver)) : readPolicy(object, order, inputs, resolver);
+    const targets = passMemo ? passMemo.targets(policy, world.ourRoutes, () => resolveTargets(policy, targetWorld)) : resolveTargets(policy, targetWorld);
     return { policy, targets };
   });
+  // The same policies with the same targets as the previous pass: the same attachments (its index when the models are the same too).
+  const same = passMemo?.samePass(resolved.map((r) => r.policy), resolved.map((r) => r.targets));
+  const index = same?.index ?? new AttachmentIndex();
+  if (same?.index === undefined) for (const { policy, targets } of resolved) index.add(policy, targets);
 
   const inline = new Map<string, InlineBackendPolicy>();
   for (const [id, object] of snapshot.proxyBackends) {
@@ -92,8 +99,10 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   const extraBackends = new Map<string, Backend>();
   for (const resolver of resolvers.values()) for (const [key, backend] of resolver.backends) if (!world.backends.has(key)) extraBackends.set(key, backend);
   if (index.isEmpty && inline.size === 0 && ![...world.backends.values()].some(hasOwnSubBackendPolicies)) {
+    passMemo?.remember(undefined);
     return { routes: new Map(world.routes), binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
   }
+  passMemo?.remember({ models: resolved.map((r) => r.policy), targets: resolved.map((r) => r.targets), index });
 
   const memo = world.memo;
   const tracker = memo ? new RecordingTracker() : new OutcomeTracker();
@@ -106,7 +115,46 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
     for (const [key, route] of world.routes) routes.set(key, applyToRoute(route, world.routeListeners.get(key) ?? [], places));
   }
   const binds = memo && tracker instanceof RecordingTracker ? memo.applyBinds(world.binds, places, tracker) : applyToBinds(world.binds, places);
-  return { routes, binds, backends: withEndpointConnections(resolvers.values(), world.backends, extraBackends, places), statuses: statusesOf(resolved, tracker, world) };
+  const endpointCalls: RecordingTracker['log'] = [];
+  if (tracker instanceof RecordingTracker) tracker.log = endpointCalls;
+  let backends: Map<string, Backend>;
+  try {
+    backends = withEndpointConnections(resolvers.values(), world.backends, extraBackends, places);
+  } finally {
+    if (tracker instanceof RecordingTracker) tracker.log = undefined;
+  }
+  // Recorded on every pass that gets here, so the comparison is always with the pass just before.
+  const sameEndpointCalls = passMemo?.sameEndpointCalls(endpointCalls) ?? false;
+  const dirty = memo && same?.attachments === true ? changedPolicies(memo.lastRun, sameEndpointCalls, world) : undefined;
+  return { routes, binds, backends, statuses: statusesOf(resolved, tracker, world, dirty) };
+}
+
+/**
+ * Which policies' statuses may differ from the previous pass's, when this pass has its models,
+ * targets and index (pass-memo.ts): those named by the tracker calls of every route result made
+ * anew (apply-memo.ts `lastRun`), and those attached at a point whose reached backend kinds a
+ * patched route may have changed (its (point, kind) pairs before and after differ). Undefined
+ * (every status is rebuilt) when applyAll visited every route, the binds were applied anew, or
+ * the policy endpoints' calls changed.
+ */
+function changedPolicies(run: ApplyMemo['lastRun'], sameEndpointCalls: boolean, world: PolicyWorld): ((policy: PolicyModel, targets: readonly ResolvedTarget[]) => boolean) | undefined {
+  const entries = world.patchedRoutes?.entries;
+  if (!run.fast || run.bindsFresh || !sameEndpointCalls || entries === undefined) return undefined;
+  const points = new Set<string>();
+  for (const { was, now } of entries) {
+    const before = was.result.route ? reachPairs(was.result.route, was.listeners, world.backends) : [];
+    const after = now.result.route ? reachPairs(now.result.route, now.listeners, world.backends) : [];
+    if (samePairs(before, after)) continue;
+    for (const [key] of before) points.add(key);
+    for (const [key] of after) points.add(key);
+  }
+  return (policy, targets) => run.policies.has(policy.source) || (points.size > 0 && targets.some((t) => t.points.some((p) => points.has(p.key))));
+}
+
+function samePairs(a: readonly (readonly [string, string])[], b: readonly (readonly [string, string])[]): boolean {
+  if (a.length !== b.length) return false;
+  const seen = new Set(a.map(([key, kind]) => `${key}\u0000${kind}`));
+  return b.every(([key, kind]) => seen.has(`${key}\u0000${kind}`)) && new Set(b.map(([key, kind]) => `${key}\u0000${kind}`)).size === seen.size;
 }
 
 /**
@@ -132,18 +180,26 @@ function withEndpointConnections(resolvers: Iterable<BackendResolver>, routeBack
   return out;
 }
 
-function statusesOf(resolved: readonly { policy: Parameters<typeof policyStatus>[0]; targets: Parameters<typeof policyStatus>[1] }[], tracker: OutcomeTracker, world: PolicyWorld): ObjectStatus[] {
+function statusesOf(resolved: readonly { policy: PolicyModel; targets: readonly ResolvedTarget[] }[], tracker: OutcomeTracker, world: PolicyWorld, dirty?: (policy: PolicyModel, targets: readonly ResolvedTarget[]) => boolean): ObjectStatus[] {
+  const memo = world.passMemo;
+  // With `dirty`, a policy it does not name gets its previous status: nothing that status reads changed.
+  const rebuilt = dirty && memo ? resolved.filter(({ policy, targets }) => dirty(policy, targets) || memo.keptStatus(policy) === undefined) : resolved;
   // Fields the data plane ignores on the kinds of backend each target reaches (status/not-applied.ts).
   const wanted = new Set<string>();
-  for (const { targets } of resolved) for (const target of targets) for (const p of target.points) wanted.add(p.key);
-  const reach = reachedKinds(world.routes, world.routeListeners, world.backends, wanted);
+  for (const { targets } of rebuilt) for (const target of targets) for (const p of target.points) wanted.add(p.key);
+  const reach = rebuilt.length === 0 ? new Map<string, Set<BackendKind>>() : reachedKinds(world.routes, world.routeListeners, world.backends, wanted);
+  const rebuild = rebuilt === resolved ? undefined : new Set(rebuilt.map((r) => r.policy));
   const build = (policy: Parameters<typeof policyStatus>[0], targets: Parameters<typeof policyStatus>[1]): ObjectStatus | undefined => {
     const status = policyStatus(policy, targets, tracker, world.controllerName);
     return status ? withNotApplied(status, policy, targets, reach, world.snapshot.proxyBackends) : undefined;
   };
-  const memo = world.passMemo;
   const out: ObjectStatus[] = [];
   for (const { policy, targets } of resolved) {
+    if (rebuild !== undefined && !rebuild.has(policy)) {
+      const kept = (memo as PolicyPassMemo).keptStatus(policy)?.status;
+      if (kept) out.push(kept);
+      continue;
+    }
     const status = memo
       ? memo.status(policy, statusSignature(policy, targets, tracker, (target) => targetKinds(target, reach, world.snapshot.proxyBackends, policy.namespace), world.controllerName), () => build(policy, targets))
       : build(policy, targets);

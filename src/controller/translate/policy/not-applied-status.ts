@@ -94,6 +94,11 @@ interface RouteReach {
 
 const routeReach = new WeakMap<Route, RouteReach>();
 
+/** The (point key, backend kind) pairs one route adds to the reach (reachedKinds). */
+export function reachPairs(route: Route, listeners: readonly ListenerRef[], backends: ReadonlyMap<string, Backend>): readonly (readonly [string, BackendKind])[] {
+  return routeReachOf(route, listeners, backends).pairs;
+}
+
 function routeReachOf(route: Route, listeners: readonly ListenerRef[], backends: ReadonlyMap<string, Backend>): RouteReach {
   const pairs: [string, BackendKind][] = [];
   const named: (Backend | undefined)[] = [];

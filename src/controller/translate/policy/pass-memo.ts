@@ -5,6 +5,9 @@ import type { BackendKind } from '../status/not-applied.ts';
 import type { OutcomeTracker } from './merge.ts';
 import type { PolicyModel } from './model.ts';
 import type { ResolvedTarget } from './targets.ts';
+import type { AttachmentIndex } from './places.ts';
+import { GATEWAY_GROUP } from '../../../api/gateway/index.ts';
+import { sameJson } from '../same-json.ts';
 
 /**
  * What the policy pass keeps between translations of a changing object set (issue 15), so that
@@ -25,9 +28,80 @@ import type { ResolvedTarget } from './targets.ts';
 export class PolicyPassMemo {
   #reads = new WeakMap<KubeObject, { readonly order: number; readonly model: PolicyModel }>();
   #statuses = new WeakMap<PolicyModel, { readonly signature: string; readonly status: ObjectStatus | undefined }>();
+  #targets = new WeakMap<KubeObject, { readonly targets: readonly ResolvedTarget[]; readonly routes: readonly (readonly [string, KubeObject])[] }>();
+  /** The previous pass's models in order, their targets and the attachment index built from them. */
+  /** The previous pass's tracker calls from the policy endpoints' connection policies. */
+  #endpointCalls: unknown;
+  #last: { readonly models: readonly PolicyModel[]; readonly targets: readonly (readonly ResolvedTarget[])[]; readonly index: AttachmentIndex } | undefined;
 
   clearReads(): void {
     this.#reads = new WeakMap();
+    this.#targets = new WeakMap();
+    this.#last = undefined;
+    this.#endpointCalls = undefined;
+  }
+
+  /**
+   * A policy's resolved targets, kept per policy object (its targetRefs and namespace; a model read
+   * anew from the same object, as one that reads a Secret is, finds them too). They read the graph and the snapshot's Services and ProxyBackends
+   * (unchanged while only routes and policies change: `clearReads()` otherwise) and, for an HTTPRoute
+   * target, our route of that name: kept per model while each such route is the same object. Not
+   * kept when a target selects routes by label or names a route that is not ours (its answer reads
+   * every route). Targets equal to the kept ones are given as the kept array, so an unchanged pass
+   * can be recognised by identity (`sameIndex`).
+   */
+  targets(model: PolicyModel, ourRoutes: ReadonlyMap<string, KubeObject>, resolve: () => ResolvedTarget[]): readonly ResolvedTarget[] {
+    const kept = this.#targets.get(model.object);
+    if (kept !== undefined && kept.routes.every(([id, route]) => ourRoutes.get(id) === route)) return kept.targets;
+    const fresh = resolve();
+    const routes: (readonly [string, KubeObject])[] = [];
+    for (const target of model.targets) {
+      if (target.group !== GATEWAY_GROUP || target.kind !== 'HTTPRoute') continue;
+      const route = target.name === undefined ? undefined : ourRoutes.get(`${model.namespace}/${target.name}`);
+      if (route === undefined) {
+        this.#targets.delete(model.object);
+        return fresh;
+      }
+      routes.push([`${model.namespace}/${target.name as string}`, route]);
+    }
+    const targets = kept !== undefined && sameJson(kept.targets, fresh) ? kept.targets : fresh;
+    this.#targets.set(model.object, { targets, routes });
+    return targets;
+  }
+
+  /**
+   * Whether this pass has the previous pass's policy objects in the same order with the same
+   * targets arrays (so the same attachments, as AttachmentIndex.changedSince compares them), and
+   * then, when every model is the same object too, the previous pass's index. `remember` records
+   * this pass (undefined: a pass that made no index, after which nothing is reused).
+   */
+  samePass(models: readonly PolicyModel[], targets: readonly (readonly ResolvedTarget[])[]): { readonly attachments: boolean; readonly index: AttachmentIndex | undefined } {
+    const last = this.#last;
+    if (last === undefined || last.models.length !== models.length) return { attachments: false, index: undefined };
+    let sameModels = true;
+    for (let i = 0; i < models.length; i++) {
+      const [model, was] = [models[i] as PolicyModel, last.models[i] as PolicyModel];
+      if (model.object !== was.object || targets[i] !== last.targets[i]) return { attachments: false, index: undefined };
+      sameModels &&= model === was;
+    }
+    return { attachments: true, index: sameModels ? last.index : undefined };
+  }
+
+  remember(pass: { readonly models: readonly PolicyModel[]; readonly targets: readonly (readonly ResolvedTarget[])[]; readonly index: AttachmentIndex } | undefined): void {
+    this.#last = pass;
+    if (pass === undefined) this.#endpointCalls = undefined;
+  }
+
+  /** Whether the policy endpoints' tracker calls (withEndpointConnections) are the previous pass's; records these. */
+  sameEndpointCalls(calls: unknown): boolean {
+    const same = this.#endpointCalls !== undefined && sameJson(this.#endpointCalls, calls);
+    this.#endpointCalls = calls;
+    return same;
+  }
+
+  /** The status last built or kept for `model` (a pass that changed nothing it reads gives it again). */
+  keptStatus(model: PolicyModel): { readonly status: ObjectStatus | undefined } | undefined {
+    return this.#statuses.get(model);
   }
 
   read(object: KubeObject, order: number, ledger: SecretLedger, resolver: BackendResolver, readPolicy: () => PolicyModel): PolicyModel {
