@@ -15,7 +15,7 @@ import type { HealthStates } from '../policies/backend/health.ts';
 import { compileFrontend, type CompiledFrontend } from '../policies/frontend/compile.ts';
 import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
-import { keepBackend, keptBackend, keptRule, reuseMemoFor, ruleMayBeKept, watchedDeps, type ReuseMemo } from './reuse.ts';
+import { keepBackend, keptBackend, keptRule, reuseMemoFor, ruleMayBeKept, Touched, watchedDeps, type ReuseMemo } from './reuse.ts';
 import { runToEnd, type SlicedJob } from './slices.ts';
 import { backendEpoch, listenerTable, type ListenerTableContext } from './listener-tables.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
@@ -179,7 +179,7 @@ function reusedOrCompiledRule(
   if (!ruleMayBeKept(rule)) return compileRule(routeKey, rule, backendOf, onError, deps);
   const read = new Map<string, CompiledBackend | undefined>();
   const errors: string[] = [];
-  const touched = { value: false };
+  const touched = new Touched(memo.touches);
   const readingBackendOf = (key: string) => {
     const b = backendOf(key);
     read.set(key, b);

@@ -37,8 +37,12 @@ interface KeptTable {
   readonly slots: readonly Slot[];
   /** The backend epoch (backendEpoch) the payloads were compiled or checked under. */
   readonly epoch: number;
-  /** Every kept rule's flag, once each: while none is set, no slot's needs looking at. */
-  readonly touched: readonly { readonly value: boolean }[];
+  /**
+   * The memo's touch count (reuse.ts Touched) when the slots were last checked: while it is the
+   * same, no kept rule was touched since, and no slot's rules need looking at. (A slot never keeps
+   * a rule that was touched when the slot was made.)
+   */
+  touches: number;
 }
 
 const keptTables = new WeakMap<readonly Listener['routes'][number][], KeptTable>();
@@ -84,6 +88,8 @@ const CHECKS_PER_YIELD = 256;
  */
 export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJob<RouteTable<CompiledRule>> {
   const kept = keptTables.get(l.routes);
+  // Taken before anything compiles: a rule touched during this compile is seen by the next one.
+  const touches = ctx.memo.touches.count;
   if (!kept) {
     const slots: Slot[] = new Array<Slot>(l.routes.length);
     for (let i = 0; i < l.routes.length; i++) {
@@ -92,13 +98,13 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     }
     const table = yield* RouteTable.assemble(slots.map((slot, i) => attached(l.routes[i] as RouteAttachment, slot)));
     // withRoutes replaces a route's entries by its key: a route attached twice is built whole every version.
-    if (new Set(l.routes.map((att) => att.routeKey)).size === l.routes.length) keep(l, table, slots, ctx.epoch);
+    if (new Set(l.routes.map((att) => att.routeKey)).size === l.routes.length) keptTables.set(l.routes, { table, slots, epoch: ctx.epoch, touches });
     return table;
   }
 
   const changed: AttachedEntries<CompiledRule>[] = [];
   const sameBackends = kept.epoch === ctx.epoch;
-  const anyTouched = kept.touched.some((t) => t.value);
+  const anyTouched = kept.touches !== touches;
   // Copied at the first slot that changes: an untouched listener keeps its slots array.
   let slots: Slot[] | undefined;
   const { routes } = ctx.config;
@@ -116,17 +122,15 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     if (slot.entries !== before.entries) changed.push({ routeKey: att.routeKey, hostnames: att.hostnames, entries: slot.entries ?? [] });
     yield;
   }
-  // Every slot as it was (never so under new backends: each slot was asked again): the kept table.
-  if (!slots) return kept.table;
+  if (!slots) {
+    // Every slot as it was (never so under new backends: each slot was asked again): the kept
+    // table, checked against every touch so far.
+    kept.touches = touches;
+    return kept.table;
+  }
   const table = changed.length === 0 ? kept.table : kept.table.withRoutes(changed);
-  keep(l, table, slots, ctx.epoch);
+  keptTables.set(l.routes, { table, slots, epoch: ctx.epoch, touches });
   return table;
-}
-
-function keep(l: Listener, table: RouteTable<CompiledRule>, slots: readonly Slot[], epoch: number): void {
-  const touched = new Set<{ readonly value: boolean }>();
-  for (const slot of slots) if (slot.kept) for (const k of slot.kept) touched.add(k.touched);
-  keptTables.set(l.routes, { table, slots, epoch, touched: [...touched] });
 }
 
 /** What one attachment contributes, asking ruleOf for its payloads (which compiles or reuses them). */
@@ -149,7 +153,8 @@ function slotOf(l: Listener, att: RouteAttachment, ctx: ListenerTableContext): S
       ctx.onError(message);
     },
   });
-  const keptRules: readonly KeptRule[] | undefined = route ? kept : undefined;
+  // A rule already touched is compiled again every version: its slot is asked every version.
+  const keptRules: readonly KeptRule[] | undefined = route && kept?.every((k) => !k.touched.value) === true ? kept : undefined;
   return { route, entries, kept: keptRules, errors, replays: errors.length > 0 || (keptRules?.some((k) => k.errors.length > 0) ?? false) };
 }
 

@@ -23,6 +23,31 @@ import type { CompiledRule } from './rule.ts';
 export interface ReuseMemo {
   readonly backends: WeakMap<Backend, KeptBackend>;
   readonly rules: WeakMap<RouteRule, KeptRule>;
+  /** How many kept rules' flags were ever set (Touched): while it stays, no flag needs reading. */
+  readonly touches: { count: number };
+}
+
+/**
+ * A kept rule's "used the per-config resources" flag. Setting it counts on its memo's `touches`,
+ * so a listener's kept table learns whether any of its 1,000s of rules was touched from one
+ * number (compile/listener-tables.ts) instead of reading each flag per version.
+ */
+export class Touched {
+  #value = false;
+  readonly #touches: { count: number };
+
+  constructor(touches: { count: number }) {
+    this.#touches = touches;
+  }
+
+  get value(): boolean {
+    return this.#value;
+  }
+
+  set value(value: boolean) {
+    if (value && !this.#value) this.#touches.count++;
+    this.#value = value;
+  }
 }
 
 interface KeptBackend {
@@ -40,7 +65,7 @@ export interface KeptRule {
   /** Its compile's error messages, reported again when it is reused. */
   readonly errors: readonly string[];
   /** Set when compile (or anything holding its deps later) used the lifecycle or the endpoint resolver. */
-  readonly touched: { value: boolean };
+  readonly touched: Touched;
 }
 
 /**
@@ -67,7 +92,7 @@ export function reuseMemoFor(ctx: CompileContext): ReuseMemo {
   const identity = identityOf(ctx);
   const known = memos.get(ctx.pools);
   if (known && known.ctx.every((v, i) => v === identity[i])) return known.memo;
-  const memo: ReuseMemo = { backends: new WeakMap(), rules: new WeakMap() };
+  const memo: ReuseMemo = { backends: new WeakMap(), rules: new WeakMap(), touches: { count: 0 } };
   memos.set(ctx.pools, { ctx: identity, memo });
   return memo;
 }
