@@ -57,6 +57,18 @@ describe('KubeStatusWriter against the fake API server', () => {
     assert.ok(condition.lastTransitionTime, 'lastTransitionTime stamped into it');
   });
 
+  it('stamps the statuses when they are first read, not in update() (which comes just before the config is published)', async () => {
+    let stamped = 0;
+    const w = writer({ leader: () => false, now: () => { stamped++; return new Date(); } });
+    w.update([routeStatus('r4', 'True')]);
+    assert.equal(stamped, 0, 'nothing done on the publishing path');
+    assert.equal(w.current().length, 1);
+    assert.equal(stamped, 1);
+    w.update([routeStatus('r4', 'False')]);
+    await w.flushed();
+    assert.equal(stamped, 2, 'the flush after the turn stamps them on a non-leader too (the admin endpoint reads them)');
+  });
+
   it('writes status through the status subresource with server-side apply, then not again while unchanged', async () => {
     const w = writer();
     w.update([routeStatus('r1', 'True')]);

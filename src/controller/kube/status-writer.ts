@@ -57,6 +57,8 @@ export class KubeStatusWriter extends StatusWriter {
    */
   #inStep = new WeakMap<ObjectStatus, { readonly observed: KubeObject; readonly resourceVersion: string | undefined }>();
   #translated: readonly ObjectStatus[] = [];
+  /** update() was called since the statuses were last stamped (see update()). */
+  #stale = false;
   #flushing: Promise<void> | undefined;
   #again = false;
   #retry: NodeJS.Timeout | undefined;
@@ -72,10 +74,25 @@ export class KubeStatusWriter extends StatusWriter {
     this.#options = options;
   }
 
+  /**
+   * Takes the translator's statuses; they are overlaid and stamped when first read (current(), the
+   * flush after this turn) — not here, where the controller calls it just before it checks and
+   * publishes the config: the statuses are not on a route change's way to the proxies (~5–10 ms
+   * per edit, ~0.3–0.6 s for the first 11k at start-up).
+   */
   override update(statuses: readonly ObjectStatus[]): void {
     this.#translated = statuses;
-    super.update(this.#options.overlay ? this.#options.overlay(statuses) : statuses);
+    this.#stale = true;
     this.#kick();
+  }
+
+  override current(): readonly ObjectStatus[] {
+    if (this.#stale) {
+      this.#stale = false;
+      const statuses = this.#translated;
+      super.update(this.#options.overlay ? this.#options.overlay(statuses) : statuses);
+    }
+    return super.current();
   }
 
   /** Recomputes with the last translated statuses: what the overlay reads has changed. */
@@ -117,8 +134,10 @@ export class KubeStatusWriter extends StatusWriter {
   }
 
   async #flush(): Promise<void> {
+    // Stamped on every replica (the admin endpoint shows them), written by the leader only.
+    const current = this.current();
     if (!this.#options.isLeader()) return;
-    const queue = [...this.current()];
+    const queue = [...current];
     let retry = false;
     let sinceYield = 0;
     const worker = async (): Promise<void> => {
