@@ -105,6 +105,14 @@ export class TranslatorThread {
    */
   readonly translate = (objects: readonly KubeObject[], options: { controllerName?: string; proxyModels?: boolean } = {}, delta?: ObjectDelta): Promise<Translation> => this.#translate(objects, options, delta);
 
+  /**
+   * Starts the thread now, so it loads the translator's modules (~0.5–1 s) while the caller does
+   * something else (the controller lists the cluster) instead of when the first translation asks.
+   */
+  prepare(): void {
+    if (!this.#closed) this.#ensureThread();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     const thread = this.#thread;

@@ -139,6 +139,8 @@ export async function startController(options: ControllerOptions, overrides: Con
   let bound: { health: AddressInfo; metrics: AddressInfo; admin: AddressInfo };
   try {
     bound = { health: await listen(health, options.healthAddress), metrics: await listen(metrics, options.metricsAddress), admin: await listen(admin, options.adminAddress) };
+    // The translator thread loads its modules while the informers list the cluster.
+    translator.prepare();
     // Campaign in the background: translation and serving do not wait for leadership.
     await elector?.start();
     await gateway.start();
