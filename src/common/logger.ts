@@ -186,15 +186,9 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
  */
 const TAKES_JSON_LINES = Symbol('switchboard.takesJsonLines');
 
+/** pino's own line parts, under the symbols pino exports for this (typed there as plain symbols). */
 const { lsCacheSym, timeSym, chindingsSym, streamSym, endSym } = pino.symbols;
-type PinoInternals = Logger & {
-  [TAKES_JSON_LINES]?: true;
-  [lsCacheSym]: Record<number, string>;
-  [timeSym]: () => string;
-  [chindingsSym]: string;
-  [streamSym]: LogDestination;
-  [endSym]: string;
-};
+type PinoInternals = Logger & Record<symbol, unknown>;
 
 const INFO = pino.levels.values.info;
 
@@ -209,8 +203,10 @@ const INFO = pino.levels.values.info;
 export function writeInfoLine(logger: Logger, members: string, msg: string): boolean {
   const internals = logger as PinoInternals;
   if (internals[TAKES_JSON_LINES] !== true || !logger.isLevelEnabled('info')) return false;
-  const line = internals[lsCacheSym][INFO] + internals[timeSym]() + internals[chindingsSym] + ',' + members + ',"msg":"' + msg + '"' + internals[endSym];
-  internals[streamSym].write(scrubLogLine(line));
+  const levelPart = (internals[lsCacheSym] as Record<number, string>)[INFO] as string;
+  const timePart = (internals[timeSym] as () => string)();
+  const line = levelPart + timePart + (internals[chindingsSym] as string) + ',' + members + ',"msg":"' + msg + '"' + (internals[endSym] as string);
+  (internals[streamSym] as LogDestination).write(scrubLogLine(line));
   return true;
 }
 
