@@ -117,6 +117,8 @@ const EDITS: { name: string; edit: Edit }[] = [
   { name: 'a policy added', edit: put(keyPolicy('a', 'p2', 'r2')) },
   { name: 'a policy retargeted', edit: put(keyPolicy('a', 'p1', 'r3')) },
   { name: 'a policy removed', edit: drop(keyPolicy('a', 'p1', 'r1')) },
+  // z-two-routes lost its timeout on c/only to route-timeout; now nothing beats it there, and only its merge outcome says so.
+  { name: 'a policy at a route changes members (another policy there stops losing to it)', edit: put({ ...timeoutPolicy('c', 'route-timeout', 'HTTPRoute', 'only', '7s'), spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'only' }], traffic: { transformation: { request: { set: [{ name: 'x-only', value: '"1"' }] } } } } }) },
   { name: 'a Gateway-wide policy changed', edit: put(gatewayPolicy('b', 'two')) },
   { name: 'a Secret a policy reads', edit: put(secret('a', 'keys', 'sk-rotated')) },
   { name: 'a Secret deleted', edit: drop(secret('a', 'keys', '')) },

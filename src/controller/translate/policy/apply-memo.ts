@@ -56,7 +56,7 @@ export class ApplyMemo {
   #index: AttachmentIndex | undefined;
   #changed: ReadonlySet<string> = new Set();
   #round = 0;
-  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Map<string, readonly TrackerCall[]>; run: number } | undefined;
+  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Map<string, readonly TrackerCall[]>; run: number; validRound: number } | undefined;
   /**
    * What the last applyAll() + applyBinds() changed in the outcome tracker's calls: `fast` when
    * applyAll visited only patched routes and callers (every other route's calls are last time's),
@@ -88,7 +88,7 @@ export class ApplyMemo {
 
   apply(route: Route, listeners: readonly ListenerRef[], places: PolicyPlaces, tracker: RecordingTracker): Route {
     const kept = this.#results.get(route);
-    if (kept && kept.round === this.#round - 1 && (kept.listenerList === listeners || kept.listeners === listenerKeysOf(listeners)) && !this.#readsChanged(kept.reads)) {
+    if (kept && this.#current(route, kept) && (kept.listenerList === listeners || kept.listeners === listenerKeysOf(listeners)) && !this.#readsChanged(kept.reads)) {
       kept.round = this.#round;
       tracker.replay(kept.calls);
       return kept.result;
@@ -108,20 +108,33 @@ export class ApplyMemo {
   }
 
   /**
-   * apply() over every route, in order. When no attachment changed (`prepare`) and `routes` is the
-   * map the previous call got, changed in place only at `patched` keys (route-loop.ts), only those
-   * routes and the ones whose result made tracker calls are visited — in route order, so the
-   * calls replay as a full pass makes them — and the previous output is changed in place: a route
-   * edit does not look up 10k kept results. Else every route is applied.
+   * Whether `kept` was valid in the previous round: made or found valid then, or still the output
+   * for its key of an applyAll() that, in the previous round, held every output it did not visit
+   * valid (its routes unchanged and none of their reads among the changed points).
+   */
+  #current(route: Route, kept: Applied): boolean {
+    if (kept.round === this.#round - 1) return true;
+    const all = this.#all;
+    return all !== undefined && all.validRound === this.#round - 1 && all.out.get(route.key) === kept.result;
+  }
+
+  /**
+   * apply() over every route, in order. When `routes` is the map the previous call got, changed in
+   * place only at `patched` keys (route-loop.ts), and every changed attachment point (`prepare`) is
+   * a route's or rule's point (read only by that route: a ProxyPolicy edit on routes), only those
+   * routes, the ones those points name and the ones whose result made tracker calls are visited —
+   * in route order, so the calls replay as a full pass makes them — and the previous output is
+   * changed in place: an edit does not look up 10k kept results. Else every route is applied.
    */
   applyAll(routes: ReadonlyMap<string, Route>, listenersOf: (key: string) => readonly ListenerRef[], places: PolicyPlaces, tracker: RecordingTracker, patched: { readonly keys: readonly string[] | undefined; readonly run: number } | undefined): Map<string, Route> {
     const all = this.#all;
     // The route loop's run just after the one this output was made or patched in: no patch was missed.
-    if (all !== undefined && all.routes === routes && patched?.keys !== undefined && patched.run === all.run + 1 && this.#changed.size === 0) {
+    const named = all !== undefined && all.routes === routes ? routesAt(this.#changed, routes) : undefined;
+    if (all !== undefined && named !== undefined && patched?.keys !== undefined && patched.run === all.run + 1) {
       all.run = patched.run;
       const policies = new Set<string>();
       this.lastRun = { fast: true, policies, bindsFresh: false };
-      const visit = [...new Set([...all.callers.keys(), ...patched.keys])].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number));
+      const visit = [...new Set([...all.callers.keys(), ...patched.keys, ...named])].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number));
       for (const key of visit) {
         const route = routes.get(key) as Route;
         const result = this.apply(route, listenersOf(key), places, tracker);
@@ -132,6 +145,8 @@ export class ApplyMemo {
         if (calls.length > 0) all.callers.set(key, calls);
         else all.callers.delete(key);
       }
+      // Set after the visits: they checked the kept results against the previous round.
+      all.validRound = this.#round;
       return all.out;
     }
     this.lastRun = { fast: false, policies: new Set(), bindsFresh: true };
@@ -144,7 +159,7 @@ export class ApplyMemo {
       const calls = this.#results.get(route)?.calls ?? NO_CALLS;
       if (calls.length > 0) callers.set(key, calls);
     }
-    this.#all = { routes, out, order, callers, run: patched?.run ?? -1 };
+    this.#all = { routes, out, order, callers, run: patched?.run ?? -1, validRound: this.#round };
     return out;
   }
 
@@ -183,5 +198,30 @@ export class ApplyMemo {
 }
 
 const NO_CALLS: readonly TrackerCall[] = [];
+
+/**
+ * The routes (by key) the changed points name, when every one is a route point (`route/<key>`) or a
+ * rule point (`rule/<key>/<rule name>`, split at every `/` so a rule name holding one still finds
+ * its route): applyToRoute reads only its own route's and rules' such points, so no other route
+ * read them. Undefined when any other point changed (a Gateway, listener, Service or backend point
+ * is read by many routes): every route is then applied.
+ */
+function routesAt(changed: ReadonlySet<string>, routes: ReadonlyMap<string, Route>): string[] | undefined {
+  const named: string[] = [];
+  for (const key of changed) {
+    if (key.startsWith('route/')) {
+      const routeKey = key.slice('route/'.length);
+      if (routes.has(routeKey)) named.push(routeKey);
+    } else if (key.startsWith('rule/')) {
+      for (let at = key.indexOf('/', 'rule/'.length); at !== -1; at = key.indexOf('/', at + 1)) {
+        const routeKey = key.slice('rule/'.length, at);
+        if (routes.has(routeKey)) named.push(routeKey);
+      }
+    } else {
+      return undefined;
+    }
+  }
+  return named;
+}
 
 const listenerKeysOf = (listeners: readonly ListenerRef[]): string => listeners.map((l) => l.key).join('\n');

@@ -125,19 +125,20 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   }
   // Recorded on every pass that gets here, so the comparison is always with the pass just before.
   const sameEndpointCalls = passMemo?.sameEndpointCalls(endpointCalls) ?? false;
-  const dirty = memo && same?.attachments === true ? changedPolicies(memo.lastRun, sameEndpointCalls, world) : undefined;
+  const dirty = memo && same !== undefined ? changedPolicies(memo.lastRun, sameEndpointCalls, world, same.changed) : undefined;
   return { routes, binds, backends, statuses: statusesOf(resolved, tracker, world, dirty) };
 }
 
 /**
- * Which policies' statuses may differ from the previous pass's, when this pass has its models,
- * targets and index (pass-memo.ts): those named by the tracker calls of every route result made
- * anew (apply-memo.ts `lastRun`), and those attached at a point whose reached backend kinds a
- * patched route may have changed (its (point, kind) pairs before and after differ). Undefined
- * (every status is rebuilt) when applyAll visited every route, the binds were applied anew, or
- * the policy endpoints' calls changed.
+ * Which policies' statuses may differ from the previous pass's, when this pass has as many
+ * policies (pass-memo.ts `samePass`): those whose policy object or targets changed, those named
+ * by the tracker calls of every route result made anew (apply-memo.ts `lastRun`: the merge
+ * outcomes through a target come only from calls), and those attached at a point whose reached
+ * backend kinds a patched route may have changed (its (point, kind) pairs before and after
+ * differ). Undefined (every status is rebuilt) when applyAll visited every route, the binds were
+ * applied anew, or the policy endpoints' calls changed.
  */
-function changedPolicies(run: ApplyMemo['lastRun'], sameEndpointCalls: boolean, world: PolicyWorld): ((policy: PolicyModel, targets: readonly ResolvedTarget[]) => boolean) | undefined {
+function changedPolicies(run: ApplyMemo['lastRun'], sameEndpointCalls: boolean, world: PolicyWorld, changed: ReadonlySet<PolicyModel>): ((policy: PolicyModel, targets: readonly ResolvedTarget[]) => boolean) | undefined {
   const entries = world.patchedRoutes?.entries;
   if (!run.fast || run.bindsFresh || !sameEndpointCalls || entries === undefined) return undefined;
   const points = new Set<string>();
@@ -148,7 +149,7 @@ function changedPolicies(run: ApplyMemo['lastRun'], sameEndpointCalls: boolean, 
     for (const [key] of before) points.add(key);
     for (const [key] of after) points.add(key);
   }
-  return (policy, targets) => run.policies.has(policy.source) || (points.size > 0 && targets.some((t) => t.points.some((p) => points.has(p.key))));
+  return (policy, targets) => changed.has(policy) || run.policies.has(policy.source) || (points.size > 0 && targets.some((t) => t.points.some((p) => points.has(p.key))));
 }
 
 function samePairs(a: readonly (readonly [string, string])[], b: readonly (readonly [string, string])[]): boolean {

@@ -70,21 +70,23 @@ export class PolicyPassMemo {
   }
 
   /**
-   * Whether this pass has the previous pass's policy objects in the same order with the same
-   * targets arrays (so the same attachments, as AttachmentIndex.changedSince compares them), and
-   * then, when every model is the same object too, the previous pass's index. `remember` records
-   * this pass (undefined: a pass that made no index, after which nothing is reused).
+   * When this pass has as many policies as the previous one: the models whose policy object or
+   * targets array differ from the one at their place then (their attachments may differ; the
+   * others' are as AttachmentIndex.changedSince compares them), and, when none does and every
+   * model is the same object, the previous pass's index. Undefined when the count changed.
+   * `remember` records this pass (undefined: a pass that made no index, after which nothing is reused).
    */
-  samePass(models: readonly PolicyModel[], targets: readonly (readonly ResolvedTarget[])[]): { readonly attachments: boolean; readonly index: AttachmentIndex | undefined } {
+  samePass(models: readonly PolicyModel[], targets: readonly (readonly ResolvedTarget[])[]): { readonly changed: ReadonlySet<PolicyModel>; readonly index: AttachmentIndex | undefined } | undefined {
     const last = this.#last;
-    if (last === undefined || last.models.length !== models.length) return { attachments: false, index: undefined };
+    if (last === undefined || last.models.length !== models.length) return undefined;
+    const changed = new Set<PolicyModel>();
     let sameModels = true;
     for (let i = 0; i < models.length; i++) {
       const [model, was] = [models[i] as PolicyModel, last.models[i] as PolicyModel];
-      if (model.object !== was.object || targets[i] !== last.targets[i]) return { attachments: false, index: undefined };
+      if (model.object !== was.object || targets[i] !== last.targets[i]) changed.add(model);
       sameModels &&= model === was;
     }
-    return { attachments: true, index: sameModels ? last.index : undefined };
+    return { changed, index: sameModels && changed.size === 0 ? last.index : undefined };
   }
 
   remember(pass: { readonly models: readonly PolicyModel[]; readonly targets: readonly (readonly ResolvedTarget[])[]; readonly index: AttachmentIndex } | undefined): void {
