@@ -2,10 +2,10 @@
  * The serving side of one route edit, in process (issue 15): what the embedded gateway's serving
  * thread (and a remote `switchboard proxy`) does with a config change after the translator made
  * it. Run by hand: `node bench/proxy-edit.ts [--routes 10000] [--policies 1000] [--edits 30]
- * [--rounds 3] [--cpu-prof FILE]`.
+ * [--rounds 3] [--kind route|endpoints] [--cpu-prof FILE]`.
  *
  * The cluster is bench/control-plane.ts's (bench/control-plane-cluster.ts). Each edit changes one
- * route's PathPrefix, translates it with the IncrementalTranslator (not measured), builds the
+ * route's PathPrefix (`--kind endpoints`: one EndpointSlice's address, so one Backend changes), translates it with the IncrementalTranslator (not measured), builds the
  * update the config thread posts (binds equal to the last sent cross as null), serialises it as
  * postMessage does (v8 serialize, not measured: the config thread's) and then measures, on this
  * thread, the steps the serving thread runs:
@@ -39,6 +39,7 @@ const { values } = parseArgs({
     namespaces: { type: 'string', default: '10' },
     edits: { type: 'string', default: '30' },
     rounds: { type: 'string', default: '3' },
+    kind: { type: 'string', default: 'route' },
     'cpu-prof': { type: 'string' },
   },
 });
@@ -130,9 +131,16 @@ const times = Object.fromEntries(STEPS.map((s) => [s, [] as number[]])) as Recor
 let edit = 0;
 for (let round = 0; round < rounds; round++) {
   for (let i = 0; i < edits; i++, edit++) {
-    const index = (edit * 7919) % shape.routes;
-    const edited = route(shape, index, `/e${edit}`);
-    objects = objects.map((o) => (o.kind === 'HTTPRoute' && o.metadata.name === edited.metadata.name && o.metadata.namespace === edited.metadata.namespace ? edited : o));
+    if (values.kind === 'endpoints') {
+      // The first EndpointSlice gets another address every edit (10.0.0.x: never dialled here).
+      const at = objects.findIndex((o) => o.kind === 'EndpointSlice');
+      const slice = objects[at] as KubeObject & { endpoints: { addresses: string[] }[] };
+      objects = objects.map((o, j) => (j === at ? { ...slice, endpoints: [{ ...slice.endpoints[0], addresses: [`10.0.${edit % 250}.${1 + (edit % 200)}`] }] } as KubeObject : o));
+    } else {
+      const index = (edit * 7919) % shape.routes;
+      const edited = route(shape, index, `/e${edit}`);
+      objects = objects.map((o) => (o.kind === 'HTTPRoute' && o.metadata.name === edited.metadata.name && o.metadata.namespace === edited.metadata.namespace ? edited : o));
+    }
     const wire = updateFor(translator.replace(objects));
     if (session && round === 0 && i === 0) await session.post('Profiler.start');
     await serve(wire, times);
@@ -145,7 +153,7 @@ if (session) {
 }
 
 const load = (await import('node:os')).loadavg()[0]?.toFixed(1);
-console.log(`${edit} route edits, load average ${load}; CPU ms per edit, median (min):`);
+console.log(`${edit} ${values.kind} edits, load average ${load}; CPU ms per edit, median (min):`);
 let total = 0;
 for (const s of STEPS) {
   total += median(times[s]);

@@ -147,7 +147,7 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
     rules.set(key, compiled);
     return true;
   };
-  const tables: ListenerTableContext = { config, memo, epoch, ruleOf, claimRule, onError };
+  const tables: ListenerTableContext = { config, memo, epoch, ruleOf, backendOf, claimRule, onError };
   const binds: CompiledBind[] = [];
   for (const bind of config.binds) binds.push(yield* compileBind(bind, tables, ctx, onError, stepDeps));
   const dispatchers = new Set<Dispatcher>();

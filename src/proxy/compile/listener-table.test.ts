@@ -133,7 +133,7 @@ describe('listener route tables reused across config versions', () => {
     assert.notEqual(rule2, rule1, 'the per-version rule is this version\'s compile');
   });
 
-  it('a sequence of edits gives the tables a compile from scratch gives (seeded)', () => {
+  it('a sequence of edits gives the tables a compile from scratch gives (seeded)', async () => {
     let seed = 7;
     // The high bits of an LCG (its low bits repeat with a short period).
     const random = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
@@ -144,7 +144,7 @@ describe('listener route tables reused across config versions', () => {
       const path = kind === 0 ? `~/r${i}/[0-9]+` : `/r${random(3)}${'/x'.repeat(random(3))}`;
       return route(`default/r${i}`, [rule(`default/r${i}/rule/0`, {
         matches: [{ path: { type: path.startsWith('~') ? 'RegularExpression' : random(2) === 0 ? 'Exact' : 'PathPrefix', value: path.replace(/^~/, '') } }],
-        backends: [{ backendKey: 'svc', weight: 1, filters: [] }],
+        backends: [{ backendKey: random(2) === 0 ? 'svc' : 'svc2', weight: 1, filters: [] }],
         ...(kind === 1 ? { traffic: retry } : {}),
       })], { creationTimestamp: `2024-01-0${1 + random(3)}T00:00:00Z` });
     };
@@ -156,16 +156,27 @@ describe('listener route tables reused across config versions', () => {
     let rulesBefore = new Map<string, unknown>();
     let perVersion = 0;
     const ctx = context();
-    const shape = (t: ReturnType<typeof table>) => [...(t?.buckets() ?? [])].map(([host, entries]) => [host, entries.map((e) => `${e.routeKey}#${e.ruleIndex}.${e.matchIndex}`)] as const);
+    // Each entry with the port its rule's backend dials: a rule must read this version's backends.
+    const shape = (t: ReturnType<typeof table>) => [...(t?.buckets() ?? [])].map(([host, entries]) => [host, entries.map((e) => `${e.routeKey}#${e.ruleIndex}.${e.matchIndex}:${e.rule.backends.pick()?.backend?.endpoints.all()[0]?.port}`)] as const);
+    let svc2 = backend('svc2', [9000]);
+    let backendChanges = 0;
     for (let version = 1; version <= 30; version++) {
       const edits = 1 + random(3);
       for (let e = 0; e < edits; e++) {
         const i = random(count);
         routes = routes.map((r, j) => (j === i ? make(i) : r));
       }
-      const cfg = ir(binds, routes, `v${version}`);
+      // Now and then the second backend changes (an EndpointSlice edit): only the rules reading it may change.
+      if (random(3) === 0) {
+        svc2 = backend('svc2', [9000 + version]);
+        backendChanges++;
+      }
+      const cfg = config({ version: `v${version}`, binds, routes, backends: [svc, svc2] });
       const kept = compileConfig(cfg, ctx);
-      const fresh = compileConfig(cfg, context());
+      // Its own pools: a context with the same pools shares their memo (reuse.ts), and would not compile from scratch.
+      const freshPools = new UpstreamPools();
+      const fresh = compileConfig(cfg, { pools: freshPools, secureContexts: new SecureContextCache(), logger: silentLogger });
+      await freshPools.close(0);
       assert.deepEqual(shape(table(kept.compiled, 0)), shape(table(fresh.compiled, 0)), `version ${version}`);
       assert.deepEqual(kept.errors, fresh.errors, `version ${version}: errors`);
       const rules = new Map((table(kept.compiled, 0)?.buckets().get(null) ?? []).map((x) => [x.routeKey, x.rule] as const));
@@ -175,6 +186,25 @@ describe('listener route tables reused across config versions', () => {
       perVersion += routes.filter((r) => r.rules[0]?.traffic).length;
     }
     assert.ok(perVersion > 30, 'the sequence has rules compiled per version');
+    assert.ok(backendChanges > 3, 'the sequence changes a backend');
+  });
+
+  it('two runtimes (their own pools) compiling the same IR objects never take each other\'s tables', async () => {
+    const a = prefixRoute('a', '/a');
+    const binds = [bind(80, [listener('one', [a.key])])];
+    const cfg = ir(binds, [a], 'v1');
+    // Both fresh, so their memos count backend epochs alike (the epoch alone would not tell them apart).
+    const ownPools = new UpstreamPools();
+    const otherPools = new UpstreamPools();
+    const first = compileConfig(cfg, { pools: ownPools, secureContexts: new SecureContextCache(), logger: silentLogger }).compiled;
+    try {
+      const second = compileConfig(cfg, { pools: otherPools, secureContexts: new SecureContextCache(), logger: silentLogger }).compiled;
+      assert.notEqual(table(second, 0), table(first, 0));
+      const dispatcher = table(second, 0)?.match('example.com', request('/a'))?.rule.backends.pick()?.backend?.endpoints.all()[0]?.dispatcher;
+      assert.ok(dispatcher && second.dispatchers.has(dispatcher) && !first.dispatchers.has(dispatcher), 'the second table dials through its own pools');
+    } finally {
+      await Promise.all([ownPools.close(0), otherPools.close(0)]);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Listener, ProxyConfig, Route, RouteAttachment } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { attachmentEntries, RouteTable, type AttachedEntries, type RouteTableEntry } from '../routing/route-table.ts';
-import type { KeptRule, ReuseMemo } from './reuse.ts';
+import { readsHold, type KeptRule, type ReuseMemo } from './reuse.ts';
 import type { CompiledRule } from './rule.ts';
 import type { SlicedJob } from './slices.ts';
 
@@ -36,7 +36,7 @@ interface KeptTable {
   /** One per attachment, in order. */
   readonly slots: readonly Slot[];
   /** The backend epoch (backendEpoch) the payloads were compiled or checked under. */
-  readonly epoch: number;
+  epoch: number;
   /**
    * The memo's touch count (reuse.ts Touched) when the slots were last checked: while it is the
    * same, no kept rule was touched since, and no slot's rules need looking at. (A slot never keeps
@@ -45,7 +45,18 @@ interface KeptTable {
   touches: number;
 }
 
-const keptTables = new WeakMap<readonly Listener['routes'][number][], KeptTable>();
+/**
+ * Per memo (one per runtime: its pools and handlers), then per attachments array: two runtimes in
+ * one process compiling the same IR objects (tests, a proxy restoring its last good config) never
+ * take each other's tables, whose payloads hold the other's pools.
+ */
+const keptTablesByMemo = new WeakMap<ReuseMemo, WeakMap<readonly Listener['routes'][number][], KeptTable>>();
+
+function keptTablesOf(memo: ReuseMemo): WeakMap<readonly Listener['routes'][number][], KeptTable> {
+  let tables = keptTablesByMemo.get(memo);
+  if (!tables) keptTablesByMemo.set(memo, (tables = new WeakMap()));
+  return tables;
+}
 
 interface Epoch {
   readonly backends: ReadonlyMap<string, CompiledBackend>;
@@ -73,6 +84,8 @@ export interface ListenerTableContext {
   readonly memo: ReuseMemo;
   readonly epoch: number;
   readonly ruleOf: (routeKey: string, index: number) => CompiledRule | undefined;
+  /** This version's compiled backends: under a new epoch, a kept rule is taken while the ones it read are the same. */
+  readonly backendOf: (key: string) => CompiledBackend | undefined;
   /** Records a rule as compiled for this version; false when it already was (its errors were reported). */
   readonly claimRule: (ruleKey: string, compiled: CompiledRule) => boolean;
   readonly onError: (message: string) => void;
@@ -87,6 +100,7 @@ const CHECKS_PER_YIELD = 256;
  * built now. Rules compile as the table reaches their route.
  */
 export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJob<RouteTable<CompiledRule>> {
+  const keptTables = keptTablesOf(ctx.memo);
   const kept = keptTables.get(l.routes);
   // Taken before anything compiles: a rule touched during this compile is seen by the next one.
   const touches = ctx.memo.touches.count;
@@ -111,7 +125,12 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
   for (let i = 0; i < l.routes.length; i++) {
     const att = l.routes[i] as RouteAttachment;
     const before = kept.slots[i] as Slot;
-    if (sameBackends && routes[att.routeKey] === before.route && before.kept !== undefined && (!anyTouched || before.kept.every((k) => !k.touched.value))) {
+    if (
+      routes[att.routeKey] === before.route && before.kept !== undefined
+      && (!anyTouched || before.kept.every((k) => !k.touched.value))
+      // New compiled backends (an EndpointSlice changed one): the rules that read none of the changed ones stay.
+      && (sameBackends || before.kept.every((k) => readsHold(k, ctx.backendOf)))
+    ) {
       if (before.replays) replay(before, ctx);
       if (i % CHECKS_PER_YIELD === CHECKS_PER_YIELD - 1) yield;
       continue;
@@ -123,9 +142,9 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     yield;
   }
   if (!slots) {
-    // Every slot as it was (never so under new backends: each slot was asked again): the kept
-    // table, checked against every touch so far.
+    // Every slot as it was: the kept table, checked against every touch so far and these backends.
     kept.touches = touches;
+    kept.epoch = ctx.epoch;
     return kept.table;
   }
   const table = changed.length === 0 ? kept.table : kept.table.withRoutes(changed);

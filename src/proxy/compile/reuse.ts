@@ -152,8 +152,13 @@ function localOnly(limit: RateLimitPolicy | Conditional<RateLimitPolicy>): boole
 export function keptRule(memo: ReuseMemo, routeKey: string, rule: RouteRule, backendOf: (key: string) => CompiledBackend | undefined): KeptRule | undefined {
   const kept = memo.rules.get(rule);
   if (!kept || kept.touched.value || kept.routeKey !== routeKey) return undefined;
-  for (const [key, compiled] of kept.read) if (backendOf(key) !== compiled) return undefined;
-  return kept;
+  return readsHold(kept, backendOf) ? kept : undefined;
+}
+
+/** Whether each backend a kept rule looked up is still the compiled backend it got. */
+export function readsHold(kept: KeptRule, backendOf: (key: string) => CompiledBackend | undefined): boolean {
+  for (const [key, compiled] of kept.read) if (backendOf(key) !== compiled) return false;
+  return true;
 }
 
 /** Wraps the per-config resources a rule's compile may reach, so that any use of them is seen. */
