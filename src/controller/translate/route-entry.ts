@@ -13,7 +13,8 @@ import { compareStrings } from './snapshot.ts';
  * the same array every time (the policy memos compare it by identity first).
  */
 export interface RouteEntry {
-  readonly result: RouteResult;
+  /** The result without its attachments and backends Map: the entry holds them (below) in the form they are used in, once. */
+  readonly result: Pick<RouteResult, 'status' | 'route' | 'counted'>;
   /** `<namespace>/<name>` when a parentRef is ours (the result has a status). */
   readonly ourKey: string | undefined;
   readonly attachments: readonly { readonly routeKey: string; readonly attachment: Attachment }[];
@@ -25,13 +26,14 @@ export interface RouteEntry {
 export function routeEntryOf(object: KubeObject, result: RouteResult): RouteEntry {
   const ourKey = result.status ? `${result.status.metadata.namespace ?? ''}/${object.metadata.name}` : undefined;
   const route = result.route;
-  if (!route) return { result, ourKey, attachments: [], listeners: [], backends: [] };
+  const kept = { status: result.status, route, counted: result.counted };
+  if (!route) return { result: kept, ourKey, attachments: [], listeners: [], backends: [] };
   const listeners: ListenerRef[] = [];
   for (const attachment of result.attachments) {
     if (!listeners.some((l) => l.key === attachment.listener.key)) listeners.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
   }
   listeners.sort((a, b) => compareStrings(a.key, b.key));
-  return { result, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners, backends: [...result.backends] };
+  return { result: kept, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners, backends: [...result.backends] };
 }
 
 /** Two routes with one key (translate() given one object twice): the union of their listeners, in key order. */

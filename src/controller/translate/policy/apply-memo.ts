@@ -64,10 +64,13 @@ export class ApplyMemo {
    * the binds were applied anew. Policy statuses use it to rebuild only those policies' (index.ts).
    */
   lastRun: { readonly fast: boolean; readonly policies: Set<string>; bindsFresh: boolean } = { fast: false, policies: new Set(), bindsFresh: true };
+  /** Shared point key strings (#compact). */
+  #points = new Map<string, string>();
   #binds: { readonly input: readonly Bind[]; readonly result: Bind[]; readonly calls: readonly TrackerCall[]; readonly reads: readonly string[]; round: number } | undefined;
 
   clear(): void {
     this.#results = new WeakMap();
+    this.#points = new Map();
     this.#index = undefined;
     this.#binds = undefined;
     this.#all = undefined;
@@ -99,7 +102,7 @@ export class ApplyMemo {
     places.index.reads = reads;
     try {
       const result = applyToRoute(route, listeners, places);
-      this.#results.set(route, { listenerList: listeners, listeners: listenerKeysOf(listeners), result, calls, reads, round: this.#round });
+      this.#results.set(route, { listenerList: listeners, listeners: listenerKeysOf(listeners), result, calls, reads: this.#compact(reads), round: this.#round });
       return result;
     } finally {
       tracker.log = undefined;
@@ -190,6 +193,32 @@ export class ApplyMemo {
     }
   }
 
+  /**
+   * A result's reads as kept: each point once, and a Gateway, listener, Service or backend point
+   * (read by every route on it) as one shared string per point — each route's application builds
+   * its own copies (~8 point strings per route, ~5 MiB at 10k routes). A route's own route and
+   * rule points are its alone and kept as they are.
+   */
+  #compact(reads: readonly string[]): readonly string[] {
+    if (reads.length === 0) return NO_READS;
+    const out: string[] = [];
+    for (const key of new Set(reads)) {
+      if (key.startsWith('route/') || key.startsWith('rule/')) {
+        out.push(key);
+        continue;
+      }
+      let shared = this.#points.get(key);
+      if (shared === undefined) {
+        // Bounded by the points of the world's Gateways, listeners, Services and backends; dropped
+        // with the memo. A Map key is flattened (hashed whole), and the collector then drops the parts.
+        shared = key;
+        this.#points.set(key, key);
+      }
+      out.push(shared);
+    }
+    return out;
+  }
+
   #readsChanged(reads: readonly string[]): boolean {
     if (this.#changed.size === 0) return false;
     for (const key of reads) if (this.#changed.has(key)) return true;
@@ -198,6 +227,8 @@ export class ApplyMemo {
 }
 
 const NO_CALLS: readonly TrackerCall[] = [];
+const NO_READS: readonly string[] = [];
+
 
 /**
  * The routes (by key) the changed points name, when every one is a route point (`route/<key>`) or a
