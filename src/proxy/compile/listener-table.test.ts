@@ -8,6 +8,7 @@ import type { RequestView } from '../routing/matchers.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
 import { compileConfig, type CompileContext, type CompiledConfig } from './config.ts';
 import { reuseMemoFor } from './reuse.ts';
+import { deltaFrom, patchConfig } from '../../ir/config-delta.ts';
 import { SecureContextCache } from './tls-contexts.ts';
 
 const request = (path: string): RequestView => ({ path, query: '', method: 'GET', headers: {} });
@@ -133,7 +134,8 @@ describe('listener route tables reused across config versions', () => {
     assert.notEqual(rule2, rule1, 'the per-version rule is this version\'s compile');
   });
 
-  it('a sequence of edits gives the tables a compile from scratch gives (seeded)', async () => {
+  for (const patched of [false, true]) {
+  it(`a sequence of edits gives the tables a compile from scratch gives (seeded${patched ? ', configs patched from the one before' : ''})`, async () => {
     let seed = 7;
     // The high bits of an LCG (its low bits repeat with a short period).
     const random = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
@@ -159,6 +161,12 @@ describe('listener route tables reused across config versions', () => {
     // Each entry with the port its rule's backend dials: a rule must read this version's backends.
     const shape = (t: ReturnType<typeof table>) => [...(t?.buckets() ?? [])].map(([host, entries]) => [host, entries.map((e) => `${e.routeKey}#${e.ruleIndex}.${e.matchIndex}:${e.rule.backends.pick()?.backend?.endpoints.all()[0]?.port}`)] as const);
     let svc2 = backend('svc2', [9000]);
+    let previous: ProxyConfig | undefined;
+    let patchedVersions = 0;
+    const changes = <T>(before: Readonly<Record<string, T>>, after: Readonly<Record<string, T>>) => ({
+      set: Object.fromEntries(Object.entries(after).filter(([key, value]) => before[key] !== value)),
+      removed: Object.keys(before).filter((key) => !Object.hasOwn(after, key)),
+    });
     let backendChanges = 0;
     for (let version = 1; version <= 30; version++) {
       const edits = 1 + random(3);
@@ -171,7 +179,11 @@ describe('listener route tables reused across config versions', () => {
         svc2 = backend('svc2', [9000 + version]);
         backendChanges++;
       }
-      const cfg = config({ version: `v${version}`, binds, routes, backends: [svc, svc2] });
+      const whole = config({ version: `v${version}`, binds, routes, backends: [svc, svc2] });
+      // Patched: as the serving thread makes them (config-delta.ts), naming what changed, so the compile looks only there.
+      const cfg = patched && previous ? patchConfig(previous, whole.version, [...binds], changes(previous.routes, whole.routes), changes(previous.backends, whole.backends)) : whole;
+      if (previous && deltaFrom(cfg, previous)) patchedVersions++;
+      previous = cfg;
       const kept = compileConfig(cfg, ctx);
       // Its own pools: a context with the same pools shares their memo (reuse.ts), and would not compile from scratch.
       const freshPools = new UpstreamPools();
@@ -187,7 +199,9 @@ describe('listener route tables reused across config versions', () => {
     }
     assert.ok(perVersion > 30, 'the sequence has rules compiled per version');
     assert.ok(backendChanges > 3, 'the sequence changes a backend');
+    if (patched) assert.ok(patchedVersions > 20, 'the compile was given patched configs');
   });
+  }
 
   it('two runtimes (their own pools) compiling the same IR objects never take each other\'s tables', async () => {
     const a = prefixRoute('a', '/a');

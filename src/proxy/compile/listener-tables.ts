@@ -1,3 +1,4 @@
+import { deltaFrom } from '../../ir/config-delta.ts';
 import type { Listener, ProxyConfig, Route, RouteAttachment } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { attachmentEntries, RouteTable, type AttachedEntries, type RouteTableEntry } from '../routing/route-table.ts';
@@ -43,6 +44,10 @@ interface KeptTable {
    * a rule that was touched when the slot was made.)
    */
   touches: number;
+  /** The config the slots were last checked for: a config patched from it (config-delta.ts) names the routes that can differ. */
+  checkedFor: ProxyConfig;
+  /** The slots looked at every version, in order (usually none): those with errors to report again, or not kept (a rule compiled per version, an unknown route). */
+  readonly revisit: readonly number[];
 }
 
 /**
@@ -112,7 +117,10 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     }
     const table = yield* RouteTable.assemble(slots.map((slot, i) => attached(l.routes[i] as RouteAttachment, slot)));
     // withRoutes replaces a route's entries by its key: a route attached twice is built whole every version.
-    if (new Set(l.routes.map((att) => att.routeKey)).size === l.routes.length) keptTables.set(l.routes, { table, slots, epoch: ctx.epoch, touches });
+    if (new Set(l.routes.map((att) => att.routeKey)).size === l.routes.length) {
+      const revisit = slots.flatMap((slot, i) => (revisited(slot) ? [i] : []));
+      keptTables.set(l.routes, { table, slots, epoch: ctx.epoch, touches, checkedFor: ctx.config, revisit });
+    }
     return table;
   }
 
@@ -121,8 +129,9 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
   const anyTouched = kept.touches !== touches;
   // Copied at the first slot that changes: an untouched listener keeps its slots array.
   let slots: Slot[] | undefined;
+  const asked: number[] = [];
   const { routes } = ctx.config;
-  for (let i = 0; i < l.routes.length; i++) {
+  for (const i of attachmentsToCheck(l, kept, ctx, sameBackends && !anyTouched)) {
     const att = l.routes[i] as RouteAttachment;
     const before = kept.slots[i] as Slot;
     if (
@@ -138,6 +147,7 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     const slot = slotOf(l, att, ctx);
     slots ??= kept.slots.slice();
     slots[i] = slot;
+    asked.push(i);
     if (slot.entries !== before.entries) changed.push({ routeKey: att.routeKey, hostnames: att.hostnames, entries: slot.entries ?? [] });
     yield;
   }
@@ -145,11 +155,49 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     // Every slot as it was: the kept table, checked against every touch so far and these backends.
     kept.touches = touches;
     kept.epoch = ctx.epoch;
+    kept.checkedFor = ctx.config;
     return kept.table;
   }
   const table = changed.length === 0 ? kept.table : kept.table.withRoutes(changed);
-  keptTables.set(l.routes, { table, slots, epoch: ctx.epoch, touches });
+  const revisit = new Set(kept.revisit);
+  for (const i of asked) {
+    if (revisited(slots[i] as Slot)) revisit.add(i);
+    else revisit.delete(i);
+  }
+  keptTables.set(l.routes, { table, slots, epoch: ctx.epoch, touches, checkedFor: ctx.config, revisit: [...revisit].sort((a, b) => a - b) });
   return table;
+}
+
+/**
+ * The attachments to look at, in order: all of them, or — when the config was patched from the
+ * one the slots were last checked for, under the same backends and with no rule touched since —
+ * only those of the routes the patch set or removed, and those looked at every version.
+ */
+function attachmentsToCheck(l: Listener, kept: KeptTable, ctx: ListenerTableContext, unchangedOtherwise: boolean): Iterable<number> {
+  const delta = unchangedOtherwise ? deltaFrom(ctx.config, kept.checkedFor) : undefined;
+  if (!delta) return l.routes.keys();
+  const index = attachmentIndex(l.routes);
+  const picked = new Set(kept.revisit);
+  for (const keys of [delta.routesSet, delta.routesRemoved]) {
+    for (const key of keys) {
+      const i = index.get(key);
+      if (i !== undefined) picked.add(i);
+    }
+  }
+  return picked.size === 0 ? [] : [...picked].sort((a, b) => a - b);
+}
+
+function revisited(slot: Slot): boolean {
+  return slot.replays || slot.kept === undefined;
+}
+
+/** Route key → attachment index, once per attachments array (a kept table's routes are attached once each). */
+const attachmentIndexes = new WeakMap<readonly RouteAttachment[], ReadonlyMap<string, number>>();
+
+function attachmentIndex(attachments: readonly RouteAttachment[]): ReadonlyMap<string, number> {
+  let index = attachmentIndexes.get(attachments);
+  if (!index) attachmentIndexes.set(attachments, (index = new Map(attachments.map((att, i) => [att.routeKey, i]))));
+  return index;
 }
 
 /** What one attachment contributes, asking ruleOf for its payloads (which compiles or reuses them). */
