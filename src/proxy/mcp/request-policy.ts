@@ -17,7 +17,12 @@ import type { CelInput } from '../../cel/index.ts';
 import type { McpAuthorizationRule, McpBackendIR, McpGuardrailIR, McpPolicyIR } from '../../ir/mcp.ts';
 import type { BackendPolicy } from '../../ir/policy.ts';
 import { McpAuthorizer, type McpItem } from './authorization.ts';
-import { Guardrails } from './guardrails/guardrails.ts';
+import type * as GuardrailsModule from './guardrails/guardrails.ts';
+import type { Guardrails } from './guardrails/guardrails.ts';
+import { lazyModule } from '../lazy-module.ts';
+
+// The guardrail client (gRPC): loaded when a config first names an MCP guardrail (lazy-module.ts).
+const guardrailsModule = lazyModule<typeof GuardrailsModule>(import.meta.url, './guardrails/guardrails.ts');
 
 /** What the multiplexer and list merging ask of authorization. */
 export interface ItemAuthorizer {
@@ -97,7 +102,7 @@ export class McpRequestPolicies {
     if (!processors || processors.length === 0) return undefined;
     const key = JSON.stringify(processors);
     let guardrails = this.#guardrails.get(key);
-    if (!guardrails) this.#guardrails.set(key, (guardrails = new Guardrails(processors, this.#logger)));
+    if (!guardrails) this.#guardrails.set(key, (guardrails = new (guardrailsModule().Guardrails)(processors, this.#logger)));
     return guardrails;
   }
 }

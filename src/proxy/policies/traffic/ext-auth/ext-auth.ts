@@ -7,14 +7,21 @@
  * for an unavailable service is decided by the client (403 when closed).
  */
 import type { ExtAuthPolicy } from '../../../../ir/policy.ts';
-import { createExtAuthzClient, type AuthzDecision, type ExtAuthzClient } from '../../../ext/authz/index.ts';
-import { applyMutations } from '../../../ext/headers.ts';
+import type * as Authz from '../../../ext/authz/index.ts';
+import type { AuthzDecision, ExtAuthzClient } from '../../../ext/authz/index.ts';
+import type * as ExtHeaders from '../../../ext/headers.ts';
+import { lazyModule } from '../../../lazy-module.ts';
 import { activationOf } from '../../cel.ts';
 import { conditionalStep, type RunPolicy } from '../../conditional/conditional.ts';
 import { BodyTooLargeError, type PolicyContext } from '../../context.ts';
 import { CONTINUE, respond, respondError, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
 import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
+
+// The ext_authz clients (gRPC and HTTP) and the header mutations: loaded when a config's extAuth member
+// is first compiled (lazy-module.ts); a request reaches applyMutations only through that compile.
+const authzModule = lazyModule<typeof Authz>(import.meta.url, '../../../ext/authz/index.ts');
+const extHeaders = lazyModule<typeof ExtHeaders>(import.meta.url, '../../../ext/headers.ts');
 
 /** The span of the authorization call on traced requests (telemetry/tracing). */
 const EXT_AUTHZ_SPAN = { 'switchboard.policy': 'extAuth' } as const;
@@ -25,7 +32,7 @@ function first(value: string | string[] | undefined): string | undefined {
 
 /** Applies an allow: upstream header mutations (in place), downstream headers, `extauthz`. */
 function allow(ctx: PolicyContext, d: Extract<AuthzDecision, { allowed: true }>): PolicyResult {
-  const mutated = applyMutations(ctx.upstreamHeaders, d.requestHeaders);
+  const mutated = extHeaders().applyMutations(ctx.upstreamHeaders, d.requestHeaders);
   for (const name of Object.keys(ctx.upstreamHeaders)) if (!(name in mutated)) delete ctx.upstreamHeaders[name];
   Object.assign(ctx.upstreamHeaders, mutated);
   if (d.responseHeaders.length > 0) {
@@ -78,7 +85,8 @@ async function check(client: ExtAuthzClient, ctx: PolicyContext): Promise<Policy
 }
 
 function compileOne(p: ExtAuthPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
-  const client = createExtAuthzClient(p, { resolve: deps.endpoints, connections: deps.connections });
+  extHeaders(); // now, at compile time: not by the first request it allows
+  const client = authzModule().createExtAuthzClient(p, { resolve: deps.endpoints, connections: deps.connections });
   onClose(() => client.close());
   return (ctx) => check(client, ctx);
 }

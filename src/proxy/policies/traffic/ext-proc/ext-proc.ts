@@ -23,7 +23,8 @@
  * Pseudo-header mutations (`:path`, `:status`) are not applied.
  */
 import type { ExtProcPolicy } from '../../../../ir/policy.ts';
-import { ExtProcClient, ExtProcError, type ExtProcConfig, type ExtProcSession } from '../../../ext/extproc/index.ts';
+import type { ExtProcClient, ExtProcConfig, ExtProcSession } from '../../../ext/extproc/index.ts';
+import { extProcModule } from './outcomes.ts';
 import { activationOf } from '../../cel.ts';
 import { conditionalStep, type RunPolicy } from '../../conditional/conditional.ts';
 import type { PolicyContext } from '../../context.ts';
@@ -121,7 +122,7 @@ async function processRequest(client: ExtProcClient, plan: Plan, ctx: PolicyCont
   } catch (err) {
     const failure = requestFailure(err);
     if (!failure) throw err;
-    if (err instanceof ExtProcError && err.status !== 413) deps.logger.warn({ err: (err as Error).message }, 'external processor failed');
+    if (err instanceof extProcModule().ExtProcError && err.status !== 413) deps.logger.warn({ err: (err as Error).message }, 'external processor failed');
     return failure;
   }
   if (plan.response) ctx.responseFilters.push(extProcResponseFilter(session, ctx.method));
@@ -130,7 +131,7 @@ async function processRequest(client: ExtProcClient, plan: Plan, ctx: PolicyCont
 
 function compileOne(p: ExtProcPolicy, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
   const config: ExtProcConfig = p;
-  const client = new ExtProcClient(config, { resolve: deps.endpoints, connections: deps.connections });
+  const client = new (extProcModule().ExtProcClient)(config, { resolve: deps.endpoints, connections: deps.connections });
   onClose(() => client.close());
   const plan = planOf(config);
   return (ctx) => processRequest(client, plan, ctx, deps);

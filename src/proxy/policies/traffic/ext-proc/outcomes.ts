@@ -2,11 +2,16 @@
  * What the external processor's answers become in the pipeline: immediate responses as gateway
  * answers, failures as short JSON errors, header blocks replacing the headers in place.
  */
-import { ExtProcError, ExtProcImmediateResponse, type ImmediateAnswer } from '../../../ext/extproc/index.ts';
+import type * as ExtProc from '../../../ext/extproc/index.ts';
+import type { ImmediateAnswer } from '../../../ext/extproc/index.ts';
 import { MAX_GRPC_MESSAGE_BYTES } from '../../../ext/endpoint.ts';
 import { BodyTooLargeError, readBodyBounded } from '../../../http/body.ts';
 import type { HeaderMap } from '../../../http/headers.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../../result.ts';
+import { lazyModule } from '../../../lazy-module.ts';
+
+/** The ext_proc client (gRPC): loaded when a config's extProc member is first compiled (lazy-module.ts). */
+export const extProcModule = lazyModule<typeof ExtProc>(import.meta.url, '../../../ext/extproc/index.ts');
 
 /** The processor's ImmediateResponse as the gateway's answer (repeated headers kept). */
 export function immediateAnswer(answer: ImmediateAnswer): DirectResponse {
@@ -26,8 +31,10 @@ const PROCESSOR_FAILED = respondError(500, 'ext_proc_failed', 'the external proc
  * body started). Anything else is not ours to answer: undefined.
  */
 export function requestFailure(err: unknown): PolicyResult | undefined {
-  if (err instanceof ExtProcImmediateResponse) return { action: 'respond', response: immediateAnswer(err.response) };
-  if (err instanceof ExtProcError) return err.status === 413 ? respondError(413, 'payload_too_large', err.message) : PROCESSOR_FAILED;
+  // Called on ext_proc's path only: its module is loaded by then.
+  const extProc = extProcModule();
+  if (err instanceof extProc.ExtProcImmediateResponse) return { action: 'respond', response: immediateAnswer(err.response) };
+  if (err instanceof extProc.ExtProcError) return err.status === 413 ? respondError(413, 'payload_too_large', err.message) : PROCESSOR_FAILED;
   return undefined;
 }
 
@@ -53,7 +60,7 @@ export async function collectBody(body: AsyncIterable<Uint8Array>): Promise<Buff
   try {
     return await readBodyBounded(body, MAX_PROCESSED_BODY_BYTES, { what: 'processed request body' });
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new ExtProcError(error.message, 413);
+    if (error instanceof BodyTooLargeError) throw new (extProcModule().ExtProcError)(error.message, 413);
     throw error;
   }
 }

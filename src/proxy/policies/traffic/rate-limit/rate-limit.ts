@@ -9,7 +9,10 @@
  */
 import { createActivation } from '../../../../cel/index.ts';
 import type { RateLimitPolicy } from '../../../../ir/policy.ts';
-import { GlobalRateLimitClient, LocalRateLimiter, type LocalRateLimitEntry, type RateLimitDecision } from '../../../ext/ratelimit/index.ts';
+import type * as GlobalRateLimit from '../../../ext/ratelimit/global.ts';
+import { LocalRateLimiter, type LocalRateLimitEntry } from '../../../ext/ratelimit/local.ts';
+import type { RateLimitDecision } from '../../../ext/ratelimit/types.ts';
+import { lazyModule } from '../../../lazy-module.ts';
 import { activationOf } from '../../cel.ts';
 import { conditionalStep, type RunPolicy } from '../../conditional/conditional.ts';
 import type { PolicyContext } from '../../context.ts';
@@ -17,6 +20,9 @@ import { CONTINUE, respondError, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
 import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
 import { countPolicyOutcome } from '../../../telemetry/ai-metrics.ts';
+
+// The rate-limit service client (gRPC): loaded when a config first names a global limit (lazy-module.ts).
+const globalRateLimit = lazyModule<typeof GlobalRateLimit>(import.meta.url, '../../../ext/ratelimit/global.ts');
 
 /** The span of the rate-limit service call on traced requests (telemetry/tracing). */
 const RATE_LIMIT_SPAN = { 'switchboard.policy': 'rateLimit' } as const;
@@ -55,7 +61,7 @@ function addHeaders(ctx: PolicyContext, d: RateLimitDecision): void {
 function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onClose: (close: () => void) => void): RunPolicy {
   if (!config.local && !config.global) throw new Error('rateLimit needs local or global');
   const local = config.local ? sharedLimiter(source, config.local) : undefined;
-  const global = config.global ? new GlobalRateLimitClient(config.global, { resolve: deps.endpoints, connections: deps.connections }) : undefined;
+  const global = config.global ? new (globalRateLimit().GlobalRateLimitClient)(config.global, { resolve: deps.endpoints, connections: deps.connections }) : undefined;
   if (global) onClose(() => global.close());
   const admitLocal = (ctx: PolicyContext): PolicyResult | undefined => {
     if (!local) return undefined;
