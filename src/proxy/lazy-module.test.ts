@@ -14,7 +14,7 @@ describe('lazyModule', () => {
     assert.equal(get().LocalRateLimiter, limits.LocalRateLimiter);
   });
 
-  it('the serving side of `switchboard run` loads no gRPC module until a config needs one', () => {
+  it('the serving side of `switchboard run` loads no gRPC module and no OpenTelemetry SDK until a config needs one', () => {
     // Every module URL the process loads, printed at exit.
     const probe = `data:text/javascript,import module from 'node:module'; const urls = []; module.registerHooks({ load(url, context, next) { urls.push(url); return next(url, context); } }); process.on('exit', () => process.stdout.write(JSON.stringify(urls)));`;
     const child = spawnSync(process.execPath, ['--import', probe, '--input-type=module', '-e', `await import(${JSON.stringify(RUN_GATEWAY)});`], { encoding: 'utf8' });
@@ -23,5 +23,7 @@ describe('lazyModule', () => {
     assert.ok(urls.some((url) => url.endsWith('/proxy/runtime.ts')), 'the proxy was loaded');
     const grpc = urls.filter((url) => /@connectrpc|@bufbuild|\/ext\/gen\/|\/guardrails\/gen\//.test(url));
     assert.deepEqual(grpc, []);
+    const sdk = urls.filter((url) => /@opentelemetry\/(sdk-|resources)/.test(url));
+    assert.deepEqual(sdk, []);
   });
 });

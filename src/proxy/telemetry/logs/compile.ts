@@ -11,7 +11,12 @@ import type { LoggerProvider, LogRecordExporter } from '@opentelemetry/sdk-logs'
 import { compile, type Program } from '../../../cel/index.ts';
 import { scrubLogLine } from '../../../common/logger.ts';
 import type { AccessLogPolicy } from '../../../ir/members.ts';
-import { createLogProvider, OTLP_HTTP_LOGS_PATH } from './provider.ts';
+import type * as Provider from './provider.ts';
+import { lazyModule } from '../../lazy-module.ts';
+
+// The OpenTelemetry logs SDK: loaded when a config first exports access logs over OTLP, at compile
+// time (lazy-module.ts), not by every gateway that exports none.
+const logsProvider = lazyModule<typeof Provider>(import.meta.url, './provider.ts');
 
 /** Which requests a log sink writes and with which fields (the stdout line's and the export's own). */
 export interface LogSelection {
@@ -74,6 +79,7 @@ export function compileLogExport(otlp: OtlpAccessLog, parent: LogSelection | und
       return program ? [{ name: a.name, program }] : [];
     })
     : (parent?.add ?? []);
+  const { createLogProvider, OTLP_HTTP_LOGS_PATH } = logsProvider();
   const provider = createLogProvider({
     endpoint,
     protocol: otlp.protocol ?? 'GRPC',

@@ -8,8 +8,13 @@ import type { Attributes, AttributeValue, Tracer } from '@opentelemetry/api';
 import type { SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { attributeValue, compile, type Program } from '../../../cel/index.ts';
 import type { TracingPolicy } from '../../../ir/members.ts';
-import { createTracerProvider } from './provider.ts';
+import type * as Provider from './provider.ts';
+import { lazyModule } from '../../lazy-module.ts';
 import { ALWAYS, compileSampling, emptyActivation, NEVER, type Sampling } from './sampling.ts';
+
+// The OpenTelemetry SDK (sdk-trace, resources, core: ~90 modules): loaded when a config first exports
+// traces, at compile time (lazy-module.ts), not by every gateway that traces nothing.
+const tracingSdk = lazyModule<typeof Provider>(import.meta.url, './provider.ts');
 
 export interface TracingAttribute {
   readonly name: string;
@@ -66,7 +71,7 @@ export function compileTracing(policy: TracingPolicy, deps: TracingDeps, onError
     const program = expression(`attribute ${a.name}`, a.expression);
     return program ? [{ name: a.name, program }] : [];
   });
-  const provider = createTracerProvider({
+  const provider = tracingSdk().createTracerProvider({
     endpoint,
     protocol: policy.protocol ?? 'HTTP',
     resource: resourceAttributes(policy.resources ?? [], expression),
