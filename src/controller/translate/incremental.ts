@@ -20,7 +20,7 @@ import { RouteMemo } from './route-memo.ts';
 import { BindsMemo } from './binds-memo.ts';
 import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
-import { RouteOrderCache } from './snapshot.ts';
+import { IndexCache, RouteOrderCache } from './snapshot.ts';
 import { StatusOrder } from './status-order.ts';
 import { entryDigest, VersionParts, type ConfigBody } from './version.ts';
 import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
@@ -57,6 +57,7 @@ export class IncrementalTranslator {
   readonly #applied = new ApplyMemo();
   readonly #pass = new PolicyPassMemo();
   readonly #routeOrder = new RouteOrderCache();
+  readonly #index = new IndexCache();
   readonly #binds = new BindsMemo();
   readonly #loop = new RouteLoopMemo();
   readonly #statusOrder = new StatusOrder();
@@ -143,7 +144,7 @@ export class IncrementalTranslator {
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder } : undefined);
+    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, index: this.#index, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
     const backends = reuse(body.backends, previous?.backends);

@@ -12,7 +12,7 @@ import { runRouteLoop, type RouteLoopMemo } from './route-loop.ts';
 import { translateHttpRoute } from './route/index.ts';
 import { resolvePolicies } from './policy/index.ts';
 import type { SecretLedger } from './secret-ledger.ts';
-import { compareStrings, indexObjects, type RouteOrderCache } from './snapshot.ts';
+import { compareStrings, indexObjects, type IndexCache, type RouteOrderCache } from './snapshot.ts';
 import { byObject } from './object-delta.ts';
 import type { StatusOrder } from './status-order.ts';
 import { gatewayStatus, listenerSetStatus } from './status/gateway.ts';
@@ -59,9 +59,9 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
-  const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder } : {}) });
+  const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder, cache: memo.index } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
   const graph = buildGatewayGraph(snapshot, classes.ours);
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { KubeObject } from '../../api/gateway/object.ts';
-import { RouteOrderCache, sortedByAge } from './snapshot.ts';
+import { IndexCache, indexObjects, RouteOrderCache, sortedByAge } from './snapshot.ts';
 
 const TIMES = ['', '2001-01-01T00:00:00Z', '2020-01-01T00:00:00Z'];
 const route = (name: string, namespace: string, created: string): KubeObject => ({
@@ -43,5 +43,48 @@ describe('RouteOrderCache: the kept age order is always sortedByAge()\'s', () =>
         kept.reverse(); // a caller changing its copy does not change the kept order
       }
     }), { numRuns: 200 });
+  });
+});
+
+describe('IndexCache: a snapshot indexed with the kept lists equals one indexed afresh', () => {
+  const KINDS = [['v1', 'Service'], ['v1', 'Secret'], ['gateway.networking.k8s.io/v1', 'HTTPRoute'], ['switchboard.dev/v1alpha1', 'ProxyPolicy'], ['discovery.k8s.io/v1', 'EndpointSlice']] as const;
+  const object = (kind: number, name: string, created: string): KubeObject => {
+    const [apiVersion, k] = KINDS[kind % KINDS.length] as (typeof KINDS)[number];
+    return { apiVersion, kind: k, metadata: { name, namespace: 'a', labels: { 'kubernetes.io/service-name': name }, ...(created ? { creationTimestamp: created } : {}) } };
+  };
+  // Edits in place (same kind: the lists are patched), a kind changed at a position, removals and additions (indexed afresh).
+  const edit = fc.oneof(
+    fc.record({ op: fc.constant('edit' as const), at: fc.nat(), created: fc.constantFrom(...TIMES) }),
+    fc.record({ op: fc.constant('kind' as const), at: fc.nat(), kind: fc.nat() }),
+    fc.record({ op: fc.constant('remove' as const), at: fc.nat() }),
+    fc.record({ op: fc.constant('add' as const), kind: fc.nat() }),
+  );
+  const fields = (s: ReturnType<typeof indexObjects>): unknown => ({
+    httpRoutes: s.httpRoutes, proxyPolicies: s.proxyPolicies, services: [...s.services], secrets: [...s.secrets], endpointSlices: [...s.endpointSlices], configMapList: s.configMapList,
+  });
+  it('any sequence of edits (property)', () => {
+    fc.assert(fc.property(fc.array(edit, { maxLength: 25 }), (edits) => {
+      let next = 0;
+      let input: KubeObject[] = Array.from({ length: 12 }, (_, i) => object(i, `o${next++}`, TIMES[i % TIMES.length] as string));
+      const cache = new IndexCache();
+      const order = new RouteOrderCache();
+      for (const e of [undefined, ...edits]) {
+        if (e) {
+          input = [...input];
+          const at = 'at' in e && input.length > 0 ? e.at % input.length : 0;
+          const was = input[at];
+          if (e.op === 'add') input.push(object(e.kind, `o${next++}`, ''));
+          else if (was && e.op === 'remove') input.splice(at, 1);
+          else if (was && e.op === 'edit') input[at] = { ...was, metadata: { ...was.metadata, creationTimestamp: e.created } };
+          else if (was && e.op === 'kind') input[at] = object(e.kind, was.metadata.name, '');
+        }
+        const kept = indexObjects(input, { cache, routeOrder: order });
+        // The same objects (identity), in the same order, as indexing from nothing.
+        const fresh = fields(indexObjects(input));
+        assert.deepEqual(fields(kept), fresh);
+        const ids = (list: readonly KubeObject[]): KubeObject[] => [...list];
+        assert.ok(ids(kept.httpRoutes).every((o, i) => o === (fresh as { httpRoutes: KubeObject[] }).httpRoutes[i]));
+      }
+    }), { numRuns: 150 });
   });
 });

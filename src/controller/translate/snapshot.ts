@@ -155,20 +155,94 @@ function kindId(apiVersion: unknown, kind: string): string {
   return id;
 }
 
-export function indexObjects(objects: readonly KubeObject[], opts: { readonly proxyModels?: boolean; readonly routeOrder?: RouteOrderCache } = {}): Snapshot {
+/** The objects by `group/kind`, in the order given, and each input position's kind and place in its list (IndexCache). */
+function kindLists(objects: readonly KubeObject[], places?: { kindAt: (string | undefined)[]; slot: Int32Array }): Map<string, KubeObject[]> {
   const byKind = new Map<string, KubeObject[]>();
-  for (const object of objects) {
+  for (let i = 0; i < objects.length; i++) {
+    const object = objects[i] as KubeObject;
     if (!isObject(object)) continue;
     const id = kindId(object.apiVersion, object.kind);
     let list = byKind.get(id);
     if (!list) byKind.set(id, (list = []));
+    if (places) {
+      places.kindAt[i] = id;
+      places.slot[i] = list.length;
+    }
     list.push(object);
   }
-  const sorted = (id: string): KubeObject[] => sortedByAge(byKind.get(id) ?? []);
-  const byName = (id: string): Map<string, KubeObject> => new Map(sorted(id).map((o) => [namespacedName(o), o]));
-  const grouped = (id: string, keyOf: (o: KubeObject) => string | undefined): Map<string, KubeObject[]> => {
+  return byKind;
+}
+
+const NO_OBJECTS: readonly KubeObject[] = Object.freeze([]);
+
+/**
+ * The snapshot's indexing kept between translations of a changing object set (issue 15). When
+ * the objects come in the same positions as last time and each one that is a different object is
+ * of the kind of the one it replaces (an edit), the per-kind lists are last time's with those
+ * objects put in place — only the touched kinds' lists are new arrays — instead of sorting 11k
+ * objects into kinds again. Lists, sorted lists and the maps derived from them are kept by list
+ * identity, so an untouched kind (Services, Secrets …) is not sorted or mapped again. The
+ * ProxyPolicies' age order is patched as the HTTPRoutes' is (RouteOrderCache). Everything given
+ * out is read only (the Snapshot's types say so) and may be shared between translations.
+ */
+export class IndexCache {
+  #kept: { readonly input: readonly KubeObject[]; readonly byKind: Map<string, KubeObject[]>; readonly kindAt: (string | undefined)[]; readonly slot: Int32Array } | undefined;
+  readonly policyOrder = new RouteOrderCache();
+  readonly #derived = new WeakMap<readonly KubeObject[], Map<string, unknown>>();
+
+  byKind(objects: readonly KubeObject[]): Map<string, KubeObject[]> {
+    const kept = this.#kept;
+    if (kept !== undefined && kept.input.length === objects.length) {
+      let byKind: Map<string, KubeObject[]> | undefined;
+      let same = true;
+      for (let i = 0; i < objects.length && same; i++) {
+        const now = objects[i] as KubeObject;
+        if (now === kept.input[i]) continue;
+        const id = isObject(now) ? kindId(now.apiVersion, now.kind) : undefined;
+        if (id === undefined || id !== kept.kindAt[i]) {
+          same = false;
+          break;
+        }
+        byKind ??= new Map(kept.byKind);
+        let list = byKind.get(id) as KubeObject[];
+        // The first change to a kind copies its list: the kept one may be held by the previous snapshot.
+        if (list === kept.byKind.get(id)) byKind.set(id, (list = list.slice()));
+        list[kept.slot[i] as number] = now;
+      }
+      if (same) {
+        const out = byKind ?? kept.byKind;
+        this.#kept = { ...kept, input: objects.slice(), byKind: out };
+        return out;
+      }
+    }
+    const places = { kindAt: new Array<string | undefined>(objects.length).fill(undefined), slot: new Int32Array(objects.length) };
+    const byKind = kindLists(objects, places);
+    this.#kept = { input: objects.slice(), byKind, ...places };
+    return byKind;
+  }
+
+  /** `build(list)` once per list object and purpose. */
+  derived<T>(list: readonly KubeObject[], purpose: string, build: () => T): T {
+    let byPurpose = this.#derived.get(list);
+    if (byPurpose === undefined) this.#derived.set(list, (byPurpose = new Map()));
+    if (!byPurpose.has(purpose)) byPurpose.set(purpose, build());
+    return byPurpose.get(purpose) as T;
+  }
+}
+
+export function indexObjects(objects: readonly KubeObject[], opts: { readonly proxyModels?: boolean; readonly routeOrder?: RouteOrderCache; readonly cache?: IndexCache } = {}): Snapshot {
+  const cache = opts.cache;
+  const byKind = cache ? cache.byKind(objects) : kindLists(objects);
+  const listOf = (id: string): readonly KubeObject[] => byKind.get(id) ?? NO_OBJECTS;
+  const keptAs = <T>(list: readonly KubeObject[], purpose: string, build: () => T): T => (cache ? cache.derived(list, purpose, build) : build());
+  const sorted = (id: string): KubeObject[] => {
+    const list = listOf(id);
+    return keptAs(list, 'sorted', () => sortedByAge(list));
+  };
+  const byName = (id: string): Map<string, KubeObject> => keptAs(listOf(id), 'byName', () => new Map(sorted(id).map((o) => [namespacedName(o), o])));
+  const grouped = (id: string, keyOf: (o: KubeObject) => string | undefined): Map<string, KubeObject[]> => keptAs(listOf(id), 'grouped', () => {
     const out = new Map<string, KubeObject[]>();
-    for (const o of sortedByName(byKind.get(id) ?? [])) {
+    for (const o of sortedByName(listOf(id))) {
       const key = keyOf(o);
       if (key === undefined) continue;
       const list = out.get(key) ?? [];
@@ -176,7 +250,7 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
       out.set(key, list);
     }
     return out;
-  };
+  });
 
   const configMapList = sorted('/ConfigMap');
   const namespaces = new Map((byKind.get(KINDS.namespace) ?? []).map((o) => [o.metadata.name, stringRecord(o.metadata.labels)]));
@@ -184,7 +258,7 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
     gatewayClasses: [...(byKind.get(KINDS.gatewayClass) ?? [])].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     gateways: sorted(KINDS.gateway),
     listenerSets: sortedByAge([...(byKind.get(KINDS.listenerSet) ?? []), ...(byKind.get(KINDS.xListenerSet) ?? [])]),
-    httpRoutes: opts.routeOrder ? opts.routeOrder.sortedByAge(byKind.get(KINDS.httpRoute) ?? []) : sorted(KINDS.httpRoute),
+    httpRoutes: opts.routeOrder ? opts.routeOrder.sortedByAge(listOf(KINDS.httpRoute)) : sorted(KINDS.httpRoute),
     referenceGrants: grouped(KINDS.referenceGrant, namespaceOf),
     services: byName(KINDS.service),
     endpointSlices: grouped(KINDS.endpointSlice, (o) => {
@@ -194,9 +268,9 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
     secrets: byName(KINDS.secret),
     secretLedger: new SecretLedger(),
     proxyBackends: byName(KINDS.proxyBackend),
-    configMaps: new Map(configMapList.map((o) => [namespacedName(o), o])),
+    configMaps: byName('/ConfigMap'),
     configMapList,
-    proxyPolicies: sorted(`${SWITCHBOARD_GROUP}/ProxyPolicy`),
+    proxyPolicies: cache ? cache.policyOrder.sortedByAge(listOf(`${SWITCHBOARD_GROUP}/ProxyPolicy`)) : sorted(`${SWITCHBOARD_GROUP}/ProxyPolicy`),
     proxyParameters: byName(`${SWITCHBOARD_GROUP}/ProxyParameters`),
     ...(opts.proxyModels ? { proxyModels: sorted(`${SWITCHBOARD_GROUP}/ProxyModel`) } : {}),
     namespaceLabels: (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace }),
