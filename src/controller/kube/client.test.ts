@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from './client.ts';
+import { KubeApiError, KubeClient, MAX_RESPONSE_BYTES } from './client.ts';
 
 /** A kubeconfig as a real cluster's: TLS settings (here insecure-skip-tls-verify) make client-node build a dispatcher per request. */
 function kubeConfig(server: string): KubeConfig {
@@ -61,6 +61,43 @@ describe('KubeClient connections', () => {
       assert.ok(authorizations.every((a) => a === 'Bearer the-token'), 'every request still carries the kubeconfig\'s credentials');
       if (c.maxConnections !== undefined) assert.ok(connections <= c.maxConnections, `${c.requests} requests opened ${connections} connections`);
       if (c.minConnections !== undefined) assert.ok(connections >= c.minConnections, `${connections} connections`);
+    });
+  }
+});
+
+describe('KubeClient answers', () => {
+  let server: http.Server;
+  let url: string;
+  before(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url?.startsWith('/missing')) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","reason":"NotFound","message":"no such object"}');
+      if (req.url?.startsWith('/huge')) return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_RESPONSE_BYTES + 1) }).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"HTTPRoute","metadata":{"name":"r"}}');
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((ok) => server.close(() => ok()));
+  });
+
+  const rows: { name: string; path: string; ignoreAnswer?: boolean; expect: unknown; error?: { statusCode: number; reason: string } }[] = [
+    { name: 'a success is parsed', path: '/ok', expect: { kind: 'HTTPRoute', metadata: { name: 'r' } } },
+    { name: 'ignoreAnswer: a success resolves without parsing (a status write\'s answer is the whole object)', path: '/ok', ignoreAnswer: true, expect: undefined },
+    { name: 'ignoreAnswer: a failure still throws with the server\'s Status', path: '/missing', ignoreAnswer: true, expect: undefined, error: { statusCode: 404, reason: 'NotFound' } },
+    { name: 'an answer announced over the bound is refused unread', path: '/huge', expect: undefined, error: { statusCode: 200, reason: 'TooLarge' } },
+  ];
+  for (const row of rows) {
+    it(row.name, async () => {
+      const client = new KubeClient(kubeConfig(url));
+      try {
+        const answer = client.request('PATCH', row.path, { body: { status: {} }, ...(row.ignoreAnswer ? { ignoreAnswer: true } : {}) });
+        if (row.error) await assert.rejects(answer, (err: unknown) => err instanceof KubeApiError && err.statusCode === row.error!.statusCode && err.reason === row.error!.reason);
+        else assert.deepEqual(await answer, row.expect);
+      } finally {
+        await client.close();
+      }
     });
   }
 });

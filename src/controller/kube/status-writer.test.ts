@@ -38,7 +38,7 @@ describe('KubeStatusWriter against the fake API server', () => {
 
   before(async () => {
     server = await FakeApiServer.start();
-    for (const name of ['r1', 'r2', 'r3', 'r4']) server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, spec: { hostnames: [`${name}.example`] } });
+    for (const name of ['r1', 'r2', 'r3', 'r4', 'r5']) server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, spec: { hostnames: [`${name}.example`] } });
     client = new KubeClient(server.kubeConfig());
     source = new KubeSource({ client, logger: silentLogger, kinds: WATCHED_KINDS.filter((k) => k.kind === 'HTTPRoute'), debounceMs: 10 });
     await source.start(() => {});
@@ -67,6 +67,25 @@ describe('KubeStatusWriter against the fake API server', () => {
     w.update([routeStatus('r4', 'False')]);
     await w.flushed();
     assert.equal(stamped, 2, 'the flush after the turn stamps them on a non-leader too (the admin endpoint reads them)');
+  });
+
+  it('compares what it wrote again once the watch brought it back, without waiting for the next update', async () => {
+    const w = new KubeStatusWriter({
+      client, logger: silentLogger, controllerName: OURS, retryDelayMs: 20, verifyAfterWriteMs: 20,
+      observed: (...args) => source.observed(...args), isLeader: () => true,
+    });
+    const given = routeStatus('r5', 'True');
+    w.update([given]);
+    await w.flushed();
+    assert.equal(w.writes, 1);
+    assert.equal(w.comparisons, 1);
+    await until(() => w.comparisons === 2, 'a comparison after the write came back');
+    await w.flushed();
+    w.update([given]);
+    await w.flushed();
+    assert.equal(w.comparisons, 2, 'found in step by the verifying flush: the next update compares nothing');
+    assert.equal(w.writes, 1);
+    w.close();
   });
 
   it('writes status through the status subresource with server-side apply, then not again while unchanged', async () => {

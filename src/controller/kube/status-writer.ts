@@ -26,6 +26,13 @@ const APPLY_PATCH = 'application/apply-patch+yaml';
 /** Status writes in flight at once: enough to write thousands of routes quickly, few enough not to flood the API server. */
 const CONCURRENCY = 8;
 const YIELD_EVERY = 500;
+/**
+ * After a flush that wrote, the statuses are compared again this much later, once the watch has
+ * brought the writes back: the leader's first write (11k objects) is confirmed while the cluster
+ * is quiet, not by the flush after the next route edit (11k comparisons competing with that
+ * edit's way to the proxies — the slow first edit after start-up).
+ */
+export const VERIFY_AFTER_WRITE_MS = 500;
 
 export interface KubeStatusWriterOptions {
   readonly client: KubeClient;
@@ -37,17 +44,21 @@ export interface KubeStatusWriterOptions {
   /** Adjusts the translator's statuses before they are kept and written (proxy ACK/NACK on Gateways). */
   readonly overlay?: (statuses: readonly ObjectStatus[]) => readonly ObjectStatus[];
   readonly retryDelayMs?: number;
+  /** Default VERIFY_AFTER_WRITE_MS. */
+  readonly verifyAfterWriteMs?: number;
   readonly now?: () => Date;
 }
 
 export class KubeStatusWriter extends StatusWriter {
   readonly #options: KubeStatusWriterOptions;
   /**
-   * What this process wrote per object until the cluster is seen to agree: skips a second write
-   * while the watch has not caught up. Dropped once in step (then #inStep skips the object), so
-   * 11k statuses are not kept a second time, as clones, on the serving thread.
+   * Per status object written: the resourceVersion of the cluster's copy it was written against.
+   * While the copy is still at that version the watch has not brought our write back yet, and the
+   * status is not written again (nor its desired form computed). Keyed by identity and holding no
+   * copy: keeping each written status as a clone until the cluster agreed was ~50 MiB of the
+   * serving thread's old space during the leader's first write (11k statuses).
    */
-  readonly #written = new Map<string, unknown>();
+  #written = new WeakMap<ObjectStatus, string | undefined>();
   /**
    * Per status object (current() keeps an unchanged status the same object): the cluster's copy
    * it was last found in step with, and that copy's resourceVersion (the source updates a copy
@@ -62,6 +73,7 @@ export class KubeStatusWriter extends StatusWriter {
   #flushing: Promise<void> | undefined;
   #again = false;
   #retry: NodeJS.Timeout | undefined;
+  #verify: NodeJS.Timeout | undefined;
   #closed = false;
   /** Count of status writes sent, for tests and metrics. */
   writes = 0;
@@ -102,7 +114,7 @@ export class KubeStatusWriter extends StatusWriter {
 
   /** After winning leadership: write whatever differs from the cluster. */
   resync(): void {
-    this.#written.clear();
+    this.#written = new WeakMap();
     this.#inStep = new WeakMap();
     this.#kick();
   }
@@ -115,6 +127,7 @@ export class KubeStatusWriter extends StatusWriter {
   close(): void {
     this.#closed = true;
     clearTimeout(this.#retry);
+    clearTimeout(this.#verify);
   }
 
   #kick(): void {
@@ -138,6 +151,7 @@ export class KubeStatusWriter extends StatusWriter {
     const current = this.current();
     if (!this.#options.isLeader()) return;
     const queue = [...current];
+    const writesBefore = this.writes;
     let retry = false;
     let sinceYield = 0;
     const worker = async (): Promise<void> => {
@@ -153,10 +167,15 @@ export class KubeStatusWriter extends StatusWriter {
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    if (retry && !this.#closed) {
+    if (this.#closed) return;
+    if (retry) {
       clearTimeout(this.#retry);
       this.#retry = setTimeout(() => this.#kick(), this.#options.retryDelayMs ?? 1000);
       this.#retry.unref();
+    } else if (this.writes > writesBefore) {
+      clearTimeout(this.#verify);
+      this.#verify = setTimeout(() => this.#kick(), this.#options.verifyAfterWriteMs ?? VERIFY_AFTER_WRITE_MS);
+      this.#verify.unref();
     }
   }
 
@@ -183,18 +202,18 @@ export class KubeStatusWriter extends StatusWriter {
     if (!found) return true;
     this.comparisons++;
     const { watched, observed } = found;
-    const key = `${watched.apiVersion}/${kind}/${metadata.namespace ?? ''}/${metadata.name}`;
+    const resourceVersion = observed.metadata.resourceVersion;
+    if (this.#written.has(computed) && this.#written.get(computed) === resourceVersion) return true;
     const desired = this.#desired(computed.status, observed);
     if (isDeepStrictEqual(desired, observed.status ?? {})) {
-      this.#written.delete(key);
-      this.#inStep.set(computed, { observed, resourceVersion: observed.metadata.resourceVersion });
+      this.#written.delete(computed);
+      this.#inStep.set(computed, { observed, resourceVersion });
       return true;
     }
-    if (isDeepStrictEqual(this.#written.get(key), desired)) return true;
     const body = {
       apiVersion: watched.apiVersion,
       kind,
-      metadata: { name: metadata.name, ...(watched.namespaced ? { namespace: metadata.namespace ?? 'default' } : {}), ...(observed.metadata.resourceVersion ? { resourceVersion: observed.metadata.resourceVersion } : {}) },
+      metadata: { name: metadata.name, ...(watched.namespaced ? { namespace: metadata.namespace ?? 'default' } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
       status: desired,
     };
     try {
@@ -203,8 +222,9 @@ export class KubeStatusWriter extends StatusWriter {
         query: { fieldManager: FIELD_MANAGER, force: 'true' },
         body,
         contentType: APPLY_PATCH,
+        ignoreAnswer: true,
       });
-      this.#written.set(key, desired);
+      this.#written.set(computed, resourceVersion);
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.statusCode === 404) return true;
