@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { deltaFrom, patchConfig, patchRecord, recordSize } from './config-delta.ts';
 import type { ProxyConfig } from './types.ts';
 
@@ -41,5 +43,23 @@ describe('recordSize', () => {
     assert.equal(recordSize(previous), 2);
     assert.equal(recordSize(patchRecord(previous, { set: { c: {} }, removed: ['a'] })), 2);
     assert.equal(recordSize(patchRecord(previous, { set: { c: {} }, removed: [] })), 3);
+  });
+});
+
+describe('patched configs do not keep the ones they were patched from', () => {
+  it('an earlier config of a chain is collected while the latest lives', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // Made in a function of its own: nothing here refers to the first config afterwards.
+    const { collected, latest } = (() => {
+      const first: ProxyConfig = { version: 'v0', binds: [], routes: { 'default/a': { key: 'default/a', namespace: 'default', name: 'a', creationTimestamp: '', rules: [] } }, backends: {} };
+      let next = first;
+      for (let i = 1; i < 4; i++) next = patchConfig(next, `v${i}`, [], { set: {}, removed: [] }, { set: {}, removed: [] });
+      return { collected: new WeakRef(first), latest: next };
+    })();
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    assert.equal(collected.deref(), undefined);
+    assert.equal(latest.version, 'v3');
   });
 });

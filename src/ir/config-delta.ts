@@ -18,7 +18,8 @@ export interface RecordPatch<T> {
 
 /** What changed from `from` to the config it is recorded for. */
 export interface ConfigDelta {
-  readonly from: ProxyConfig;
+  /** Weak: a chain of patched configs must not keep every earlier config (and its records) alive. */
+  readonly from: WeakRef<ProxyConfig>;
   /** Route keys set (new or changed). */
   readonly routesSet: readonly string[];
   readonly routesRemoved: readonly string[];
@@ -31,7 +32,7 @@ const deltas = new WeakMap<ProxyConfig, ConfigDelta>();
 /** The delta `config` was built with from `previous` (patchConfig), or undefined when it was not. */
 export function deltaFrom(config: ProxyConfig, previous: ProxyConfig): ConfigDelta | undefined {
   const delta = deltas.get(config);
-  return delta?.from === previous ? delta : undefined;
+  return delta !== undefined && delta.from.deref() === previous ? delta : undefined;
 }
 
 /**
@@ -42,7 +43,7 @@ export function patchConfig(previous: ProxyConfig, version: string, binds: Bind[
   const config: ProxyConfig = { version, binds, routes: patchRecord(previous.routes, routes), backends: patchRecord(previous.backends, backends) };
   const present = (record: Readonly<Record<string, unknown>>, removed: readonly string[]) => removed.filter((key) => Object.hasOwn(record, key));
   deltas.set(config, {
-    from: previous,
+    from: new WeakRef(previous),
     routesSet: Object.keys(routes.set),
     routesRemoved: present(previous.routes, routes.removed),
     backendsSet: Object.keys(backends.set),
