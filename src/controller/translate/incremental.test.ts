@@ -287,6 +287,20 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }
   });
 
+  it('a route edit under two Gateway policies whose frontend members conflict: the rebuilt status keeps the outcome of the binds', () => {
+    // gw-both loses http1MaxHeaders to the older frontend policy at the binds, and sets a traffic member every route on a/gw applies:
+    // a route edit re-applies one route, so gw-both's status is rebuilt from replayed calls — routes', then the binds'.
+    const both: KubeObject = { apiVersion: SB, kind: 'ProxyPolicy', metadata: { name: 'gw-both', namespace: 'a', creationTimestamp: '2030-01-01T00:00:00Z' }, spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }], frontend: { http: { http1MaxHeaders: 10 } }, traffic: { timeouts: { request: '3s' } } } };
+    const objects = new Map([...base(false), older(frontendPolicy(50)), both].map((o) => [objectKeyOf(o) as string, o]));
+    const translator = new IncrementalTranslator();
+    translator.replace([...objects.values()]);
+    for (const [i, edited] of [route('a', 'r2', '/e1'), route('a', 'r4', '/e2'), route('a', 'r2', '/e3')].entries()) {
+      objects.set(objectKeyOf(edited) as string, edited);
+      const next = translator.replace([...objects.values()]);
+      assert.deepEqual(plain(next), translate([...objects.values()]), `edit ${i}`);
+    }
+  });
+
   it('objects it cannot key are carried whole, and the result still equals translate()', () => {
     const objects = [...base(), { apiVersion: 'v1', kind: 'Service', metadata: {} } as KubeObject, null as unknown as KubeObject];
     assert.equal(diffObjects(new Map(), objects), undefined);

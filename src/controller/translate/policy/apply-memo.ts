@@ -56,7 +56,7 @@ export class ApplyMemo {
   #index: AttachmentIndex | undefined;
   #changed: ReadonlySet<string> = new Set();
   #round = 0;
-  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Map<string, readonly TrackerCall[]>; run: number; validRound: number } | undefined;
+  #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Map<string, readonly TrackerCall[]>; readonly byPolicy: Map<string, Set<string>>; run: number; validRound: number } | undefined;
   /**
    * What the last applyAll() + applyBinds() changed in the outcome tracker's calls: `fast` when
    * applyAll visited only patched routes and callers (every other route's calls are last time's),
@@ -64,6 +64,8 @@ export class ApplyMemo {
    * the binds were applied anew. Policy statuses use it to rebuild only those policies' (index.ts).
    */
   lastRun: { readonly fast: boolean; readonly policies: Set<string>; bindsFresh: boolean } = { fast: false, policies: new Set(), bindsFresh: true };
+  /** The last applyBinds()'s calls (kept or made anew), for outcomes(). */
+  #bindsCalls: readonly TrackerCall[] = NO_CALLS;
   /** Shared point key strings (#compact). */
   #points = new Map<string, string>();
   #binds: { readonly input: readonly Bind[]; readonly result: Bind[]; readonly calls: readonly TrackerCall[]; readonly reads: readonly string[]; round: number } | undefined;
@@ -137,16 +139,18 @@ export class ApplyMemo {
       all.run = patched.run;
       const policies = new Set<string>();
       this.lastRun = { fast: true, policies, bindsFresh: false };
-      const visit = [...new Set([...all.callers.keys(), ...patched.keys, ...named])].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number));
+      // Callers are not visited: their calls are last time's, and outcomes() replays them for the policies whose status is rebuilt.
+      const visit = [...new Set([...patched.keys, ...named])];
       for (const key of visit) {
         const route = routes.get(key) as Route;
         const result = this.apply(route, listenersOf(key), places, tracker);
         all.out.set(key, result);
         const [before, calls] = [all.callers.get(key), this.#results.get(route)?.calls ?? NO_CALLS];
-        // A replayed result gives back the same calls array; one made anew may change the outcomes of the policies either names.
-        if (calls !== before) for (const call of [...(before ?? NO_CALLS), ...calls]) if (call[1] !== undefined) policies.add(call[1].policy);
-        if (calls.length > 0) all.callers.set(key, calls);
-        else all.callers.delete(key);
+        if (calls === before) continue;
+        // One made anew may change the outcomes of the policies either the old or the new calls name.
+        for (const call of before ?? NO_CALLS) if (call[1] !== undefined) policies.add(call[1].policy);
+        for (const call of calls) if (call[1] !== undefined) policies.add(call[1].policy);
+        setCalls(all, key, calls);
       }
       // Set after the visits: they checked the kept results against the previous round.
       all.validRound = this.#round;
@@ -155,15 +159,34 @@ export class ApplyMemo {
     this.lastRun = { fast: false, policies: new Set(), bindsFresh: true };
     const out = new Map<string, Route>();
     const order = new Map<string, number>();
-    const callers = new Map<string, readonly TrackerCall[]>();
+    const next = { routes, out, order, callers: new Map<string, readonly TrackerCall[]>(), byPolicy: new Map<string, Set<string>>(), run: patched?.run ?? -1, validRound: this.#round };
     for (const [key, route] of routes) {
       order.set(key, order.size);
       out.set(key, this.apply(route, listenersOf(key), places, tracker));
-      const calls = this.#results.get(route)?.calls ?? NO_CALLS;
-      if (calls.length > 0) callers.set(key, calls);
+      setCalls(next, key, this.#results.get(route)?.calls ?? NO_CALLS);
     }
-    this.#all = { routes, out, order, callers, run: patched?.run ?? -1, validRound: this.#round };
+    this.#all = next;
     return out;
+  }
+
+  /**
+   * The merge outcomes as a full pass records them, for the policy statuses: after a full
+   * applyAll() the tracker it was given; after a fast one (callers not visited) a tracker replaying,
+   * in a full pass's order — routes in route order, then the binds, then `after` (the policy
+   * endpoints' calls) — the calls of the routes that name `policies` (undefined: of every route).
+   * Only those policies' outcomes are complete in it.
+   */
+  outcomes(tracker: RecordingTracker, policies: ReadonlySet<string> | undefined, after: readonly TrackerCall[]): OutcomeTracker {
+    const all = this.#all;
+    if (!this.lastRun.fast || all === undefined) return tracker;
+    const keys = new Set<string>();
+    if (policies === undefined) for (const key of all.callers.keys()) keys.add(key);
+    else for (const policy of policies) for (const key of all.byPolicy.get(policy) ?? []) keys.add(key);
+    const replayed = new RecordingTracker();
+    for (const key of [...keys].sort((a, b) => (all.order.get(a) as number) - (all.order.get(b) as number))) replayed.replay(all.callers.get(key) ?? NO_CALLS);
+    replayed.replay(this.#bindsCalls);
+    replayed.replay(after);
+    return replayed;
   }
 
   /**
@@ -176,6 +199,7 @@ export class ApplyMemo {
     if (kept && kept.input === binds && kept.round === this.#round - 1 && !this.#readsChanged(kept.reads)) {
       kept.round = this.#round;
       tracker.replay(kept.calls);
+      this.#bindsCalls = kept.calls;
       return kept.result;
     }
     this.lastRun.bindsFresh = true;
@@ -186,6 +210,7 @@ export class ApplyMemo {
     try {
       const result = applyToBinds(binds, places);
       this.#binds = { input: binds, result, calls, reads, round: this.#round };
+      this.#bindsCalls = calls;
       return result;
     } finally {
       tracker.log = undefined;
@@ -228,6 +253,22 @@ export class ApplyMemo {
 
 const NO_CALLS: readonly TrackerCall[] = [];
 const NO_READS: readonly string[] = [];
+
+/** Records a route's current calls in the applyAll() state, with the reverse index of the policies they name. */
+function setCalls(all: { readonly callers: Map<string, readonly TrackerCall[]>; readonly byPolicy: Map<string, Set<string>> }, key: string, calls: readonly TrackerCall[]): void {
+  for (const call of all.callers.get(key) ?? NO_CALLS) if (call[1] !== undefined) all.byPolicy.get(call[1].policy)?.delete(key);
+  if (calls.length === 0) {
+    all.callers.delete(key);
+    return;
+  }
+  all.callers.set(key, calls);
+  for (const call of calls) {
+    if (call[1] === undefined) continue;
+    let keys = all.byPolicy.get(call[1].policy);
+    if (keys === undefined) all.byPolicy.set(call[1].policy, (keys = new Set()));
+    keys.add(key);
+  }
+}
 
 
 /**

@@ -100,7 +100,8 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   for (const resolver of resolvers.values()) for (const [key, backend] of resolver.backends) if (!world.backends.has(key)) extraBackends.set(key, backend);
   if (index.isEmpty && inline.size === 0 && ![...world.backends.values()].some(hasOwnSubBackendPolicies)) {
     passMemo?.remember(undefined);
-    return { routes: new Map(world.routes), binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, new OutcomeTracker(), world) };
+    const none = new OutcomeTracker();
+    return { routes: new Map(world.routes), binds: [...world.binds], backends: extraBackends, statuses: statusesOf(resolved, () => none, world) };
   }
   passMemo?.remember({ models: resolved.map((r) => r.policy), targets: resolved.map((r) => r.targets), index });
 
@@ -126,7 +127,9 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   // Recorded on every pass that gets here, so the comparison is always with the pass just before.
   const sameEndpointCalls = passMemo?.sameEndpointCalls(endpointCalls) ?? false;
   const dirty = memo && same !== undefined ? changedPolicies(memo.lastRun, sameEndpointCalls, world, same.changed) : undefined;
-  return { routes, binds, backends, statuses: statusesOf(resolved, tracker, world, dirty) };
+  // After a fast apply pass the tracker holds only the visited routes' calls: statuses get the outcomes replayed for the policies they rebuild.
+  const outcomes = (policies: ReadonlySet<string> | undefined): OutcomeTracker => (memo && tracker instanceof RecordingTracker ? memo.outcomes(tracker, policies, endpointCalls) : tracker);
+  return { routes, binds, backends, statuses: statusesOf(resolved, outcomes, world, dirty) };
 }
 
 /**
@@ -181,7 +184,7 @@ function withEndpointConnections(resolvers: Iterable<BackendResolver>, routeBack
   return out;
 }
 
-function statusesOf(resolved: readonly { policy: PolicyModel; targets: readonly ResolvedTarget[] }[], tracker: OutcomeTracker, world: PolicyWorld, dirty?: (policy: PolicyModel, targets: readonly ResolvedTarget[]) => boolean): ObjectStatus[] {
+function statusesOf(resolved: readonly { policy: PolicyModel; targets: readonly ResolvedTarget[] }[], outcomes: (policies: ReadonlySet<string> | undefined) => OutcomeTracker, world: PolicyWorld, dirty?: (policy: PolicyModel, targets: readonly ResolvedTarget[]) => boolean): ObjectStatus[] {
   const memo = world.passMemo;
   // With `dirty`, a policy it does not name gets its previous status: nothing that status reads changed.
   const rebuilt = dirty && memo ? resolved.filter(({ policy, targets }) => dirty(policy, targets) || memo.keptStatus(policy) === undefined) : resolved;
@@ -190,6 +193,7 @@ function statusesOf(resolved: readonly { policy: PolicyModel; targets: readonly 
   for (const { targets } of rebuilt) for (const target of targets) for (const p of target.points) wanted.add(p.key);
   const reach = rebuilt.length === 0 ? new Map<string, Set<BackendKind>>() : reachedKinds(world.routes, world.routeListeners, world.backends, wanted);
   const rebuild = rebuilt === resolved ? undefined : new Set(rebuilt.map((r) => r.policy));
+  const tracker = outcomes(rebuild === undefined ? undefined : new Set(rebuilt.map((r) => r.policy.source)));
   const build = (policy: Parameters<typeof policyStatus>[0], targets: Parameters<typeof policyStatus>[1]): ObjectStatus | undefined => {
     const status = policyStatus(policy, targets, tracker, world.controllerName);
     return status ? withNotApplied(status, policy, targets, reach, world.snapshot.proxyBackends) : undefined;
