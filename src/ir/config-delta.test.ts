@@ -15,6 +15,13 @@ describe('patchRecord', () => {
     { name: 'a removed entry goes', previous: { b: a, d: b }, set: {}, removed: ['b'], keys: ['d'] },
     { name: 'removing a key that is not there changes nothing', previous: { b: a }, set: {}, removed: ['zz'], keys: ['b'] },
   ];
+  it('an empty patch (or one removing keys that are not there) gives the same record', () => {
+    const previous = { b: a, d: b };
+    assert.equal(patchRecord(previous, { set: {}, removed: [] }), previous);
+    assert.equal(patchRecord(previous, { set: {}, removed: ['zz'] }), previous);
+    assert.notEqual(patchRecord(previous, { set: { b: a }, removed: [] }), previous, 'a set entry makes a new record, even the same object');
+  });
+
   for (const row of rows) {
     it(row.name, () => {
       const out = patchRecord(row.previous, { set: row.set, removed: row.removed });

@@ -71,8 +71,16 @@ function orderedKeys(record: Readonly<Record<string, unknown>>): readonly string
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** `previous` with the patch applied, in key order (a new key is placed by sorting the keys). */
-export function patchRecord<T>(previous: Readonly<Record<string, T>>, patch: RecordPatch<T>): Record<string, T> {
+export function patchRecord<T>(previous: Readonly<Record<string, T>>, patch: RecordPatch<T>): Readonly<Record<string, T>> {
   const { set } = patch;
+  // Nothing to change (an EndpointSlice edit leaves the routes alone): the same record, not a copy
+  // of its 10k keys — records are never changed once made, so two configs may share one.
+  let unchanged = true;
+  for (const _ in set) {
+    unchanged = false;
+    break;
+  }
+  if (unchanged && !patch.removed.some((key) => Object.hasOwn(previous, key))) return previous;
   const before = orderedKeys(previous);
   const added = Object.keys(set).filter((key) => !Object.hasOwn(previous, key));
   const removed = patch.removed.length === 0 ? undefined : new Set(patch.removed.filter((key) => Object.hasOwn(previous, key)));
