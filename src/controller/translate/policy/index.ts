@@ -76,12 +76,15 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
 
   const targetWorld = { graph: world.graph, snapshot, ourRoutes: world.ourRoutes };
   const passMemo = world.passMemo;
-  const resolved = policyObjects.map((object, order) => {
+  const resolveOne = (object: KubeObject, order: number): { policy: PolicyModel; targets: readonly ResolvedTarget[] } => {
     const resolver = resolverFor(namespaceOf(object), PROXY_POLICY.kind);
     const policy = passMemo ? passMemo.read(object, order, snapshot.secretLedger, resolver, () => readPolicy(object, order, inputs, resolver)) : readPolicy(object, order, inputs, resolver);
     const targets = passMemo ? passMemo.targets(policy, world.ourRoutes, () => resolveTargets(policy, targetWorld)) : resolveTargets(policy, targetWorld);
     return { policy, targets };
-  });
+  };
+  // Routes whose `<ns>/<name>` entry in ourRoutes may have changed since the previous pass: the patched ones (undefined after a whole route loop).
+  const changedRoutes = world.patchedRoutes?.entries?.flatMap(({ was, now }) => [was.ourKey, now.ourKey].filter((key): key is string => key !== undefined));
+  const resolved = passMemo ? passMemo.resolveAll(policyObjects, changedRoutes, resolveOne, (namespace) => void resolverFor(namespace, PROXY_POLICY.kind)) : policyObjects.map(resolveOne);
   // The same policies with the same targets as the previous pass: the same attachments (its index when the models are the same too).
   const same = passMemo?.samePass(resolved.map((r) => r.policy), resolved.map((r) => r.targets));
   const index = same?.index ?? new AttachmentIndex();

@@ -8,6 +8,13 @@ import type { ResolvedTarget } from './targets.ts';
 import type { AttachmentIndex } from './places.ts';
 import { GATEWAY_GROUP } from '../../../api/gateway/index.ts';
 import { sameJson } from '../same-json.ts';
+import { namespaceOf } from '../snapshot.ts';
+
+/** One policy's model and resolved targets. */
+export interface Resolved {
+  readonly policy: PolicyModel;
+  readonly targets: readonly ResolvedTarget[];
+}
 
 /**
  * What the policy pass keeps between translations of a changing object set (issue 15), so that
@@ -34,7 +41,11 @@ export class PolicyPassMemo {
   #endpointCalls: unknown;
   #last: { readonly models: readonly PolicyModel[]; readonly targets: readonly (readonly ResolvedTarget[])[]; readonly index: AttachmentIndex } | undefined;
 
+  /** The previous pass's policy list and what it resolved from it, for resolveAll(). */
+  #loop: { readonly objects: readonly KubeObject[]; readonly resolved: readonly Resolved[]; readonly again: ReadonlySet<number>; readonly byRoute: ReadonlyMap<string, readonly number[]>; readonly namespaces: readonly string[] } | undefined;
+
   clearReads(): void {
+    this.#loop = undefined;
     this.#reads = new WeakMap();
     this.#targets = new WeakMap();
     this.#last = undefined;
@@ -99,6 +110,67 @@ export class PolicyPassMemo {
     const same = this.#endpointCalls !== undefined && sameJson(this.#endpointCalls, calls);
     this.#endpointCalls = calls;
     return same;
+  }
+
+  /**
+   * Every policy's model and targets, in order (`one` reads and resolves one). When the list has
+   * the previous pass's objects at the same places except a few replaced by objects of the same
+   * namespace, and the routes whose `<ns>/<name>` changed since are known (`changedRoutes`, from the
+   * route loop's patch), only these positions are resolved again: the replaced ones, those whose
+   * read or targets are not kept (a Secret or backend read; a route selector or a route that is not
+   * ours), and those naming a changed route. The rest are last pass's (the same read and targets
+   * `one` would return). `prime` is given the namespaces in the order a full pass first meets them
+   * (the backend resolvers are created in that order).
+   */
+  resolveAll(objects: readonly KubeObject[], changedRoutes: readonly string[] | undefined, one: (object: KubeObject, order: number) => Resolved, prime: (namespace: string) => void): Resolved[] {
+    const last = this.#loop;
+    let positions: number[] | undefined;
+    if (last !== undefined && changedRoutes !== undefined && last.objects.length === objects.length) {
+      const again = new Set(last.again);
+      for (const id of changedRoutes) for (const i of last.byRoute.get(id) ?? []) again.add(i);
+      let fits = true;
+      for (let i = 0; i < objects.length; i++) {
+        const [now, was] = [objects[i] as KubeObject, last.objects[i] as KubeObject];
+        if (now === was) continue;
+        if (namespaceOf(now) !== namespaceOf(was)) {
+          fits = false;
+          break;
+        }
+        again.add(i);
+      }
+      if (fits) positions = [...again].sort((a, b) => a - b);
+    }
+    let resolved: Resolved[];
+    if (last !== undefined && positions !== undefined) {
+      for (const namespace of last.namespaces) prime(namespace);
+      resolved = last.resolved.slice();
+      for (const i of positions) resolved[i] = one(objects[i] as KubeObject, i);
+    } else {
+      resolved = objects.map((object, order) => one(object, order));
+    }
+    this.#remember(objects, resolved);
+    return resolved;
+  }
+
+  #remember(objects: readonly KubeObject[], resolved: readonly Resolved[]): void {
+    const again = new Set<number>();
+    const byRoute = new Map<string, number[]>();
+    const namespaces = new Set<string>();
+    for (let i = 0; i < resolved.length; i++) {
+      const { policy } = resolved[i] as Resolved;
+      namespaces.add(namespaceOf(objects[i] as KubeObject));
+      const kept = this.#targets.get(policy.object);
+      if (this.#reads.get(policy.object)?.model !== policy || kept === undefined) {
+        again.add(i);
+        continue;
+      }
+      for (const [id] of kept.routes) {
+        const list = byRoute.get(id);
+        if (list) list.push(i);
+        else byRoute.set(id, [i]);
+      }
+    }
+    this.#loop = { objects: objects.slice(), resolved, again, byRoute, namespaces: [...namespaces] };
   }
 
   /** The status last built or kept for `model` (a pass that changed nothing it reads gives it again). */
