@@ -136,9 +136,9 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
     const before = kept.slots[i] as Slot;
     if (
       routes[att.routeKey] === before.route && before.kept !== undefined
-      && (!anyTouched || before.kept.every((k) => !k.touched.value))
+      && (!anyTouched || noneTouched(before.kept))
       // New compiled backends (an EndpointSlice changed one): the rules that read none of the changed ones stay.
-      && (sameBackends || before.kept.every((k) => readsHold(k, ctx.backendOf)))
+      && (sameBackends || allReadsHold(before.kept, ctx.backendOf))
     ) {
       if (before.replays) replay(before, ctx);
       if (i % CHECKS_PER_YIELD === CHECKS_PER_YIELD - 1) yield;
@@ -185,6 +185,17 @@ function attachmentsToCheck(l: Listener, kept: KeptTable, ctx: ListenerTableCont
     }
   }
   return picked.size === 0 ? [] : [...picked].sort((a, b) => a - b);
+}
+
+// Loops, not every() with a closure: these run for each of 10k attachments when backends changed.
+function noneTouched(kept: readonly KeptRule[]): boolean {
+  for (const k of kept) if (k.touched.value) return false;
+  return true;
+}
+
+function allReadsHold(kept: readonly KeptRule[], backendOf: (key: string) => CompiledBackend | undefined): boolean {
+  for (const k of kept) if (!readsHold(k, backendOf)) return false;
+  return true;
 }
 
 function revisited(slot: Slot): boolean {
