@@ -3,10 +3,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../api/gateway/object.ts';
+import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import { silentLogger } from '../common/logger.ts';
 import { translate } from '../controller/translate/index.ts';
-import { TranslationAbortedError, TranslatorThread } from './translator-thread.ts';
+import { applyStatusUpdate, TranslationAbortedError, TranslatorThread, type TranslationUpdate } from './translator-thread.ts';
+import { statusId } from '../controller/translate/object-delta.ts';
 
 const GOLDEN = join(import.meta.dirname, '../../test/golden');
 
@@ -144,4 +145,28 @@ describe('TranslatorThread limits', () => {
     await thread.close();
     await assert.rejects(thread.translate(objects), TranslationAbortedError);
   });
+});
+
+describe('applyStatusUpdate', () => {
+  const status = (name: string, reason = 'Accepted'): ObjectStatus => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, status: { reason } });
+  const update = (set: ObjectStatus[], removed: ObjectStatus[]): TranslationUpdate => ({
+    version: 'v2', binds: [], secretPaths: [], secretValues: [],
+    changes: { full: false, routes: { set: {}, removed: [] }, backends: { set: {}, removed: [] }, statuses: { set: Object.fromEntries(set.map((s) => [statusId(s), s])), removed: removed.map(statusId) } },
+  });
+  const [a, b, c] = [status('a'), status('b'), status('c')];
+  const rows: { name: string; set: ObjectStatus[]; removed: ObjectStatus[]; expect: (string | ObjectStatus)[] }[] = [
+    { name: 'unchanged statuses stay the same objects, a changed one is replaced in place', set: [status('b', 'Changed')], removed: [], expect: [a, 'b:Changed', c] },
+    { name: 'a removed status goes, a new one is added in object order', set: [status('ab')], removed: [c], expect: [a, 'ab:Accepted', b] },
+    { name: 'an id both removed and set among the previous ones goes (as before)', set: [status('c', 'Changed')], removed: [c], expect: [a, b] },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const out = applyStatusUpdate([a, b, c], update(row.set, row.removed));
+      assert.equal(out.length, row.expect.length);
+      row.expect.forEach((want, i) => {
+        if (typeof want === 'string') assert.equal(`${out[i]!.metadata.name}:${(out[i]!.status as { reason: string }).reason}`, want);
+        else assert.equal(out[i], want);
+      });
+    });
+  }
 });

@@ -276,15 +276,21 @@ export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined,
   }
   const set = changes.set;
   const removed = new Set(changes.removed);
-  const seen = new Set<string>();
+  // Only the changed ids found among the previous statuses are noted (not all 11k): the rest of `set` is new.
+  const replaced = new Set<string>();
   const out: ObjectStatus[] = [];
   for (const status of previous) {
     const id = statusId(status);
-    seen.add(id);
-    if (removed.has(id)) continue;
-    out.push(Object.hasOwn(set, id) ? (set[id] as ObjectStatus) : status);
+    if (removed.has(id)) {
+      if (Object.hasOwn(set, id)) replaced.add(id);
+      continue;
+    }
+    if (Object.hasOwn(set, id)) {
+      replaced.add(id);
+      out.push(set[id] as ObjectStatus);
+    } else out.push(status);
   }
-  const added = Object.keys(set).filter((id) => !seen.has(id));
+  const added = Object.keys(set).filter((id) => !replaced.has(id));
   if (added.length === 0) return out;
   return [...out, ...added.map((id) => set[id] as ObjectStatus)].sort(byObject);
 }
