@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { parseYamlFile } from './parse.ts';
 
 const route = (name: string): string => `apiVersion: gateway.networking.k8s.io/v1
@@ -81,5 +83,18 @@ describe('parseYamlFile', () => {
     assert.equal(parsed.problems.length, 1);
     assert.equal(parsed.problems[0].path, 'kind');
     assert.match(parsed.problems[0].message, /unknown kind ProxyBackends in switchboard.dev/);
+  });
+
+  it('loads yaml only for a file the fast path does not take', () => {
+    // In a fresh process: whether any of yaml's modules was loaded after parsing `text`.
+    const yamlLoaded = (text: string): boolean => {
+      const probe = `data:text/javascript,import module from 'node:module'; const urls = []; module.registerHooks({ load(url, context, next) { urls.push(url); return next(url, context); } }); process.on('exit', () => process.stdout.write(String(urls.some((u) => u.includes('/node_modules/yaml/')))));`;
+      const parse = fileURLToPath(new URL('./parse.ts', import.meta.url));
+      const child = spawnSync(process.execPath, ['--import', probe, '--input-type=module', '-e', `const { parseYamlFile } = await import(${JSON.stringify(parse)}); if (parseYamlFile(${JSON.stringify(text)}, 'f.yaml').objects.length !== 1) process.exit(3);`], { encoding: 'utf8' });
+      assert.equal(child.status, 0, child.stderr);
+      return child.stdout === 'true';
+    };
+    assert.equal(yamlLoaded(route('plain')), false, 'plain YAML: the fast path alone');
+    assert.equal(yamlLoaded(route('anchored').replace('spec: {}', 'spec: &s {}')), true, 'an anchor: yaml reads it');
   });
 });

@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { DEFAULT_CONFIG_LIMITS } from './limits.ts';
-import { parseWithYaml, parseYamlFile } from './parse.ts';
+import { parseYamlFile } from './parse.ts';
+import { parseWithYaml } from './yaml-parse.ts';
 import { parsePlainYaml, PLAIN_YAML_MAX_BYTES } from './plain-yaml.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../../..');
