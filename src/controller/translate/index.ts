@@ -74,15 +74,15 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const ordered = recordInKeyOrder(policies.routes);
   const body = { binds: policies.binds, routes: ordered.record, backends: sortedRecord(Object.fromEntries(backends)) };
-  const unsorted = [
-    ...classes.statuses,
-    ...[...graph.gateways.values()].map(gatewayStatus),
-    ...[...graph.listenerSets.values()].map(listenerSetStatus),
-    ...routeStatuses,
-    ...policies.statuses,
-    ...[...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
-    ...unservedObjectStatuses(objects, graph, ourRoutes, controllerName, snapshot),
-  ];
+  // concat: one copy of the 10k route statuses, no iteration protocol per element.
+  const unsorted = classes.statuses.concat(
+    [...graph.gateways.values()].map(gatewayStatus),
+    [...graph.listenerSets.values()].map(listenerSetStatus),
+    routeStatuses,
+    policies.statuses,
+    [...snapshot.proxyBackends.values()].map((b) => proxyBackendStatus(b, snapshot)),
+    unservedObjectStatuses(objects, graph, ourRoutes, controllerName, snapshot),
+  );
   const statuses = memo ? memo.statusOrder.sort(unsorted) : unsorted.sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
@@ -90,14 +90,34 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
 }
 
 /** The routes as the IR's record, built once in key order, with that order's keys (incremental.ts walks them instead of the record). */
-function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<string, T>; keys: string[] } {
-  // Built in key order already (routes are walked in order): no sort.
-  const keys = [...map.keys()];
-  if (!keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) keys.sort(compareStrings);
-  const record: Record<string, T> = {};
-  for (const key of keys) record[key] = map.get(key) as T;
+function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<string, T>; keys: readonly string[] } {
+  // The same map as last time with as many entries (the apply memo patches its output in place, keys unchanged): its keys in order are known.
+  const known = keysInOrder.get(map);
+  if (known !== undefined && known.length === map.size) {
+    const record: Record<string, T> = {};
+    // Indexed: a for-of here allocated an iterator result per key (this runs once per translation, rarely optimised).
+    for (let i = 0; i < known.length; i++) record[known[i] as string] = map.get(known[i] as string) as T;
+    return { record, keys: known };
+  }
+  const keys: string[] = [];
+  let record: Record<string, T> = {};
+  // forEach: no [key, value] pair or iterator result per entry.
+  map.forEach((value, key) => {
+    keys.push(key);
+    record[key] = value;
+  });
+  // Built in key order already when routes were walked in key order: else sorted, and the record built again in that order.
+  if (!keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) {
+    keys.sort(compareStrings);
+    record = {};
+    for (const key of keys) record[key] = map.get(key) as T;
+  }
+  keysInOrder.set(map, keys);
   return { record, keys };
 }
+
+/** The key order recordInKeyOrder() found per map (the incremental translator's kept output map). */
+const keysInOrder = new WeakMap<ReadonlyMap<string, unknown>, readonly string[]>();
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
   // Built in key order already (routes are walked in order): no sort, no second 10k-entry record.
