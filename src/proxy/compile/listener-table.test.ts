@@ -6,7 +6,7 @@ import { silentLogger } from '../../common/logger.ts';
 import { UpstreamPools } from '../policies/backend/pools.ts';
 import type { RequestView } from '../routing/matchers.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
-import { compileConfig, type CompileContext, type CompiledConfig } from './config.ts';
+import { compileConfig, compileConfigJob, type CompileContext, type CompiledConfig } from './config.ts';
 import { reuseMemoFor } from './reuse.ts';
 import { deltaFrom, patchConfig } from '../../ir/config-delta.ts';
 import { SecureContextCache } from './tls-contexts.ts';
@@ -219,6 +219,26 @@ describe('listener route tables reused across config versions', () => {
     } finally {
       await Promise.all([ownPools.close(0), otherPools.close(0)]);
     }
+  });
+
+  it('a compile given up after its backends (a newer config came) does not hide their change from the next one', () => {
+    const ctx = context();
+    const [a, b] = [route('default/a', [rule('default/a/rule/0', { matches: [{ path: { type: 'PathPrefix', value: '/a' } }], backends: [{ backendKey: 'svcA', weight: 1, filters: [] }] })]), route('default/b', [rule('default/b/rule/0', { matches: [{ path: { type: 'PathPrefix', value: '/b' } }], backends: [{ backendKey: 'svcB', weight: 1, filters: [] }] })])];
+    const binds = [bind(80, [listener('one', [a.key, b.key])])];
+    const [a1, b1] = [backend('svcA', [7001]), backend('svcB', [7002])];
+    const v1 = config({ version: 'v1', binds, routes: [a, b], backends: [a1, b1] });
+    compileConfig(v1, ctx);
+    // v2 changes svcA; its compile stops just past the backends (the runtime moved on to a newer config).
+    const a2 = backend('svcA', [7011]);
+    const none = { set: {}, removed: [] };
+    const job = compileConfigJob(patchConfig(v1, 'v2', [...binds], none, { set: { svcA: a2 }, removed: [] }), ctx);
+    for (let i = 0; i < 3; i++) job.next();
+    // v3, patched from v1 (what the listener was last checked for), changes svcB from v2's.
+    const v3 = patchConfig(v1, 'v3', [...binds], none, { set: { svcA: a2, svcB: backend('svcB', [7012]) }, removed: [] });
+    const t3 = table(compileConfig(v3, ctx).compiled, 0);
+    const port = (path: string) => t3?.match('example.com', request(path))?.rule.backends.pick()?.backend?.endpoints.all()[0]?.port;
+    assert.equal(port('/b'), 7012);
+    assert.equal(port('/a'), 7011, 'the route reading the backend changed in the given-up compile reads the new one');
   });
 });
 

@@ -48,6 +48,8 @@ interface KeptTable {
   checkedFor: ProxyConfig;
   /** The slots looked at every version, in order (usually none): those with errors to report again, or not kept (a rule compiled per version, an unknown route). */
   readonly revisit: readonly number[];
+  /** Backend key → the slots whose kept rules read it; made when backends first change after these slots were made. */
+  readers?: ReadonlyMap<string, readonly number[]>;
 }
 
 /**
@@ -66,6 +68,13 @@ function keptTablesOf(memo: ReuseMemo): WeakMap<readonly Listener['routes'][numb
 interface Epoch {
   readonly backends: ReadonlyMap<string, CompiledBackend>;
   readonly epoch: number;
+  /** The epoch before this one and the backend keys whose compiled backend differs from it (added and removed ones too). */
+  readonly changed?: BackendChanges;
+}
+
+export interface BackendChanges {
+  readonly from: number;
+  readonly keys: ReadonlySet<string>;
 }
 
 const epochs = new WeakMap<ReuseMemo, Epoch>();
@@ -79,9 +88,26 @@ export function backendEpoch(memo: ReuseMemo, backends: ReadonlyMap<string, Comp
   const last = epochs.get(memo);
   let same = last !== undefined && last.backends.size === backends.size;
   if (same && last) for (const [key, b] of backends) if (last.backends.get(key) !== b) { same = false; break; }
-  const epoch = same && last ? last.epoch : (last?.epoch ?? 0) + 1;
-  epochs.set(memo, { backends, epoch });
+  if (same && last) {
+    epochs.set(memo, { ...last, backends });
+    return last.epoch;
+  }
+  const epoch = (last?.epoch ?? 0) + 1;
+  let changed: BackendChanges | undefined;
+  if (last) {
+    const keys = new Set<string>();
+    for (const [key, b] of backends) if (last.backends.get(key) !== b) keys.add(key);
+    for (const key of last.backends.keys()) if (!backends.has(key)) keys.add(key);
+    changed = { from: last.epoch, keys };
+  }
+  epochs.set(memo, { backends, epoch, ...(changed ? { changed } : {}) });
   return epoch;
+}
+
+/** The backend keys that changed into `epoch` from the epoch before it, when `epoch` is the memo's latest. */
+export function backendChanges(memo: ReuseMemo, epoch: number): BackendChanges | undefined {
+  const last = epochs.get(memo);
+  return last?.epoch === epoch ? last.changed : undefined;
 }
 
 export interface ListenerTableContext {
@@ -131,7 +157,7 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
   let slots: Slot[] | undefined;
   const asked: number[] = [];
   const { routes } = ctx.config;
-  for (const i of attachmentsToCheck(l, kept, ctx, sameBackends && !anyTouched)) {
+  for (const i of attachmentsToCheck(l, kept, ctx, sameBackends, anyTouched)) {
     const att = l.routes[i] as RouteAttachment;
     const before = kept.slots[i] as Slot;
     if (
@@ -170,11 +196,16 @@ export function* listenerTable(l: Listener, ctx: ListenerTableContext): SlicedJo
 
 /**
  * The attachments to look at, in order: all of them, or — when the config was patched from the
- * one the slots were last checked for, under the same backends and with no rule touched since —
- * only those of the routes the patch set or removed, and those looked at every version.
+ * one the slots were last checked for (config-delta.ts) and no rule was touched since — only
+ * those of the routes the patch set or removed, those looked at every version, and, when the
+ * compiled backends changed by one step since (backendChanges), those whose kept rules read a
+ * changed backend.
  */
-function attachmentsToCheck(l: Listener, kept: KeptTable, ctx: ListenerTableContext, unchangedOtherwise: boolean): Iterable<number> {
-  const delta = unchangedOtherwise ? deltaFrom(ctx.config, kept.checkedFor) : undefined;
+function attachmentsToCheck(l: Listener, kept: KeptTable, ctx: ListenerTableContext, sameBackends: boolean, anyTouched: boolean): Iterable<number> {
+  if (anyTouched) return l.routes.keys();
+  const changedBackends = sameBackends ? undefined : backendChanges(ctx.memo, ctx.epoch);
+  if (!sameBackends && changedBackends?.from !== kept.epoch) return l.routes.keys();
+  const delta = deltaFrom(ctx.config, kept.checkedFor);
   if (!delta) return l.routes.keys();
   const index = attachmentIndex(l.routes);
   const picked = new Set(kept.revisit);
@@ -184,7 +215,26 @@ function attachmentsToCheck(l: Listener, kept: KeptTable, ctx: ListenerTableCont
       if (i !== undefined) picked.add(i);
     }
   }
+  if (changedBackends) {
+    const readers = (kept.readers ??= readersOf(kept.slots));
+    for (const key of changedBackends.keys) for (const i of readers.get(key) ?? []) picked.add(i);
+  }
   return picked.size === 0 ? [] : [...picked].sort((a, b) => a - b);
+}
+
+/** Backend key → the slots whose kept rules read it (a key read and not found counts too). */
+function readersOf(slots: readonly Slot[]): ReadonlyMap<string, readonly number[]> {
+  const readers = new Map<string, number[]>();
+  slots.forEach((slot, i) => {
+    for (const k of slot.kept ?? []) {
+      for (const key of k.read.keys()) {
+        const list = readers.get(key);
+        if (list === undefined) readers.set(key, [i]);
+        else if (list[list.length - 1] !== i) list.push(i);
+      }
+    }
+  });
+  return readers;
 }
 
 // Loops, not every() with a closure: these run for each of 10k attachments when backends changed.
