@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as limits from './ext/ratelimit/local.ts';
@@ -12,6 +13,18 @@ describe('lazyModule', () => {
     const get = lazyModule<typeof limits>(import.meta.url, './ext/ratelimit/local.ts');
     assert.equal(get(), get());
     assert.equal(get().LocalRateLimiter, limits.LocalRateLimiter);
+  });
+
+  it('takes only modules of ours: a package would load its CommonJS build beside the ES one', () => {
+    assert.throws(() => lazyModule(import.meta.url, '@connectrpc/connect-node'), /not a module of ours/);
+  });
+
+  it("the gRPC transport endpoint.ts loads through its wrapper is connect-node's ES build, the one the clients import", async () => {
+    const esm = await import('@connectrpc/connect-node');
+    const viaWrapper = lazyModule<typeof esm>(import.meta.url, './ext/grpc-transport.ts')();
+    assert.equal(viaWrapper.Http2SessionManager, esm.Http2SessionManager);
+    // What requiring the package itself gives: another copy (why lazyModule refuses packages).
+    assert.notEqual((createRequire(import.meta.url)('@connectrpc/connect-node') as typeof esm).Http2SessionManager, esm.Http2SessionManager);
   });
 
   it('the serving side of `switchboard run` loads no gRPC module and no OpenTelemetry SDK until a config needs one', () => {

@@ -6,13 +6,13 @@
  * calls over the targets with `next()` (round robin).
  */
 import type { ConnectionOptions } from 'node:tls';
-import type * as ConnectNode from '@connectrpc/connect-node';
+import type * as GrpcTransport from './grpc-transport.ts';
 import type { Transport } from '@connectrpc/connect';
 import type { PolicyEndpoint } from '../../ir/policy.ts';
 import { lazyModule } from '../lazy-module.ts';
 
 // Loaded when a client first opens a channel (at compile time): see lazy-module.ts.
-const connectNode = lazyModule<typeof ConnectNode>(import.meta.url, '@connectrpc/connect-node');
+const grpcTransport = lazyModule<typeof GrpcTransport>(import.meta.url, './grpc-transport.ts');
 
 /** Node TLS options a target is spoken to with (a backend's `tls` policy, resolved). */
 export type TargetTls = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'servername' | 'rejectUnauthorized' | 'checkServerIdentity' | 'ecdhCurve'>;
@@ -148,7 +148,7 @@ export const MAX_GRPC_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export function privateGrpcChannel(target: ResolvedEndpoint): GrpcChannel {
   const url = baseUrl({ ...target, pathPrefix: undefined });
-  const { createGrpcTransport, Http2SessionManager } = connectNode();
+  const { createGrpcTransport, Http2SessionManager } = grpcTransport();
   const sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 30_000 }, typeof target.tls === 'object' ? target.tls : {});
   const transport = createGrpcTransport({ baseUrl: url, sessionManager: sessions, readMaxBytes: MAX_GRPC_MESSAGE_BYTES });
   return { transport, close: () => sessions.abort() };
