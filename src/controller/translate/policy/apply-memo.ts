@@ -59,7 +59,7 @@ export class ApplyMemo {
   #all: { readonly routes: ReadonlyMap<string, Route>; readonly out: Map<string, Route>; readonly order: Map<string, number>; readonly callers: Map<string, readonly TrackerCall[]>; readonly byPolicy: Map<string, Set<string>>; run: number; validRound: number } | undefined;
   /**
    * What the last applyAll() + applyBinds() changed in the outcome tracker's calls: `fast` when
-   * applyAll visited only patched routes and callers (every other route's calls are last time's),
+   * applyAll visited only patched and named routes (every other route's calls are last time's),
    * with the policies named by the calls of every result made anew (before and after) and whether
    * the binds were applied anew. Policy statuses use it to rebuild only those policies' (index.ts).
    */
@@ -127,9 +127,10 @@ export class ApplyMemo {
    * apply() over every route, in order. When `routes` is the map the previous call got, changed in
    * place only at `patched` keys (route-loop.ts), and every changed attachment point (`prepare`) is
    * a route's or rule's point (read only by that route: a ProxyPolicy edit on routes), only those
-   * routes, the ones those points name and the ones whose result made tracker calls are visited —
-   * in route order, so the calls replay as a full pass makes them — and the previous output is
-   * changed in place: an edit does not look up 10k kept results. Else every route is applied.
+   * routes and the ones those points name are visited and the previous output is changed in place:
+   * an edit does not look up 10k kept results. The other routes' tracker calls are not replayed
+   * into `tracker` then (`lastRun.fast`): outcomes() gives the statuses a tracker that has them.
+   * Else every route is applied, in order.
    */
   applyAll(routes: ReadonlyMap<string, Route>, listenersOf: (key: string) => readonly ListenerRef[], places: PolicyPlaces, tracker: RecordingTracker, patched: { readonly keys: readonly string[] | undefined; readonly run: number } | undefined): Map<string, Route> {
     const all = this.#all;
