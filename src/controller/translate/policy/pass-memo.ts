@@ -34,7 +34,15 @@ export interface Resolved {
  */
 export class PolicyPassMemo {
   #reads = new WeakMap<KubeObject, { readonly order: number; readonly model: PolicyModel }>();
-  #statuses = new WeakMap<PolicyModel, { readonly signature: string; readonly status: ObjectStatus | undefined }>();
+  /**
+   * Statuses per policy object, with the model and the reads epoch they were built in: a model
+   * read again from the same object in the same epoch (a read that touches a Secret is never
+   * kept, so such a policy gets a new model on every translation) has the same content — reads
+   * depend only on the object, its order and the world, which changes only with a new epoch.
+   */
+  #statuses = new WeakMap<KubeObject, { readonly model: PolicyModel; readonly order: number; readonly epoch: number; readonly signature: string; readonly status: ObjectStatus | undefined }>();
+  /** Bumped by clearReads(): what was read before may read differently now. */
+  #epoch = 0;
   #targets = new WeakMap<KubeObject, { readonly targets: readonly ResolvedTarget[]; readonly routes: readonly (readonly [string, KubeObject])[] }>();
   /** The previous pass's models in order, their targets and the attachment index built from them. */
   /** The previous pass's tracker calls from the policy endpoints' connection policies. */
@@ -45,6 +53,7 @@ export class PolicyPassMemo {
   #loop: { readonly objects: readonly KubeObject[]; readonly resolved: readonly Resolved[]; readonly again: ReadonlySet<number>; readonly byRoute: ReadonlyMap<string, readonly number[]>; readonly namespaces: readonly string[] } | undefined;
 
   clearReads(): void {
+    this.#epoch++;
     this.#loop = undefined;
     this.#reads = new WeakMap();
     this.#targets = new WeakMap();
@@ -175,7 +184,7 @@ export class PolicyPassMemo {
 
   /** The status last built or kept for `model` (a pass that changed nothing it reads gives it again). */
   keptStatus(model: PolicyModel): { readonly status: ObjectStatus | undefined } | undefined {
-    return this.#statuses.get(model);
+    return this.#keptFor(model);
   }
 
   read(object: KubeObject, order: number, ledger: SecretLedger, resolver: BackendResolver, readPolicy: () => PolicyModel): PolicyModel {
@@ -189,11 +198,17 @@ export class PolicyPassMemo {
   }
 
   status(model: PolicyModel, signature: string, build: () => ObjectStatus | undefined): ObjectStatus | undefined {
-    const kept = this.#statuses.get(model);
+    const kept = this.#keptFor(model);
     if (kept && kept.signature === signature) return kept.status;
     const status = build();
-    this.#statuses.set(model, { signature, status });
+    this.#statuses.set(model.object, { model, order: model.order, epoch: this.#epoch, signature, status });
     return status;
+  }
+
+  /** The kept status of `model`, or of an equal model: read from the same object, at the same order, in the same epoch. */
+  #keptFor(model: PolicyModel): { readonly signature: string; readonly status: ObjectStatus | undefined } | undefined {
+    const kept = this.#statuses.get(model.object);
+    return kept !== undefined && (kept.model === model || (kept.epoch === this.#epoch && kept.order === model.order)) ? kept : undefined;
   }
 }
 
