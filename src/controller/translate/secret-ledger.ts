@@ -13,6 +13,13 @@ import { isDict, stringRecord } from './read.ts';
  * /config_dump keeps showing which certificate a listener serves. A value that mixes a certificate
  * with a private key is recorded whole.
  */
+/** What one captured read recorded in a ledger (SecretLedger.capture). */
+export interface LedgerRecord {
+  readonly values: readonly string[];
+  readonly textOnly: readonly string[];
+  readonly trees: readonly object[];
+}
+
 export class SecretLedger {
   readonly #values = new Set<string>();
   /** Fields inside JSON values (a service-account key's private_key): the IR holds the whole JSON, so these only matter in text. */
@@ -21,6 +28,42 @@ export class SecretLedger {
   #matcher: SecretMatcher | undefined;
   #textMatcher: SecretMatcher | undefined;
   #touches = 0;
+  /** While capture() runs: what is recorded, to be replayed into another translation's ledger. */
+  #log: { values: string[]; textOnly: string[]; trees: object[] } | undefined;
+
+  /**
+   * `read()`'s result and what it recorded here (undefined when it recorded nothing), so a
+   * memoized read can be given to a later translation's ledger with `replay` instead of reading
+   * the Secret again (policy/pass-memo.ts).
+   */
+  capture<T>(read: () => T): { readonly result: T; readonly recorded: LedgerRecord | undefined } {
+    const outer = this.#log;
+    const log = { values: [] as string[], textOnly: [] as string[], trees: [] as object[] };
+    const touches = this.#touches;
+    this.#log = log;
+    try {
+      const result = read();
+      return { result, recorded: this.#touches === touches ? undefined : log };
+    } finally {
+      this.#log = outer;
+      if (outer) {
+        outer.values.push(...log.values);
+        outer.textOnly.push(...log.textOnly);
+        outer.trees.push(...log.trees);
+      }
+    }
+  }
+
+  /** Records here what a captured read recorded (the same values, text-only fields and trees). */
+  replay(recorded: LedgerRecord): void {
+    for (const value of recorded.values) this.record(value);
+    for (const value of recorded.textOnly) this.#recordTextOnly(value);
+    for (const tree of recorded.trees) {
+      this.#touches++;
+      this.#trees.add(tree);
+      this.#log?.trees.push(tree);
+    }
+  }
 
   /** How many times anything was read or recorded: a step that moved it depends on Secret data (route-memo.ts). */
   get touches(): number {
@@ -46,6 +89,7 @@ export class SecretLedger {
   /** Records a string derived from Secret data and returns it, so derivations stay expressions. */
   record<T extends string>(value: T): T {
     this.#touches++;
+    this.#log?.values.push(value);
     if (value !== '' && !isPublicCertificate(value)) {
       this.#values.add(value);
       this.#matcher = undefined;
@@ -55,6 +99,7 @@ export class SecretLedger {
   }
 
   #recordTextOnly(value: string): void {
+    this.#log?.textOnly.push(value);
     // Short fields of a JSON key ("type": "service_account") are not secret and too common.
     if (value.length < MIN_CONTAINED_LENGTH || isPublicCertificate(value)) return;
     this.#textOnly.add(value);
@@ -67,6 +112,7 @@ export class SecretLedger {
     if (typeof value === 'string') return this.record(value);
     if (value !== null && typeof value === 'object') {
       this.#trees.add(value);
+      this.#log?.trees.push(value);
       for (const child of Object.values(value)) this.recordTree(child);
     }
     return value;

@@ -84,7 +84,7 @@ export function resolvePolicies(world: PolicyWorld): PolicyResult {
   };
   // Routes whose `<ns>/<name>` entry in ourRoutes may have changed since the previous pass: the patched ones (undefined after a whole route loop).
   const changedRoutes = world.patchedRoutes?.entries?.flatMap(({ was, now }) => [was.ourKey, now.ourKey].filter((key): key is string => key !== undefined));
-  const resolved = passMemo ? passMemo.resolveAll(policyObjects, changedRoutes, resolveOne, (namespace) => void resolverFor(namespace, PROXY_POLICY.kind)) : policyObjects.map(resolveOne);
+  const resolved = passMemo ? passMemo.resolveAll(policyObjects, changedRoutes, snapshot.secretLedger, resolveOne, (namespace) => void resolverFor(namespace, PROXY_POLICY.kind)) : policyObjects.map(resolveOne);
   // The same policies with the same targets as the previous pass: the same attachments (its index when the models are the same too).
   const same = passMemo?.samePass(resolved.map((r) => r.policy), resolved.map((r) => r.targets));
   const index = same?.index ?? new AttachmentIndex();

@@ -1,6 +1,6 @@
 import type { KubeObject, ObjectStatus } from '../../../api/gateway/object.ts';
 import type { BackendResolver } from '../backend.ts';
-import type { SecretLedger } from '../secret-ledger.ts';
+import type { LedgerRecord, SecretLedger } from '../secret-ledger.ts';
 import type { BackendKind } from '../status/not-applied.ts';
 import type { OutcomeTracker } from './merge.ts';
 import type { PolicyModel } from './model.ts';
@@ -23,9 +23,10 @@ export interface Resolved {
  * Reads: a ProxyPolicy's model depends on the object, its age order and the world it reads
  * (Secrets, ConfigMaps, Services, EndpointSlices, ReferenceGrants, ProxyBackends) — never on
  * routes or other policies. It is kept per (object, order) while only HTTPRoutes and
- * ProxyPolicies change; the owner calls `clearReads()` otherwise. A read that touched the Secret
- * ledger or resolved a backend reference is not kept: the ledger must see every read again, and
- * the resolver must collect the backends it names on every translation.
+ * ProxyPolicies change; the owner calls `clearReads()` otherwise. A read that resolved a backend
+ * reference is not kept (the resolver must collect the backends it names on every translation);
+ * one that read Secret data is kept with what it recorded in the Secret ledger, which is recorded
+ * again in each later translation's ledger (SecretLedger.capture/replay).
  *
  * Statuses: a policy's status (policyStatus + withNotApplied) depends on its model, its
  * resolved targets, the merge outcome per target and the backend kinds each target reaches.
@@ -33,10 +34,10 @@ export interface Resolved {
  * status object (the status writer, the change detection and the secret scrub key on identity).
  */
 export class PolicyPassMemo {
-  #reads = new WeakMap<KubeObject, { readonly order: number; readonly model: PolicyModel }>();
+  #reads = new WeakMap<KubeObject, { readonly order: number; readonly model: PolicyModel; readonly recorded: LedgerRecord | undefined }>();
   /**
    * Statuses per policy object, with the model and the reads epoch they were built in: a model
-   * read again from the same object in the same epoch (a read that touches a Secret is never
+   * read again from the same object in the same epoch (a read that resolves a backend is never
    * kept, so such a policy gets a new model on every translation) has the same content — reads
    * depend only on the object, its order and the world, which changes only with a new epoch.
    */
@@ -50,7 +51,7 @@ export class PolicyPassMemo {
   #last: { readonly models: readonly PolicyModel[]; readonly targets: readonly (readonly ResolvedTarget[])[]; readonly index: AttachmentIndex } | undefined;
 
   /** The previous pass's policy list and what it resolved from it, for resolveAll(). */
-  #loop: { readonly objects: readonly KubeObject[]; readonly resolved: readonly Resolved[]; readonly again: ReadonlySet<number>; readonly byRoute: ReadonlyMap<string, readonly number[]>; readonly namespaces: readonly string[] } | undefined;
+  #loop: { readonly objects: readonly KubeObject[]; readonly resolved: readonly Resolved[]; readonly again: ReadonlySet<number>; readonly recording: readonly number[]; readonly byRoute: ReadonlyMap<string, readonly number[]>; readonly namespaces: readonly string[] } | undefined;
 
   clearReads(): void {
     this.#epoch++;
@@ -63,7 +64,7 @@ export class PolicyPassMemo {
 
   /**
    * A policy's resolved targets, kept per policy object (its targetRefs and namespace; a model read
-   * anew from the same object, as one that reads a Secret is, finds them too). They read the graph and the snapshot's Services and ProxyBackends
+   * anew from the same object, as one that resolves a backend is, finds them too). They read the graph and the snapshot's Services and ProxyBackends
    * (unchanged while only routes and policies change: `clearReads()` otherwise) and, for an HTTPRoute
    * target, our route of that name: kept per model while each such route is the same object. Not
    * kept when a target selects routes by label or names a route that is not ours (its answer reads
@@ -126,12 +127,12 @@ export class PolicyPassMemo {
    * the previous pass's objects at the same places except a few replaced by objects of the same
    * namespace, and the routes whose `<ns>/<name>` changed since are known (`changedRoutes`, from the
    * route loop's patch), only these positions are resolved again: the replaced ones, those whose
-   * read or targets are not kept (a Secret or backend read; a route selector or a route that is not
+   * read or targets are not kept (a backend resolved; a route selector or a route that is not
    * ours), and those naming a changed route. The rest are last pass's (the same read and targets
    * `one` would return). `prime` is given the namespaces in the order a full pass first meets them
    * (the backend resolvers are created in that order).
    */
-  resolveAll(objects: readonly KubeObject[], changedRoutes: readonly string[] | undefined, one: (object: KubeObject, order: number) => Resolved, prime: (namespace: string) => void): Resolved[] {
+  resolveAll(objects: readonly KubeObject[], changedRoutes: readonly string[] | undefined, ledger: SecretLedger, one: (object: KubeObject, order: number) => Resolved, prime: (namespace: string) => void): Resolved[] {
     const last = this.#loop;
     let positions: number[] | undefined;
     if (last !== undefined && changedRoutes !== undefined && last.objects.length === objects.length) {
@@ -153,7 +154,12 @@ export class PolicyPassMemo {
     if (last !== undefined && positions !== undefined) {
       for (const namespace of last.namespaces) prime(namespace);
       resolved = last.resolved.slice();
-      for (const i of positions) resolved[i] = one(objects[i] as KubeObject, i);
+      // In position order, as a full pass reads them: a kept read that recorded Secret data records it again.
+      const again = new Set(positions);
+      for (const i of [...new Set([...positions, ...last.recording])].sort((a, b) => a - b)) {
+        if (again.has(i)) resolved[i] = one(objects[i] as KubeObject, i);
+        else ledger.replay(this.#recordedOf(objects[i] as KubeObject) as LedgerRecord);
+      }
     } else {
       resolved = objects.map((object, order) => one(object, order));
     }
@@ -163,23 +169,26 @@ export class PolicyPassMemo {
 
   #remember(objects: readonly KubeObject[], resolved: readonly Resolved[]): void {
     const again = new Set<number>();
+    const recording: number[] = [];
     const byRoute = new Map<string, number[]>();
     const namespaces = new Set<string>();
     for (let i = 0; i < resolved.length; i++) {
       const { policy } = resolved[i] as Resolved;
       namespaces.add(namespaceOf(objects[i] as KubeObject));
       const kept = this.#targets.get(policy.object);
-      if (this.#reads.get(policy.object)?.model !== policy || kept === undefined) {
+      const read = this.#reads.get(policy.object);
+      if (read?.model !== policy || kept === undefined) {
         again.add(i);
         continue;
       }
+      if (read.recorded) recording.push(i);
       for (const [id] of kept.routes) {
         const list = byRoute.get(id);
         if (list) list.push(i);
         else byRoute.set(id, [i]);
       }
     }
-    this.#loop = { objects: objects.slice(), resolved, again, byRoute, namespaces: [...namespaces] };
+    this.#loop = { objects: objects.slice(), resolved, again, recording, byRoute, namespaces: [...namespaces] };
   }
 
   /** The status last built or kept for `model` (a pass that changed nothing it reads gives it again). */
@@ -189,12 +198,21 @@ export class PolicyPassMemo {
 
   read(object: KubeObject, order: number, ledger: SecretLedger, resolver: BackendResolver, readPolicy: () => PolicyModel): PolicyModel {
     const kept = this.#reads.get(object);
-    if (kept && kept.order === order) return kept.model;
-    const [touches, resolves] = [ledger.touches, resolver.resolves];
-    const model = readPolicy();
-    if (ledger.touches === touches && resolver.resolves === resolves) this.#reads.set(object, { order, model });
+    if (kept && kept.order === order) {
+      // What the read recorded from Secrets goes into this translation's ledger as a fresh read would put it.
+      if (kept.recorded) ledger.replay(kept.recorded);
+      return kept.model;
+    }
+    const resolves = resolver.resolves;
+    const { result: model, recorded } = ledger.capture(readPolicy);
+    if (resolver.resolves === resolves) this.#reads.set(object, { order, model, recorded });
     else this.#reads.delete(object);
     return model;
+  }
+
+  /** A kept read's ledger record (resolveAll replays it for a policy it does not read again). */
+  #recordedOf(object: KubeObject): LedgerRecord | undefined {
+    return this.#reads.get(object)?.recorded;
   }
 
   status(model: PolicyModel, signature: string, build: () => ObjectStatus | undefined): ObjectStatus | undefined {
