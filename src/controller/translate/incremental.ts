@@ -22,6 +22,7 @@ import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
 import { IndexCache, RouteOrderCache } from './snapshot.ts';
 import { StatusOrder } from './status-order.ts';
+import { RecordPointers } from './secret-ledger.ts';
 import { entryDigest, VersionParts, type ConfigBody } from './version.ts';
 import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
 
@@ -61,6 +62,7 @@ export class IncrementalTranslator {
   readonly #binds = new BindsMemo();
   readonly #loop = new RouteLoopMemo();
   readonly #statusOrder = new StatusOrder();
+  readonly #secretRoutes = new RecordPointers();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -158,7 +160,8 @@ export class IncrementalTranslator {
     return {
       config,
       statuses,
-      secretPaths: ledger.locate(config),
+      // The routes' secret pointers kept per key: an edit looks again only at the routes it changed.
+      secretPaths: ledger.locate(config, { key: 'routes', pointers: this.#secretRoutes, changed: previous === undefined ? undefined : routes.changes }),
       secretValues: ledger.values(),
       changes: { full: previous === undefined, routes: routes.changes, backends: backends.changes, statuses: statusSet },
     };

@@ -13,6 +13,23 @@ import { isDict, stringRecord } from './read.ts';
  * /config_dump keeps showing which certificate a listener serves. A value that mixes a certificate
  * with a private key is recorded whole.
  */
+/**
+ * Pointers into one record of the config (`/routes/<key>/…`) kept by the incremental translator
+ * between results: per entry key, the pointers found in it, and the values' signature they were
+ * found under. locate() then looks only at the entries `changed` names (the record's changes
+ * since the result it was last given; undefined: look at every entry).
+ */
+export class RecordPointers {
+  signature: number | undefined;
+  readonly byKey = new Map<string, readonly string[]>();
+}
+
+export interface KeptRecord {
+  readonly key: string;
+  readonly pointers: RecordPointers;
+  readonly changed: { readonly set: Readonly<Record<string, unknown>>; readonly removed: readonly string[] } | undefined;
+}
+
 /** What one captured read recorded in a ledger (SecretLedger.capture). */
 export interface LedgerRecord {
   readonly values: readonly string[];
@@ -127,19 +144,47 @@ export class SecretLedger {
    * JSON Pointers (RFC 6901) of every location under `root` that holds Secret data: a recorded
    * subtree, a string equal to a recorded value, or a string containing one. Sorted.
    */
-  locate(root: unknown): string[] {
+  locate(root: unknown, kept?: KeptRecord): string[] {
     const matcher = this.#matcherNow();
+    const record = kept?.pointers;
+    // Whatever happens below, the kept pointers count only if this call refreshes them.
+    const held = record?.signature;
+    if (record) record.signature = undefined;
     if (matcher.size === 0 && this.#trees.size === 0) return [];
     // Kept per Route/Backend object (depth 2: /routes/<key>) while the recorded values are the
     // same; not with recorded trees, which are found by identity in this translation only.
     const signature = this.#trees.size === 0 ? locateSignatures.of(this.#values) : undefined;
     const out: string[] = [];
+    const entryPointers = (child: object): readonly string[] => {
+      const found = located.get(child);
+      if (found !== undefined && found.signature === signature) return found.pointers;
+      const relative: string[] = [];
+      for (const [k, grandchild] of Object.entries(child)) walk(grandchild, `/${escapePointer(k)}`, 3, relative);
+      located.set(child, { signature: signature as number, pointers: relative });
+      return relative;
+    };
     const walk = (value: unknown, pointer: string, depth: number, into: string[]): void => {
       if (typeof value === 'string') {
         if (matcher.isSecret(value)) into.push(pointer);
       } else if (value !== null && typeof value === 'object') {
         if (this.#trees.has(value)) {
           into.push(pointer);
+          return;
+        }
+        if (depth === 1 && signature !== undefined && record !== undefined && kept !== undefined && pointer === `/${escapePointer(kept.key)}`) {
+          // The kept record's pointers per entry key: after an edit only the entries it changed are looked at.
+          if (held !== signature || kept.changed === undefined) {
+            record.byKey.clear();
+            for (const key of Object.keys(value)) updateKey(key, value as Record<string, unknown>);
+          } else {
+            for (const key of kept.changed.removed) record.byKey.delete(key);
+            for (const key in kept.changed.set) updateKey(key, value as Record<string, unknown>);
+          }
+          record.signature = signature;
+          for (const [key, relative] of record.byKey) {
+            const at = `${pointer}/${escapePointer(key)}`;
+            for (const r of relative) into.push(at + r);
+          }
           return;
         }
         if (depth === 1 && signature !== undefined) {
@@ -151,20 +196,29 @@ export class SecretLedger {
               walk(child, `${pointer}/${escapePointer(key)}`, depth + 1, into);
               continue;
             }
-            let kept = located.get(child);
-            if (kept?.signature !== signature) {
-              const relative: string[] = [];
-              for (const [k, grandchild] of Object.entries(child)) walk(grandchild, `/${escapePointer(k)}`, depth + 2, relative);
-              located.set(child, (kept = { signature, pointers: relative }));
-            }
-            if (kept.pointers.length === 0) continue;
+            const pointers = entryPointers(child);
+            if (pointers.length === 0) continue;
             const at = `${pointer}/${escapePointer(key)}`;
-            for (const relative of kept.pointers) into.push(at + relative);
+            for (const relative of pointers) into.push(at + relative);
           }
           return;
         }
         for (const [key, child] of Object.entries(value)) walk(child, `${pointer}/${escapePointer(key)}`, depth + 1, into);
       }
+    };
+    /** One entry of the kept record into its pointer map: relative pointers, each as the full walk finds them. */
+    const updateKey = (key: string, value: Record<string, unknown>): void => {
+      const child = value[key];
+      let relative: readonly string[];
+      if (child === null || typeof child !== 'object' || this.#trees.has(child)) {
+        const found: string[] = [];
+        walk(child, '', 2, found);
+        relative = found;
+      } else {
+        relative = entryPointers(child);
+      }
+      if (relative.length === 0) (record as RecordPointers).byKey.delete(key);
+      else (record as RecordPointers).byKey.set(key, relative);
     };
     walk(root, '', 0, out);
     return out.sort();
