@@ -16,7 +16,7 @@ import { setLoggedSecrets, type Logger } from '../../common/logger.ts';
 import type { ProxyConfig } from '../../ir/types.ts';
 import { validateConfig } from '../../ir/validate.ts';
 import type { ConfigRuntime } from '../types.ts';
-import { assembleConfig, ResourceCache } from './assemble.ts';
+import { assembleConfig, patchAssembledConfig, ResourceCache } from './assemble.ts';
 import { ConfigDistribution, ConfigRequestSchema, type ConfigRequest, type ConfigResponse } from './gen/v1/config_pb.js';
 import { sliceVersion } from './split.ts';
 import { fromWire, toWireVersions } from './wire.ts';
@@ -157,10 +157,12 @@ export class RemoteConfigClient {
     let config: ProxyConfig;
     let next: ReturnType<ResourceCache['preview']>;
     try {
-      next = this.#cache.preview(fromWire(response.resources, response.removedResources));
+      const delta = fromWire(response.resources, response.removedResources);
+      next = this.#cache.preview(delta);
       const versions = new Map([...next].map(([id, held]) => [id, held.resource.version]));
       if (sliceVersion(versions) !== response.systemVersion) throw new Error(`the resources held after this update do not make system version ${response.systemVersion}`);
-      config = assembleConfig(next, response.systemVersion);
+      // What is held is what the last good config was made of (both change together, below).
+      config = this.#lastGood ? patchAssembledConfig(this.#lastGood, next, delta, response.systemVersion) : assembleConfig(next, response.systemVersion);
     } catch (err) {
       return this.#refused(response, [(err as Error).message]);
     }
