@@ -22,7 +22,7 @@ import { RouteLoopMemo } from './route-loop.ts';
 import { sameJson } from './same-json.ts';
 import { IndexCache, RouteOrderCache } from './snapshot.ts';
 import { StatusOrder } from './status-order.ts';
-import { RecordPointers } from './secret-ledger.ts';
+import { RecordPointers, ScrubbedList } from './secret-ledger.ts';
 import { entryDigest, VersionParts, type ConfigBody } from './version.ts';
 import { diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta, type RecordChanges } from './object-delta.ts';
 
@@ -63,6 +63,7 @@ export class IncrementalTranslator {
   readonly #loop = new RouteLoopMemo();
   readonly #statusOrder = new StatusOrder();
   readonly #secretRoutes = new RecordPointers();
+  readonly #scrubbed = new ScrubbedList();
 
   constructor(options: Partial<TranslateOptions> = {}) {
     this.#options = options;
@@ -146,7 +147,7 @@ export class IncrementalTranslator {
 
   #translate(): IncrementalResult {
     const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, index: this.#index, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder } : undefined);
+    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, index: this.#index, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder, scrubbed: this.#scrubbed } : undefined);
     const previous = this.#previous;
     const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
     const backends = reuse(body.backends, previous?.backends);

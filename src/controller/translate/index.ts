@@ -11,7 +11,7 @@ import { routeEntryOf } from './route-entry.ts';
 import { runRouteLoop, type RouteLoopMemo } from './route-loop.ts';
 import { translateHttpRoute } from './route/index.ts';
 import { resolvePolicies } from './policy/index.ts';
-import type { SecretLedger } from './secret-ledger.ts';
+import type { ScrubbedList, SecretLedger } from './secret-ledger.ts';
 import { compareStrings, indexObjects, type IndexCache, type RouteOrderCache } from './snapshot.ts';
 import { byObject } from './object-delta.ts';
 import type { StatusOrder } from './status-order.ts';
@@ -59,7 +59,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder; scrubbed: ScrubbedList }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder, cache: memo.index } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -86,7 +86,7 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const statuses = memo ? memo.statusOrder.sort(unsorted) : unsorted.sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
-  return { body, statuses: ledger.scrubStatuses(statuses), ledger, routeKeys: ordered.keys };
+  return { body, statuses: ledger.scrubStatuses(statuses, memo?.scrubbed), ledger, routeKeys: ordered.keys };
 }
 
 /** The routes as the IR's record, built once in key order, with that order's keys (incremental.ts walks them instead of the record). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject } from '../../api/gateway/object.ts';
-import { SecretLedger } from './secret-ledger.ts';
+import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
+import { ScrubbedList, SecretLedger } from './secret-ledger.ts';
 
 /** A Secret with a plain key and a JSON service-account key (its fields are text-only records). */
 const secret: KubeObject = {
@@ -46,5 +46,25 @@ describe('SecretLedger capture/replay (a memoized read in a later translation)',
     assert.equal(ledger.capture(() => 1).recorded, undefined);
     const outer = ledger.capture(() => ledger.capture(() => read(ledger)));
     assert.deepEqual(outer.recorded, outer.result.recorded);
+  });
+});
+
+describe('SecretLedger.scrubStatuses with a kept list (the incremental translator)', () => {
+  const status = (message: string): ObjectStatus => ({ apiVersion: 'v1', kind: 'X', metadata: { name: 'x' }, status: { conditions: [{ type: 'Accepted', status: 'False', reason: 'R', message }] } } as unknown as ObjectStatus);
+  const messages = (list: readonly ObjectStatus[]): string[] => list.map((s) => (s.status as { conditions: { message: string }[] }).conditions[0]!.message);
+
+  it('scrubs the statuses of the same list again when the recorded values change, and a changed status at its place', () => {
+    const kept = new ScrubbedList();
+    const list = [status('token sk-first-0123456789 and sk-second-0123456789'), status('nothing secret')];
+    const first = new SecretLedger();
+    first.record('sk-first-0123456789');
+    assert.deepEqual(messages(first.scrubStatuses(list, kept)), ['token [redacted] and sk-second-0123456789', 'nothing secret']);
+    // The next translation recorded another value: the same status objects are scrubbed with it.
+    const second = new SecretLedger();
+    second.record('sk-second-0123456789');
+    assert.deepEqual(messages(second.scrubStatuses(list, kept)), ['token sk-first-0123456789 and [redacted]', 'nothing secret']);
+    // One status replaced at its place: scrubbed; the other is the previous result.
+    const next = [list[0] as ObjectStatus, status('now sk-second-0123456789')];
+    assert.deepEqual(messages(second.scrubStatuses(next, kept)), ['token sk-first-0123456789 and [redacted]', 'now [redacted]']);
   });
 });

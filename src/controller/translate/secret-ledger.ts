@@ -24,6 +24,11 @@ export class RecordPointers {
   readonly byKey = new Map<string, readonly string[]>();
 }
 
+/** The previous scrubStatuses() list of an incremental translator: its input and output by position. */
+export class ScrubbedList {
+  last: { readonly signature: number; readonly input: readonly ObjectStatus[]; readonly output: readonly ObjectStatus[] } | undefined;
+}
+
 export interface KeptRecord {
   readonly key: string;
   readonly pointers: RecordPointers;
@@ -230,17 +235,31 @@ export class SecretLedger {
    * incremental translation keeps unchanged ones) with the same recorded values gets its previous
    * result: its identity is what the thread boundary and the status writers compare.
    */
-  scrubStatuses(statuses: readonly ObjectStatus[]): ObjectStatus[] {
+  scrubStatuses(statuses: readonly ObjectStatus[], kept?: ScrubbedList): ObjectStatus[] {
     const matcher = (this.#textMatcher ??= new SecretMatcher([...this.#values, ...this.#textOnly]));
-    if (matcher.size === 0) return [...statuses];
+    if (matcher.size === 0) {
+      if (kept) kept.last = undefined;
+      return [...statuses];
+    }
     const signature = scrubSignatures.of(new Set([...this.#values, ...this.#textOnly]));
-    return statuses.map((status) => {
-      const kept = scrubbed.get(status);
-      if (kept?.signature === signature) return kept.status;
+    const one = (status: ObjectStatus): ObjectStatus => {
+      const found = scrubbed.get(status);
+      if (found?.signature === signature) return found.status;
       const out = scrubStrings(status, matcher) as ObjectStatus;
       scrubbed.set(status, { signature, status: out });
       return out;
-    });
+    };
+    const last = kept?.last;
+    let out: ObjectStatus[];
+    if (last !== undefined && last.signature === signature && last.input.length === statuses.length) {
+      // The previous list's results where the same status is at the same place: only the others are looked up.
+      out = last.output.slice();
+      for (let i = 0; i < statuses.length; i++) if (statuses[i] !== last.input[i]) out[i] = one(statuses[i] as ObjectStatus);
+    } else {
+      out = statuses.map(one);
+    }
+    if (kept) kept.last = { signature, input: statuses, output: out.slice() };
+    return out;
   }
 
   #matcherNow(): SecretMatcher {
