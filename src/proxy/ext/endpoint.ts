@@ -9,7 +9,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type * as GrpcTransport from './grpc-transport.ts';
 import type { Transport } from '@connectrpc/connect';
 import type { PolicyEndpoint } from '../../ir/policy.ts';
-import { lazyModule } from '../lazy-module.ts';
+import { lazyModule } from '../../common/lazy-module.ts';
 
 // Loaded when a client first opens a channel (at compile time): see lazy-module.ts.
 const grpcTransport = lazyModule<typeof GrpcTransport>(import.meta.url, './grpc-transport.ts');

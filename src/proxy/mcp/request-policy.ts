@@ -19,7 +19,7 @@ import type { BackendPolicy } from '../../ir/policy.ts';
 import { McpAuthorizer, type McpItem } from './authorization.ts';
 import type * as GuardrailsModule from './guardrails/guardrails.ts';
 import type { Guardrails } from './guardrails/guardrails.ts';
-import { lazyModule } from '../lazy-module.ts';
+import { lazyModule } from '../../common/lazy-module.ts';
 
 // The guardrail client (gRPC): loaded when a config first names an MCP guardrail (lazy-module.ts).
 const guardrailsModule = lazyModule<typeof GuardrailsModule>(import.meta.url, './guardrails/guardrails.ts');

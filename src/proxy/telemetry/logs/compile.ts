@@ -12,7 +12,7 @@ import { compile, type Program } from '../../../cel/index.ts';
 import { scrubLogLine } from '../../../common/logger.ts';
 import type { AccessLogPolicy } from '../../../ir/members.ts';
 import type * as Provider from './provider.ts';
-import { lazyModule } from '../../lazy-module.ts';
+import { lazyModule } from '../../../common/lazy-module.ts';
 
 // The OpenTelemetry logs SDK: loaded when a config first exports access logs over OTLP, at compile
 // time (lazy-module.ts), not by every gateway that exports none.

@@ -9,7 +9,7 @@ import type { SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { attributeValue, compile, type Program } from '../../../cel/index.ts';
 import type { TracingPolicy } from '../../../ir/members.ts';
 import type * as Provider from './provider.ts';
-import { lazyModule } from '../../lazy-module.ts';
+import { lazyModule } from '../../../common/lazy-module.ts';
 import { ALWAYS, compileSampling, emptyActivation, NEVER, type Sampling } from './sampling.ts';
 
 // The OpenTelemetry SDK (sdk-trace, resources, core: ~90 modules): loaded when a config first exports

@@ -10,7 +10,7 @@ import type { ExtAuthPolicy } from '../../../../ir/policy.ts';
 import type * as Authz from '../../../ext/authz/index.ts';
 import type { AuthzDecision, ExtAuthzClient } from '../../../ext/authz/index.ts';
 import type * as ExtHeaders from '../../../ext/headers.ts';
-import { lazyModule } from '../../../lazy-module.ts';
+import { lazyModule } from '../../../../common/lazy-module.ts';
 import { activationOf } from '../../cel.ts';
 import { conditionalStep, type RunPolicy } from '../../conditional/conditional.ts';
 import { BodyTooLargeError, type PolicyContext } from '../../context.ts';

@@ -8,7 +8,7 @@ import { MAX_GRPC_MESSAGE_BYTES } from '../../../ext/endpoint.ts';
 import { BodyTooLargeError, readBodyBounded } from '../../../http/body.ts';
 import type { HeaderMap } from '../../../http/headers.ts';
 import { respondError, type DirectResponse, type PolicyResult } from '../../result.ts';
-import { lazyModule } from '../../../lazy-module.ts';
+import { lazyModule } from '../../../../common/lazy-module.ts';
 
 /** The ext_proc client (gRPC): loaded when a config's extProc member is first compiled (lazy-module.ts). */
 export const extProcModule = lazyModule<typeof ExtProc>(import.meta.url, '../../../ext/extproc/index.ts');

@@ -12,7 +12,7 @@ import type { RateLimitPolicy } from '../../../../ir/policy.ts';
 import type * as GlobalRateLimit from '../../../ext/ratelimit/global.ts';
 import { LocalRateLimiter, type LocalRateLimitEntry } from '../../../ext/ratelimit/local.ts';
 import type { RateLimitDecision } from '../../../ext/ratelimit/types.ts';
-import { lazyModule } from '../../../lazy-module.ts';
+import { lazyModule } from '../../../../common/lazy-module.ts';
 import { activationOf } from '../../cel.ts';
 import { conditionalStep, type RunPolicy } from '../../conditional/conditional.ts';
 import type { PolicyContext } from '../../context.ts';

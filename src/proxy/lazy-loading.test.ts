@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as limits from './ext/ratelimit/local.ts';
-import { lazyModule } from './lazy-module.ts';
+import { lazyModule } from '../common/lazy-module.ts';
 
 const RUN_GATEWAY = fileURLToPath(new URL('../cli/commands/run-gateway.ts', import.meta.url));
 

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
  *
  * Only our own modules (a relative specifier): `require` of a package takes its CommonJS build when
  * it has one — a second copy beside the ES one the rest of the proxy imports, with other classes.
- * A package is wrapped in a module of ours that imports it (ext/grpc-transport.ts).
+ * A package is wrapped in a module of ours that imports it (src/proxy/ext/grpc-transport.ts).
  */
 export function lazyModule<T>(base: string, specifier: string): () => T {
   if (!specifier.startsWith('./') && !specifier.startsWith('../')) throw new Error(`lazyModule: ${specifier} is not a module of ours (a package's CommonJS build would load beside its ES build)`);
