@@ -254,6 +254,7 @@ async function embeddedPhase(): Promise<void> {
     console.log([
       `embedded (switchboard run --workers 1, ${files + 2} files): ready in ${readyMs.toFixed(0)} ms; RSS ${mib(afterStart.rss)} (peak ${mib(afterStart.peak)})`,
       `route edit → served: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after ${mib(afterEdits.rss)} (peak ${mib(afterEdits.peak)})`,
+      `  each edit, in order (ms): ${latencies.map((l) => l.toFixed(0)).join(' ')}`,
       // Includes serving the 2 ms polls and the 300 ms settles: compare trees, not absolute cost.
       `gateway CPU per edit (all threads / serving thread): ${((cpuAfter.all - cpuBefore.all) / latencies.length).toFixed(0)} / ${((cpuAfter.main - cpuBefore.main) / latencies.length).toFixed(0)} ms; ready: ${(cpuBefore.all / 1000).toFixed(1)} / ${(cpuBefore.main / 1000).toFixed(1)} CPU-s`,
     ].join('\n'));
