@@ -49,6 +49,21 @@ describe('SecretLedger capture/replay (a memoized read in a later translation)',
   });
 });
 
+describe('SecretLedger.recordTree interns trees by content (kept IR results hold an earlier read\'s tree)', () => {
+  it('a later ledger reading equal JSON (keys in any order) records and returns the tree an earlier read put in the IR', () => {
+    const first = new SecretLedger();
+    const held = first.recordTree({ tier: 'gold', quota: 987654321, nested: [{ deep: true }] });
+    const later = new SecretLedger();
+    const again = later.recordTree({ nested: [{ deep: true }], quota: 987654321, tier: 'gold' });
+    assert.equal(again, held, 'the live equal tree, not the newly parsed one');
+    // A route kept from the first translation holds `held`: the later ledger locates it (numbers and keys included).
+    assert.deepEqual(later.locate({ routes: { r: { metadata: held } } }), ['/routes/r/metadata']);
+    const other = later.recordTree({ tier: 'silver' });
+    assert.notEqual(other, held);
+    assert.deepEqual(other, { tier: 'silver' });
+  });
+});
+
 describe('SecretLedger.scrubStatuses with a kept list (the incremental translator)', () => {
   const status = (message: string): ObjectStatus => ({ apiVersion: 'v1', kind: 'X', metadata: { name: 'x' }, status: { conditions: [{ type: 'Accepted', status: 'False', reason: 'R', message }] } } as unknown as ObjectStatus);
   const messages = (list: readonly ObjectStatus[]): string[] => list.map((s) => (s.status as { conditions: { message: string }[] }).conditions[0]!.message);

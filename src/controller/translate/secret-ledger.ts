@@ -1,5 +1,6 @@
 import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
 import { MIN_CONTAINED_LENGTH, SecretMatcher } from '../../common/secret-matcher.ts';
+import { canonicalJson } from './hash.ts';
 import { isDict, stringRecord } from './read.ts';
 
 /**
@@ -128,16 +129,30 @@ export class SecretLedger {
     this.#textMatcher = undefined;
   }
 
-  /** Records a JSON value parsed from Secret data: the whole subtree is Secret data wherever it lands. */
+  /**
+   * Records a JSON value parsed from Secret data: the whole subtree is Secret data wherever it
+   * lands. Returns the object to put in the IR — use it, not `value`: an object or array is
+   * interned by content (`internTree`), so a translation that parses the same JSON again records
+   * the very object that route results kept from an earlier translation still hold. locate()
+   * finds trees by identity; without this, a kept route (ApplyMemo, the incremental translator's
+   * equal-content reuse) would hold a tree this translation's ledger never saw, and /config_dump
+   * would show its keys, numbers and booleans.
+   */
   recordTree<T>(value: T): T {
+    const tree = value !== null && typeof value === 'object' ? internTree(value) : value;
+    this.#recordSubtree(tree);
+    return tree;
+  }
+
+  #recordSubtree(value: unknown): void {
     this.#touches++;
-    if (typeof value === 'string') return this.record(value);
-    if (value !== null && typeof value === 'object') {
+    if (typeof value === 'string') {
+      this.record(value);
+    } else if (value !== null && typeof value === 'object') {
       this.#trees.add(value);
       this.#log?.trees.push(value);
-      for (const child of Object.values(value)) this.recordTree(child);
+      for (const child of Object.values(value)) this.#recordSubtree(child);
     }
-    return value;
   }
 
   /** Every recorded string, including fields of JSON values (for scrubbing text such as log lines). */
@@ -312,6 +327,27 @@ function scrubStrings(value: unknown, matcher: SecretMatcher): unknown {
     return out.every(([, v], i) => v === entries[i]?.[1]) ? value : Object.fromEntries(out);
   }
   return value;
+}
+
+/**
+ * One live object per Secret-derived JSON content (canonical: keys sorted, as the incremental
+ * translator's digests compare IR entries), process-wide. A tree is found again while anything
+ * holds it — a kept IR route, a memoized policy read — and its entry goes when it is collected,
+ * so the table never holds more than the trees alive anyway (each at most a Secret's size, which
+ * the API server bounds). Trees are never changed after they are recorded.
+ */
+const internedTrees = new Map<string, WeakRef<object>>();
+const forgetTree = new FinalizationRegistry<string>((key) => {
+  if (internedTrees.get(key)?.deref() === undefined) internedTrees.delete(key);
+});
+
+function internTree<T extends object>(tree: T): T {
+  const key = canonicalJson(tree);
+  const live = internedTrees.get(key)?.deref();
+  if (live !== undefined) return live as T;
+  internedTrees.set(key, new WeakRef(tree));
+  forgetTree.register(tree, key);
+  return tree;
 }
 
 /** What scrubStatuses() and locate() found for objects given again, valid for one set of recorded values. */

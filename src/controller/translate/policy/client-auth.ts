@@ -65,12 +65,14 @@ function entriesToKeys(objectName: string, entries: Record<string, string>, hash
       continue;
     }
     const keyHash = parsed.keyHash ?? sha256Hex(parsed.key ?? '');
+    let metadata = parsed.metadata;
     if (ledger) {
       if (parsed.key !== undefined) ledger.record(parsed.key);
       ledger.record(keyHash);
-      if (parsed.metadata !== undefined) ledger.recordTree(parsed.metadata);
+      // The ledger's object, not ours: an equal tree a kept route already holds (SecretLedger.recordTree).
+      if (metadata !== undefined) metadata = ledger.recordTree(metadata);
     }
-    out.push({ id, keyHash, ...(parsed.metadata !== undefined ? { metadata: parsed.metadata } : {}) });
+    out.push({ id, keyHash, ...(metadata !== undefined ? { metadata } : {}) });
   }
   return out;
 }
