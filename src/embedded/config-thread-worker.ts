@@ -10,7 +10,7 @@ import type { ConfigLimits } from '../controller/sources/file/limits.ts';
 import { ParserThread } from '../controller/sources/file/parser-thread.ts';
 import { ScanReporter } from '../controller/sources/file/report.ts';
 import type { ConfigProblem } from '../controller/sources/types.ts';
-import { dedupe } from '../controller/store/store.ts';
+import { IncrementalDedupe } from '../controller/store/store.ts';
 import type * as Incremental from '../controller/translate/incremental.ts';
 import type { IncrementalTranslator } from '../controller/translate/incremental.ts';
 import type { Bind } from '../ir/types.ts';
@@ -42,6 +42,7 @@ const logger = pino({ level: init.logLevel, base: undefined, timestamp: false },
 const statusWriter = new StatusWriter(pino({ level: init.gatewayLogLevel, base: undefined, timestamp: false }, { write: (line: string) => post({ type: 'log', logger: 'gateway', line }) }));
 const limits: ConfigLimits = init.limits;
 const files = new FileSet(init.paths, limits);
+const deduper = new IncrementalDedupe();
 const parser = new ParserThread({ limits, logger, ...(init.parseTimeoutMs !== undefined ? { timeoutMs: init.parseTimeoutMs } : {}), ...(init.parserHeapMiB !== undefined ? { maxHeapMiB: init.parserHeapMiB } : {}) });
 // Its modules load while this thread's do and the first scan is on its way.
 parser.prestart();
@@ -81,7 +82,7 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
     post({ id: request.id, type: 'unchanged' });
     return;
   }
-  const { objects: sourced, duplicates } = dedupe(scan.snapshot.objects);
+  const { objects: sourced, duplicates } = deduper.dedupe(scan.snapshot.objects);
   logNewDuplicates(duplicates);
   const objects = sourced.map((s) => s.object);
   logIgnoredModels(objects);

@@ -78,6 +78,40 @@ export function dedupe(objects: readonly SourcedObject[]): { objects: SourcedObj
   return { objects: [...firstByKey.values()], duplicates };
 }
 
+/**
+ * dedupe() over a source's successive snapshots, in O(objects) identity checks instead of a key
+ * map of every object (~3 ms at 11k objects, on every embedded file edit). When the previous
+ * snapshot had no duplicates and the new one has, position by position, the same object or one
+ * with the same key (a re-read file keeps its unchanged objects as the same objects, and an
+ * edited one stays in its place), the new one has no duplicates either and dedupes to itself.
+ * Anything else (an object added, removed or moved, a duplicate) takes dedupe().
+ */
+export class IncrementalDedupe {
+  /** The last input, when it had no duplicates. */
+  #clean: readonly SourcedObject[] | undefined;
+
+  dedupe(objects: readonly SourcedObject[]): { objects: SourcedObject[]; duplicates: ConfigProblem[] } {
+    const previous = this.#clean;
+    if (previous !== undefined && sameKeysInPlace(previous, objects)) {
+      this.#clean = objects;
+      return { objects: objects.slice(), duplicates: [] };
+    }
+    const result = dedupe(objects);
+    this.#clean = result.duplicates.length === 0 ? objects : undefined;
+    return result;
+  }
+}
+
+function sameKeysInPlace(previous: readonly SourcedObject[], next: readonly SourcedObject[]): boolean {
+  if (previous.length !== next.length) return false;
+  for (let i = 0; i < next.length; i++) {
+    const before = (previous[i] as SourcedObject).object;
+    const after = (next[i] as SourcedObject).object;
+    if (before !== after && objectKey(before) !== objectKey(after)) return false;
+  }
+  return true;
+}
+
 function describe(object: KubeObject): string {
   return isClusterScoped(object.kind) ? object.metadata.name : `${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
 }
