@@ -6,22 +6,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unusedPort } from '../support/ports.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = path.join(REPO_ROOT, 'src/cli/main.ts');
 
-/** A port that was free a moment ago: listen on port 0, note the port, close. */
+/** A port that was free a moment ago, from below the ephemeral range (test/support/ports.ts). */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    }).on('error', reject);
-  });
+  return unusedPort();
 }
 
 export function tempDir(prefix: string): string {

@@ -2,10 +2,9 @@
  * Several named echo upstreams with a Service each, for cases that tell rules apart by which
  * server answered (`res.echo().server`): the Service name is the server name.
  */
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { startEchoServer, type EchoServer } from './echo-server.ts';
 import { service, type ServiceOptions } from './manifests.ts';
+import { unusedPort } from './ports.ts';
 
 export interface EchoFleet {
   readonly servers: Readonly<Record<string, EchoServer>>;
@@ -24,11 +23,10 @@ export async function startEchoFleet(names: readonly string[], opts: ServiceOpti
   };
 }
 
-/** A loopback port that nothing listens on (bound, then released), for connect-refused cases. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/**
+ * A loopback port that nothing listens on, for connect-refused cases and for a process the test
+ * spawns to listen on (ports.ts: from below the ephemeral range, so no other socket takes it).
+ */
+export function closedPort(): Promise<number> {
+  return unusedPort();
 }
