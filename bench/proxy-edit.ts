@@ -27,7 +27,8 @@ import type { KubeObject } from '../src/api/gateway/object.ts';
 import { silentLogger } from '../src/common/logger.ts';
 import { IncrementalTranslator } from '../src/controller/translate/incremental.ts';
 import { applyUpdate, type TranslationUpdate } from '../src/embedded/translator-thread.ts';
-import type { Bind, ProxyConfig } from '../src/ir/types.ts';
+import type { ProxyConfig } from '../src/ir/types.ts';
+import { BindSender } from '../src/embedded/bind-sender.ts';
 import { validateConfig } from '../src/ir/validate.ts';
 import { ProxyRuntime } from '../src/proxy/runtime.ts';
 import { cluster, route, type ClusterShape } from './control-plane-cluster.ts';
@@ -59,39 +60,19 @@ function cpuMs(since: NodeJS.CpuUsage): number {
   return (user + system) / 1000;
 }
 
-/** The config thread's keepEqualBinds (config-thread-worker.ts): a bind equal to the one sent before crosses as null. */
-function bindSender(): (binds: readonly Bind[], full: boolean) => (Bind | null)[] {
-  let sent: { bind: Bind; json: string }[] = [];
-  return (binds, full) => {
-    const previous = full ? [] : sent;
-    const out: (Bind | null)[] = [];
-    sent = binds.map((bind, i) => {
-      const before = previous[i];
-      if (before?.bind === bind) {
-        out.push(null);
-        return before;
-      }
-      const json = JSON.stringify(bind);
-      out.push(before?.json === json ? null : bind);
-      return { bind, json };
-    });
-    return out;
-  };
-}
-
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
 const translator = new IncrementalTranslator();
-const sendBinds = bindSender();
+const sendBinds = new BindSender();
 let objects: KubeObject[] = cluster(shape);
 const runtime = new ProxyRuntime({ logger: silentLogger, bindAddress: '127.0.0.1', listenPort: () => 0, compileSliceMs: Infinity });
 
 function updateFor(next: ReturnType<IncrementalTranslator['replace']>): Buffer {
   const update: TranslationUpdate = {
-    version: next.config.version, binds: sendBinds(next.config.binds, next.changes.full),
+    version: next.config.version, binds: sendBinds.send(next.config.binds, next.changes.full),
     changes: { ...next.changes, statuses: { set: {}, removed: [] } }, secretPaths: next.secretPaths, secretValues: next.secretValues,
   };
   return v8.serialize(update);

@@ -11,9 +11,9 @@ import { ParserThread } from '../controller/sources/file/parser-thread.ts';
 import { ScanReporter } from '../controller/sources/file/report.ts';
 import type { ConfigProblem } from '../controller/sources/types.ts';
 import { IncrementalDedupe } from '../controller/store/store.ts';
+import { BindSender } from './bind-sender.ts';
 import type * as Incremental from '../controller/translate/incremental.ts';
 import type { IncrementalTranslator } from '../controller/translate/incremental.ts';
-import type { Bind } from '../ir/types.ts';
 import type { ConfigThreadInit, ConfigThreadReply, ConfigThreadRequest } from './config-thread.ts';
 import { StatusWriter } from './status-writer.ts';
 import type { TranslationUpdate } from './translator-thread.ts';
@@ -43,6 +43,7 @@ const statusWriter = new StatusWriter(pino({ level: init.gatewayLogLevel, base: 
 const limits: ConfigLimits = init.limits;
 const files = new FileSet(init.paths, limits);
 const deduper = new IncrementalDedupe();
+const bindSender = new BindSender();
 const parser = new ParserThread({ limits, logger, ...(init.parseTimeoutMs !== undefined ? { timeoutMs: init.parseTimeoutMs } : {}), ...(init.parserHeapMiB !== undefined ? { maxHeapMiB: init.parserHeapMiB } : {}) });
 // Its modules load while this thread's do and the first scan is on its way.
 parser.prestart();
@@ -61,7 +62,7 @@ parentPort?.on('message', (request: ConfigThreadRequest) => {
     queue = queue.then(() => handle(request)).catch((err: unknown) => {
       // A bug outside translation (reading, the report): the next scan starts over; the queue goes on.
       translator = undefined;
-      sentBinds = [];
+      bindSender.reset();
       post({ id: request.id, type: 'failed', message: `reload failed: ${(err as Error).message}` });
     });
   }
@@ -98,11 +99,11 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
     statuses = next.statuses;
     result = {
       // Statuses stay here (statusWriter): none cross the thread boundary.
-      version: next.config.version, binds: keepEqualBinds(next.config.binds, next.changes.full), changes: { ...next.changes, statuses: { set: {}, removed: [] } }, secretPaths: next.secretPaths, secretValues: next.secretValues,
+      version: next.config.version, binds: bindSender.send(next.config.binds, next.changes.full), changes: { ...next.changes, statuses: { set: {}, removed: [] } }, secretPaths: next.secretPaths, secretValues: next.secretValues,
     };
   } catch (err) {
     translator = undefined;
-    sentBinds = [];
+    bindSender.reset();
     post({ id: request.id, type: 'failed', message: `translation failed: ${(err as Error).message}` });
     return;
   }
@@ -111,37 +112,12 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
   } catch (err) {
     // A value structured clone cannot carry (a function): the result is not the plain data the IR must be.
     translator = undefined;
-    sentBinds = [];
+    bindSender.reset();
     post({ id: request.id, type: 'failed', message: `the translation result could not be sent to the main thread: ${(err as Error).message}` });
     return;
   }
   // After the config is on its way: statuses are not on the path of an edit to the data plane.
   statusWriter.update(statuses);
-}
-
-/** Each bind as last sent (the object and its JSON), by index. */
-let sentBinds: { readonly bind: Bind; readonly json: string }[] = [];
-
-/**
- * Each bind, or null when it equals the one sent at its index last time: a route edit rarely
- * changes a bind (attachments name routes, not their content), and a kept bind lets the serving
- * thread keep the object and the proxy its listeners' route tables. The translator keeps an
- * unchanged bind as the same object (then no JSON is made); a new object is compared as JSON.
- */
-function keepEqualBinds(binds: readonly Bind[], full: boolean): (Bind | null)[] {
-  const previous = full ? [] : sentBinds;
-  const out: (Bind | null)[] = [];
-  sentBinds = binds.map((bind, i) => {
-    const before = previous[i];
-    if (before?.bind === bind) {
-      out.push(null);
-      return before;
-    }
-    const json = JSON.stringify(bind);
-    out.push(before?.json === json ? null : bind);
-    return { bind, json };
-  });
-  return out;
 }
 
 /** Duplicates are logged when they appear, not again on every reload while they stay. */
