@@ -47,6 +47,8 @@ const { values } = parseArgs({
     edits: { type: 'string', default: '30' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    // RSS measured again this long after ready, before the edits (what the process settles at).
+    'settle-ms': { type: 'string', default: '0' },
     phase: { type: 'string' },
   },
 });
@@ -230,9 +232,16 @@ async function embeddedPhase(): Promise<void> {
     const last = shape.routes - 1;
     if (!(await until200(`http://127.0.0.1:${ports[last % shape.namespaces]}/r${last}`, 5000, 10))) throw new Error(`route r${last} not served:\n${tail()}`);
     const afterStart = processMemory(child.pid as number);
+    const settleMs = Number(values['settle-ms']);
+    let settled: string = '';
+    if (settleMs > 0) {
+      await new Promise((ok) => setTimeout(ok, settleMs));
+      settled = `; RSS ${mib(processMemory(child.pid as number).rss)} ${settleMs} ms later`;
+    }
 
     const edited = new Map<number, string>();
     const latencies: number[] = [];
+    const editWindows: { edit: number; startUs: number; endUs: number }[] = [];
     const cpuBefore = processCpu(child.pid as number);
     for (let n = 0; n < edits; n++) {
       const index = (n * 7919 + 13) % shape.routes;
@@ -246,13 +255,17 @@ async function embeddedPhase(): Promise<void> {
       writeFileSync(join(configDir, `routes-${String(file).padStart(3, '0')}.yaml`), text);
       if (!(await until200(url, EDIT_TIMEOUT_MS, 2))) throw new Error(`edit ${n} (${url}) not served within ${EDIT_TIMEOUT_MS} ms:\n${tail()}`);
       latencies.push(performance.now() - at);
+      // CLOCK_MONOTONIC µs, the clock of the gateway's .cpuprofile timestamps: bench/profile-edits.ts cuts them per edit.
+      const endUs = Number(process.hrtime.bigint() / 1000n);
+      editWindows.push({ edit: n, startUs: endUs - Math.round((performance.now() - at) * 1000), endUs });
       // Let the reload settle (status, GC) so edits are measured one at a time.
       await new Promise((ok) => setTimeout(ok, 300));
     }
     const afterEdits = processMemory(child.pid as number);
+    if (profileDir) writeFileSync(join(profileDir, 'edits.json'), JSON.stringify(editWindows));
     const cpuAfter = processCpu(child.pid as number);
     console.log([
-      `embedded (switchboard run --workers 1, ${files + 2} files): ready in ${readyMs.toFixed(0)} ms; RSS ${mib(afterStart.rss)} (peak ${mib(afterStart.peak)})`,
+      `embedded (switchboard run --workers 1, ${files + 2} files): ready in ${readyMs.toFixed(0)} ms; RSS ${mib(afterStart.rss)} (peak ${mib(afterStart.peak)})${settled}`,
       `route edit → served: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after ${mib(afterEdits.rss)} (peak ${mib(afterEdits.peak)})`,
       `  each edit, in order (ms): ${latencies.map((l) => l.toFixed(0)).join(' ')}`,
       // Includes serving the 2 ms polls and the 300 ms settles: compare trees, not absolute cost.
