@@ -4,6 +4,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import type { AddressInfo, Socket } from 'node:net';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { unusedPort } from '../support/ports.ts';
 
 export interface RunningServer {
   readonly port: number;
@@ -65,10 +66,6 @@ export async function startHttpServer(handler: (req: IncomingMessage, body: Buff
 }
 
 /** A port nothing listens on: bind, read the port, close. */
-export async function closedPort(): Promise<number> {
-  const server = createHttpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+export function closedPort(): Promise<number> {
+  return unusedPort();
 }

@@ -5,10 +5,10 @@
  * ready. Clients: the openai SDK.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
+import { unusedPort } from '../support/ports.ts';
 import { llmGatewayYaml, ROUTES } from './gateway-yaml.ts';
 import { startMockProvider, streamFixture, type MockProvider } from './mock-provider.ts';
 
@@ -29,14 +29,6 @@ endpoints: [{ addresses: [${replica.host}], conditions: { ready: ${ready} } }]
 }
 
 /** A local port that was free a moment ago and has nothing listening now. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
-}
-
 describe('custom provider behind a Service', () => {
   let replicas: MockProvider[];
   let gw: GatewayHarness;
@@ -46,7 +38,7 @@ describe('custom provider behind a Service', () => {
   before(async () => {
     replicas = await Promise.all([startMockProvider(), startMockProvider(), startMockProvider()]);
     replicas.forEach((r, i) => r.answer('/v1/chat/completions', (req) => (req.json().stream === true ? streamFixture('openai-text-usage') : completion(['a', 'b', 'not-ready'][i]))));
-    deadPort = await closedPort();
+    deadPort = await unusedPort();
     gw = await startGateway(llmGatewayYaml([{ name: 'local', prefix: '/local' }, { name: 'flaky', prefix: '/flaky' }], [
       `apiVersion: v1
 kind: Service

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer as createNetServer } from 'node:net';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -9,6 +8,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { silentLogger } from '../../src/common/logger.ts';
 import type { McpBackendIR, McpTargetIR } from '../../src/ir/mcp.ts';
 import { createMcpHandler, type McpHandler, type McpRequestContext } from '../../src/proxy/mcp/index.ts';
+import { unusedPort } from '../support/ports.ts';
 
 const EVERYTHING = new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url).pathname;
 const START_ATTEMPTS = 40;
@@ -17,17 +17,6 @@ export interface Upstream {
   readonly port: number;
   readonly transport: 'streamableHttp' | 'sse';
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function reachable(port: number): Promise<boolean> {
@@ -42,7 +31,7 @@ async function reachable(port: number): Promise<boolean> {
 
 /** A real `@modelcontextprotocol/server-everything` process on a free loopback port. */
 export async function startEverything(transport: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<Upstream> {
-  const port = await freePort();
+  const port = await unusedPort();
   const child: ChildProcess = spawn(process.execPath, [EVERYTHING, transport], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
@@ -108,5 +97,5 @@ export async function connectSse(url: string): Promise<Client> {
 
 /** A loopback port with nothing listening (a target that is down). */
 export function closedPort(): Promise<number> {
-  return freePort();
+  return unusedPort();
 }

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import cluster from 'node:cluster';
 import http from 'node:http';
-import net from 'node:net';
 import { describe, it } from 'node:test';
 import { Counter, Gauge, Registry } from 'prom-client';
+import { unusedPort } from '../../../test/support/ports.ts';
 import { silentLogger } from '../../common/logger.ts';
 import type { ProxyConfig } from '../../ir/types.ts';
 import { ClusterDistributor } from './primary.ts';
@@ -41,7 +41,7 @@ if (cluster.isWorker) {
 } else {
   describe('ClusterDistributor', () => {
     it('ships configs to every worker, shares the port, aggregates metrics and restarts a dead worker', async () => {
-      const port = await freePort();
+      const port = await unusedPort();
       const registry = new Registry();
       new Counter({ name: 'primary_only_total', help: 'a control-plane metric', registers: [registry] }).inc(3);
       const distributor = new ClusterDistributor({
@@ -82,15 +82,6 @@ if (cluster.isWorker) {
 
 function workerPids(metricsText: string, version: string): number[] {
   return [...metricsText.matchAll(/^fake_worker_info\{pid="(\d+)",version="([^"]+)"\} 1$/gm)].filter((m) => m[2] === version).map((m) => Number(m[1]));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    }).on('error', reject);
-  });
 }
 
 function get(port: number): Promise<{ pid: number; version: string }> {

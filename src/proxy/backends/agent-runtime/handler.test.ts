@@ -8,20 +8,13 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { HandlerRequest } from '../handlers.ts';
+import { unusedPort } from '../../../../test/support/ports.ts';
 import { AgentRuntimeHandler } from './handler.ts';
 
 const ARN = 'arn:aws:bedrock-agentcore:us-west-2:123456789012:runtime/a-1';
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKIDUNIT', AWS_SECRET_ACCESS_KEY: 'unit-secret' };
 
 /** A port nothing listens on: a server opened and closed. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
 describe('agent runtime handler: the gateway\'s own answers', () => {
   let server: Server;
   let handler: AgentRuntimeHandler;
@@ -52,7 +45,7 @@ describe('agent runtime handler: the gateway\'s own answers', () => {
   });
 
   const cases: readonly { name: string; env: () => Promise<NodeJS.ProcessEnv>; body?: Buffer; status: number; code: string; message?: RegExp }[] = [
-    { name: 'the endpoint refuses the connection: 502 upstream_connect_failed', env: async () => ({ ...KEYS, AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: `http://127.0.0.1:${await closedPort()}` }), status: 502, code: 'upstream_connect_failed' },
+    { name: 'the endpoint refuses the connection: 502 upstream_connect_failed', env: async () => ({ ...KEYS, AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: `http://127.0.0.1:${await unusedPort()}` }), status: 502, code: 'upstream_connect_failed' },
     { name: 'no cloud-A keys anywhere: 500 backend_policy_failed, the keys not named', env: async () => ({ AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: 'http://127.0.0.1:9' }), status: 500, code: 'backend_policy_failed', message: /no credential for the backend/ },
     { name: 'a payload past the 2 MiB buffer: 413 payload_too_large', env: async () => ({ ...KEYS, AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: 'http://127.0.0.1:9' }), body: Buffer.alloc(2 * 1024 * 1024 + 1, 0x61), status: 413, code: 'payload_too_large' },
   ];
