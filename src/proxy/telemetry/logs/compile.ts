@@ -13,6 +13,7 @@ import { scrubLogLine } from '../../../common/logger.ts';
 import type { AccessLogPolicy } from '../../../ir/members.ts';
 import type * as Provider from './provider.ts';
 import { lazyModule } from '../../../common/lazy-module.ts';
+import type { ExportLifecycle } from '../export-lifecycle.ts';
 
 // The OpenTelemetry logs SDK: loaded when a config first exports access logs over OTLP, at compile
 // time (lazy-module.ts), not by every gateway that exports none.
@@ -29,21 +30,14 @@ export interface CompiledLogExport extends LogSelection {
   readonly logger: Logger;
   readonly provider: LoggerProvider;
   /** A request holds its config (and so this provider) until its record is emitted. */
-  readonly lifecycle: LogExportLifecycle | undefined;
-}
-
-/** The life of the compiled config (compile/lifecycle.ts), as the log export uses it. */
-export interface LogExportLifecycle {
-  readonly enter: () => void;
-  readonly leave: () => void;
-  onRetire(close: () => void): void;
+  readonly lifecycle: ExportLifecycle | undefined;
 }
 
 export interface LogExportDeps {
   /** The OTLP server's URL (`http(s)://host:port[/path]`); throws when the policy's backend cannot be resolved. */
   readonly endpoint: () => string;
   /** The provider is shut down when the config retires, after the requests holding it have ended. */
-  readonly lifecycle?: LogExportLifecycle;
+  readonly lifecycle?: ExportLifecycle;
   /** Tests: records go here instead of an OTLP exporter. */
   readonly exporter?: LogRecordExporter;
 }

@@ -11,6 +11,7 @@ import type { TracingPolicy } from '../../../ir/members.ts';
 import type * as Provider from './provider.ts';
 import { lazyModule } from '../../../common/lazy-module.ts';
 import { ALWAYS, compileSampling, emptyActivation, NEVER, type Sampling } from './sampling.ts';
+import type { ExportLifecycle } from '../export-lifecycle.ts';
 
 // The OpenTelemetry SDK (sdk-trace, resources, core: ~90 modules): loaded when a config first exports
 // traces, at compile time (lazy-module.ts), not by every gateway that traces nothing.
@@ -31,20 +32,13 @@ export interface CompiledTracing {
   /** Evaluated when the request ends; a failing expression drops its attribute only. */
   readonly attributes: readonly TracingAttribute[];
   /** Traced requests hold their config (and so its provider) until their span has ended. */
-  readonly lifecycle: TracingLifecycle | undefined;
-}
-
-/** The life of the compiled config (compile/lifecycle.ts), as tracing uses it. */
-export interface TracingLifecycle {
-  readonly enter: () => void;
-  readonly leave: () => void;
-  onRetire(close: () => void): void;
+  readonly lifecycle: ExportLifecycle | undefined;
 }
 
 export interface TracingDeps {
   /** The OTLP server's URL (`http(s)://host:port[/path]`); throws when the policy's backend cannot be resolved. */
   readonly endpoint: () => string;
-  readonly lifecycle?: TracingLifecycle;
+  readonly lifecycle?: ExportLifecycle;
   /** Tests: spans go here instead of an OTLP exporter. */
   readonly exporter?: SpanExporter;
 }
