@@ -88,4 +88,28 @@ describe('StatusWriter', () => {
     writer.update([route('False', 'NoMatchingParent')]);
     assert.deepEqual(timesOf(writer), { Accepted: '2026-01-02T00:00:00.000Z', ResolvedRefs: '2026-01-01T00:00:00.000Z' });
   });
+
+  it('by position: a status moved to another place is the same written status; one displaced and gone is forgotten', () => {
+    let clock = new Date('2026-01-01T00:00:00Z');
+    const writer = new StatusWriter(capturingLogger().logger, () => clock);
+    const named = (name: string): ObjectStatus => ({ ...route('True', 'Accepted'), metadata: { name, namespace: 'default' } });
+    const [a, b, c] = [named('a'), named('b'), named('c')];
+    const timeOf = (name: string): string | undefined => (writer.current().find((s) => s.metadata.name === name)?.status.parents as Conditions | undefined)?.[0].conditions[0].lastTransitionTime;
+    writer.update([a, b, c]);
+    const writtenB = writer.current()[1];
+    clock = new Date('2026-01-01T00:01:00Z');
+    // a leaves: b and c move up one place each (found by object), a is displaced and gone.
+    writer.update([b, c]);
+    assert.equal(writer.current()[0], writtenB, 'b moved: the same written status');
+    assert.equal(timeOf('c'), '2026-01-01T00:00:00.000Z');
+    clock = new Date('2026-01-01T00:02:00Z');
+    // c is replaced at its place by a new status object for d; c is gone.
+    writer.update([b, named('d')]);
+    clock = new Date('2026-01-01T00:03:00Z');
+    // a and c come back as new objects with the same conditions: forgotten, so stamped anew.
+    writer.update([named('a'), b, named('c')]);
+    assert.equal(timeOf('a'), '2026-01-01T00:03:00.000Z');
+    assert.equal(timeOf('c'), '2026-01-01T00:03:00.000Z');
+    assert.equal(timeOf('b'), '2026-01-01T00:00:00.000Z');
+  });
 });

@@ -27,6 +27,9 @@ export class StatusWriter {
   readonly #logger: Logger;
   readonly #now: () => Date;
   #current: readonly ObjectStatus[] = [];
+  /** The previous update's statuses as given, and what was written for each, by position (update()'s fast path). */
+  #given: readonly ObjectStatus[] = [];
+  #writtenAt: readonly Written[] = [];
   /** Condition → its status, reason and time, for the conditions of the current statuses only. */
   readonly #remembered = new Map<string, Remembered>();
   /** What was written for each status object of the current statuses. */
@@ -49,46 +52,83 @@ export class StatusWriter {
   /**
    * Cost grows with the statuses that are new objects, not with all of them: the translator thread
    * hands back unchanged statuses as the same objects (one route edit at 10k routes: one or two new
-   * statuses of 11k), and the maps are changed in place rather than rebuilt.
+   * statuses of 11k), in their sorted order, so most sit at the same place as last time and need
+   * no look-up; the maps are changed in place rather than rebuilt.
    */
   update(statuses: readonly ObjectStatus[]): void {
     const update = ++this.#updates;
     const time = this.#now().toISOString();
+    const given = this.#given;
+    const writtenAt = this.#writtenAt;
     // Entries of the new status objects: applied after all are stamped, so each reads the previous update's entries.
     const fresh: (readonly [string, Remembered])[] = [];
-    this.#current = statuses.map((object) => {
-      // The same status object as last time: nothing to stamp or log.
+    // Status objects of the previous update not kept at their place: each may be gone (checked below).
+    const displaced: ObjectStatus[] = [];
+    const current = new Array<ObjectStatus>(statuses.length);
+    const nextWrittenAt = new Array<Written>(statuses.length);
+    // Indexed: this runs over 11k statuses per edit, the first times unoptimised (no closure, no iterator).
+    for (let i = 0; i < statuses.length; i++) {
+      const object = statuses[i] as ObjectStatus;
+      // The same status object at the same place as last time (an edit: one or two of 11k are new):
+      // nothing to stamp or log, and no look-up.
+      const atPlace = given[i] === object ? writtenAt[i] : undefined;
+      if (atPlace !== undefined) {
+        atPlace.seen = update;
+        current[i] = atPlace.output;
+        nextWrittenAt[i] = atPlace;
+        continue;
+      }
+      if (i < given.length) displaced.push(given[i] as ObjectStatus);
+      // The same status object elsewhere: still nothing to stamp or log.
       const kept = this.#written.get(object);
       if (kept) {
         kept.seen = update;
-        return kept.output;
+        current[i] = kept.output;
+        nextWrittenAt[i] = kept;
+        continue;
       }
-      const objectName = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
-      const status = this.#owned ? object.status : structuredClone(object.status);
-      const own: [string, Remembered][] = [];
-      forEachCondition(status, '', (condition, path) => {
-        const key = `${object.apiVersion}/${object.kind}/${objectName}${path}/${condition.type}`;
-        const before = this.#remembered.get(key);
-        const unchanged = before !== undefined && before.status === condition.status && before.reason === condition.reason;
-        condition.lastTransitionTime = unchanged ? before.time : time;
-        const entry = { status: condition.status, reason: condition.reason, time: condition.lastTransitionTime };
-        own.push([key, entry]);
-        if (!unchanged) this.#logChange(object.kind, objectName, path, condition);
-      });
-      const output = this.#owned ? object : { ...object, status };
-      this.#written.set(object, { output, remembered: own, seen: update });
-      fresh.push(...own);
-      return output;
-    });
+      const written = this.#write(object, time, update, fresh);
+      current[i] = written.output;
+      nextWrittenAt[i] = written;
+    }
+    for (let i = statuses.length; i < given.length; i++) displaced.push(given[i] as ObjectStatus);
+    this.#current = current;
+    this.#given = statuses;
+    this.#writtenAt = nextWrittenAt;
     // Status objects gone since the previous update take their conditions with them, unless a
-    // new status object wrote the same condition (the same object, changed).
+    // new status object wrote the same condition (the same object, changed). Every object written
+    // before was in the previous update's list, so only the displaced ones can be gone: every
+    // other one was kept at its place above (and marked seen).
+    if (displaced.length === 0 && fresh.length === 0) return;
     const freshKeys = new Set(fresh.map(([key]) => key));
-    for (const [object, written] of this.#written) {
-      if (written.seen === update) continue;
+    for (const object of displaced) {
+      const written = this.#written.get(object);
+      if (written === undefined || written.seen === update) continue;
       this.#written.delete(object);
       for (const [key] of written.remembered) if (!freshKeys.has(key)) this.#remembered.delete(key);
     }
     for (const [key, entry] of fresh) this.#remembered.set(key, entry);
+  }
+
+  /** Stamps a status object not written before, logs its changed conditions, and records it. */
+  #write(object: ObjectStatus, time: string, update: number, fresh: (readonly [string, Remembered])[]): Written {
+    const objectName = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
+    const status = this.#owned ? object.status : structuredClone(object.status);
+    const own: [string, Remembered][] = [];
+    forEachCondition(status, '', (condition, path) => {
+      const key = `${object.apiVersion}/${object.kind}/${objectName}${path}/${condition.type}`;
+      const before = this.#remembered.get(key);
+      const unchanged = before !== undefined && before.status === condition.status && before.reason === condition.reason;
+      condition.lastTransitionTime = unchanged ? before.time : time;
+      const entry = { status: condition.status, reason: condition.reason, time: condition.lastTransitionTime };
+      own.push([key, entry]);
+      if (!unchanged) this.#logChange(object.kind, objectName, path, condition);
+    });
+    const output = this.#owned ? object : { ...object, status };
+    const written = { output, remembered: own, seen: update };
+    this.#written.set(object, written);
+    fresh.push(...own);
+    return written;
   }
 
   current(): readonly ObjectStatus[] {
