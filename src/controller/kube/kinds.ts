@@ -53,8 +53,18 @@ export function objectPath(k: WatchedKind, name: string, namespace: string | und
   return `${root}${scope}/${k.plural}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ''}`;
 }
 
+/** WATCHED_KINDS by group, then kind name: the status writer looks one up per status (11k per flush). */
+const byGroupAndKind = new Map<string, Map<string, WatchedKind>>();
+for (const k of WATCHED_KINDS) {
+  const group = groupOf(k.apiVersion);
+  const kinds = byGroupAndKind.get(group) ?? new Map<string, WatchedKind>();
+  // The first of a group and kind wins, as the linear search it replaces did.
+  if (!kinds.has(k.kind)) kinds.set(k.kind, k);
+  byGroupAndKind.set(group, kinds);
+}
+
 export function findWatchedKind(apiVersionGroup: string, name: string): WatchedKind | undefined {
-  return WATCHED_KINDS.find((k) => k.kind === name && groupOf(k.apiVersion) === apiVersionGroup);
+  return byGroupAndKind.get(apiVersionGroup)?.get(name);
 }
 
 export function groupOf(apiVersion: string): string {
