@@ -11,11 +11,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { FakeApiServer } from '../test/kube/fake-apiserver.ts';
 import { cluster, namespaceName, route, type ClusterShape } from './control-plane-cluster.ts';
 import { freePort } from './targets.ts';
@@ -96,7 +96,10 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, PROXY_TOKEN);
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  // Extra Node flags for both children (e.g. `--trace-gc`), from the environment so the parent
+  // bench process stays untouched: BENCH_CHILD_NODE_FLAGS="--trace-gc".
+  const childFlags = (process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const profiling = [...childFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
   const [health, metrics, admin, xds, proxyMetrics] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const controllerLog = join(dir, 'controller.log');
   const proxyLog = join(dir, 'proxy.log');
@@ -139,6 +142,8 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
     const settledMs = performance.now() - controllerStarted;
 
     const latencies: number[] = [];
+    // startUs/endUs: CLOCK_MONOTONIC; the ms fields: since each child's spawn (≈ the `NNN ms:` of its --trace-gc lines).
+    const editWindows: { edit: number; startUs: number; endUs: number; controllerMs: number; proxyMs: number }[] = [];
     for (let n = 0; n < edits; n++) {
       // A route of the first namespace (index ≡ 0 mod namespaces), spread over the set.
       const index = ((n * 7919 + 13) % Math.floor(counts.routes / counts.namespaces)) * counts.namespaces;
@@ -149,8 +154,12 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
       server.put(route(shape, index, path) as unknown as Record<string, unknown>);
       if (!(await until200(url, EDIT_TIMEOUT_MS, 2))) throw new Error(`edit ${n} (${url}) not served within ${EDIT_TIMEOUT_MS} ms:\n${tail(controllerLog)}\n${tail(proxyLog)}`);
       latencies.push(performance.now() - at);
+      // CLOCK_MONOTONIC µs, the clock of the children's .cpuprofile timestamps: bench/profile-edits.ts cuts them per edit.
+      const endUs = Number(process.hrtime.bigint() / 1000n);
+      editWindows.push({ edit: n, startUs: endUs - Math.round((performance.now() - at) * 1000), endUs, controllerMs: Math.round(at - controllerStarted), proxyMs: Math.round(at - proxyStarted) });
       await new Promise((ok) => setTimeout(ok, 300));
     }
+    if (profileDir) writeFileSync(join(profileDir, 'edits.json'), JSON.stringify(editWindows));
     const controllerAfter = processMemory(controller.pid as number);
     const proxyAfter = processMemory(proxy.pid as number);
     console.log([
@@ -166,6 +175,8 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
     agent.destroy();
     upstream.close();
     await server.close();
+    // With a profile directory the children's logs (and their --trace-gc lines) are kept beside the profiles.
+    if (profileDir) for (const log of [controllerLog, proxyLog]) copyFileSync(log, join(profileDir, basename(log)));
     rmSync(dir, { recursive: true, force: true });
   }
 }
