@@ -14,7 +14,7 @@ import OpenAI from 'openai';
 import { startCli, type CliProcess } from '../support/cli.ts';
 import { closedPort } from '../support/fleet.ts';
 import { gateway, gatewayClass } from '../support/manifests.ts';
-import { ROUTES } from '../llm/gateway-yaml.ts';
+import { keyedAiBackend, keysSecret } from '../llm/gateway-yaml.ts';
 import { startMockProvider, type MockProvider } from '../llm/mock-provider.ts';
 
 const PROMETHEUS = spawnSync('which', ['prometheus']).status === 0;
@@ -45,21 +45,8 @@ spec:
     - matches: [{ path: { type: PathPrefix, value: /openai } }]
       backendRefs: [{ group: switchboard.dev, kind: ProxyBackend, name: openai }]
 ---
-apiVersion: v1
-kind: Secret
-metadata: { name: keys }
-stringData: { Authorization: "Bearer sk-openai" }
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: openai }
-spec:
-  ai:
-    provider: { providerA: {}, host: ${provider.host}, port: ${provider.port} }
-  policies:
-    auth: { secretRef: { name: keys } }
-    ai: { routes: ${ROUTES} }
-`);
+${keysSecret({ openai: 'sk-openai' })}---
+${keyedAiBackend('openai', 'providerA: {}', provider)}`);
     cli = await startCli(dir);
     await cli.waitFor('the gateway to be ready', async () => (await cli.admin('/healthz/ready')).status === 200);
 

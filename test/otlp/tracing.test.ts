@@ -12,7 +12,7 @@ import OpenAI from 'openai';
 import { startGateway, type GatewayHarness } from '../support/gateway.ts';
 import { gateway, gatewayClass, httpGateway, prefixRoute, routeTrafficPolicy, service } from '../support/manifests.ts';
 import { startHttpServer, type RunningServer } from '../ext/servers.ts';
-import { llmGatewayYaml, ROUTES } from '../llm/gateway-yaml.ts';
+import { keyedAiBackend, keysSecret, llmGatewayYaml } from '../llm/gateway-yaml.ts';
 import { startMockProvider, streamFixture, type MockProvider } from '../llm/mock-provider.ts';
 import { connect, startEverything, type Upstream } from '../mcp/support.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './receiver.ts';
@@ -59,21 +59,8 @@ describe('tracing: LLM requests over OTLP/HTTP', () => {
   before(async () => {
     [receiver, provider] = await Promise.all([startOtlpReceiver('HTTP'), startMockProvider()]);
     gw = await startGateway(llmGatewayYaml([{ name: 'openai', prefix: '/openai' }], `
-apiVersion: v1
-kind: Secret
-metadata: { name: keys }
-stringData: { Authorization: "Bearer sk-openai" }
----
-apiVersion: switchboard.dev/v1alpha1
-kind: ProxyBackend
-metadata: { name: openai }
-spec:
-  ai:
-    provider: { providerA: {}, host: ${provider.host}, port: ${provider.port} }
-  policies:
-    auth: { secretRef: { name: keys } }
-    ai: { routes: ${ROUTES} }
----
+${keysSecret({ openai: 'sk-openai' })}---
+${keyedAiBackend('openai', 'providerA: {}', provider)}---
 ${tracingPolicy(receiver)}`));
     assert.deepEqual(gw.applyErrors, []);
   });
