@@ -15,17 +15,17 @@
  * leaves the .cpuprofile files in DIR after the graceful stop, to name the top costs. `--only plain`
  * or `--only policies` loads just that route (no ratio), so each profile holds one route's costs.
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { gateway, gatewayClass, service } from '../test/support/manifests.ts';
 import { treeCpuMicros } from './proc-cpu.ts';
 import { median } from './report.ts';
 import { freePort, startUpstream, type Target } from './targets.ts';
-import { parseWrk, type LoadResult } from './wrk.ts';
+import { runWrk, waitFor200, type LoadResult } from './wrk.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 const API_KEY = 'sk-bench-0123456789';
@@ -114,9 +114,9 @@ async function startGateway(upstreamPort: number): Promise<Gateway> {
   ], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });
   const baseUrl = `http://127.0.0.1:${port}`;
   const tail = (): string => readFileSync(logPath, 'utf8').split('\n').slice(-20).join('\n');
-  await waitFor200(`http://127.0.0.1:${adminPort}/healthz/ready`, [], child, tail);
-  await waitFor200(`${baseUrl}/plain`, [], child, tail);
-  await waitFor200(`${baseUrl}/policies`, REQUEST_HEADERS, child, tail);
+  await waitFor200(`http://127.0.0.1:${adminPort}/healthz/ready`, { child, logTail: tail, timeoutMs: STARTUP_TIMEOUT_MS });
+  await waitFor200(`${baseUrl}/plain`, { child, logTail: tail, timeoutMs: STARTUP_TIMEOUT_MS });
+  await waitFor200(`${baseUrl}/policies`, { headers: REQUEST_HEADERS, child, logTail: tail, timeoutMs: STARTUP_TIMEOUT_MS });
   // Without the key the policy route must refuse: proves the ProxyPolicy is attached and enforced.
   const unauthenticated = await fetch(`${baseUrl}/policies`, { headers: { 'x-tenant': 'acme' } });
   await unauthenticated.arrayBuffer();
@@ -137,31 +137,8 @@ async function startGateway(upstreamPort: number): Promise<Gateway> {
   };
 }
 
-/** Polls until `url` answers 200 (the policy route also proves the key and CEL rule admit wrk's headers). */
-async function waitFor200(url: string, headers: readonly string[], child: ChildProcess, logTail: () => string): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`gateway exited before ${url} was served:\n${logTail()}`);
-    try {
-      const res = await fetch(url, { headers: Object.fromEntries(headers.map((h) => h.split(': ') as [string, string])) });
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-      last = `status ${res.status}`;
-    } catch (err) {
-      last = String(err);
-    }
-    await new Promise((ok) => setTimeout(ok, 100));
-  }
-  throw new Error(`${url} did not answer 200 within ${STARTUP_TIMEOUT_MS} ms (${last}):\n${logTail()}`);
-}
-
-const runFile = promisify(execFile);
-
-async function wrk(url: string): Promise<LoadResult> {
-  const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--latency', ...REQUEST_HEADERS.flatMap((h) => ['-H', h]), url];
-  const { stdout } = await runFile('wrk', args, { timeout: (durationS + 30) * 1000 });
-  return parseWrk(stdout);
+function wrk(url: string): Promise<LoadResult> {
+  return runWrk(url, { connections, durationS, headers: REQUEST_HEADERS });
 }
 
 interface Sample {

@@ -11,19 +11,19 @@
  * against the untraced Gateway (target: ≤ 1.10× at 1 %). The sink counts the spans it got, so a
  * run that exported nothing is flagged rather than reported as free.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { gateway, gatewayClass, service } from '../test/support/manifests.ts';
 import { treeCpuMicros } from './proc-cpu.ts';
 import { median } from './report.ts';
 import { freePort, startUpstream, type Target } from './targets.ts';
-import { parseWrk, type LoadResult } from './wrk.ts';
+import { runWrk, waitFor200, type LoadResult } from './wrk.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 const API_KEY = 'sk-bench-0123456789';
@@ -130,7 +130,7 @@ async function startGateway(upstreamPort: number, sinkUrl: string): Promise<Gate
   ], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });
   const urls = ports.map((p) => `http://127.0.0.1:${p}/policies`);
   const tail = (): string => readFileSync(logPath, 'utf8').split('\n').slice(-20).join('\n');
-  for (const url of urls) await waitFor200(url, child, tail);
+  for (const url of urls) await waitFor200(url, { headers: REQUEST_HEADERS, child, logTail: tail, timeoutMs: STARTUP_TIMEOUT_MS });
   return {
     pid: child.pid as number,
     urls,
@@ -147,30 +147,8 @@ async function startGateway(upstreamPort: number, sinkUrl: string): Promise<Gate
   };
 }
 
-async function waitFor200(url: string, child: ChildProcess, logTail: () => string): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`gateway exited before ${url} was served:\n${logTail()}`);
-    try {
-      const res = await fetch(url, { headers: Object.fromEntries(REQUEST_HEADERS.map((h) => h.split(': ') as [string, string])) });
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-      last = `status ${res.status}`;
-    } catch (err) {
-      last = String(err);
-    }
-    await new Promise((ok) => setTimeout(ok, 100));
-  }
-  throw new Error(`${url} did not answer 200 within ${STARTUP_TIMEOUT_MS} ms (${last}):\n${logTail()}`);
-}
-
-const runFile = promisify(execFile);
-
-async function wrk(url: string): Promise<LoadResult> {
-  const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--latency', ...REQUEST_HEADERS.flatMap((h) => ['-H', h]), url];
-  const { stdout } = await runFile('wrk', args, { timeout: (durationS + 30) * 1000 });
-  return parseWrk(stdout);
+function wrk(url: string): Promise<LoadResult> {
+  return runWrk(url, { connections, durationS, headers: REQUEST_HEADERS });
 }
 
 interface Sample {
