@@ -10,23 +10,111 @@ const YAML_EXTENSION = /\.ya?ml$/i;
  * Symbolic links to files are followed (a ConfigMap mount is made of them).
  */
 export function discoverYamlFiles(paths: readonly string[]): string[] {
+  return listYamlFiles(paths).files;
+}
+
+/** What a listing depended on: each path given and each folder listed, with its stamp then. */
+type Stamps = Map<string, string>;
+
+interface Listing {
+  readonly files: string[];
+  /** foldersToWatch()'s answer. */
+  readonly folders: Map<string, Set<string> | 'all'>;
+  readonly stamps: Stamps;
+}
+
+/**
+ * discoverYamlFiles() and foldersToWatch() kept between scans (issue 15: a file edit re-listed 100
+ * files and stat'ed each, ~1.5 ms per edit, in the scan and again for the watch): the listing is
+ * taken again only when a path given or a folder listed changed since — a folder's modification
+ * time changes when an entry is added, removed or renamed in it (a new subfolder changes its
+ * parent's). A folder changed less than `settleMs` before the listing is not trusted to show its
+ * next change (a file system with coarse timestamps could give a change made just after the
+ * listing the same time): it is listed again until it has settled.
+ */
+export class YamlFileListing {
+  readonly #paths: readonly string[];
+  readonly #settleMs: number;
+  #kept: (Listing & { readonly trusted: boolean }) | undefined;
+
+  constructor(paths: readonly string[], settleMs = 2_000) {
+    this.#paths = paths;
+    this.#settleMs = settleMs;
+  }
+
+  /** discoverYamlFiles(paths) as of now (a copy the caller may keep). */
+  files(): string[] {
+    return this.#listing().files.slice();
+  }
+
+  /** foldersToWatch(paths) as of now; the same Map object while nothing changed (read only). */
+  folders(): ReadonlyMap<string, ReadonlySet<string> | 'all'> {
+    return this.#listing().folders;
+  }
+
+  #listing(): Listing {
+    const kept = this.#kept;
+    if (kept !== undefined && kept.trusted && sameStamps(kept.stamps)) return kept;
+    const listedAtMs = Date.now();
+    const { newestMs, ...listing } = listYamlFiles(this.#paths);
+    this.#kept = { ...listing, trusted: newestMs < listedAtMs - this.#settleMs };
+    return listing;
+  }
+}
+
+function sameStamps(stamps: Stamps): boolean {
+  for (const [p, stamp] of stamps) if (stampOf(statOrUndefined(p)) !== stamp) return false;
+  return true;
+}
+
+/** A path's type, and for a folder its modification time (ns): what says its listing may have changed. */
+function stampOf(stat: fs.BigIntStats | undefined): string {
+  if (stat === undefined) return 'missing';
+  return stat.isDirectory() ? `dir:${stat.mtimeNs}` : 'other';
+}
+
+function listYamlFiles(paths: readonly string[]): Listing & { newestMs: number } {
   const found = new Set<string>();
+  const folders = new Map<string, Set<string> | 'all'>();
+  const stamps: Stamps = new Map();
+  let newestMs = 0;
+  const stampFolder = (folder: string, stat: fs.BigIntStats): void => {
+    stamps.set(folder, stampOf(stat));
+    newestMs = Math.max(newestMs, Number(stat.mtimeNs / 1_000_000n));
+  };
   for (const root of paths) {
     const stat = statOrUndefined(root);
+    stamps.set(root, stampOf(stat));
     if (!stat) continue;
     if (!stat.isDirectory()) {
       found.add(root);
+      // A named file is watched through its folder: editors and ConfigMap updates replace files by
+      // renaming, and a watch on the old inode would go quiet after the first save.
+      const folder = path.dirname(root);
+      const names = folders.get(folder);
+      if (names !== 'all') folders.set(folder, new Set([...(names ?? []), path.basename(root)]));
       continue;
     }
+    stampFolder(root, stat);
+    folders.set(root, 'all');
     const inFolder: string[] = [];
-    for (const relative of fs.readdirSync(root, { recursive: true, encoding: 'utf8' })) {
-      if (!YAML_EXTENSION.test(relative) || relative.split(path.sep).some((segment) => segment.startsWith('.'))) continue;
-      const file = path.join(root, relative);
-      if (statOrUndefined(file)?.isFile()) inFolder.push(file);
+    // With types: a plain file or folder needs no stat; a symbolic link is stat'ed (followed).
+    for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+      const file = path.join(entry.parentPath, entry.name);
+      const relative = path.relative(root, file);
+      if (relative.split(path.sep).some((segment) => segment.startsWith('.'))) continue;
+      // A link is followed (recursive readdir lists a linked folder's entries too): stat'ed for what it points at.
+      const linked = entry.isDirectory() || entry.isSymbolicLink() ? statOrUndefined(file) : undefined;
+      if (linked?.isDirectory()) {
+        stampFolder(file, linked);
+        folders.set(file, 'all');
+        continue;
+      }
+      if (YAML_EXTENSION.test(entry.name) && (entry.isFile() || linked?.isFile())) inFolder.push(file);
     }
     for (const file of inFolder.sort()) found.add(file);
   }
-  return [...found];
+  return { files: [...found], folders, stamps, newestMs };
 }
 
 /**
@@ -37,25 +125,7 @@ export function discoverYamlFiles(paths: readonly string[]): string[] {
  * every folder gets its own watch.
  */
 export function foldersToWatch(paths: readonly string[]): Map<string, Set<string> | 'all'> {
-  const folders = new Map<string, Set<string> | 'all'>();
-  for (const root of paths) {
-    const stat = statOrUndefined(root);
-    if (!stat) continue;
-    if (!stat.isDirectory()) {
-      const folder = path.dirname(root);
-      const names = folders.get(folder);
-      if (names === 'all') continue;
-      folders.set(folder, new Set([...(names ?? []), path.basename(root)]));
-      continue;
-    }
-    folders.set(root, 'all');
-    for (const relative of fs.readdirSync(root, { recursive: true, encoding: 'utf8' })) {
-      if (relative.split(path.sep).some((segment) => segment.startsWith('.'))) continue;
-      const folder = path.join(root, relative);
-      if (statOrUndefined(folder)?.isDirectory()) folders.set(folder, 'all');
-    }
-  }
-  return folders;
+  return listYamlFiles(paths).folders;
 }
 
 /** Paths that do not exist; a source refuses to start on them (a typo in `-f` is not an empty config). */
@@ -63,9 +133,9 @@ export function missingPaths(paths: readonly string[]): string[] {
   return paths.filter((p) => statOrUndefined(p) === undefined);
 }
 
-function statOrUndefined(p: string): fs.Stats | undefined {
+function statOrUndefined(p: string): fs.BigIntStats | undefined {
   try {
-    return fs.statSync(p);
+    return fs.statSync(p, { bigint: true });
   } catch {
     return undefined;
   }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { SourcedObject } from '../../../api/gateway/object.ts';
 import type { ConfigProblem, SourceSnapshot } from '../types.ts';
-import { discoverYamlFiles } from './discover.ts';
+import { YamlFileListing } from './discover.ts';
 import { DEFAULT_CONFIG_LIMITS, formatBytes, type ConfigLimits } from './limits.ts';
 import type { ParsedFile } from './parsed-file.ts';
 import type { FileRead } from './read.ts';
@@ -37,7 +37,8 @@ export interface ScanResult {
  * its objects with it.
  */
 export class FileSet {
-  readonly #paths: readonly string[];
+  /** The files under the paths, listed again only when a folder changed (discover.ts). */
+  readonly #listing: YamlFileListing;
   readonly #limits: ConfigLimits;
   readonly #entries = new Map<string, FileEntry>();
   /** Files refused last scan because the files before them already used up `maxTotalBytes`. */
@@ -47,7 +48,7 @@ export class FileSet {
   readonly #readHere: FileReader = async (file, previousHash) => (await import('./read.ts')).readConfigFile(file, previousHash, this.#limits);
 
   constructor(paths: readonly string[], limits: ConfigLimits = DEFAULT_CONFIG_LIMITS) {
-    this.#paths = paths;
+    this.#listing = new YamlFileListing(paths);
     this.#limits = limits;
   }
 
@@ -58,7 +59,7 @@ export class FileSet {
    * hashing it again. New files are read whatever `touched` says; gone ones are dropped.
    */
   async scan(read: FileReader = this.#readHere, touched: ReadonlySet<string> | 'all' = 'all'): Promise<ScanResult> {
-    const files = discoverYamlFiles(this.#paths);
+    const files = this.#listing.files();
     let changed = false;
     const readNow = new Set<string>();
     const seen: string[] = [];

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../../common/logger.ts';
-import { foldersToWatch } from './discover.ts';
+import { YamlFileListing } from './discover.ts';
 
 export interface ConfigWatchOptions {
   /** Files and folders (searched recursively) of multi-document YAML. */
@@ -35,7 +35,9 @@ export class ConfigWatch {
   #scanning: Promise<void> | undefined;
   /** By folder. */
   readonly #watchers = new Map<string, fs.FSWatcher>();
-  #interest = new Map<string, Set<string> | 'all'>();
+  #interest: ReadonlyMap<string, ReadonlySet<string> | 'all'> = new Map();
+  /** The folders under the paths, listed again only when one changed (discover.ts): sync() runs after every scan. */
+  readonly #listing: YamlFileListing;
   #timer: NodeJS.Timeout | undefined;
   /**
    * Files named by the events since the last scan began, or `all` when an event could mean any
@@ -49,6 +51,7 @@ export class ConfigWatch {
   constructor(options: ConfigWatchOptions, rescan: (touched: Touched) => Promise<void>) {
     this.#options = options;
     this.#rescan = rescan;
+    this.#listing = new YamlFileListing(options.paths);
   }
 
   /**
@@ -79,7 +82,10 @@ export class ConfigWatch {
   /** Watches every folder that matters now; called after each scan since folders come and go. */
   sync(): void {
     if (this.#stopped) return;
-    const wanted = foldersToWatch(this.#options.paths);
+    const wanted = this.#listing.folders();
+    // The same folders as the previous sync (the listing is kept while no folder changed), each
+    // watched (a watch that failed to start is tried again): nothing to do.
+    if (wanted === this.#interest && this.#watchers.size === wanted.size) return;
     for (const [folder, watcher] of this.#watchers) {
       if (wanted.has(folder)) continue;
       watcher.close();
