@@ -11,11 +11,12 @@ import { IDP_VALUES, RESERVED_JWT_CLAIMS } from '../api/v1alpha1/common/values.t
 import type {
   BackendAuthPolicy, CredentialLocation, JwtMcpPolicy, OAuthClientAuthPolicy, OAuthTokenCachePolicy, OAuthTokenEndpointPolicy,
 } from './policy.ts';
+import type { IrPath } from './validate-path.ts';
 
-/** Reports one problem at `path` (JavaScript property-access form from the config root). */
-export type Report = (path: string, message: string) => void;
+/** Reports one problem at `path` (rendered in JavaScript property-access form from the config root). */
+export type Report = (path: IrPath, message: string) => void;
 /** Appends a property or index to a path. */
-export type At = (base: string, key: string | number) => string;
+export type At = (base: IrPath, key: string | number) => IrPath;
 
 const PRIMARY_MECHANISMS = ['key', 'passthrough', 'cloudA', 'cloudB', 'cloudC', 'oauthTokenExchange', 'crossAppAccess', 'jwtSign'] as const;
 const CLIENT_AUTH_METHODS: readonly string[] = ['ClientSecretBasic', 'ClientSecretPost', 'PrivateKeyJwt'];
@@ -28,7 +29,7 @@ const isNonNegative = (n: unknown): boolean => typeof n === 'number' && Number.i
  * Backend `auth`: at most one primary mechanism (the proxy uses the first it finds, so two would
  * silently drop one), and the token mechanisms complete enough to compile.
  */
-export function checkBackendAuth(report: Report, at: At, path: string, auth: BackendAuthPolicy): void {
+export function checkBackendAuth(report: Report, at: At, path: IrPath, auth: BackendAuthPolicy): void {
   const set = PRIMARY_MECHANISMS.filter((m) => auth[m] !== undefined);
   if (set.length > 1) report(path, `at most one auth mechanism may be set, found ${set.join(', ')}`);
   if (auth.location) checkLocation(report, at(path, 'location'), auth.location);
@@ -76,7 +77,7 @@ export function checkBackendAuth(report: Report, at: At, path: string, auth: Bac
 }
 
 /** `jwtAuthentication.mcp`: the fields the MCP OAuth discovery documents are built from. */
-export function checkJwtMcp(report: Report, at: At, path: string, mcp: JwtMcpPolicy): void {
+export function checkJwtMcp(report: Report, at: At, path: IrPath, mcp: JwtMcpPolicy): void {
   if (mcp.resourceMetadata !== undefined && !isObject(mcp.resourceMetadata)) report(at(path, 'resourceMetadata'), 'resourceMetadata must be an object');
   if (mcp.provider !== undefined && !(IDP_VALUES as readonly string[]).includes(mcp.provider)) report(at(path, 'provider'), `provider must be one of ${IDP_VALUES.join(', ')}`);
   if (mcp.clientId !== undefined && !isNonEmptyString(mcp.clientId)) report(at(path, 'clientId'), 'clientId must be a non-empty string');
@@ -84,12 +85,12 @@ export function checkJwtMcp(report: Report, at: At, path: string, mcp: JwtMcpPol
 }
 
 /** A PolicyBackendEndpoint: exactly one of `backendKey` (whose existence validate.ts checks) and `url`. */
-function checkEndpoint(report: Report, path: string, endpoint: OAuthTokenEndpointPolicy): void {
+function checkEndpoint(report: Report, path: IrPath, endpoint: OAuthTokenEndpointPolicy): void {
   if ((endpoint.backendKey === undefined) === (endpoint.url === undefined)) report(path, 'exactly one of backendKey and url must be set');
   else if (endpoint.url !== undefined && !URL.canParse(endpoint.url)) report(path, `url ${JSON.stringify(endpoint.url)} does not parse`);
 }
 
-function checkClientAuth(report: Report, at: At, path: string, clientAuth: OAuthClientAuthPolicy): void {
+function checkClientAuth(report: Report, at: At, path: IrPath, clientAuth: OAuthClientAuthPolicy): void {
   if (!isNonEmptyString(clientAuth.clientId)) report(at(path, 'clientId'), 'missing clientId');
   const method = clientAuth.method ?? 'ClientSecretBasic';
   if (!CLIENT_AUTH_METHODS.includes(method)) report(at(path, 'method'), `unknown method ${String(method)}`);
@@ -104,7 +105,7 @@ function checkClientAuth(report: Report, at: At, path: string, clientAuth: OAuth
   }
 }
 
-function checkCache(report: Report, at: At, path: string, cache: OAuthTokenCachePolicy | undefined): void {
+function checkCache(report: Report, at: At, path: IrPath, cache: OAuthTokenCachePolicy | undefined): void {
   const inMemory = cache?.inMemory;
   if (!inMemory) return;
   const p = at(path, 'inMemory');
@@ -113,7 +114,7 @@ function checkCache(report: Report, at: At, path: string, cache: OAuthTokenCache
 }
 
 /** A credential location names exactly one place (header, query parameter, cookie). */
-function checkLocation(report: Report, path: string, location: CredentialLocation): void {
+function checkLocation(report: Report, path: IrPath, location: CredentialLocation): void {
   const places = (['header', 'queryParameter', 'cookie', 'expression'] as const).filter((k) => location[k] !== undefined);
   if (places.length !== 1) report(path, `a location names exactly one of header, queryParameter, cookie; found ${places.length === 0 ? 'none' : places.join(', ')}`);
 }

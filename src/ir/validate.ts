@@ -27,6 +27,7 @@ import type { Backend, Bind, Filter, ProxyConfig, Route, WeightedBackend } from 
 import { backendPolicyMemberReferences, frontendPolicyReferences, trafficPolicyReferences, type ReferenceVisitor } from './references.ts';
 import { checkBackendAuth, checkJwtMcp } from './validate-auth.ts';
 import { deltaFrom } from './config-delta.ts';
+import { at, renderPath, root, type IrPath } from './validate-path.ts';
 
 export interface IrProblem {
   /** Where, in JavaScript property-access form from the config root: `routes["ns/r"].rules[0].backends[1].backendKey`. */
@@ -34,7 +35,9 @@ export interface IrProblem {
   readonly message: string;
 }
 
-const at = (base: string, key: string | number): string => (typeof key === 'number' ? `${base}[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`);
+const BINDS = root('binds');
+const ROUTES = root('routes');
+const BACKENDS = root('backends');
 
 const isPort = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65535;
 const isNonNegative = (n: unknown): boolean => typeof n === 'number' && Number.isFinite(n) && n >= 0;
@@ -48,11 +51,12 @@ class Checker {
     this.#config = config;
   }
 
-  report(path: string, message: string): void {
-    this.problems.push({ path, message });
+  /** The path becomes text here only: a clean config never pays for it (validate-path.ts). */
+  report(path: IrPath, message: string): void {
+    this.problems.push({ path: renderPath(path), message });
   }
 
-  readonly #report = (path: string, message: string): void => this.report(path, message);
+  readonly #report = (path: IrPath, message: string): void => this.report(path, message);
 
   /**
    * Binds first: the other checks read their listener keys. A bind in `clean` (one of a config
@@ -68,18 +72,18 @@ class Checker {
     const previousRoutes = unchangedFrom?.routes;
     const previousBackends = unchangedFrom?.backends;
     for (const [key, route] of Object.entries(this.#config.routes)) {
-      if (previousRoutes?.[key] !== route) this.#route(at('routes', key), key, route);
+      if (previousRoutes?.[key] !== route) this.#route(at(ROUTES, key), key, route);
     }
     for (const [key, backend] of Object.entries(this.#config.backends)) {
-      if (previousBackends?.[key] !== backend) this.#backend(at('backends', key), key, backend);
+      if (previousBackends?.[key] !== backend) this.#backend(at(BACKENDS, key), key, backend);
     }
   }
 
   /** The Routes and Backends under these keys (the rest is known clean: see validateConfig). */
   changedEntries(routeKeys: readonly string[], backendKeys: readonly string[]): void {
     const { routes, backends } = this.#config;
-    for (const key of routeKeys) if (Object.hasOwn(routes, key)) this.#route(at('routes', key), key, routes[key] as Route);
-    for (const key of backendKeys) if (Object.hasOwn(backends, key)) this.#backend(at('backends', key), key, backends[key] as Backend);
+    for (const key of routeKeys) if (Object.hasOwn(routes, key)) this.#route(at(ROUTES, key), key, routes[key] as Route);
+    for (const key of backendKeys) if (Object.hasOwn(backends, key)) this.#backend(at(BACKENDS, key), key, backends[key] as Backend);
   }
 
   /** Every listener key, once the binds were checked. */
@@ -87,7 +91,7 @@ class Checker {
     return this.#listenerKeys;
   }
 
-  #backendExists(path: string, key: string): void {
+  #backendExists(path: IrPath, key: string): void {
     if (!Object.hasOwn(this.#config.backends, key)) this.report(path, `backend ${JSON.stringify(key)} is not in backends`);
   }
 
@@ -95,7 +99,7 @@ class Checker {
     const bindKeys = new Set<string>();
     const ports = new Map<number, string>();
     this.#config.binds.forEach((bind, i) => {
-      const path = at('binds', i);
+      const path = at(BINDS, i);
       if (bindKeys.has(bind.key)) this.report(at(path, 'key'), `duplicate bind key ${JSON.stringify(bind.key)}`);
       bindKeys.add(bind.key);
       if (!isPort(bind.port)) this.report(at(path, 'port'), `port ${String(bind.port)} is not in 1..65535`);
@@ -111,14 +115,14 @@ class Checker {
   }
 
   /** A known-clean bind's listener keys, checked for duplicates against the other binds'. */
-  #listenerKeysOf(bindPath: string, bind: Bind): void {
+  #listenerKeysOf(bindPath: IrPath, bind: Bind): void {
     bind.listeners.forEach((listener, i) => {
       if (this.#listenerKeys.has(listener.key)) this.report(at(at(at(bindPath, 'listeners'), i), 'key'), `duplicate listener key ${JSON.stringify(listener.key)}`);
       this.#listenerKeys.add(listener.key);
     });
   }
 
-  #listeners(bindPath: string, bind: Bind): void {
+  #listeners(bindPath: IrPath, bind: Bind): void {
     bind.listeners.forEach((listener, i) => {
       const path = at(at(bindPath, 'listeners'), i);
       if (this.#listenerKeys.has(listener.key)) this.report(at(path, 'key'), `duplicate listener key ${JSON.stringify(listener.key)}`);
@@ -133,7 +137,7 @@ class Checker {
     });
   }
 
-  #route(path: string, key: string, route: Route): void {
+  #route(path: IrPath, key: string, route: Route): void {
     if (route.key !== key) this.report(at(path, 'key'), `key ${JSON.stringify(route.key)} differs from its record key`);
     const ruleKeys = new Set<string>();
     route.rules.forEach((rule, i) => {
@@ -152,7 +156,7 @@ class Checker {
   }
 
   /** Listener keys are known once every bind was read (binds come first: validateConfig). */
-  #byListener<T>(path: string, byListener: Readonly<Record<string, T>> | undefined, check: (path: string, value: T) => void): void {
+  #byListener<T>(path: IrPath, byListener: Readonly<Record<string, T>> | undefined, check: (path: IrPath, value: T) => void): void {
     if (!byListener) return;
     for (const [listenerKey, value] of Object.entries(byListener)) {
       const p = at(path, listenerKey);
@@ -161,7 +165,7 @@ class Checker {
     }
   }
 
-  #filters(path: string, filters: readonly Filter[]): void {
+  #filters(path: IrPath, filters: readonly Filter[]): void {
     filters.forEach((filter, i) => {
       if (filter.type !== 'RequestMirror') return;
       const p = at(path, i);
@@ -170,7 +174,7 @@ class Checker {
     });
   }
 
-  #weightedBackend(path: string, backend: WeightedBackend): void {
+  #weightedBackend(path: IrPath, backend: WeightedBackend): void {
     if (backend.backendKey !== null) this.#backendExists(at(path, 'backendKey'), backend.backendKey);
     if (!isNonNegative(backend.weight) || !Number.isInteger(backend.weight)) this.report(at(path, 'weight'), `weight ${String(backend.weight)} is not a non-negative integer`);
     this.#filters(at(path, 'filters'), backend.filters);
@@ -178,7 +182,7 @@ class Checker {
     this.#byListener(at(path, 'backendPolicyByListener'), backend.backendPolicyByListener, (p, b) => this.#backendPolicy(p, b));
   }
 
-  #backend(path: string, key: string, backend: Backend): void {
+  #backend(path: IrPath, key: string, backend: Backend): void {
     if (backend.key !== key) this.report(at(path, 'key'), `key ${JSON.stringify(backend.key)} differs from its record key`);
     backend.endpoints.forEach((endpoint, i) => {
       const p = at(at(path, 'endpoints'), i);
@@ -191,7 +195,7 @@ class Checker {
       // A ProxyModel rule's backend has no groups of its own (an empty rule answers 404 per request): its models' groups are its providers.
       if (backend.ai.groups.length === 0 && backend.ai.models === undefined) this.report(at(p, 'groups'), 'an AI backend needs at least one provider');
       const names = new Set<string>();
-      const providers = (groupsPath: string, groups: AiBackendIR['groups']) => groups.forEach((group, i) => group.providers.forEach((provider, j) => {
+      const providers = (groupsPath: IrPath, groups: AiBackendIR['groups']) => groups.forEach((group, i) => group.providers.forEach((provider, j) => {
         const pp = at(at(at(at(groupsPath, 'groups'), i), 'providers'), j);
         if (names.has(provider.name)) this.report(at(pp, 'name'), `duplicate provider name ${JSON.stringify(provider.name)}`);
         names.add(provider.name);
@@ -219,7 +223,7 @@ class Checker {
     }
   }
 
-  #traffic(path: string, policy: TrafficPolicy): void {
+  #traffic(path: IrPath, policy: TrafficPolicy): void {
     this.#authorization(at(at(path, 'authorization'), 'rules'), policy.authorization?.rules);
     for (const member of ['transformation', 'extProc', 'extAuth', 'rateLimit', 'directResponse'] as const) {
       this.#conditions(at(path, member), policy[member]);
@@ -229,7 +233,7 @@ class Checker {
     trafficPolicyReferences(policy, this.#reference(path));
   }
 
-  #backendPolicy(path: string, policy: BackendPolicy): void {
+  #backendPolicy(path: IrPath, policy: BackendPolicy): void {
     this.#authorization(at(at(path, 'mcp'), 'authorization'), policy.mcp?.authorization);
     if (policy.health?.unhealthyCondition !== undefined && policy.health.unhealthyCondition.trim() === '') {
       this.report(at(at(path, 'health'), 'unhealthyCondition'), 'empty CEL expression');
@@ -240,18 +244,18 @@ class Checker {
     if (subBackends) for (const [name, sub] of Object.entries(subBackends)) this.#backendPolicy(at(at(path, 'subBackends'), name), sub);
   }
 
-  #frontend(path: string, policy: FrontendPolicy): void {
+  #frontend(path: IrPath, policy: FrontendPolicy): void {
     this.#authorization(at(at(path, 'networkAuthorization'), 'rules'), policy.networkAuthorization?.rules);
     frontendPolicyReferences(policy, this.#reference(path));
   }
 
-  #authorization(path: string, rules: AuthorizationPolicy['rules'] | readonly { readonly matchExpressions: readonly string[] }[] | undefined): void {
+  #authorization(path: IrPath, rules: AuthorizationPolicy['rules'] | readonly { readonly matchExpressions: readonly string[] }[] | undefined): void {
     rules?.forEach((rule, i) => rule.matchExpressions.forEach((expression, j) => {
       if (expression.trim() === '') this.report(at(at(at(path, i), 'matchExpressions'), j), 'empty CEL expression');
     }));
   }
 
-  #conditions(path: string, member: object | undefined): void {
+  #conditions(path: IrPath, member: object | undefined): void {
     if (!member || !('conditional' in member) || !Array.isArray(member.conditional)) return;
     (member.conditional as Conditional<unknown>['conditional']).forEach((entry, i) => {
       if (entry.condition !== undefined && entry.condition.trim() === '') this.report(at(at(at(path, 'conditional'), i), 'condition'), 'empty CEL expression');
@@ -259,9 +263,9 @@ class Checker {
   }
 
   /** Reports a policy's `backendKey` (src/ir/references.ts: declared reference fields only) that names no backend. */
-  #reference(path: string): ReferenceVisitor {
+  #reference(path: IrPath): ReferenceVisitor {
     return (key, trail) => {
-      if (!Object.hasOwn(this.#config.backends, key)) this.#backendExists(trail.reduce<string>((p, k) => at(p, k), path), key);
+      if (!Object.hasOwn(this.#config.backends, key)) this.#backendExists(trail.reduce<IrPath>((p, k) => at(p, k), path), key);
     };
   }
 }
