@@ -5,14 +5,21 @@
 import { patchConfig } from '../../ir/config-delta.ts';
 import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
 import { resourceId, type Delta, type Resource } from './split.ts';
+import { addTerm, subtractTerm, sumVersionText, versionTerm } from './version.ts';
 
 interface Held {
   readonly resource: Resource;
   readonly value: Bind | Route | Backend;
+  /** Its SUM version term (version.ts), hashed when it arrived. */
+  readonly term: bigint;
 }
 
 export class ResourceCache {
   #held = new Map<string, Held>();
+  /** The SUM of #held's terms. */
+  #total = 0n;
+  /** The last sumVersion() answer, which commit() takes instead of summing the whole set again. */
+  #summed: { readonly next: ReadonlyMap<string, Held>; readonly total: bigint } | undefined;
 
   /** Versions of what is held, by resource id (sent on reconnect as initial resources). */
   versions(): Map<string, string> {
@@ -38,13 +45,38 @@ export class ResourceCache {
         throw new Error(`${resource.kind} ${JSON.stringify(resource.name)}: body is not JSON: ${(err as Error).message}`, { cause: err });
       }
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${resource.kind} ${JSON.stringify(resource.name)}: body is not a JSON object`);
-      next.set(resourceId(resource.kind, resource.name), { resource, value });
+      const id = resourceId(resource.kind, resource.name);
+      next.set(id, { resource, value, term: versionTerm(id, resource.version) });
     }
     return next;
   }
 
+  /**
+   * The SUM system version of `next` = preview(delta): what is held now, less the terms of the
+   * resources the delta touched, plus their terms in `next` — no walk of the unchanged ones.
+   */
+  sumVersion(next: ReadonlyMap<string, Held>, delta: Delta): string {
+    let total = this.#total;
+    const touched = new Set<string>();
+    for (const { kind, name } of delta.removed) touched.add(resourceId(kind, name));
+    for (const { kind, name } of delta.added) touched.add(resourceId(kind, name));
+    for (const id of touched) {
+      const before = this.#held.get(id);
+      if (before) total = subtractTerm(total, before.term);
+      const after = next.get(id);
+      if (after) total = addTerm(total, after.term);
+    }
+    this.#summed = { next, total };
+    return sumVersionText(total);
+  }
+
   commit(next: Map<string, Held>): void {
+    let total = 0n;
+    if (this.#summed?.next === next) total = this.#summed.total;
+    else for (const held of next.values()) total = addTerm(total, held.term);
     this.#held = next;
+    this.#total = total;
+    this.#summed = undefined;
   }
 }
 

@@ -18,7 +18,8 @@ import { validateConfig } from '../../ir/validate.ts';
 import type { ConfigRuntime } from '../types.ts';
 import { assembleConfig, patchAssembledConfig, ResourceCache } from './assemble.ts';
 import { ConfigDistribution, ConfigRequestSchema, type ConfigRequest, type ConfigResponse } from './gen/v1/config_pb.js';
-import { sliceVersion } from './split.ts';
+import { sliceVersion, type Delta } from './split.ts';
+import { NEWEST_VERSION_SCHEME, SystemVersionScheme } from './version.ts';
 import { fromWire, toWireVersions } from './wire.ts';
 
 /** A config response may carry every resource of a large gateway (10k routes ≈ tens of MB). */
@@ -130,7 +131,7 @@ export class RemoteConfigClient {
     const requests = createWritableIterable<ConfigRequest>();
     const send = (request: ConfigRequest): void => void requests.write(request).catch(() => undefined);
     send(create(ConfigRequestSchema, {
-      kind: { case: 'subscribe', value: { namespace, gateways: [...gateways], proxyId, initialResources: toWireVersions(this.#cache.versions()) } },
+      kind: { case: 'subscribe', value: { namespace, gateways: [...gateways], proxyId, initialResources: toWireVersions(this.#cache.versions()), systemVersionScheme: NEWEST_VERSION_SCHEME } },
     }));
     try {
       for await (const response of this.#client.streamConfig(requests, { signal, headers: { authorization: `Bearer ${token}` } })) {
@@ -159,8 +160,7 @@ export class RemoteConfigClient {
     try {
       const delta = fromWire(response.resources, response.removedResources);
       next = this.#cache.preview(delta);
-      const versions = new Map([...next].map(([id, held]) => [id, held.resource.version]));
-      if (sliceVersion(versions) !== response.systemVersion) throw new Error(`the resources held after this update do not make system version ${response.systemVersion}`);
+      if (this.#versionOf(next, delta, response.systemVersionScheme) !== response.systemVersion) throw new Error(`the resources held after this update do not make system version ${response.systemVersion}`);
       // What is held is what the last good config was made of (both change together, below).
       config = this.#lastGood ? patchAssembledConfig(this.#lastGood, next, delta, response.systemVersion) : assembleConfig(next, response.systemVersion);
     } catch (err) {
@@ -193,6 +193,14 @@ export class RemoteConfigClient {
     this.#metrics.info(config.version);
     logger.info({ version: config.version, controllerVersion: response.controllerVersion, changed: response.resources.length, removed: response.removedResources.length }, 'config from the controller applied');
     return { ok: true };
+  }
+
+  /** The system version of `next` in the scheme the controller chose (SORTED when it predates schemes). */
+  #versionOf(next: ReturnType<ResourceCache['preview']>, delta: Delta, scheme: SystemVersionScheme): string {
+    if (scheme === SystemVersionScheme.SUM) return this.#cache.sumVersion(next, delta);
+    if (scheme === SystemVersionScheme.SORTED) return sliceVersion(new Map([...next].map(([id, held]) => [id, held.resource.version])));
+    // Never asked for: refused (NACK) rather than guessed.
+    throw new Error(`system version scheme ${String(scheme)} is not one this proxy subscribed with`);
   }
 
   #refused(response: ConfigResponse, errors: readonly string[]): ApplyOutcome {

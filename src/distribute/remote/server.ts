@@ -17,6 +17,7 @@ import { DistributionMetrics } from './server-metrics.ts';
 import { ProxySession, type SliceSource } from './session.ts';
 import { gatewayId, redactionsFor, sliceForGateways, type GatewayRef, type ProxySlice } from './split.ts';
 import { createConfigListener, type ConfigListener, type ServerTls, type TransportMode } from './transport.ts';
+import { schemeFor } from './version.ts';
 import { fromWireVersions } from './wire.ts';
 
 export const DEFAULT_XDS_PORT = 9978;
@@ -160,6 +161,7 @@ export class RemoteDistributor implements Distributor {
     const session = new ProxySession({
       proxyId, namespace: identity.namespace, gateways, serviceAccount: identity.username,
       held: fromWireVersions(subscribe.initialResources),
+      scheme: schemeFor(subscribe.systemVersionScheme),
       source: this.#source,
       send: (response) => void outbound.write(response).catch(() => undefined),
       events: {

@@ -6,6 +6,7 @@
 import { create } from '@bufbuild/protobuf';
 import { ConfigResponseSchema, type ConfigRequest, type ConfigResponse } from './gen/v1/config_pb.js';
 import { diffSlice, type GatewayRef, type ProxySlice, type VersionMap, versionsOf } from './split.ts';
+import { SystemVersionScheme } from './version.ts';
 import { toWireRef, toWireResource } from './wire.ts';
 
 /** What the distributor offers a session: the current slice for its gateways. */
@@ -37,6 +38,8 @@ export class ProxySession {
   readonly #source: SliceSource;
   readonly #events: SessionEvents;
   readonly #send: (response: ConfigResponse) => void;
+  /** The scheme of this proxy's system versions (version.ts): SORTED for a proxy built before schemes. */
+  readonly #scheme: SystemVersionScheme;
   #held: VersionMap;
   #inFlight: InFlight | undefined;
   #refusedVersion: string | undefined;
@@ -49,7 +52,10 @@ export class ProxySession {
   constructor(init: {
     proxyId: string; namespace: string; gateways: readonly GatewayRef[]; serviceAccount: string; held: VersionMap;
     source: SliceSource; events: SessionEvents; send: (response: ConfigResponse) => void;
+    /** Default SORTED. */
+    scheme?: SystemVersionScheme;
   }) {
+    this.#scheme = init.scheme ?? SystemVersionScheme.SORTED;
     this.proxyId = init.proxyId;
     this.namespace = init.namespace;
     this.gateways = init.gateways;
@@ -71,20 +77,22 @@ export class ProxySession {
     const current = this.#source.slice(this.gateways);
     if (!current) return;
     const { slice, redactions, controllerVersion } = current;
-    if (slice.version === this.#refusedVersion) return;
+    const version = slice.versionIn(this.#scheme);
+    if (version === this.#refusedVersion) return;
     const delta = diffSlice(slice.resources, this.#held);
     if (delta.added.length === 0 && delta.removed.length === 0 && this.#answeredOnce) {
       // The config went back to exactly what the proxy serves (e.g. the change it refused was
       // reverted): nothing to send, but the refusal is over — say so, or the Gateway would keep
       // reporting it until an unrelated change reached this proxy.
-      if (this.lastError !== undefined) this.#settle(slice.version, controllerVersion);
+      if (this.lastError !== undefined) this.#settle(version, controllerVersion);
       return;
     }
     const nonce = `${++this.#nonces}`;
-    this.#inFlight = { nonce, version: slice.version, controllerVersion, versions: versionsOf(slice.resources) };
+    this.#inFlight = { nonce, version, controllerVersion, versions: versionsOf(slice.resources) };
     this.#answeredOnce = true;
     this.#send(create(ConfigResponseSchema, {
-      systemVersion: slice.version,
+      systemVersion: version,
+      systemVersionScheme: this.#scheme,
       nonce,
       controllerVersion,
       resources: delta.added.map(toWireResource),

@@ -4,6 +4,7 @@ import type { Backend, Bind, Listener, ProxyConfig, Route } from '../../ir/types
 import { validateConfig } from '../../ir/validate.ts';
 import { assembleConfig, ResourceCache } from './assemble.ts';
 import { diffSlice, redactionsFor, resourceId, sliceForGateways, sliceVersion, versionsOf, type GatewayRef } from './split.ts';
+import { sumVersion, SystemVersionScheme } from './version.ts';
 
 const listener = (ns: string, gw: string, routes: string[], extra: Partial<Listener> = {}): Listener => ({
   key: `${ns}/${gw}/http`, gateway: { namespace: ns, name: gw }, sectionName: 'http', hostname: null, protocol: 'HTTP',
@@ -160,10 +161,19 @@ describe('diffSlice', () => {
     const base = fixture();
     const next = { ...base, routes: { ...base.routes, 'a/r2': route('a/r2', 'backend/a/two', { timeouts: { requestMs: 5 } }) } };
     const cache = new ResourceCache();
-    cache.commit(cache.preview(diffSlice(sliceForGateways(base, one).resources, new Map())));
+    const first = diffSlice(sliceForGateways(base, one).resources, new Map());
+    const held = cache.preview(first);
+    cache.sumVersion(held, first);
+    cache.commit(held);
     const target = sliceForGateways(next, one);
-    cache.commit(cache.preview(diffSlice(target.resources, cache.versions())));
-    assert.equal(sliceVersion(cache.versions()), target.version);
+    const delta = diffSlice(target.resources, cache.versions());
+    const after = cache.preview(delta);
+    // Both schemes: the proxy's running SUM and the SORTED version of what it holds.
+    assert.equal(cache.sumVersion(after, delta), target.version);
+    assert.equal(target.versionIn(SystemVersionScheme.SUM), target.version);
+    cache.commit(after);
+    assert.equal(sliceVersion(cache.versions()), target.versionIn(SystemVersionScheme.SORTED));
+    assert.equal(sumVersion(cache.versions()), target.version);
     assert.deepEqual(cache.versions(), versionsOf(target.resources));
     assert.ok(cache.versions().has(resourceId('route', 'a/r2')));
   });

@@ -19,6 +19,7 @@
 import { hash as digest } from 'node:crypto';
 import { backendReferences, bindReferences, routeReferences, type ReferenceVisitor } from '../../ir/references.ts';
 import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
+import { addTerm, sortedVersion, sumVersionText, SystemVersionScheme, versionTerm } from './version.ts';
 
 export type ResourceKind = 'bind' | 'route' | 'backend';
 
@@ -44,8 +45,13 @@ export type VersionMap = ReadonlyMap<string, string>;
 
 export interface ProxySlice {
   readonly resources: ResourceSet;
-  /** Content hash of every resource's kind, name and version: equal slices have equal versions. */
+  /**
+   * Content hash of every resource's kind, name and version (SUM scheme, version.ts): equal slices
+   * have equal versions.
+   */
   readonly version: string;
+  /** The version in `scheme`: SORTED (for a proxy built before schemes) is computed when first asked. */
+  versionIn(scheme: SystemVersionScheme): string;
 }
 
 export interface Delta {
@@ -75,6 +81,14 @@ interface Serialized {
   readonly version: string;
   /** The backends it names (src/ir/references.ts). */
   readonly backendKeys: readonly string[];
+  /** Its SUM version term (version.ts) under the resource id it was last cut as (a value's key does not change). */
+  term?: { readonly id: string; readonly value: bigint };
+}
+
+/** A serialized value's SUM term under `id`, hashed once per value and id. */
+function termOf(entry: Serialized, id: string): bigint {
+  if (entry.term?.id !== id) entry.term = { id, value: versionTerm(id, entry.version) };
+  return entry.term.value;
 }
 
 function serialize<T extends object>(value: T, cacheable: boolean, references: (value: T, visit: ReferenceVisitor) => void): Serialized {
@@ -83,7 +97,7 @@ function serialize<T extends object>(value: T, cacheable: boolean, references: (
   const json = JSON.stringify(value);
   const keys = new Set<string>();
   references(value, (key) => keys.add(key));
-  const entry = { json, version: hash(json), backendKeys: [...keys] };
+  const entry: Serialized = { json, version: hash(json), backendKeys: [...keys] };
   if (cacheable) serialized.set(value, entry);
   return entry;
 }
@@ -97,6 +111,12 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
   const keptListeners = new Set<string>();
   const routeKeys = new Set<string>();
   const backendKeys = new Set<string>();
+  // The SUM version, term by term (cached per value): no sort of the slice's ids.
+  let total = 0n;
+  const add = (id: string, entry: Serialized, resource: Resource): void => {
+    resources.set(id, resource);
+    total = addTerm(total, termOf(entry, id));
+  };
 
   for (const bind of config.binds) {
     const listeners = bind.listeners.filter((l) => wanted.has(gatewayId(l.gateway)));
@@ -107,39 +127,47 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
       keptListeners.add(listener.key);
       for (const attachment of listener.routes) routeKeys.add(attachment.routeKey);
     }
-    const { json, version, backendKeys: names } = serialize(kept, whole, bindReferences);
-    for (const name of names) backendKeys.add(name);
-    resources.set(resourceId('bind', bind.key), { kind: 'bind', name: bind.key, version, json });
+    const entry = serialize(kept, whole, bindReferences);
+    for (const name of entry.backendKeys) backendKeys.add(name);
+    add(resourceId('bind', bind.key), entry, { kind: 'bind', name: bind.key, version: entry.version, json: entry.json });
   }
 
   for (const key of routeKeys) {
     const route = config.routes[key];
     if (route === undefined) continue;
     const { value, whole } = pruneRoute(route, keptListeners);
-    const { json, version, backendKeys: names } = serialize(value, whole, routeReferences);
-    for (const name of names) backendKeys.add(name);
-    resources.set(resourceId('route', key), { kind: 'route', name: key, version, json });
+    const entry = serialize(value, whole, routeReferences);
+    for (const name of entry.backendKeys) backendKeys.add(name);
+    add(resourceId('route', key), entry, { kind: 'route', name: key, version: entry.version, json: entry.json });
   }
 
   // Backends name other backends (an AI provider's policies, an MCP target's …): follow to a fixpoint.
   const pending = [...backendKeys];
   for (let key = pending.pop(); key !== undefined; key = pending.pop()) {
     const backend: Backend | undefined = config.backends[key];
-    if (backend === undefined || resources.has(resourceId('backend', key))) continue;
-    const { json, version, backendKeys: names } = serialize(backend, true, backendReferences);
-    resources.set(resourceId('backend', key), { kind: 'backend', name: key, version, json });
-    for (const next of names) if (!backendKeys.has(next)) { backendKeys.add(next); pending.push(next); }
+    const id = resourceId('backend', key);
+    if (backend === undefined || resources.has(id)) continue;
+    const entry = serialize(backend, true, backendReferences);
+    add(id, entry, { kind: 'backend', name: key, version: entry.version, json: entry.json });
+    for (const next of entry.backendKeys) if (!backendKeys.has(next)) { backendKeys.add(next); pending.push(next); }
   }
 
-  return { resources, version: sliceVersion(resources) };
+  const version = sumVersionText(total);
+  let sorted: string | undefined;
+  return {
+    resources,
+    version,
+    versionIn: (scheme) => (scheme === SystemVersionScheme.SUM ? version : (sorted ??= sliceVersion(resources))),
+  };
 }
 
-/** The content version of a set of resources (order-independent). */
+/** The content version of a set of resources in the SORTED scheme (version.ts). */
 export function sliceVersion(resources: ResourceSet | VersionMap): string {
-  const lines: string[] = [];
-  for (const [id, entry] of resources) lines.push(`${id}\u0000${typeof entry === 'string' ? entry : entry.version}`);
-  lines.sort();
-  return hash(lines.join('\n'));
+  return sortedVersion(mapEntries(resources));
+}
+
+function* mapEntries(resources: ResourceSet | VersionMap): Iterable<readonly [string, string]> {
+  for (const [id, entry] of resources) yield [id, typeof entry === 'string' ? entry : entry.version];
 }
 
 /** What turns `held` into `desired`: changed or new resources, and names to remove. */

@@ -88,6 +88,14 @@ export declare type Subscribe = Message<"switchboard.config.v1.Subscribe"> & {
    * @generated from field: repeated switchboard.config.v1.ResourceVersion initial_resources = 4;
    */
   initialResources: ResourceVersion[];
+
+  /**
+   * The newest system version scheme this proxy can check. A proxy built before schemes existed
+   * leaves it unset (SORTED), and the controller sends it SORTED versions.
+   *
+   * @generated from field: switchboard.config.v1.SystemVersionScheme system_version_scheme = 5;
+   */
+  systemVersionScheme: SystemVersionScheme;
 };
 
 /**
@@ -221,6 +229,14 @@ export declare type ConfigResponse = Message<"switchboard.config.v1.ConfigRespon
    * @generated from field: string controller_version = 6;
    */
   controllerVersion: string;
+
+  /**
+   * The scheme system_version is in: at most the one the proxy subscribed with. A controller built
+   * before schemes existed leaves it unset (SORTED).
+   *
+   * @generated from field: switchboard.config.v1.SystemVersionScheme system_version_scheme = 7;
+   */
+  systemVersionScheme: SystemVersionScheme;
 };
 
 /**
@@ -323,6 +339,36 @@ export enum ResourceType {
  * Describes the enum switchboard.config.v1.ResourceType.
  */
 export declare const ResourceTypeSchema: GenEnum<ResourceType>;
+
+/**
+ * How a ConfigResponse's system_version is computed from the resources the proxy holds once it is
+ * applied (each resource's id is its type and name). Both sides compute it: the proxy refuses a
+ * response whose resources do not make it.
+ *
+ * @generated from enum switchboard.config.v1.SystemVersionScheme
+ */
+export enum SystemVersionScheme {
+  /**
+   * The first scheme: a hash of every resource's id and version, sorted and joined. Its cost
+   * grows with the whole set (a sort of 10k entries per update on each side).
+   *
+   * @generated from enum value: SYSTEM_VERSION_SCHEME_SORTED = 0;
+   */
+  SORTED = 0,
+
+  /**
+   * The sum, modulo 2^128, of a 128-bit hash of each resource's id and version (src/distribute/remote/version.ts):
+   * order-independent and updated by the changed resources alone.
+   *
+   * @generated from enum value: SYSTEM_VERSION_SCHEME_SUM = 1;
+   */
+  SUM = 1,
+}
+
+/**
+ * Describes the enum switchboard.config.v1.SystemVersionScheme.
+ */
+export declare const SystemVersionSchemeSchema: GenEnum<SystemVersionScheme>;
 
 /**
  * @generated from service switchboard.config.v1.ConfigDistribution
