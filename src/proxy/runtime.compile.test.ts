@@ -74,3 +74,37 @@ describe('ProxyRuntime compiles a large config in slices', () => {
     assert.equal((await http1(port, { path: '/bulk/4999/admin', headers: { 'x-role': 'admin' } })).status, 200);
   });
 });
+
+describe('ProxyRuntime compiles its first config in one piece', () => {
+  /** Turns of the event loop (a setImmediate chain) while `apply` runs. */
+  async function loopTurnsDuring(apply: () => Promise<{ errors: string[] }>): Promise<number> {
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const { errors } = await apply();
+    counting = false;
+    assert.deepEqual(errors, []);
+    return turns;
+  }
+
+  it('lets no turn of the loop in while the first config compiles (no bind is open, no request waits), and slices the next', async () => {
+    // The backends are never called: a compile only reads their addresses.
+    ports ??= { a: 1, b: 2 };
+    // Slices of 0 ms: a sliced compile lets the loop turn after every backend, rule and listener.
+    const runtime = new ProxyRuntime({ logger: silentLogger, bindAddress: '127.0.0.1', listenPort: () => 0, compileSliceMs: 0 });
+    try {
+      const first = await loopTurnsDuring(() => runtime.apply(bulk('svc-a', 300, 'v1')));
+      const next = await loopTurnsDuring(() => runtime.apply(bulk('svc-b', 300, 'v2')));
+      // The first apply's turns are its socket's listen, not the compile's 300 rules.
+      assert.ok(first < 30, `first config: ${first} turns of the loop during its compile`);
+      assert.ok(next >= 300, `next config: ${next} turns (a sliced compile)`);
+    } finally {
+      await runtime.close({ graceMs: 100 });
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { UpstreamPools } from './policies/backend/pools.ts';
 import { BACKEND_HANDLER_FACTORIES } from './handler-factories.ts';
 import { BackendHandlers } from './backends/handlers.ts';
 import { compileConfigJob, type CompiledBind, type CompiledConfig } from './compile/config.ts';
-import { DEFAULT_SLICE_MS, runInSlices } from './compile/slices.ts';
+import { DEFAULT_SLICE_MS, runInSlices, runToEnd } from './compile/slices.ts';
 import type { CompiledLifecycle } from './compile/lifecycle.ts';
 import { SharedConnections } from './ext/connections.ts';
 import { HealthStates } from './policies/backend/health.ts';
@@ -126,10 +126,14 @@ export class ProxyRuntime {
   async #apply(config: ProxyConfig): Promise<{ version: string; errors: string[] }> {
     if (this.#closed) return { version: config.version, errors: ['the proxy runtime is closed'] };
     // In slices, so requests keep being served by the current config meanwhile; nothing compiled
-    // is visible to them until the synchronous swap below.
-    const { compiled, errors } = await runInSlices(compileConfigJob(config, {
+    // is visible to them until the synchronous swap below. The first config has no requests to
+    // protect (no bind is open yet): it compiles in one piece, since a turn of the loop between
+    // slices would only let other work in ahead of ready (issue 15: start-up at 10k routes); the
+    // admin server's probes on this thread wait for it, as they wait for it to be ready anyway.
+    const job = compileConfigJob(config, {
       pools: this.#pools, secureContexts: this.#secureContexts, logger: this.#telemetry.logger, handlers: this.#handlers, connections: this.#connections, healthStates: this.#healthStates,
-    }), this.#opts.compileSliceMs ?? DEFAULT_SLICE_MS);
+    });
+    const { compiled, errors } = this.#servers.size === 0 ? runToEnd(job) : await runInSlices(job, this.#opts.compileSliceMs ?? DEFAULT_SLICE_MS);
     this.#secureContexts.sweep();
 
     const wanted = new Map<number, CompiledBind>();
