@@ -15,6 +15,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { GCProfiler } from 'node:v8';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { KubeObject } from '../src/api/gateway/object.ts';
@@ -54,7 +55,10 @@ try {
     const used = process.cpuUsage(start);
     return (used.user + used.system) / 1000;
   };
-  const round = async (touched: ReadonlySet<string> | 'all'): Promise<{ scan: number; dedupe: number; translate: number; status: number; total: number; wall: number }> => {
+  const round = async (touched: ReadonlySet<string> | 'all'): Promise<{ scan: number; dedupe: number; translate: number; status: number; total: number; wall: number; gc: number }> => {
+    // GC pauses of this thread (wall ms) in the round: the first edit pays start-up's.
+    const gc = new GCProfiler();
+    gc.start();
     const wallStart = performance.now();
     let at = process.cpuUsage();
     const scan = await fileSet.scan(undefined, touched);
@@ -70,10 +74,11 @@ try {
     at = process.cpuUsage();
     writer.update(result.statuses);
     const statusMs = ms(at);
-    return { scan: scanMs, dedupe: dedupeMs, translate: translateMs, status: statusMs, total: scanMs + dedupeMs + translateMs + statusMs, wall };
+    const gcMs = (gc.stop()?.statistics ?? []).reduce((sum, event) => sum + event.cost / 1000, 0);
+    return { scan: scanMs, dedupe: dedupeMs, translate: translateMs, status: statusMs, total: scanMs + dedupeMs + translateMs + statusMs, wall, gc: gcMs };
   };
   const start = await round('all');
-  console.log(`start-up: scan ${start.scan.toFixed(0)}, dedupe ${start.dedupe.toFixed(0)}, translate ${start.translate.toFixed(0)}, status ${start.status.toFixed(0)} CPU-ms`);
+  console.log(`start-up: scan ${start.scan.toFixed(0)}, dedupe ${start.dedupe.toFixed(0)}, translate ${start.translate.toFixed(0)}, status ${start.status.toFixed(0)} CPU-ms; GC ${start.gc.toFixed(0)} ms`);
   const edited = new Map<number, string>();
   const rows: Awaited<ReturnType<typeof round>>[] = [];
   const windows: { edit: number; startUs: number; endUs: number }[] = [];
@@ -89,13 +94,13 @@ try {
     // The gateway's edits come 300 ms apart: timers and idle-time GC run between them.
     await new Promise((ok) => setTimeout(ok, 50));
   }
-  const fmt = (r: (typeof rows)[number]): string => `${r.total.toFixed(1)} (scan ${r.scan.toFixed(1)}, dedupe ${r.dedupe.toFixed(1)}, translate ${r.translate.toFixed(1)}, status ${r.status.toFixed(1)}; wall to post ${r.wall.toFixed(1)})`;
+  const fmt = (r: (typeof rows)[number]): string => `${r.total.toFixed(1)} (scan ${r.scan.toFixed(1)}, dedupe ${r.dedupe.toFixed(1)}, translate ${r.translate.toFixed(1)}, status ${r.status.toFixed(1)}; wall to post ${r.wall.toFixed(1)}; GC ${r.gc.toFixed(1)})`;
   for (const [i, r] of rows.slice(0, 3).entries()) console.log(`edit ${i}: ${fmt(r)}`);
   const median = (key: keyof (typeof rows)[number]): number => {
     const sorted = rows.slice(3).map((r) => r[key]).sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)] ?? NaN;
   };
-  console.log(`edits 3…${rows.length - 1}, median: ${median('total').toFixed(1)} (scan ${median('scan').toFixed(1)}, dedupe ${median('dedupe').toFixed(1)}, translate ${median('translate').toFixed(1)}, status ${median('status').toFixed(1)}; wall to post ${median('wall').toFixed(1)})`);
+  console.log(`edits 3…${rows.length - 1}, median: ${median('total').toFixed(1)} (scan ${median('scan').toFixed(1)}, dedupe ${median('dedupe').toFixed(1)}, translate ${median('translate').toFixed(1)}, status ${median('status').toFixed(1)}; wall to post ${median('wall').toFixed(1)}; GC ${median('gc').toFixed(1)})`);
   if (values.windows !== undefined) writeFileSync(join(values.windows, 'edits.json'), JSON.stringify(windows));
   console.log(`in order (CPU-ms): ${rows.map((r) => r.total.toFixed(0)).join(' ')}`);
 } finally {

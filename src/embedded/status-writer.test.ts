@@ -112,4 +112,31 @@ describe('StatusWriter', () => {
     assert.equal(timeOf('c'), '2026-01-01T00:03:00.000Z');
     assert.equal(timeOf('b'), '2026-01-01T00:00:00.000Z');
   });
+
+  it('writes a copy of the conditions and of what leads to them: the input is unchanged, the rest is shared', () => {
+    const writer = new StatusWriter(capturingLogger().logger, () => new Date('2026-01-01T00:00:00Z'));
+    const addresses = [{ type: 'IPAddress', value: '10.0.0.1' }];
+    const gateway: ObjectStatus = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'default' },
+      status: {
+        addresses,
+        conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '' }],
+        listeners: [
+          { name: 'http', attachedRoutes: 1, supportedKinds: [{ kind: 'HTTPRoute' }], conditions: [{ type: 'Programmed', status: 'True', reason: 'Programmed', message: '' }] },
+          { name: 'https', attachedRoutes: 0, supportedKinds: [], conditions: [{ type: 'Programmed', status: 'False', reason: 'Invalid', message: 'no cert' }] },
+        ],
+      },
+    };
+    const before = structuredClone(gateway);
+    writer.update([gateway]);
+    const stamp = (condition: Record<string, unknown>) => ({ ...condition, lastTransitionTime: '2026-01-01T00:00:00.000Z' });
+    const expected = structuredClone(before);
+    expected.status.conditions = (expected.status.conditions as Record<string, unknown>[]).map(stamp);
+    for (const listener of expected.status.listeners as { conditions: Record<string, unknown>[] }[]) listener.conditions = listener.conditions.map(stamp);
+    assert.deepEqual(writer.current()[0], expected);
+    assert.deepEqual(gateway, before, 'the input is not changed');
+    assert.equal(writer.current()[0]?.status.addresses, addresses, 'a part without conditions is shared');
+  });
 });
