@@ -121,6 +121,20 @@ describe('sliceForGateways', () => {
     const related = { ...base, backends: { ...base.backends, 'backend/a/authz': backend('backend/a/authz', { endpoints: [{ host: '10.0.0.2', port: 80 }] }) } };
     assert.notEqual(sliceForGateways(related, one).version, before);
   });
+
+  it('a route cut for one gateway set, then another, then the first again, is pruned for each (the pruning is remembered per set)', () => {
+    const config = fixture();
+    const routeJson = (gateway: GatewayRef) => sliceForGateways(config, [gateway]).resources.get(resourceId('route', 'a/r1'))?.json ?? '';
+    const one = { namespace: 'a', name: 'one' };
+    const other = { namespace: 'c', name: 'other' };
+    const first = routeJson(one);
+    assert.doesNotMatch(first, /c-secret-hash/);
+    assert.match(routeJson(other), /c-secret-hash/);
+    assert.doesNotMatch(routeJson(other), /a\/one\/http/);
+    const again = routeJson(one);
+    assert.equal(again, first);
+    assert.doesNotMatch(again, /c-secret-hash/);
+  });
 });
 
 describe('diffSlice', () => {

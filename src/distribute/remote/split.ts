@@ -132,11 +132,11 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
     add(resourceId('bind', bind.key), entry, { kind: 'bind', name: bind.key, version: entry.version, json: entry.json });
   }
 
+  const kept = internKept(keptListeners);
   for (const key of routeKeys) {
     const route = config.routes[key];
     if (route === undefined) continue;
-    const { value, whole } = pruneRoute(route, keptListeners);
-    const entry = serialize(value, whole, routeReferences);
+    const entry = serialize(prunedFor(route, kept), true, routeReferences);
     for (const name of entry.backendKeys) backendKeys.add(name);
     add(resourceId('route', key), entry, { kind: 'route', name: key, version: entry.version, json: entry.json });
   }
@@ -183,6 +183,38 @@ export function versionsOf(resources: ResourceSet): Map<string, string> {
   const versions = new Map<string, string>();
   for (const [id, resource] of resources) versions.set(id, resource.version);
   return versions;
+}
+
+/**
+ * Kept-listener sets by their sorted keys, so each cut for the same gateways uses the same Set
+ * object and a route's pruning for it is remembered (prunedFor). Bounded: emptied when full (a
+ * set is then made again, and the routes are pruned again once).
+ */
+const keptSets = new Map<string, ReadonlySet<string>>();
+const MAX_KEPT_SETS = 1024;
+
+function internKept(keys: ReadonlySet<string>): ReadonlySet<string> {
+  const id = [...keys].sort().join('\n');
+  const known = keptSets.get(id);
+  if (known) return known;
+  if (keptSets.size >= MAX_KEPT_SETS) keptSets.clear();
+  keptSets.set(id, keys);
+  return keys;
+}
+
+/**
+ * A route as the proxy of `kept` listeners gets it, by route object and kept set: an unchanged
+ * route of a slice is not walked again per cut (1,000s of routes per proxy per edit), and its
+ * pruned copy stays one object, so its serialization is cached like a whole route's.
+ */
+const pruned = new WeakMap<Route, { readonly kept: ReadonlySet<string>; readonly value: Route }>();
+
+function prunedFor(route: Route, kept: ReadonlySet<string>): Route {
+  const known = pruned.get(route);
+  if (known?.kept === kept) return known.value;
+  const { value } = pruneRoute(route, kept);
+  pruned.set(route, { kept, value });
+  return value;
 }
 
 /** A route's per-listener policies, without the entries of listeners this proxy does not serve. */
