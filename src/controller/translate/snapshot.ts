@@ -58,7 +58,7 @@ export function sortedByAge(objects: readonly KubeObject[]): KubeObject[] {
  * guarantees one object per namespace/name (its objects are keyed); translate() uses no cache.
  */
 export class RouteOrderCache {
-  #kept: { input: readonly KubeObject[]; output: KubeObject[]; at: Map<KubeObject, number> | undefined } | undefined;
+  #kept: { input: readonly KubeObject[]; output: KubeObject[] } | undefined;
 
   clear(): void {
     this.#kept = undefined;
@@ -73,25 +73,42 @@ export class RouteOrderCache {
         const now = input[i] as KubeObject;
         const was = kept.input[i] as KubeObject;
         if (now === was) continue;
-        const j = creationOf(now) === creationOf(was) && namespacedName(now) === namespacedName(was) ? (kept.at ??= new Map(kept.output.map((o, n) => [o, n]))).get(was) : undefined;
-        if (j === undefined) {
+        // Same creation time and namespace/name: the same place in the order, found by bisection
+        // (no index of 10k objects to build on the first edit or to keep up on every one).
+        const created = creationOf(now);
+        const name = namespacedName(now);
+        const j = created === creationOf(was) && name === namespacedName(was) ? placeOf(output ?? kept.output, created, name) : -1;
+        if (j < 0 || (output ?? kept.output)[j] !== was) {
           same = false;
         } else {
           (output ??= kept.output.slice())[j] = now;
-          kept.at?.delete(was);
-          kept.at?.set(now, j);
         }
       }
       if (same) {
         // The snapshot's list is read only; a copy keeps the kept one safe from any caller.
-        this.#kept = { input, output: output ?? kept.output, at: kept.at };
+        this.#kept = { input, output: output ?? kept.output };
         return (output ?? kept.output).slice();
       }
     }
     const output = sortedByAge(input);
-    this.#kept = { input, output, at: undefined };
+    this.#kept = { input, output };
     return output.slice();
   }
+}
+
+/** Where an object of this creation time and namespace/name sits in `sorted` (byAgeThenName order), or -1. */
+function placeOf(sorted: readonly KubeObject[], created: string, name: string): number {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const at = sorted[mid] as KubeObject;
+    const order = compareStrings(creationOf(at), created) || compareStrings(namespacedName(at), name);
+    if (order === 0) return mid;
+    if (order < 0) low = mid + 1;
+    else high = mid - 1;
+  }
+  return -1;
 }
 
 function sortedByName(objects: readonly KubeObject[]): KubeObject[] {
