@@ -31,10 +31,12 @@ export class BindsMemo {
 function sameAttachments(a: readonly TaggedAttachment[], b: readonly TaggedAttachment[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
-    const [x, y] = [a[i] as TaggedAttachment, b[i] as TaggedAttachment];
+    const x = a[i] as TaggedAttachment;
+    const y = b[i] as TaggedAttachment;
     if (x === y) continue;
     if (x.routeKey !== y.routeKey || x.attachment.listener.key !== y.attachment.listener.key) return false;
-    const [hx, hy] = [x.attachment.hostnames, y.attachment.hostnames];
+    const hx = x.attachment.hostnames;
+    const hy = y.attachment.hostnames;
     if (hx.length !== hy.length) return false;
     for (let j = 0; j < hx.length; j++) if (hx[j] !== hy[j]) return false;
   }

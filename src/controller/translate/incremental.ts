@@ -100,7 +100,8 @@ export class IncrementalTranslator {
     if (given === undefined || given.length !== objects.length) return undefined;
     const upserted: KubeObject[] = [];
     for (let i = 0; i < objects.length; i++) {
-      const [now, was] = [objects[i] as KubeObject, given[i] as KubeObject];
+      const now = objects[i] as KubeObject;
+      const was = given[i] as KubeObject;
       if (now === was) continue;
       const key = objectKeyOf(now);
       if (key === undefined || key !== objectKeyOf(was)) return undefined;
@@ -249,7 +250,8 @@ class StatusLog {
 function inPlace(previous: readonly ObjectStatus[], statuses: readonly ObjectStatus[]): RecordChanges<ObjectStatus> | undefined {
   const set: Record<string, ObjectStatus> = {};
   for (let i = 0; i < statuses.length; i++) {
-    const [was, now] = [previous[i] as ObjectStatus, statuses[i] as ObjectStatus];
+    const was = previous[i] as ObjectStatus;
+    const now = statuses[i] as ObjectStatus;
     if (was === now) continue;
     const id = statusId(now);
     if (id !== statusId(was)) return undefined;

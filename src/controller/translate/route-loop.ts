@@ -142,7 +142,8 @@ export class RouteLoopMemo {
     const pairs: { was: RouteEntry; now: RouteEntry }[] = [];
     for (let n = 0; n < changed.length; n++) {
       const i = changed[n] as number;
-      const [now, object] = [fresh[n] as RouteEntry, httpRoutes[i] as KubeObject];
+      const now = fresh[n] as RouteEntry;
+      const object = httpRoutes[i] as KubeObject;
       if (now.result.status) {
         out.routeStatuses[kept.statusAt[i] as number] = now.result.status;
         out.ourRoutes.set(now.ourKey as string, object);
@@ -181,7 +182,8 @@ export class RouteLoopMemo {
 /** Whether `now` can take `was`'s place in the kept outputs as it is. */
 function samePlace(was: RouteEntry, now: RouteEntry): boolean {
   if ((was.result.status === undefined) !== (now.result.status === undefined) || was.ourKey !== now.ourKey) return false;
-  const [a, b] = [was.result.route, now.result.route];
+  const a = was.result.route;
+  const b = now.result.route;
   if ((a === undefined) !== (b === undefined) || (a && b && a.key !== b.key)) return false;
   if (was.attachments.length !== now.attachments.length || was.backends.length !== now.backends.length) return false;
   // Listeners: none then some (or the reverse) changes the routeListeners map's order.

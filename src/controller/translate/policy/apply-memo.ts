@@ -146,7 +146,8 @@ export class ApplyMemo {
         const route = routes.get(key) as Route;
         const result = this.apply(route, listenersOf(key), places, tracker);
         all.out.set(key, result);
-        const [before, calls] = [all.callers.get(key), this.#results.get(route)?.calls ?? NO_CALLS];
+        const before = all.callers.get(key);
+        const calls = this.#results.get(route)?.calls ?? NO_CALLS;
         if (calls === before) continue;
         // One made anew may change the outcomes of the policies either the old or the new calls name.
         for (const call of before ?? NO_CALLS) if (call[1] !== undefined) policies.add(call[1].policy);

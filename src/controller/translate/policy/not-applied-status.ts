@@ -120,7 +120,8 @@ function sameListeners(a: readonly ListenerRef[], b: readonly ListenerRef[]): bo
   if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
-    const [x, y] = [a[i] as ListenerRef, b[i] as ListenerRef];
+    const x = a[i] as ListenerRef;
+    const y = b[i] as ListenerRef;
     if (x.key !== y.key || x.gateway.namespace !== y.gateway.namespace || x.gateway.name !== y.gateway.name) return false;
   }
   return true;

@@ -103,7 +103,8 @@ export class PolicyPassMemo {
     const changed = new Set<PolicyModel>();
     let sameModels = true;
     for (let i = 0; i < models.length; i++) {
-      const [model, was] = [models[i] as PolicyModel, last.models[i] as PolicyModel];
+      const model = models[i] as PolicyModel;
+      const was = last.models[i] as PolicyModel;
       if (model.object !== was.object || targets[i] !== last.targets[i]) changed.add(model);
       sameModels &&= model === was;
     }
@@ -140,7 +141,8 @@ export class PolicyPassMemo {
       for (const id of changedRoutes) for (const i of last.byRoute.get(id) ?? []) again.add(i);
       let fits = true;
       for (let i = 0; i < objects.length; i++) {
-        const [now, was] = [objects[i] as KubeObject, last.objects[i] as KubeObject];
+        const now = objects[i] as KubeObject;
+        const was = last.objects[i] as KubeObject;
         if (now === was) continue;
         if (namespaceOf(now) !== namespaceOf(was)) {
           fits = false;

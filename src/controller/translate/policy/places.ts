@@ -81,7 +81,8 @@ export class AttachmentIndex {
 function sameAttachments(a: readonly PointAttachment[], b: readonly PointAttachment[] | undefined): boolean {
   if (b === undefined || a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
-    const [x, y] = [a[i] as PointAttachment, b[i] as PointAttachment];
+    const x = a[i] as PointAttachment;
+    const y = b[i] as PointAttachment;
     if (x.policy.object !== y.policy.object || x.targetIndex !== y.targetIndex || x.level !== y.level || x.sections.join(',') !== y.sections.join(',')) return false;
   }
   return true;
