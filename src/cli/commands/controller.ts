@@ -83,7 +83,7 @@ export async function startController(options: ControllerOptions, overrides: Con
   // Gateways' Programmed condition follows what their proxies acknowledged or refused.
   const feedback = new ProxyFeedback(() => statusWriter.refresh());
   const statusWriter = new KubeStatusWriter({
-    client, logger: moduleLogger(logger, 'status'), controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), overlay: (statuses) => provisioner.overlayStatus(feedback.overlay(statuses)),
+    client, logger: moduleLogger(logger, 'status'), controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), replaced: source.trackReplaced(), overlay: (statuses) => provisioner.overlayStatus(feedback.overlay(statuses)),
   });
   // Each Gateway's MCP session-key Secret (leader only; never replaced once it exists).
   const provisionLogger = moduleLogger(logger, 'provision');

@@ -59,7 +59,15 @@ export const DEFAULT_MAX_OBJECTS = 250_000;
 interface Accepted {
   readonly object: KubeObject;
   readonly print: string | undefined;
+  /**
+   * What the informer's cache holds for it, which observed() hands the status writer: `object`,
+   * or the echo of a status write when adoptEcho could not put `object` back in its place.
+   */
+  observed: KubeObject;
 }
+
+/** Bound of the replaced-objects log (takeReplaced()): past it the reader is told to look at everything. */
+export const MAX_REPLACED_LOG = 50_000;
 
 interface KindState {
   readonly kind: WatchedKind;
@@ -117,6 +125,11 @@ export class KubeSource implements ObjectSource {
   /** The next snapshot cannot name a delta (the first one; a Namespace changed under selectors). */
   #deltaLost = true;
   #allListed: (() => void) | undefined;
+  /**
+   * Per trackReplaced() reader: the objects observed() stopped returning or that changed in place
+   * since it last read; undefined once it overflowed MAX_REPLACED_LOG (it looks at everything).
+   */
+  readonly #replacedLogs = new Set<{ objects: KubeObject[] | undefined }>();
 
   constructor(options: KubeSourceOptions) {
     this.#options = options;
@@ -154,6 +167,32 @@ export class KubeSource implements ObjectSource {
     }
   }
 
+  /**
+   * A reader of the objects observed() returned before and no longer returns as they were
+   * (replaced, deleted, or changed in place by a status echo): each call answers those since the
+   * previous call (the first: since trackReplaced()). undefined when more than MAX_REPLACED_LOG
+   * piled up between two calls: the reader must treat every object as changed. The status writer
+   * reads it so a flush compares only the statuses whose cluster copy moved.
+   */
+  trackReplaced(): () => readonly KubeObject[] | undefined {
+    const log: { objects: KubeObject[] | undefined } = { objects: [] };
+    this.#replacedLogs.add(log);
+    return () => {
+      const objects = log.objects;
+      log.objects = [];
+      return objects;
+    };
+  }
+
+  #noteReplaced(object: KubeObject): void {
+    for (const log of this.#replacedLogs) {
+      if (log.objects === undefined) continue;
+      // Past the bound the log is dropped, not kept growing for a reader that stopped reading.
+      if (log.objects.length >= MAX_REPLACED_LOG) log.objects = undefined;
+      else log.objects.push(object);
+    }
+  }
+
   /** The object as last seen in the cluster (status included), for the status writer. */
   observed(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined {
     // Two map look-ups, no search or string building: the status writer asks once per status per flush (11k).
@@ -187,8 +226,10 @@ export class KubeSource implements ObjectSource {
     const index = this.#states.length;
     const accept = (object: KubeObject, print: string | undefined): void => {
       const key = acceptedKey(object);
-      this.#remember(index, key, state.accepted.get(key)?.object);
-      state.accepted.set(key, { object, print });
+      const previous = state.accepted.get(key);
+      this.#remember(index, key, previous?.object);
+      if (previous && kind.hasStatus) this.#noteReplaced(previous.observed);
+      state.accepted.set(key, { object, print, observed: object });
       this.#changed();
     };
     informer.on('add', (object) => {
@@ -203,7 +244,9 @@ export class KubeSource implements ObjectSource {
       const print = kind.hasStatus ? fingerprint(object) : undefined;
       const held = print === undefined ? undefined : state.accepted.get(acceptedKey(object));
       if (held && held.print === print) {
-        adoptEcho(informer, held.object, object as KubeObject);
+        // Changed in place (adopted), or replaced by the echo in the cache: either way not what the writer compared.
+        this.#noteReplaced(held.observed);
+        held.observed = adoptEcho(informer, held.object, object as KubeObject) ? held.object : object as KubeObject;
         return;
       }
       accept(object as KubeObject, print);
@@ -212,6 +255,7 @@ export class KubeSource implements ObjectSource {
       const key = acceptedKey(object);
       const gone = state.accepted.get(key);
       if (!gone) return;
+      if (kind.hasStatus) this.#noteReplaced(gone.observed);
       this.#remember(index, key, gone.object);
       state.accepted.delete(key);
       this.#changed();
@@ -362,15 +406,16 @@ export class KubeSource implements ObjectSource {
  * name → object); a client-node that stores it otherwise leaves the echo in place (held twice,
  * as before: memory only — observed() reads the cache either way).
  */
-function adoptEcho(informer: ListWatch<KubernetesObject>, accepted: KubeObject, echo: KubeObject): void {
+function adoptEcho(informer: ListWatch<KubernetesObject>, accepted: KubeObject, echo: KubeObject): boolean {
   const cache = (informer as unknown as { objects?: unknown }).objects;
-  if (!(cache instanceof Map)) return;
+  if (!(cache instanceof Map)) return false;
   const names: unknown = cache.get(echo.metadata.namespace ?? '');
-  if (!(names instanceof Map) || names.get(echo.metadata.name) !== echo) return;
+  if (!(names instanceof Map) || names.get(echo.metadata.name) !== echo) return false;
   accepted.metadata = echo.metadata;
   if (echo.status === undefined) delete accepted.status;
   else accepted.status = echo.status;
   names.set(echo.metadata.name, accepted);
+  return true;
 }
 
 /** Unique within one kind (the informer's own keying). */

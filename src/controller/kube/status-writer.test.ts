@@ -27,13 +27,16 @@ async function until(check: () => boolean, what: string, timeoutMs = 5000): Prom
 type Parent = { controllerName: string; conditions: { type: string; status: string; lastTransitionTime: string }[] };
 const parentsOf = (server: FakeApiServer, name: string): Parent[] => ((server.get(GW, 'HTTPRoute', name, 'apps')?.status as { parents?: Parent[] } | undefined)?.parents ?? []);
 
-describe('KubeStatusWriter against the fake API server', () => {
+// Every row twice: with the source's replaced-copies log (what the controller wires: a flush
+// looks up only statuses whose copy moved) and without it (every status's copy looked up).
+for (const tracked of [true, false]) describe(`KubeStatusWriter against the fake API server (${tracked ? 'told which cluster copies were replaced' : 'looking up every copy'})`, () => {
   let server: FakeApiServer;
   let source: KubeSource;
   let client: KubeClient;
   const writer = (options: { leader?: () => boolean; now?: () => Date } = {}): KubeStatusWriter => new KubeStatusWriter({
     client, logger: silentLogger, controllerName: OURS, retryDelayMs: 20,
     observed: (...args) => source.observed(...args), isLeader: options.leader ?? (() => true), ...(options.now ? { now: options.now } : {}),
+    ...(tracked ? { replaced: source.trackReplaced() } : {}),
   });
 
   before(async () => {
@@ -202,5 +205,25 @@ describe('KubeStatusWriter against the fake API server', () => {
     assert.equal(w.comparisons, compared + 1, 'the same status object, the same copy, but a new resourceVersion: compared');
     // What was written is not remembered once the cluster agreed: the status is the controller's, written again.
     await until(() => parentsOf(server, 'clobbered').length === 1, 'our status written again');
+  });
+
+  it('a cluster copy replaced (another party changed the spec and cleared our status) is compared again and written again', async () => {
+    server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'respecced', namespace: 'apps' }, spec: { hostnames: ['respecced.example'] } });
+    await until(() => source.observed(GW, 'HTTPRoute', 'respecced', 'apps') !== undefined, 'the route in the cache');
+    const w = writer();
+    w.update([routeStatus('respecced', 'True')]);
+    await w.flushed();
+    await until(() => parentsOf(server, 'respecced').length === 1, 'our status written');
+    await until(() => source.observed(GW, 'HTTPRoute', 'respecced', 'apps')?.status !== undefined, 'the echo');
+    w.refresh();
+    await w.flushed();
+    const compared = w.comparisons;
+    const copy = source.observed(GW, 'HTTPRoute', 'respecced', 'apps');
+    server.put({ ...server.get(GW, 'HTTPRoute', 'respecced', 'apps')!, spec: { hostnames: ['other.example'] }, status: { parents: [] } });
+    await until(() => source.observed(GW, 'HTTPRoute', 'respecced', 'apps') !== copy, 'the new copy in the cache');
+    w.refresh();
+    await w.flushed();
+    assert.equal(w.comparisons, compared + 1, 'the same status object, a new cluster copy: compared');
+    await until(() => parentsOf(server, 'respecced').length === 1, 'our status written again');
   });
 });
