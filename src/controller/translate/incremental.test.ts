@@ -233,6 +233,8 @@ describe('IncrementalTranslator: an update equals a full translation of the same
         const changed = Object.keys(next.config.routes).filter((k) => JSON.stringify(previous.config.routes[k]) !== JSON.stringify(next.config.routes[k])).sort();
         assert.deepEqual(Object.keys(next.changes.routes.set).sort(), changed);
         assert.deepEqual([...next.changes.routes.removed].sort(), Object.keys(previous.config.routes).filter((k) => !Object.hasOwn(next.config.routes, k)).sort());
+        // Every other route is the previous result's object (the receiver keeps its own by identity).
+        for (const key of Object.keys(next.config.routes)) if (!Object.hasOwn(next.changes.routes.set, key)) assert.equal(next.config.routes[key], previous.config.routes[key], `route ${key} kept its identity`);
         previous = next;
       }
     }), { numRuns: 60 });

@@ -51,7 +51,8 @@ export class IncrementalTranslator {
   #unkeyed: KubeObject[] = [];
   /** The list the last replace() was given when its objects were held by key (a copy: the caller may change its own). */
   #given: readonly KubeObject[] | undefined;
-  #previous: { binds: ConfigBody['binds']; routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; routeCount: number } | undefined;
+  /** The previous result's records; its route keys in order and the routes at those positions (as in its record). */
+  #previous: { binds: ConfigBody['binds']; routes: Readonly<Record<string, Route>>; backends: Readonly<Record<string, Backend>>; routeCount: number; routeKeys: readonly string[]; routeValues: readonly Route[] } | undefined;
   readonly #statuses = new StatusLog();
   readonly #version = new VersionParts();
   readonly #routes = new RouteMemo();
@@ -147,10 +148,12 @@ export class IncrementalTranslator {
   }
 
   #translate(): IncrementalResult {
-    const objects = this.#unkeyed.length === 0 ? [...this.#objects.values()] : [...this.#objects.values(), ...this.#unkeyed];
-    const { body, statuses, ledger, routeKeys } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, index: this.#index, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder, scrubbed: this.#scrubbed } : undefined);
+    // The list replace() was given holds the held objects in the held map's order (diffObjects
+    // builds the map in list order; #inPlace keeps every key at its place): no walk of the map.
+    const objects = this.#unkeyed.length === 0 ? (this.#given ?? [...this.#objects.values()]) : [...this.#objects.values(), ...this.#unkeyed];
+    const { body, statuses, ledger, routeKeys, routeValues } = translateBody(objects, this.#options, this.#unkeyed.length === 0 ? { routes: this.#routes, policies: this.#applied, pass: this.#pass, routeOrder: this.#routeOrder, index: this.#index, binds: this.#binds, loop: this.#loop, statusOrder: this.#statusOrder, scrubbed: this.#scrubbed } : undefined);
     const previous = this.#previous;
-    const routes = reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount);
+    const routes = previous !== undefined && previous.routeKeys === routeKeys ? reuseInPlace(body.routes, routeKeys, routeValues, previous.routeValues) : reuse(body.routes, previous?.routes, routeKeys, previous?.routeCount, routeValues);
     const backends = reuse(body.backends, previous?.backends);
     // Binds equal to the previous ones stay the previous object: their canonical JSON is kept with it.
     const binds = previous !== undefined && sameJson(previous.binds, body.binds) ? previous.binds : body.binds;
@@ -158,7 +161,7 @@ export class IncrementalTranslator {
     // The first result (or one after resetChanges) rebuilds the version's buckets; later ones rehash those the changes touch.
     const config: ProxyConfig = { version: this.#version.version(stable, digestOf, previous === undefined ? undefined : { routes: routes.changes, backends: backends.changes }), ...stable };
     const statusSet = this.#statuses.next(statuses);
-    this.#previous = { binds, routes: config.routes, backends: config.backends, routeCount: routeKeys.length };
+    this.#previous = { binds, routes: config.routes, backends: config.backends, routeCount: routeKeys.length, routeKeys, routeValues };
     return {
       config,
       statuses,
@@ -172,19 +175,25 @@ export class IncrementalTranslator {
 
 /**
  * `record` with each entry whose content equals the previous one's replaced by the previous object.
- * `record` is the translation's own fresh record: it is changed in place (no second 10k-entry record).
+ * `record` is the translation's own fresh record: it is changed in place (no second 10k-entry record),
+ * and so is `values`, the entries at `keys`' positions, when given.
  */
-function reuse<T extends object>(record: Record<string, T>, previous: Readonly<Record<string, T>> | undefined, keys?: readonly string[], previousCount?: number): { record: Record<string, T>; changes: RecordChanges<T> } {
+function reuse<T extends object>(record: Record<string, T>, previous: Readonly<Record<string, T>> | undefined, keys?: readonly string[], previousCount?: number, values?: T[]): { record: Record<string, T>; changes: RecordChanges<T> } {
   const set: Record<string, T> = {};
   let kept = 0;
   // `keys`: the record's keys as its builder knows them, walked instead of the 10k-key record itself.
-  for (const key of keys ?? Object.keys(record)) {
+  const walked = keys ?? Object.keys(record);
+  // Indexed: a for-of allocates an iterator result per key while this runs unoptimised (the first edits).
+  for (let i = 0; i < walked.length; i++) {
+    const key = walked[i] as string;
     const value = record[key] as T;
     const before = previous?.[key];
     if (before === undefined) {
       set[key] = value;
     } else if (before === value || digestOf(before) === digestOf(value)) {
       record[key] = before;
+      // `values` (the routes at `keys`' positions) stays what the record holds: the next reuseInPlace() compares with it.
+      if (values !== undefined) values[i] = before;
       kept++;
     } else {
       set[key] = value;
@@ -194,6 +203,30 @@ function reuse<T extends object>(record: Record<string, T>, previous: Readonly<R
   // Every previous key is still here when as many were found as there were: no removal pass.
   const removed = previous === undefined || kept === (previousCount ?? countKeys(previous)) ? [] : Object.keys(previous).filter((key) => !Object.hasOwn(record, key));
   return { record, changes: { set, removed } };
+}
+
+/**
+ * reuse() when the routes have the very keys, in the same order, as the previous result's
+ * (`keys` is the same array: translateBody keeps it while the routes map keeps its keys — an edit
+ * that changes routes in place): the previous route at each position is known, so no key is
+ * looked up in either 10k-key record. `values` (the routes at `keys`' positions) is updated along
+ * with `record`, and is the next call's `previousValues`.
+ */
+function reuseInPlace(record: Record<string, Route>, keys: readonly string[], values: Route[], previousValues: readonly Route[]): { record: Record<string, Route>; changes: RecordChanges<Route> } {
+  const set: Record<string, Route> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const value = values[i] as Route;
+    const before = previousValues[i] as Route;
+    if (before === value) continue;
+    const key = keys[i] as string;
+    if (digestOf(before) === digestOf(value)) {
+      record[key] = before;
+      values[i] = before;
+    } else {
+      set[key] = value;
+    }
+  }
+  return { record, changes: { set, removed: [] } };
 }
 
 function countKeys(record: Readonly<Record<string, unknown>>): number {

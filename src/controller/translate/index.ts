@@ -1,5 +1,5 @@
 import type { KubeObject, ObjectStatus } from '../../api/gateway/object.ts';
-import type { ProxyConfig } from '../../ir/types.ts';
+import type { ProxyConfig, Route } from '../../ir/types.ts';
 import { buildBinds } from './binds.ts';
 import type { BindsMemo } from './binds-memo.ts';
 import { buildGatewayGraph } from './gateway.ts';
@@ -59,7 +59,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder; scrubbed: ScrubbedList }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[] } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder; scrubbed: ScrubbedList }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[]; routeValues: Route[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder, cache: memo.index } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -86,34 +86,46 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const statuses = memo ? memo.statusOrder.sort(unsorted) : unsorted.sort(byObject);
   const ledger = snapshot.secretLedger;
   // Messages never quote a Secret today; scrubbing them keeps it so for the ones written tomorrow.
-  return { body, statuses: ledger.scrubStatuses(statuses, memo?.scrubbed), ledger, routeKeys: ordered.keys };
+  return { body, statuses: ledger.scrubStatuses(statuses, memo?.scrubbed), ledger, routeKeys: ordered.keys, routeValues: ordered.values };
 }
 
-/** The routes as the IR's record, built once in key order, with that order's keys (incremental.ts walks them instead of the record). */
-function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<string, T>; keys: readonly string[] } {
+/**
+ * The routes as the IR's record, built once in key order, with that order's keys and the values
+ * at the same positions (incremental.ts walks these arrays instead of the 10k-key record).
+ */
+function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<string, T>; keys: readonly string[]; values: T[] } {
   // The same map as last time with as many entries (the apply memo patches its output in place, keys unchanged): its keys in order are known.
   const known = keysInOrder.get(map);
   if (known !== undefined && known.length === map.size) {
     const record: Record<string, T> = {};
+    const values = new Array<T>(known.length);
     // Indexed: a for-of here allocated an iterator result per key (this runs once per translation, rarely optimised).
-    for (let i = 0; i < known.length; i++) record[known[i] as string] = map.get(known[i] as string) as T;
-    return { record, keys: known };
+    for (let i = 0; i < known.length; i++) {
+      const key = known[i] as string;
+      const value = map.get(key) as T;
+      values[i] = value;
+      record[key] = value;
+    }
+    return { record, keys: known, values };
   }
   const keys: string[] = [];
+  let values: T[] = [];
   let record: Record<string, T> = {};
   // forEach: no [key, value] pair or iterator result per entry.
   map.forEach((value, key) => {
     keys.push(key);
+    values.push(value);
     record[key] = value;
   });
   // Built in key order already when routes were walked in key order: else sorted, and the record built again in that order.
   if (!keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) {
     keys.sort(compareStrings);
     record = {};
-    for (const key of keys) record[key] = map.get(key) as T;
+    values = keys.map((key) => map.get(key) as T);
+    for (let i = 0; i < keys.length; i++) record[keys[i] as string] = values[i] as T;
   }
   keysInOrder.set(map, keys);
-  return { record, keys };
+  return { record, keys, values };
 }
 
 /** The key order recordInKeyOrder() found per map (the incremental translator's kept output map). */
