@@ -47,7 +47,7 @@ const { values } = parseArgs({
     edits: { type: 'string', default: '30' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
-    // RSS measured again this long after ready, before the edits (what the process settles at).
+    // RSS measured again this long after ready and after the last edit (what the process settles at).
     'settle-ms': { type: 'string', default: '0' },
     phase: { type: 'string' },
   },
@@ -264,9 +264,14 @@ async function embeddedPhase(): Promise<void> {
     const afterEdits = processMemory(child.pid as number);
     if (profileDir) writeFileSync(join(profileDir, 'edits.json'), JSON.stringify(editWindows));
     const cpuAfter = processCpu(child.pid as number);
+    let settledAfterEdits = '';
+    if (settleMs > 0) {
+      await new Promise((ok) => setTimeout(ok, settleMs));
+      settledAfterEdits = `; RSS ${mib(processMemory(child.pid as number).rss)} ${settleMs} ms later`;
+    }
     console.log([
       `embedded (switchboard run --workers 1, ${files + 2} files): ready in ${readyMs.toFixed(0)} ms; RSS ${mib(afterStart.rss)} (peak ${mib(afterStart.peak)})${settled}`,
-      `route edit → served: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after ${mib(afterEdits.rss)} (peak ${mib(afterEdits.peak)})`,
+      `route edit → served: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after ${mib(afterEdits.rss)} (peak ${mib(afterEdits.peak)})${settledAfterEdits}`,
       `  each edit, in order (ms): ${latencies.map((l) => l.toFixed(0)).join(' ')}`,
       // Includes serving the 2 ms polls and the 300 ms settles: compare trees, not absolute cost.
       `gateway CPU per edit (all threads / serving thread): ${((cpuAfter.all - cpuBefore.all) / latencies.length).toFixed(0)} / ${((cpuAfter.main - cpuBefore.main) / latencies.length).toFixed(0)} ms; ready: ${(cpuBefore.all / 1000).toFixed(1)} / ${(cpuBefore.main / 1000).toFixed(1)} CPU-s`,
