@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Backend, Bind, Listener, ProxyConfig, Route } from '../../ir/types.ts';
 import { validateConfig } from '../../ir/validate.ts';
 import { assembleConfig, ResourceCache } from './assemble.ts';
-import { diffSlice, redactionsFor, resourceId, sliceForGateways, sliceVersion, versionsOf, type GatewayRef } from './split.ts';
+import { diffSlice, redactionsFor, resourceId, secretValuesOf, sliceForGateways, sliceVersion, versionsOf, type GatewayRef } from './split.ts';
 import { sumVersion, SystemVersionScheme } from './version.ts';
 
 const listener = (ns: string, gw: string, routes: string[], extra: Partial<Listener> = {}): Listener => ({
@@ -200,6 +200,23 @@ describe('redactionsFor', () => {
     const withPem = { ...config, backends: { ...config.backends, 'backend/a/two': backend('backend/a/two', { appProtocol: 'line1\nline2' }) } };
     assert.deepEqual(redactionsFor(sliceForGateways(withPem, [{ namespace: 'a', name: 'two' }]).resources, values), ['line1\nline2', 'backend/a/authz']);
     assert.deepEqual(redactionsFor(sliceForGateways(withPem, [{ namespace: 'c', name: 'other' }]).resources, values), ['c-secret-hash', 'backend/a/authz']);
+  });
+
+  it('a cut given SecretValues finds the same, remembered per value and list: a new list is looked for again', () => {
+    const config = fixture();
+    const two = [{ namespace: 'a', name: 'two' }];
+    const other = [{ namespace: 'c', name: 'other' }];
+    const first = secretValuesOf(['c-secret-hash', 'backend/a/authz']);
+    assert.equal(secretValuesOf(['c-secret-hash', 'backend/a/authz'], first), first, 'the same list: the same object');
+    for (const gateways of [two, other, two]) {
+      const slice = sliceForGateways(config, gateways, first);
+      assert.deepEqual(slice.redactions, redactionsFor(slice.resources, first.values));
+    }
+    // The same IR objects, another list: a value only the new list has is found in them.
+    const second = secretValuesOf(['a/r2/rule/0', 'c-secret-hash'], first);
+    assert.notEqual(second, first);
+    assert.deepEqual(sliceForGateways(config, two, second).redactions, ['a/r2/rule/0']);
+    assert.deepEqual(sliceForGateways(config, two).redactions, [], 'no SecretValues: nothing looked for');
   });
 });
 
