@@ -6,6 +6,8 @@ import { after, describe, it } from 'node:test';
 import { discoverYamlFiles, foldersToWatch, YamlFileListing } from './discover.ts';
 
 const settle = (): Promise<void> => new Promise((ok) => setTimeout(ok, 15));
+/** No file named by the watcher. */
+const NONE: ReadonlySet<string> = new Set();
 
 /** A folder tree: root/{a.yaml, b.yml, notes.txt, .hidden.yaml, sub/c.yaml, .git/d.yaml, dir.yaml/, link.yaml → ../outside/e.yaml, linked → ../outside/folder}. */
 function tree(): { base: string; root: string } {
@@ -49,11 +51,11 @@ describe('YamlFileListing: listed again only when a folder changed', () => {
       try {
         await settle();
         const listing = new YamlFileListing([root], 0);
-        assert.deepEqual(listing.files(), discoverYamlFiles([root]));
+        assert.deepEqual(listing.files(NONE), discoverYamlFiles([root]));
         await settle();
         row.change(root, base);
-        assert.deepEqual(listing.files(), row.expect(root));
-        assert.deepEqual(listing.files(), discoverYamlFiles([root]));
+        assert.deepEqual(listing.files(NONE), row.expect(root));
+        assert.deepEqual(listing.files(NONE), discoverYamlFiles([root]));
       } finally {
         rmSync(base, { recursive: true, force: true });
       }
@@ -70,11 +72,17 @@ describe('YamlFileListing: listed again only when a folder changed', () => {
       const files = listing.files();
       const folders = listing.folders();
       writeFileSync(join(root, 'a.yaml'), 'changed: 1\n');
-      assert.deepEqual(listing.files(), files, 'a content change is not a listing change');
+      assert.deepEqual(listing.files(new Set([join(root, 'a.yaml')])), files, 'a content change is not a listing change');
       assert.equal(listing.folders(), folders);
       writeFileSync(join(root, 'hidden-by-time.yaml'), 'a: 1\n');
       utimesSync(root, past, past);
-      assert.deepEqual(listing.files(), files);
+      assert.deepEqual(listing.files(NONE), files);
+      // The watcher names the new file: listed again whatever the folder's time says; likewise for `all`.
+      assert.ok(listing.files(new Set([join(root, 'hidden-by-time.yaml')])).includes(join(root, 'hidden-by-time.yaml')));
+      writeFileSync(join(root, 'hidden-too.yaml'), 'a: 1\n');
+      utimesSync(root, past, past);
+      assert.ok(!listing.files(NONE).includes(join(root, 'hidden-too.yaml')));
+      assert.ok(listing.files('all').includes(join(root, 'hidden-too.yaml')));
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
@@ -89,7 +97,7 @@ describe('YamlFileListing: listed again only when a folder changed', () => {
       listing.files();
       writeFileSync(join(root, 'new.yaml'), 'a: 1\n');
       utimesSync(root, now, now);
-      assert.ok(listing.files().includes(join(root, 'new.yaml')));
+      assert.ok(listing.files(NONE).includes(join(root, 'new.yaml')));
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

@@ -25,41 +25,52 @@ interface Listing {
 
 /**
  * discoverYamlFiles() and foldersToWatch() kept between scans (issue 15: a file edit re-listed 100
- * files and stat'ed each, ~1.5 ms per edit, in the scan and again for the watch): the listing is
- * taken again only when a path given or a folder listed changed since — a folder's modification
- * time changes when an entry is added, removed or renamed in it (a new subfolder changes its
- * parent's). A folder changed less than `settleMs` before the listing is not trusted to show its
- * next change (a file system with coarse timestamps could give a change made just after the
- * listing the same time): it is listed again until it has settled.
+ * files and stat'ed each, ~1.5 ms per edit, in the scan and again for the watch). Listed again when
+ *   - the caller names a file the listing does not hold, or says any file may have changed (`all`):
+ *     the watcher's events name a new file (or name none), so a file added is listed at once;
+ *   - a path given or a folder listed changed since: a folder's modification time changes when an
+ *     entry is added, removed or renamed in it (a new subfolder changes its parent's) — this
+ *     catches what the events miss (a folder watched only after the listing);
+ *   - a folder changed less than `settleMs` before the listing: a file system's timestamps are
+ *     coarse (Linux stamps with a clock of a few ms), so a change made just after the listing
+ *     could carry the same time; such a listing is taken again until the folder has settled.
  */
 export class YamlFileListing {
   readonly #paths: readonly string[];
   readonly #settleMs: number;
-  #kept: (Listing & { readonly trusted: boolean }) | undefined;
+  #kept: (Listing & { readonly trusted: boolean; readonly resolved: ReadonlySet<string> }) | undefined;
 
-  constructor(paths: readonly string[], settleMs = 2_000) {
+  constructor(paths: readonly string[], settleMs = 100) {
     this.#paths = paths;
     this.#settleMs = settleMs;
   }
 
-  /** discoverYamlFiles(paths) as of now (a copy the caller may keep). */
-  files(): string[] {
-    return this.#listing().files.slice();
+  /**
+   * discoverYamlFiles(paths) as of now (a copy the caller may keep). `touched`: the files (absolute
+   * paths) that may have changed since the previous call, or `all` (listed again).
+   */
+  files(touched: ReadonlySet<string> | 'all' = 'all'): string[] {
+    return this.#listing(touched).files.slice();
   }
 
   /** foldersToWatch(paths) as of now; the same Map object while nothing changed (read only). */
   folders(): ReadonlyMap<string, ReadonlySet<string> | 'all'> {
-    return this.#listing().folders;
+    return this.#listing(new Set()).folders;
   }
 
-  #listing(): Listing {
+  #listing(touched: ReadonlySet<string> | 'all'): Listing {
     const kept = this.#kept;
-    if (kept !== undefined && kept.trusted && sameStamps(kept.stamps)) return kept;
+    if (kept !== undefined && kept.trusted && touched !== 'all' && isSubset(touched, kept.resolved) && sameStamps(kept.stamps)) return kept;
     const listedAtMs = Date.now();
     const { newestMs, ...listing } = listYamlFiles(this.#paths);
-    this.#kept = { ...listing, trusted: newestMs < listedAtMs - this.#settleMs };
+    this.#kept = { ...listing, trusted: newestMs < listedAtMs - this.#settleMs, resolved: new Set(listing.files.map((file) => path.resolve(file))) };
     return listing;
   }
+}
+
+function isSubset(some: ReadonlySet<string>, all: ReadonlySet<string>): boolean {
+  for (const item of some) if (!all.has(item)) return false;
+  return true;
 }
 
 function sameStamps(stamps: Stamps): boolean {

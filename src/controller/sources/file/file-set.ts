@@ -59,7 +59,7 @@ export class FileSet {
    * hashing it again. New files are read whatever `touched` says; gone ones are dropped.
    */
   async scan(read: FileReader = this.#readHere, touched: ReadonlySet<string> | 'all' = 'all'): Promise<ScanResult> {
-    const files = this.#listing.files();
+    const files = this.#listing.files(touched);
     let changed = false;
     const readNow = new Set<string>();
     const seen: string[] = [];
