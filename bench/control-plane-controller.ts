@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { FakeApiServer } from '../test/kube/fake-apiserver.ts';
 import { cluster, namespaceName, route, type ClusterShape } from './control-plane-cluster.ts';
+import { threadCpu } from './proc-cpu.ts';
 import { freePort } from './targets.ts';
 
 const CONTROLLER_TOKEN = 'bench-controller-token';
@@ -144,6 +145,10 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
     const latencies: number[] = [];
     // startUs/endUs: CLOCK_MONOTONIC; the ms fields: since each child's spawn (≈ the `NNN ms:` of its --trace-gc lines).
     const editWindows: { edit: number; startUs: number; endUs: number; controllerMs: number; proxyMs: number }[] = [];
+    // CPU over the edits (each with its 300 ms settle; the proxy's includes answering the 2 ms polls):
+    // on a loaded machine it moves far less between runs than the latencies do.
+    const controllerCpuBefore = threadCpu(controller.pid as number);
+    const proxyCpuBefore = threadCpu(proxy.pid as number);
     for (let n = 0; n < edits; n++) {
       // A route of the first namespace (index ≡ 0 mod namespaces), spread over the set.
       const index = ((n * 7919 + 13) % Math.floor(counts.routes / counts.namespaces)) * counts.namespaces;
@@ -160,6 +165,9 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
       await new Promise((ok) => setTimeout(ok, 300));
     }
     if (profileDir) writeFileSync(join(profileDir, 'edits.json'), JSON.stringify(editWindows));
+    const controllerCpu = threadCpu(controller.pid as number);
+    const proxyCpu = threadCpu(proxy.pid as number);
+    const perEdit = (after: number, before: number): string => ((after - before) / latencies.length).toFixed(1);
     const controllerAfter = processMemory(controller.pid as number);
     const proxyAfter = processMemory(proxy.pid as number);
     console.log([
@@ -168,6 +176,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
       `route edit (API server PUT) → served by the proxy: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length} edits; RSS after: controller ${mib(controllerAfter.rss)} (peak ${mib(controllerAfter.peak)}), proxy ${mib(proxyAfter.rss)} (peak ${mib(proxyAfter.peak)})`,
       // In order: a slow first edit (work left over from start-up) reads differently from a slow tail.
       `  each edit, in order (ms): ${latencies.map((l) => l.toFixed(0)).join(' ')}`,
+      `CPU per edit (ms): controller all threads ${perEdit(controllerCpu.all, controllerCpuBefore.all)} / main thread ${perEdit(controllerCpu.main, controllerCpuBefore.main)}; proxy ${perEdit(proxyCpu.all, proxyCpuBefore.all)}`,
     ].join('\n'));
   } finally {
     if (proxy) await stopChild(proxy);

@@ -23,7 +23,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import type { KubeObject } from '../src/api/gateway/object.ts';
 import { cluster, infrastructure, policy, route, yamlDocuments, type ClusterShape } from './control-plane-cluster.ts';
 import { controllerPhase } from './control-plane-controller.ts';
+import { threadCpu as processCpu } from './proc-cpu.ts';
 import { freePort } from './targets.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
@@ -69,30 +70,6 @@ function mib(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 }
 
-/**
- * CPU time (user + system, ms) of a process's threads: all of them and its main thread (the one
- * that serves requests with `--workers 1`), from /proc (ticks of 10 ms: USER_HZ is 100 on Linux).
- * On a loaded machine the edit latency moves 2–3x between runs; the CPU an edit costs the gateway
- * moves much less (±15 %), so trees compare on it better.
- */
-function processCpu(pid: number): { all: number; main: number } {
-  const ticks = (stat: string): number => {
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  };
-  let all = 0;
-  let main = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const t = ticks(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-      all += t;
-      if (tid === String(pid)) main = t;
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return { all: all * 10, main: main * 10 };
-}
 
 /** VmRSS and VmHWM (peak) of a process, in bytes. */
 function processMemory(pid: number): { rss: number; peak: number } {
