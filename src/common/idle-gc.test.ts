@@ -26,6 +26,12 @@ describe('memoryReducingGc', () => {
     assert.ok(after < grown / 2, `a memory-reducing GC shrinks it: ${grown} → ${after} bytes`);
   });
 
+  it('SWITCHBOARD_IDLE_GC=0 or off turns it off', () => {
+    assert.equal(memoryReducingGc({ SWITCHBOARD_IDLE_GC: '0' }), undefined);
+    assert.equal(memoryReducingGc({ SWITCHBOARD_IDLE_GC: 'OFF' }), undefined);
+    assert.equal(typeof memoryReducingGc({ SWITCHBOARD_IDLE_GC: '1' }), 'function');
+  });
+
   it('leaves no gc in contexts created later', () => {
     memoryReducingGc();
     assert.equal(vm.runInNewContext('typeof gc'), 'undefined');

@@ -9,8 +9,11 @@ import vm from 'node:vm';
  * reduce memory (V8's own memory reducer waits for signals Node never sends). Node has no API for
  * one, so the gc function is taken from a fresh context with `--expose-gc` on for the moment it is
  * created (the flag is process-wide: it is turned off again at once, so no later context sees it).
+ * `SWITCHBOARD_IDLE_GC=0` (or `off`) turns it off.
  */
-export function memoryReducingGc(): (() => void) | undefined {
+export function memoryReducingGc(env: NodeJS.ProcessEnv = process.env): (() => void) | undefined {
+  // Off switch, to compare edit latency and CPU with and without (the threads inherit the environment).
+  if (env.SWITCHBOARD_IDLE_GC === '0' || env.SWITCHBOARD_IDLE_GC?.toLowerCase() === 'off') return undefined;
   const existing = (globalThis as { gc?: unknown }).gc;
   let gc: unknown = existing;
   if (typeof gc !== 'function') {
