@@ -35,6 +35,22 @@ describe('FileSet: a re-read file keeps the objects that did not change', () => 
     assert.notEqual(second.get('a')?.origin?.line, first.get('a')?.origin?.line, 'the origin is the new version\'s');
   });
 
+  it('objects that moved to other places in the file are still the same objects; one whose key order changed is new', async () => {
+    const set = new FileSet([dir]);
+    writeFileSync(file, route('a', '/a') + route('b', '/b') + route('c', '/c'));
+    const first = await objectsOf(set);
+    writeFileSync(file, route('c', '/c') + route('a', '/a') + route('b', '/b'));
+    const second = await objectsOf(set);
+    for (const name of ['a', 'b', 'c']) assert.equal(second.get(name)?.object, first.get(name)?.object, name);
+    // b at its place again, its keys in another order.
+    const reordered = route('b', '/b').replace('metadata: { name: b, namespace: default }', 'metadata: { namespace: default, name: b }');
+    writeFileSync(file, route('c', '/c') + route('a', '/a') + reordered);
+    const third = await objectsOf(set);
+    assert.equal(third.get('a')?.object, first.get('a')?.object);
+    assert.notEqual(third.get('b')?.object, first.get('b')?.object, 'the same data in another key order is another JSON: not the previous object');
+    assert.deepEqual(third.get('b')?.object, first.get('b')?.object);
+  });
+
   it('a broken version in between does not lose the kept objects', async () => {
     const set = new FileSet([dir]);
     writeFileSync(file, route('a', '/a') + route('b', '/b'));

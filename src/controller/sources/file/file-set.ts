@@ -140,20 +140,64 @@ export class FileSet {
  */
 function keepUnchangedObjects(parsed: ParsedFile, previous: readonly SourcedObject[]): ParsedFile {
   if (previous.length === 0 || parsed.objects.length === 0) return parsed;
-  const byJson = new Map<string, SourcedObject['object']>();
-  for (const { object } of previous) {
-    const json = jsonOf(object);
-    if (json !== undefined) byJson.set(json, object);
-  }
+  // An edit keeps the other objects at their places: each is first compared with the previous
+  // object at its place (a walk of both, no JSON); only the ones that differ there are looked up
+  // by their JSON among the previous version's (an object moved, or one edited).
+  let byJson: Map<string, SourcedObject['object']> | undefined;
   let reused = false;
-  const objects = parsed.objects.map((sourced) => {
-    const json = jsonOf(sourced.object);
-    const before = json === undefined ? undefined : byJson.get(json);
+  const objects = parsed.objects.map((sourced, i) => {
+    const atPlace = previous[i]?.object;
+    let before = atPlace !== undefined && sameData(atPlace, sourced.object) ? atPlace : undefined;
+    if (before === undefined) {
+      byJson ??= jsonIndex(previous);
+      const json = jsonOf(sourced.object);
+      before = json === undefined ? undefined : byJson.get(json);
+    }
     if (before === undefined) return sourced;
     reused = true;
     return { ...sourced, object: before };
   });
   return reused ? { ...parsed, objects } : parsed;
+}
+
+function jsonIndex(objects: readonly SourcedObject[]): Map<string, SourcedObject['object']> {
+  const byJson = new Map<string, SourcedObject['object']>();
+  for (const { object } of objects) {
+    const json = jsonOf(object);
+    if (json !== undefined) byJson.set(json, object);
+  }
+  return byJson;
+}
+
+/**
+ * Whether two parsed values are the same data: what JSON.stringify would write the same, for the
+ * plain values a YAML parse gives (objects with the same keys in the same order, arrays, strings,
+ * finite numbers, booleans, null). Anything else — a key order that differs, a non-finite number,
+ * undefined — answers false, and the caller falls back to comparing JSON.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'number' || Number.isFinite(a);
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  // A Date or any other class instance: JSON of it is its own (toJSON), not its keys.
+  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  for (let i = 0; i < keysA.length; i++) {
+    const key = keysA[i] as string;
+    if (key !== keysB[i] || !sameData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+function isPlain(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /** undefined for a value JSON cannot hold (then the object simply counts as changed). */
