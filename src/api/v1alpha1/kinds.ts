@@ -1,5 +1,5 @@
 /** The kinds of switchboard.dev/v1alpha1: their schemas and the facts the CRDs need. */
-import Type from 'typebox';
+import { Type } from '../typebox.ts';
 import type { TSchema } from 'typebox';
 import { List, MapOf, Obj, Opt, Str } from './schema/build.ts';
 import { ProxyBackendSpec, ProxyBackendStatus } from './backend/proxy-backend.ts';

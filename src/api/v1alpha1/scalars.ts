@@ -2,8 +2,7 @@
  * The common scalar types of SPEC.md ("Common scalar types"). Each is a typebox schema, so the
  * same definition gives the TypeScript type, the runtime check and the CRD's OpenAPI.
  */
-import Type from 'typebox';
-import Format from 'typebox/format';
+import { Format, Type } from '../typebox.ts';
 import { parse } from '@marcbachmann/cel-js';
 import { BYTE_SIZE_FORMAT, CEL_FORMAT, EXPECTED_KEYWORD } from './schema/keywords.ts';
 import type { NodeOptions } from './schema/build.ts';

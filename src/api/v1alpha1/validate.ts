@@ -2,10 +2,8 @@
  * Validation of our objects: apiVersion and kind, the typebox schema, then the cross-field rules.
  * Returns every issue at once and never throws.
  */
-import { Compile } from 'typebox/compile';
 import type { Validator } from 'typebox/compile';
-import Value from 'typebox/value';
-import System from 'typebox/system';
+import { Compile, System, Value } from '../typebox.ts';
 import type { TSchema } from 'typebox';
 import { API_VERSION, GROUP, KIND_SCHEMAS, PROXY_KINDS, isProxyKind } from './kinds.ts';
 import type { ProxyKind } from './kinds.ts';

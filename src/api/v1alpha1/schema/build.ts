@@ -4,7 +4,7 @@
  * (structural CRDs need one), bounded lists and maps, and cross-field rules kept on the node
  * they talk about.
  */
-import Type from 'typebox';
+import { Type } from '../../typebox.ts';
 import type { TObject, TProperties, TSchema, TUnsafe } from 'typebox';
 import { RULES_KEYWORD } from './rules.ts';
 import type { CrossFieldRule } from './rules.ts';

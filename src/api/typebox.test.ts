@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { TYPEBOX_BUNDLE, typeboxBundle } from '../../scripts/gen-typebox.ts';
+import { Compile, Format, Type } from './typebox.ts';
+
+const SRC = fileURLToPath(new URL('..', import.meta.url));
+const TRANSLATOR = fileURLToPath(new URL('../controller/translate/incremental.ts', import.meta.url));
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+describe('TypeBox from one generated file (src/api/typebox.ts)', () => {
+  it('src/api/vendor/typebox.cjs is the installed TypeBox (npm run gen:typebox)', () => {
+    assert.equal(readFileSync(TYPEBOX_BUNDLE, 'utf8'), typeboxBundle());
+  });
+
+  it('the translator loads none of the package\'s ES modules', () => {
+    // Every module URL the process loads, printed at exit.
+    const probe = `data:text/javascript,import module from 'node:module'; const urls = []; module.registerHooks({ load(url, context, next) { urls.push(url); return next(url, context); } }); process.on('exit', () => process.stdout.write(JSON.stringify(urls)));`;
+    const child = spawnSync(process.execPath, ['--import', probe, '--input-type=module', '-e', `await import(${JSON.stringify(TRANSLATOR)});`], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    const urls = JSON.parse(child.stdout) as string[];
+    assert.ok(urls.some((url) => url.endsWith('/api/typebox.ts')), 'the translator was loaded, through typebox.ts');
+    assert.deepEqual(urls.filter((url) => url.includes('/node_modules/typebox/')), []);
+  });
+
+  it('no other module of src/ imports a TypeBox value from the package (one copy of its formats and settings)', () => {
+    const valueImport = /^import\s+(?!type\b)[^;]*from\s+'typebox(\/[a-z]+)?';/m;
+    const offenders = sources(SRC).filter((file) => valueImport.test(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file));
+    assert.deepEqual(offenders, []);
+  });
+
+  it('a format registered here is the one the validators compiled here check', () => {
+    Format.Set('typebox-test-even-length', (value: string) => value.length % 2 === 0);
+    const validator = Compile(Type.String({ format: 'typebox-test-even-length' }));
+    assert.equal(validator.Check('ab'), true);
+    assert.equal(validator.Check('abc'), false);
+  });
+});
