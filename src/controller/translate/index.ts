@@ -97,35 +97,37 @@ function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<stri
   // The same map as last time with as many entries (the apply memo patches its output in place, keys unchanged): its keys in order are known.
   const known = keysInOrder.get(map);
   if (known !== undefined && known.length === map.size) {
-    const record: Record<string, T> = {};
-    const values = new Array<T>(known.length);
-    // Indexed: a for-of here allocated an iterator result per key (this runs once per translation, rarely optimised).
-    for (let i = 0; i < known.length; i++) {
-      const key = known[i] as string;
-      const value = map.get(key) as T;
-      values[i] = value;
-      record[key] = value;
-    }
-    return { record, keys: known, values };
+    // Pushed (a packed array, as the first translation's): recordOf() keeps its optimised code for both.
+    const values: T[] = [];
+    // Indexed: a for-of here allocated an iterator result per key.
+    for (let i = 0; i < known.length; i++) values.push(map.get(known[i] as string) as T);
+    return { record: recordOf(known, values), keys: known, values };
   }
-  const keys: string[] = [];
+  let keys: string[] = [];
   let values: T[] = [];
-  let record: Record<string, T> = {};
   // forEach: no [key, value] pair or iterator result per entry.
   map.forEach((value, key) => {
     keys.push(key);
     values.push(value);
-    record[key] = value;
   });
-  // Built in key order already when routes were walked in key order: else sorted, and the record built again in that order.
+  // In key order already when routes were walked in key order: else sorted.
   if (!keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) {
-    keys.sort(compareStrings);
-    record = {};
+    keys = keys.sort(compareStrings);
     values = keys.map((key) => map.get(key) as T);
-    for (let i = 0; i < keys.length; i++) record[keys[i] as string] = values[i] as T;
   }
   keysInOrder.set(map, keys);
-  return { record, keys, values };
+  return { record: recordOf(keys, values), keys, values };
+}
+
+/**
+ * A record of `keys` → `values` (same positions), built in key order. One function for the first
+ * translation and the edits after it: the first one's 10k keys get it optimised, so the first
+ * edit does not build its 10k-key record unoptimised (~10 ms instead of ~1).
+ */
+function recordOf<T>(keys: readonly string[], values: readonly T[]): Record<string, T> {
+  const record: Record<string, T> = {};
+  for (let i = 0; i < keys.length; i++) record[keys[i] as string] = values[i] as T;
+  return record;
 }
 
 /** The key order recordInKeyOrder() found per map (the incremental translator's kept output map). */
