@@ -15,7 +15,7 @@ import { bearerToken, serviceAccountOf, type Authenticator, type ProxyIdentity }
 import { ConfigDistribution, type ConfigRequest, type ConfigResponse, type Subscribe } from './gen/v1/config_pb.js';
 import { DistributionMetrics } from './server-metrics.ts';
 import { ProxySession, type SliceSource } from './session.ts';
-import { gatewayId, secretValuesOf, sliceForGateways, type GatewayRef, type ProxySlice, type SecretValues } from './split.ts';
+import { gatewayId, reuseSlice, secretValuesOf, sliceForGateways, type GatewayRef, type ProxySlice, type SecretValues } from './split.ts';
 import { createConfigListener, type ConfigListener, type ServerTls, type TransportMode } from './transport.ts';
 import { schemeFor } from './version.ts';
 import { fromWireVersions } from './wire.ts';
@@ -67,6 +67,8 @@ export class RemoteDistributor implements Distributor {
   #current: { readonly config: ProxyConfig; readonly secretValues: SecretValues; readonly gateways: ReadonlySet<string> } | undefined;
   /** Slices of the current config by gateway set: proxies of the same gateways share one. */
   #slices = new Map<string, { readonly slice: ProxySlice; readonly redactions: readonly string[]; readonly controllerVersion: string }>();
+  /** The slices of the config published before the current one: reused for gateways a change does not concern (reuseSlice). */
+  #previousSlices = new Map<string, { readonly slice: ProxySlice; readonly redactions: readonly string[]; readonly controllerVersion: string }>();
   readonly #source: SliceSource = { slice: (gateways) => this.#slice(gateways) };
 
   constructor(options: RemoteDistributorOptions) {
@@ -103,6 +105,7 @@ export class RemoteDistributor implements Distributor {
     const gateways = new Set<string>();
     for (const bind of config.binds) for (const listener of bind.listeners) gateways.add(gatewayId(listener.gateway));
     // The same object while the values stay the same: each resource is scanned for them once (split.ts).
+    this.#previousSlices = this.#slices;
     this.#current = { config, secretValues: secretValuesOf(secretValues, this.#current?.secretValues), gateways };
     this.#slices = new Map();
     for (const session of this.#sessions) session.push();
@@ -140,7 +143,8 @@ export class RemoteDistributor implements Distributor {
     const key = gateways.map(gatewayId).sort().join('\n');
     let entry = this.#slices.get(key);
     if (!entry) {
-      const slice = sliceForGateways(current.config, gateways, current.secretValues);
+      const before = this.#previousSlices.get(key)?.slice;
+      const slice = (before && reuseSlice(before, current.config, current.secretValues)) ?? sliceForGateways(current.config, gateways, current.secretValues);
       entry = { slice, redactions: slice.redactions, controllerVersion: current.config.version };
       this.#slices.set(key, entry);
     }

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import type { Backend, Bind, Listener, ProxyConfig, Route } from '../../ir/types.ts';
 import { validateConfig } from '../../ir/validate.ts';
 import { assembleConfig, ResourceCache } from './assemble.ts';
-import { diffSlice, redactionsFor, resourceId, secretValuesOf, sliceForGateways, sliceVersion, versionsOf, type GatewayRef } from './split.ts';
+import { patchConfig } from '../../ir/config-delta.ts';
+import { diffSlice, redactionsFor, resourceId, reuseSlice, secretValuesOf, sliceForGateways, sliceVersion, versionsOf, type GatewayRef } from './split.ts';
 import { sumVersion, SystemVersionScheme } from './version.ts';
 
 const listener = (ns: string, gw: string, routes: string[], extra: Partial<Listener> = {}): Listener => ({
@@ -245,5 +246,62 @@ describe('sliceForGateways: a backendKey inside free-form JSON is data, not a re
     const routes = Object.fromEntries(Object.entries(config.routes).filter(([key]) => key !== 'c/secret'));
     const binds = config.binds.map((b) => ({ ...b, listeners: b.listeners.map((l) => ({ ...l, routes: l.routes.filter((r) => r.routeKey !== 'c/secret') })) }));
     assert.deepEqual(validateConfig({ ...config, binds, routes, backends }), []);
+  });
+});
+
+describe('reuseSlice: a slice the change does not concern is kept, in O(binds + change)', () => {
+  const two = [{ namespace: 'a', name: 'two' }];
+  const other = [{ namespace: 'c', name: 'other' }];
+  type Change = (base: ProxyConfig) => ProxyConfig;
+  const patched = (base: ProxyConfig, routes: Record<string, Route>, backends: Record<string, Backend> = {}, binds: Bind[] = [...base.binds], removedRoutes: string[] = []): ProxyConfig =>
+    patchConfig(base, 'v2', binds, { set: routes, removed: removedRoutes }, { set: backends, removed: [] });
+  const rows: { name: string; gateways: GatewayRef[]; change: Change; base?: (c: ProxyConfig) => ProxyConfig; reused: boolean }[] = [
+    { name: 'a route only another gateway serves changed', gateways: two, change: (b) => patched(b, { 'c/secret': route('c/secret', 'backend/c/secret', { timeouts: { requestMs: 1 } }) }), reused: true },
+    { name: 'a route of the slice changed', gateways: two, change: (b) => patched(b, { 'a/r2': route('a/r2', 'backend/a/two', { timeouts: { requestMs: 1 } }) }), reused: false },
+    { name: 'a route of the slice removed', gateways: two, change: (b) => patched(b, {}, {}, [...b.binds], ['a/r3']), reused: false },
+    { name: 'a bind with none of its listeners changed', gateways: other, change: (b) => patched(b, {}, {}, [b.binds[0] as Bind, { ...(b.binds[1] as Bind), port: 82 }]), reused: true },
+    { name: 'a bind with one of its listeners changed', gateways: two, change: (b) => patched(b, {}, {}, [b.binds[0] as Bind, { ...(b.binds[1] as Bind), port: 82 }]), reused: false },
+    {
+      name: 'a bind that loses the slice\'s listener (to another gateway)',
+      gateways: two,
+      change: (b) => patched(b, {}, {}, [b.binds[0] as Bind, { ...(b.binds[1] as Bind), listeners: [{ ...listener('c', 'other', []), key: 'c/other/alt' }] }]),
+      reused: false,
+    },
+    { name: 'a backend the slice holds changed', gateways: two, change: (b) => patched(b, {}, { 'backend/a/two': backend('backend/a/two', { endpoints: [{ host: '10.0.0.9', port: 1 }] }) }), reused: false },
+    { name: 'a backend of another slice changed', gateways: two, change: (b) => patched(b, {}, { 'backend/c/secret': backend('backend/c/secret', { endpoints: [{ host: '10.0.0.9', port: 1 }] }) }), reused: true },
+    {
+      name: 'a route the slice\'s listener attaches, missing before, added',
+      gateways: two,
+      base: (c) => ({ ...c, routes: Object.fromEntries(Object.entries(c.routes).filter(([k]) => k !== 'a/r3')) }),
+      change: (b) => patched(b, { 'a/r3': route('a/r3', 'backend/a/two') }),
+      reused: false,
+    },
+    { name: 'a config not patched from the one cut (no delta known)', gateways: other, change: (b) => ({ ...b, version: 'v2' }), reused: false },
+  ];
+  for (const row of rows) {
+    it(`${row.reused ? 'keeps' : 'cuts again'}: ${row.name}`, () => {
+      const base = (row.base ?? ((c) => c))(fixture());
+      const previous = sliceForGateways(base, row.gateways);
+      const next = row.change(base);
+      const reused = reuseSlice(previous, next);
+      assert.equal(reused !== undefined, row.reused);
+      if (!reused) return;
+      assert.equal(reused.resources, previous.resources);
+      // Kept only when a full cut would give the same: equal resources, equal version.
+      const full = sliceForGateways(next, row.gateways);
+      assert.equal(reused.version, full.version);
+      assert.deepEqual(versionsOf(reused.resources), versionsOf(full.resources));
+      // A reused slice is reused again against the config after it.
+      assert.ok(reuseSlice(reused, patched(next, {})));
+    });
+  }
+
+  it('cuts again for another list of secret values (the redactions may differ)', () => {
+    const base = fixture();
+    const first = secretValuesOf(['c-secret-hash']);
+    const previous = sliceForGateways(base, other, first);
+    const next = patched(base, {});
+    assert.ok(reuseSlice(previous, next, first));
+    assert.equal(reuseSlice(previous, next, secretValuesOf(['backend/a/authz'], first)), undefined);
   });
 });

@@ -18,6 +18,7 @@
  */
 import { hash as digest } from 'node:crypto';
 import { backendReferences, bindReferences, routeReferences, type ReferenceVisitor } from '../../ir/references.ts';
+import { deltaFrom } from '../../ir/config-delta.ts';
 import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
 import { addTerm, sortedVersion, sumVersionText, SystemVersionScheme, versionTerm } from './version.ts';
 
@@ -139,6 +140,8 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
   const keptListeners = new Set<string>();
   const routeKeys = new Set<string>();
   const backendKeys = new Set<string>();
+  const missingRoutes = new Set<string>();
+  const missingBackends = new Set<string>();
   // The SUM version, term by term (cached per value): no sort of the slice's ids.
   let total = 0n;
   const held = secrets && secrets.values.length > 0 ? new Set<string>() : undefined;
@@ -165,7 +168,10 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
   const kept = internKept(keptListeners);
   for (const key of routeKeys) {
     const route = config.routes[key];
-    if (route === undefined) continue;
+    if (route === undefined) {
+      missingRoutes.add(key);
+      continue;
+    }
     const entry = serialize(prunedFor(route, kept), true, routeReferences);
     for (const name of entry.backendKeys) backendKeys.add(name);
     add(resourceId('route', key), entry, { kind: 'route', name: key, version: entry.version, json: entry.json });
@@ -176,6 +182,7 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
   for (let key = pending.pop(); key !== undefined; key = pending.pop()) {
     const backend: Backend | undefined = config.backends[key];
     const id = resourceId('backend', key);
+    if (backend === undefined) missingBackends.add(key);
     if (backend === undefined || resources.has(id)) continue;
     const entry = serialize(backend, true, backendReferences);
     add(id, entry, { kind: 'backend', name: key, version: entry.version, json: entry.json });
@@ -184,12 +191,54 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
 
   const version = sumVersionText(total);
   let sorted: string | undefined;
-  return {
+  const slice: ProxySlice = {
     resources,
     redactions: held && secrets ? secrets.values.filter((v) => held.has(v)) : [],
     version,
     versionIn: (scheme) => (scheme === SystemVersionScheme.SUM ? version : (sorted ??= sliceVersion(resources))),
   };
+  cuts.set(slice, { config, wanted, secrets, missingRoutes, missingBackends });
+  return slice;
+}
+
+/** What a slice was cut from, for reuseSlice(). */
+interface Cut {
+  readonly config: ProxyConfig;
+  readonly wanted: ReadonlySet<string>;
+  readonly secrets: SecretValues | undefined;
+  /** Keys the slice's binds and resources name that the config did not have: a change adding one concerns the slice. */
+  readonly missingRoutes: ReadonlySet<string>;
+  readonly missingBackends: ReadonlySet<string>;
+}
+
+const cuts = new WeakMap<ProxySlice, Cut>();
+
+/**
+ * `previous` again, as the slice of `config` for the same gateways, when the change from the
+ * config it was cut from cannot concern it: `config` was patched from that config (its delta is
+ * recorded, ir/config-delta.ts), every bind that differs has no listener of these gateways before
+ * or after, and no route or backend the change set or removed is in the slice or one it names.
+ * Then nothing of the slice's resources changed, and its version and redactions stand (for the
+ * same SecretValues). undefined otherwise: cut it again. With a proxy per gateway, an edit recuts
+ * the slices of the gateways it concerns, and looks at the others in O(binds + change).
+ */
+export function reuseSlice(previous: ProxySlice, config: ProxyConfig, secrets?: SecretValues): ProxySlice | undefined {
+  const cut = cuts.get(previous);
+  if (!cut || cut.secrets !== secrets) return undefined;
+  const delta = deltaFrom(config, cut.config);
+  if (!delta || config.binds.length !== cut.config.binds.length) return undefined;
+  const serves = (bind: Bind | undefined): boolean => bind !== undefined && bind.listeners.some((l) => cut.wanted.has(gatewayId(l.gateway)));
+  for (let i = 0; i < config.binds.length; i++) {
+    const before = cut.config.binds[i];
+    const now = config.binds[i];
+    if (now !== before && (serves(before) || serves(now))) return undefined;
+  }
+  const concerns = (kind: ResourceKind, keys: readonly string[], missing: ReadonlySet<string>): boolean => keys.some((key) => missing.has(key) || previous.resources.has(resourceId(kind, key)));
+  if (concerns('route', delta.routesSet, cut.missingRoutes) || concerns('route', delta.routesRemoved, cut.missingRoutes)) return undefined;
+  if (concerns('backend', delta.backendsSet, cut.missingBackends) || concerns('backend', delta.backendsRemoved, cut.missingBackends)) return undefined;
+  const slice: ProxySlice = { resources: previous.resources, redactions: previous.redactions, version: previous.version, versionIn: previous.versionIn };
+  cuts.set(slice, { ...cut, config });
+  return slice;
 }
 
 /** The content version of a set of resources in the SORTED scheme (version.ts). */
