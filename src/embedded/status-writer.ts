@@ -71,7 +71,8 @@ export class StatusWriter {
       const object = statuses[i] as ObjectStatus;
       // The same status object at the same place as last time (an edit: one or two of 11k are new):
       // nothing to stamp or log, and no look-up.
-      const atPlace = given[i] === object ? writtenAt[i] : undefined;
+      // In bounds first: a read past the end (the first update, a longer list) is a slow path for V8.
+      const atPlace = i < given.length && given[i] === object ? writtenAt[i] : undefined;
       if (atPlace !== undefined) {
         atPlace.seen = update;
         current[i] = atPlace.output;
