@@ -2,7 +2,7 @@
  * TypeBox's values (the type builder, compiler, value functions, format registry and settings) for
  * this API, from one generated file (src/api/vendor/typebox.cjs, scripts/gen-typebox.ts) instead of
  * the package's 683 ES modules: the translator loads them on the config thread at start-up, and
- * Node's module loader costs per module, not per byte (~165 → ~45 ms of that thread's CPU; issue
+ * Node's module loader costs per module, not per byte (~165 → ~20 ms of that thread's CPU; issue
  * 15, bench/RESULTS.md session 9). Types still come from the package (`import type … from
  * 'typebox'`): the bundle is the same version's code.
  *

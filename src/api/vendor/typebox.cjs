@@ -28,30 +28,21 @@
 'use strict';
 const modules = Object.create(null);
 const cache = Object.create(null);
-function resolve(from, specifier) {
-  const path = from.split('/');
-  path.pop();
-  for (const part of specifier.split('/')) {
-    if (part === '..') path.pop();
-    else if (part !== '.') path.push(part);
-  }
-  return path.join('/');
-}
 function load(id) {
   const cached = cache[id];
   if (cached) return cached.exports;
   if (!modules[id]) throw new Error(`typebox bundle: no module ${id}`);
   const module = { exports: {} };
   cache[id] = module;
-  modules[id](module, module.exports, (specifier) => load(resolve(id, specifier)));
+  modules[id](module, module.exports, load);
   return module.exports;
 }
-modules["compile/code.mjs"] = function (module, exports, require) {
+modules["compile/code.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Code = Code;
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const index_mjs_2 = require("../schema/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("schema/index.mjs");
 function TsIgnore() {
     return `// @ts-ignore`;
 }
@@ -97,13 +88,13 @@ function Code(...args) {
     const code = [...ImportSection(build), ...ExternalSection(build), ...FunctionSection(build), ...ExportSection(build)].join('\n');
     return { External: build.External(), Code: code };
 }
-};
-modules["compile/compile.mjs"] = function (module, exports, require) {
+});
+modules["compile/compile.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Compile = Compile;
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const validator_mjs_1 = require("./validator.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const validator_mjs_1 = require("compile/validator.mjs");
 function Compile(...args) {
     const [context, type] = index_mjs_1.Arguments.Match(args, {
         2: (context, type) => [context, type],
@@ -111,8 +102,8 @@ function Compile(...args) {
     });
     return new validator_mjs_1.Validator(context, type);
 }
-};
-modules["compile/index.mjs"] = function (module, exports, require) {
+});
+modules["compile/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -130,25 +121,25 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Validator = exports.Compile = exports.Code = void 0;
-__exportStar(require("./code.mjs"), exports);
-__exportStar(require("./compile.mjs"), exports);
-__exportStar(require("./validator.mjs"), exports);
-const code_mjs_1 = require("./code.mjs");
+__exportStar(require("compile/code.mjs"), exports);
+__exportStar(require("compile/compile.mjs"), exports);
+__exportStar(require("compile/validator.mjs"), exports);
+const code_mjs_1 = require("compile/code.mjs");
 Object.defineProperty(exports, "Code", { enumerable: true, get: function () { return code_mjs_1.Code; } });
-const compile_mjs_1 = require("./compile.mjs");
+const compile_mjs_1 = require("compile/compile.mjs");
 Object.defineProperty(exports, "Compile", { enumerable: true, get: function () { return compile_mjs_1.Compile; } });
-const validator_mjs_1 = require("./validator.mjs");
+const validator_mjs_1 = require("compile/validator.mjs");
 Object.defineProperty(exports, "Validator", { enumerable: true, get: function () { return validator_mjs_1.Validator; } });
 exports.default = compile_mjs_1.Compile;
-};
-modules["compile/validator.mjs"] = function (module, exports, require) {
+});
+modules["compile/validator.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Validator = void 0;
-const internal_mjs_1 = require("../system/settings/internal.mjs");
-const index_mjs_1 = require("../system/settings/index.mjs");
-const index_mjs_2 = require("../value/index.mjs");
-const index_mjs_3 = require("../schema/index.mjs");
+const internal_mjs_1 = require("system/settings/internal.mjs");
+const index_mjs_1 = require("system/settings/index.mjs");
+const index_mjs_2 = require("value/index.mjs");
+const index_mjs_3 = require("schema/index.mjs");
 class Validator {
     constructor(context, type) {
         this.hasCodec = (0, index_mjs_2.HasCodec)(context, type);
@@ -208,13 +199,13 @@ class Validator {
     }
 }
 exports.Validator = Validator;
-};
-modules["error/errors.mjs"] = function (module, exports, require) {
+});
+modules["error/errors.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsValidationError = IsValidationError;
 exports.IsLocalizedValidationError = IsLocalizedValidationError;
-const index_mjs_1 = require("../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsValidationError(value) {
     return index_mjs_1.Guard.IsObject(value) &&
         index_mjs_1.Guard.HasPropertyKey(value, 'keyword') &&
@@ -231,8 +222,8 @@ function IsLocalizedValidationError(value) {
         index_mjs_1.Guard.HasPropertyKey(value, 'message') &&
         index_mjs_1.Guard.IsString(value.message);
 }
-};
-modules["error/index.mjs"] = function (module, exports, require) {
+});
+modules["error/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -249,9 +240,9 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./errors.mjs"), exports);
-};
-modules["format/_registry.mjs"] = function (module, exports, require) {
+__exportStar(require("error/errors.mjs"), exports);
+});
+modules["format/_registry.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Clear = Clear;
@@ -261,27 +252,27 @@ exports.Has = Has;
 exports.Get = Get;
 exports.Test = Test;
 exports.Reset = Reset;
-const date_time_mjs_1 = require("./date_time.mjs");
-const date_mjs_1 = require("./date.mjs");
-const duration_mjs_1 = require("./duration.mjs");
-const email_mjs_1 = require("./email.mjs");
-const hostname_mjs_1 = require("./hostname.mjs");
-const idn_email_mjs_1 = require("./idn_email.mjs");
-const idn_hostname_mjs_1 = require("./idn_hostname.mjs");
-const ipv4_mjs_1 = require("./ipv4.mjs");
-const ipv6_mjs_1 = require("./ipv6.mjs");
-const iri_reference_mjs_1 = require("./iri_reference.mjs");
-const iri_mjs_1 = require("./iri.mjs");
-const json_pointer_uri_fragment_mjs_1 = require("./json_pointer_uri_fragment.mjs");
-const json_pointer_mjs_1 = require("./json_pointer.mjs");
-const regex_mjs_1 = require("./regex.mjs");
-const relative_json_pointer_mjs_1 = require("./relative_json_pointer.mjs");
-const time_mjs_1 = require("./time.mjs");
-const uri_reference_mjs_1 = require("./uri_reference.mjs");
-const uri_template_mjs_1 = require("./uri_template.mjs");
-const uri_mjs_1 = require("./uri.mjs");
-const url_mjs_1 = require("./url.mjs");
-const uuid_mjs_1 = require("./uuid.mjs");
+const date_time_mjs_1 = require("format/date_time.mjs");
+const date_mjs_1 = require("format/date.mjs");
+const duration_mjs_1 = require("format/duration.mjs");
+const email_mjs_1 = require("format/email.mjs");
+const hostname_mjs_1 = require("format/hostname.mjs");
+const idn_email_mjs_1 = require("format/idn_email.mjs");
+const idn_hostname_mjs_1 = require("format/idn_hostname.mjs");
+const ipv4_mjs_1 = require("format/ipv4.mjs");
+const ipv6_mjs_1 = require("format/ipv6.mjs");
+const iri_reference_mjs_1 = require("format/iri_reference.mjs");
+const iri_mjs_1 = require("format/iri.mjs");
+const json_pointer_uri_fragment_mjs_1 = require("format/json_pointer_uri_fragment.mjs");
+const json_pointer_mjs_1 = require("format/json_pointer.mjs");
+const regex_mjs_1 = require("format/regex.mjs");
+const relative_json_pointer_mjs_1 = require("format/relative_json_pointer.mjs");
+const time_mjs_1 = require("format/time.mjs");
+const uri_reference_mjs_1 = require("format/uri_reference.mjs");
+const uri_template_mjs_1 = require("format/uri_template.mjs");
+const uri_mjs_1 = require("format/uri.mjs");
+const url_mjs_1 = require("format/url.mjs");
+const uuid_mjs_1 = require("format/uuid.mjs");
 const formats = new Map();
 function Clear() {
     formats.clear();
@@ -326,8 +317,8 @@ function Reset() {
     formats.set('uuid', uuid_mjs_1.IsUuid);
 }
 Reset();
-};
-modules["format/date.mjs"] = function (module, exports, require) {
+});
+modules["format/date.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDate = IsDate;
@@ -345,13 +336,13 @@ function IsDate(value) {
     const day = +matches[3];
     return month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && IsLeapYear(year) ? 29 : DAYS[month]);
 }
-};
-modules["format/date_time.mjs"] = function (module, exports, require) {
+});
+modules["format/date_time.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDateTime = IsDateTime;
-const date_mjs_1 = require("./date.mjs");
-const time_mjs_1 = require("./time.mjs");
+const date_mjs_1 = require("format/date.mjs");
+const time_mjs_1 = require("format/time.mjs");
 const DATE_TIME_SUFFIX = /^(?:\[!?(?:(?!\.{1,2}[/\]])[A-Za-z._][A-Za-z._0-9+-]{0,13}(?:\/(?!\.{1,2}[/\]])[A-Za-z._][A-Za-z._0-9+-]{0,13})*|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\](?:\[!?[a-z_][a-z_0-9-]*=[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\])*|(?:\[!?[a-z_][a-z_0-9-]*=[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\])*)$/;
 function IsDateTime(value) {
     const index = value.indexOf('[');
@@ -361,8 +352,8 @@ function IsDateTime(value) {
     const split = datetime.split(/T/i);
     return split.length === 2 && (0, date_mjs_1.IsDate)(split[0]) && (0, time_mjs_1.IsTime)(split[1]);
 }
-};
-modules["format/duration.mjs"] = function (module, exports, require) {
+});
+modules["format/duration.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDuration = IsDuration;
@@ -370,8 +361,8 @@ const Duration = /^P((\d+Y(\d+M(\d+D)?)?|\d+M(\d+D)?|\d+D)(T(\d+H(\d+M(\d+S)?)?|
 function IsDuration(value) {
     return Duration.test(value);
 }
-};
-modules["format/email.mjs"] = function (module, exports, require) {
+});
+modules["format/email.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsEmail = IsEmail;
@@ -379,8 +370,8 @@ const Email = /^(?:[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+
 function IsEmail(value) {
     return Email.test(value);
 }
-};
-modules["format/format.mjs"] = function (module, exports, require) {
+});
+modules["format/format.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -398,60 +389,60 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUuid = exports.IsUrl = exports.IsUri = exports.IsUriTemplate = exports.IsUriReference = exports.IsTime = exports.IsRelativeJsonPointer = exports.IsRegex = exports.IsJsonPointer = exports.IsJsonPointerUriFragment = exports.IsIri = exports.IsIriReference = exports.IsIPv6 = exports.IsIPv4 = exports.IsIdnHostname = exports.IsIdnEmail = exports.IsHostname = exports.IsEmail = exports.IsDuration = exports.IsDate = exports.IsDateTime = void 0;
-__exportStar(require("./_registry.mjs"), exports);
-var date_time_mjs_1 = require("./date_time.mjs");
+__exportStar(require("format/_registry.mjs"), exports);
+var date_time_mjs_1 = require("format/date_time.mjs");
 Object.defineProperty(exports, "IsDateTime", { enumerable: true, get: function () { return date_time_mjs_1.IsDateTime; } });
-var date_mjs_1 = require("./date.mjs");
+var date_mjs_1 = require("format/date.mjs");
 Object.defineProperty(exports, "IsDate", { enumerable: true, get: function () { return date_mjs_1.IsDate; } });
-var duration_mjs_1 = require("./duration.mjs");
+var duration_mjs_1 = require("format/duration.mjs");
 Object.defineProperty(exports, "IsDuration", { enumerable: true, get: function () { return duration_mjs_1.IsDuration; } });
-var email_mjs_1 = require("./email.mjs");
+var email_mjs_1 = require("format/email.mjs");
 Object.defineProperty(exports, "IsEmail", { enumerable: true, get: function () { return email_mjs_1.IsEmail; } });
-var hostname_mjs_1 = require("./hostname.mjs");
+var hostname_mjs_1 = require("format/hostname.mjs");
 Object.defineProperty(exports, "IsHostname", { enumerable: true, get: function () { return hostname_mjs_1.IsHostname; } });
-var idn_email_mjs_1 = require("./idn_email.mjs");
+var idn_email_mjs_1 = require("format/idn_email.mjs");
 Object.defineProperty(exports, "IsIdnEmail", { enumerable: true, get: function () { return idn_email_mjs_1.IsIdnEmail; } });
-var idn_hostname_mjs_1 = require("./idn_hostname.mjs");
+var idn_hostname_mjs_1 = require("format/idn_hostname.mjs");
 Object.defineProperty(exports, "IsIdnHostname", { enumerable: true, get: function () { return idn_hostname_mjs_1.IsIdnHostname; } });
-var ipv4_mjs_1 = require("./ipv4.mjs");
+var ipv4_mjs_1 = require("format/ipv4.mjs");
 Object.defineProperty(exports, "IsIPv4", { enumerable: true, get: function () { return ipv4_mjs_1.IsIPv4; } });
-var ipv6_mjs_1 = require("./ipv6.mjs");
+var ipv6_mjs_1 = require("format/ipv6.mjs");
 Object.defineProperty(exports, "IsIPv6", { enumerable: true, get: function () { return ipv6_mjs_1.IsIPv6; } });
-var iri_reference_mjs_1 = require("./iri_reference.mjs");
+var iri_reference_mjs_1 = require("format/iri_reference.mjs");
 Object.defineProperty(exports, "IsIriReference", { enumerable: true, get: function () { return iri_reference_mjs_1.IsIriReference; } });
-var iri_mjs_1 = require("./iri.mjs");
+var iri_mjs_1 = require("format/iri.mjs");
 Object.defineProperty(exports, "IsIri", { enumerable: true, get: function () { return iri_mjs_1.IsIri; } });
-var json_pointer_uri_fragment_mjs_1 = require("./json_pointer_uri_fragment.mjs");
+var json_pointer_uri_fragment_mjs_1 = require("format/json_pointer_uri_fragment.mjs");
 Object.defineProperty(exports, "IsJsonPointerUriFragment", { enumerable: true, get: function () { return json_pointer_uri_fragment_mjs_1.IsJsonPointerUriFragment; } });
-var json_pointer_mjs_1 = require("./json_pointer.mjs");
+var json_pointer_mjs_1 = require("format/json_pointer.mjs");
 Object.defineProperty(exports, "IsJsonPointer", { enumerable: true, get: function () { return json_pointer_mjs_1.IsJsonPointer; } });
-var regex_mjs_1 = require("./regex.mjs");
+var regex_mjs_1 = require("format/regex.mjs");
 Object.defineProperty(exports, "IsRegex", { enumerable: true, get: function () { return regex_mjs_1.IsRegex; } });
-var relative_json_pointer_mjs_1 = require("./relative_json_pointer.mjs");
+var relative_json_pointer_mjs_1 = require("format/relative_json_pointer.mjs");
 Object.defineProperty(exports, "IsRelativeJsonPointer", { enumerable: true, get: function () { return relative_json_pointer_mjs_1.IsRelativeJsonPointer; } });
-var time_mjs_1 = require("./time.mjs");
+var time_mjs_1 = require("format/time.mjs");
 Object.defineProperty(exports, "IsTime", { enumerable: true, get: function () { return time_mjs_1.IsTime; } });
-var uri_reference_mjs_1 = require("./uri_reference.mjs");
+var uri_reference_mjs_1 = require("format/uri_reference.mjs");
 Object.defineProperty(exports, "IsUriReference", { enumerable: true, get: function () { return uri_reference_mjs_1.IsUriReference; } });
-var uri_template_mjs_1 = require("./uri_template.mjs");
+var uri_template_mjs_1 = require("format/uri_template.mjs");
 Object.defineProperty(exports, "IsUriTemplate", { enumerable: true, get: function () { return uri_template_mjs_1.IsUriTemplate; } });
-var uri_mjs_1 = require("./uri.mjs");
+var uri_mjs_1 = require("format/uri.mjs");
 Object.defineProperty(exports, "IsUri", { enumerable: true, get: function () { return uri_mjs_1.IsUri; } });
-var url_mjs_1 = require("./url.mjs");
+var url_mjs_1 = require("format/url.mjs");
 Object.defineProperty(exports, "IsUrl", { enumerable: true, get: function () { return url_mjs_1.IsUrl; } });
-var uuid_mjs_1 = require("./uuid.mjs");
+var uuid_mjs_1 = require("format/uuid.mjs");
 Object.defineProperty(exports, "IsUuid", { enumerable: true, get: function () { return uuid_mjs_1.IsUuid; } });
-};
-modules["format/hostname.mjs"] = function (module, exports, require) {
+});
+modules["format/hostname.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsHostname = IsHostname;
-const Idna = require("./idna/index.mjs");
+const Idna = require("format/idna/index.mjs");
 function IsHostname(value) {
     return Idna.IsHostname(value);
 }
-};
-modules["format/idn_email.mjs"] = function (module, exports, require) {
+});
+modules["format/idn_email.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIdnEmail = IsIdnEmail;
@@ -459,24 +450,24 @@ const IdnEmail = /^(?:[A-Za-z0-9!#$%&'*+\/=?^_`{|}~\u{0080}-\u{10FFFF}-]+(?:\.[A
 function IsIdnEmail(value) {
     return IdnEmail.test(value.normalize('NFC'));
 }
-};
-modules["format/idn_hostname.mjs"] = function (module, exports, require) {
+});
+modules["format/idn_hostname.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIdnHostname = IsIdnHostname;
-const Idna = require("./idna/index.mjs");
+const Idna = require("format/idna/index.mjs");
 function IsIdnHostname(value) {
     return Idna.IsIdnHostname(value);
 }
-};
-modules["format/idna/format/bidi.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/format/bidi.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.HasBidiChars = HasBidiChars;
 exports.HasRightToLeftCharacters = HasRightToLeftCharacters;
 exports.SatisfiesBidiRule = SatisfiesBidiRule;
-const FormatPuny = require("./puny.mjs");
-const Pattern = require("../pattern/pattern.mjs");
+const FormatPuny = require("format/idna/format/puny.mjs");
+const Pattern = require("format/idna/pattern/pattern.mjs");
 const RE_RTL_ALLOWED = /^(?:R|AL|AN|EN|ES|CS|ET|ON|BN|NSM)$/;
 const RE_LTR_ALLOWED = /^(?:L|EN|ES|CS|ET|ON|BN|NSM)$/;
 const RE_RTL_CLASSES = /^(?:R|AL|AN)$/;
@@ -533,14 +524,14 @@ function SatisfiesBidiRule(value) {
         return false;
     return true;
 }
-};
-modules["format/idna/format/puny.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/format/puny.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAcePrefixed = IsAcePrefixed;
 exports.Decode = Decode;
 exports.Encode = Encode;
-const Pattern = require("../pattern/pattern.mjs");
+const Pattern = require("format/idna/pattern/pattern.mjs");
 const PUNYCODE_BASE = 36;
 const PUNYCODE_TMIN = 1;
 const PUNYCODE_TMAX = 26;
@@ -655,13 +646,13 @@ function Encode(input) {
     }
     return result.join('');
 }
-};
-modules["format/idna/hostname.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/hostname.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsHostname = IsHostname;
-const LabelAscii = require("./label/ascii.mjs");
-const LabelPuny = require("./label/puny.mjs");
+const LabelAscii = require("format/idna/label/ascii.mjs");
+const LabelPuny = require("format/idna/label/puny.mjs");
 function IsValidLabelLength(value) {
     return value.length > 0 && value.length <= 63;
 }
@@ -676,14 +667,14 @@ function IsHostname(value) {
         return false;
     return value.split('.').every((label) => IsLabel(label));
 }
-};
-modules["format/idna/idn-hostname.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/idn-hostname.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIdnHostname = IsIdnHostname;
-const FormatBidi = require("./format/bidi.mjs");
-const LabelUnicode = require("./label/unicode.mjs");
-const LabelPuny = require("./label/puny.mjs");
+const FormatBidi = require("format/idna/format/bidi.mjs");
+const LabelUnicode = require("format/idna/label/unicode.mjs");
+const LabelPuny = require("format/idna/label/puny.mjs");
 function IsValidLabelLength(value) {
     return value.length > 0 && value.length <= 63;
 }
@@ -708,8 +699,8 @@ function IsIdnHostname(value) {
     const hasBidiChars = labels.some((label) => FormatBidi.HasBidiChars(label));
     return labels.every((label) => IsLabel(label) && (!hasBidiChars || FormatBidi.SatisfiesBidiRule(label)));
 }
-};
-modules["format/idna/index.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -726,27 +717,27 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./hostname.mjs"), exports);
-__exportStar(require("./idn-hostname.mjs"), exports);
-};
-modules["format/idna/label/ascii.mjs"] = function (module, exports, require) {
+__exportStar(require("format/idna/hostname.mjs"), exports);
+__exportStar(require("format/idna/idn-hostname.mjs"), exports);
+});
+modules["format/idna/label/ascii.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAsciiLabel = IsAsciiLabel;
-const Pattern = require("../pattern/pattern.mjs");
+const Pattern = require("format/idna/pattern/pattern.mjs");
 function IsAsciiLabel(value) {
     return (Pattern.RE_RULE_HYPHEN_PLACEMENT.test(value) &&
         Pattern.RE_RULE_NOT_RESERVED_ACE.test(value) &&
         Pattern.RE_ASCII_LDH.test(value));
 }
-};
-modules["format/idna/label/puny.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/label/puny.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsPunyLabel = IsPunyLabel;
-const FormatPuny = require("../format/puny.mjs");
-const LabelUnicode = require("./unicode.mjs");
-const Pattern = require("../pattern/pattern.mjs");
+const FormatPuny = require("format/idna/format/puny.mjs");
+const LabelUnicode = require("format/idna/label/unicode.mjs");
+const Pattern = require("format/idna/pattern/pattern.mjs");
 function IsPunyLabel(value) {
     if (!FormatPuny.IsAcePrefixed(value))
         return false;
@@ -763,14 +754,14 @@ function IsPunyLabel(value) {
         return false;
     }
 }
-};
-modules["format/idna/label/unicode.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/label/unicode.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUnicodeLabel = IsUnicodeLabel;
-const Pattern = require("../pattern/pattern.mjs");
-const FormatBidi = require("../format/bidi.mjs");
-const FormatPuny = require("../format/puny.mjs");
+const Pattern = require("format/idna/pattern/pattern.mjs");
+const FormatBidi = require("format/idna/format/bidi.mjs");
+const FormatPuny = require("format/idna/format/puny.mjs");
 function ExceedsMaxALabelLength(value) {
     return Pattern.RE_NON_ASCII.test(value) && FormatPuny.Encode(value).length + 4 > 63;
 }
@@ -832,8 +823,8 @@ function IsUnicodeLabel(value) {
         return false;
     return true;
 }
-};
-modules["format/idna/pattern/pattern.mjs"] = function (module, exports, require) {
+});
+modules["format/idna/pattern/pattern.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RE_PERMITTED_CATEGORY = exports.RE_EUROPEAN_NUMBER = exports.RE_PVALID_EXCEPTIONS = exports.RE_CONTEXTO_EXCEPTIONS = exports.RE_RFC5892_DISALLOWED = exports.RE_VIRAMA = exports.RE_SCRIPT_ARABIC_LETTER = exports.RE_SCRIPT_JAPANESE = exports.RE_SCRIPT_HEBREW = exports.RE_SCRIPT_GREEK = exports.RE_NUMBER_DECIMAL = exports.RE_LETTER = exports.RE_COMBINING_MARK = exports.RE_MARK_ENCLOSING = exports.RE_MARK_SPACING_COMBINING = exports.RE_MARK_NONSPACING = exports.RE_EUROPEAN_SEPARATOR = exports.RE_COMMON_SEPARATOR = exports.RE_EXT_ARABIC_INDIC_DIGIT = exports.RE_ARABIC_INDIC_DIGIT = exports.RE_ASCII_DIGIT = exports.RE_ZERO_WIDTH_JOINER = exports.RE_VARIATION_SELECTOR = exports.RE_REGIONAL_INDICATOR = exports.RE_HIGH_SURROGATE = exports.RE_NON_ASCII = exports.RE_ASCII = exports.RE_ASCII_LDH = exports.RE_RULE_NOT_RESERVED_ACE = exports.RE_RULE_HYPHEN_PLACEMENT = void 0;
@@ -879,8 +870,8 @@ exports.RE_PERMITTED_CATEGORY = new RegExp([
     exports.RE_CONTEXTO_EXCEPTIONS,
     exports.RE_PVALID_EXCEPTIONS
 ].map((regexp) => regexp.source).join('|'), 'u');
-};
-modules["format/index.mjs"] = function (module, exports, require) {
+});
+modules["format/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -898,12 +889,12 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Format = void 0;
-__exportStar(require("./format.mjs"), exports);
-exports.Format = require("./format.mjs");
-const Format = require("./format.mjs");
+__exportStar(require("format/format.mjs"), exports);
+exports.Format = require("format/format.mjs");
+const Format = require("format/format.mjs");
 exports.default = Format;
-};
-modules["format/ipv4.mjs"] = function (module, exports, require) {
+});
+modules["format/ipv4.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIPv4 = IsIPv4;
@@ -911,8 +902,8 @@ const IPv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1
 function IsIPv4(value) {
     return IPv4.test(value);
 }
-};
-modules["format/ipv6.mjs"] = function (module, exports, require) {
+});
+modules["format/ipv6.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIPv6 = IsIPv6;
@@ -920,8 +911,8 @@ const IPv6 = /^(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1
 function IsIPv6(value) {
     return IPv6.test(value);
 }
-};
-modules["format/iri.mjs"] = function (module, exports, require) {
+});
+modules["format/iri.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIri = IsIri;
@@ -934,8 +925,8 @@ function IsIri(value) {
         return false;
     return URL.canParse(value);
 }
-};
-modules["format/iri_reference.mjs"] = function (module, exports, require) {
+});
+modules["format/iri_reference.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIriReference = IsIriReference;
@@ -946,8 +937,8 @@ function IsIriReference(value) {
         !MalformedScheme.test(value) &&
         URL.canParse(value, 'http://example.com'));
 }
-};
-modules["format/json_pointer.mjs"] = function (module, exports, require) {
+});
+modules["format/json_pointer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsJsonPointer = IsJsonPointer;
@@ -955,8 +946,8 @@ const JsonPointer = /^(?:\/(?:[^~/]|~0|~1)*)*$/;
 function IsJsonPointer(value) {
     return JsonPointer.test(value);
 }
-};
-modules["format/json_pointer_uri_fragment.mjs"] = function (module, exports, require) {
+});
+modules["format/json_pointer_uri_fragment.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsJsonPointerUriFragment = IsJsonPointerUriFragment;
@@ -964,8 +955,8 @@ const JsonPointerUriFragment = /^#(?:\/(?:[a-z0-9_\-.!$&'()*+,;:=@]|%[0-9a-f]{2}
 function IsJsonPointerUriFragment(value) {
     return JsonPointerUriFragment.test(value);
 }
-};
-modules["format/regex.mjs"] = function (module, exports, require) {
+});
+modules["format/regex.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRegex = IsRegex;
@@ -978,8 +969,8 @@ function IsRegex(value) {
         return false;
     }
 }
-};
-modules["format/relative_json_pointer.mjs"] = function (module, exports, require) {
+});
+modules["format/relative_json_pointer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRelativeJsonPointer = IsRelativeJsonPointer;
@@ -987,8 +978,8 @@ const RelativeJsonPointer = /^(?:0|[1-9][0-9]*)(?:#|(?:\/(?:[^~/]|~0|~1)*)*)$/;
 function IsRelativeJsonPointer(value) {
     return RelativeJsonPointer.test(value);
 }
-};
-modules["format/time.mjs"] = function (module, exports, require) {
+});
+modules["format/time.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTime = IsTime;
@@ -1018,8 +1009,8 @@ function IsTime(value, strictTimeZone = true) {
     const totalUtcMin = (hr * 60 + min) - tzSign * (tzH * 60 + tzM);
     return (totalUtcMin % 1440 + 1440) % 1440 === 1439;
 }
-};
-modules["format/uri.mjs"] = function (module, exports, require) {
+});
+modules["format/uri.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUri = IsUri;
@@ -1027,8 +1018,8 @@ const Uri = /^[a-z][a-z0-9+\-.]*:(?:\/\/(?:(?:[-a-z0-9._~!$&'()*+,;=:]|%[0-9a-f]
 function IsUri(value) {
     return Uri.test(value);
 }
-};
-modules["format/uri_reference.mjs"] = function (module, exports, require) {
+});
+modules["format/uri_reference.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUriReference = IsUriReference;
@@ -1036,8 +1027,8 @@ const UriReference = /^(?:[a-z][a-z0-9+\-.]*:(?:\/\/(?:(?:[-a-z0-9._~!$&'()*+,;=
 function IsUriReference(value) {
     return UriReference.test(value);
 }
-};
-modules["format/uri_template.mjs"] = function (module, exports, require) {
+});
+modules["format/uri_template.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUriTemplate = IsUriTemplate;
@@ -1045,16 +1036,16 @@ const UriTemplate = /^(?:(?:[^\x00-\x20"<>%\\^`{|}\x7f]|%[0-9a-f]{2})|\{[+#./;?&
 function IsUriTemplate(value) {
     return UriTemplate.test(value);
 }
-};
-modules["format/url.mjs"] = function (module, exports, require) {
+});
+modules["format/url.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUrl = IsUrl;
 function IsUrl(value) {
     return URL.canParse(value);
 }
-};
-modules["format/uuid.mjs"] = function (module, exports, require) {
+});
+modules["format/uuid.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUuid = IsUuid;
@@ -1062,8 +1053,8 @@ const Uuid = /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 function IsUuid(value) {
     return Uuid.test(value);
 }
-};
-modules["guard/emit.mjs"] = function (module, exports, require) {
+});
+modules["guard/emit.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.And = And;
@@ -1111,7 +1102,7 @@ exports.Return = Return;
 exports.ReduceAnd = ReduceAnd;
 exports.ReduceOr = ReduceOr;
 exports.MultipleOf = MultipleOf;
-const G = require("./guard.mjs");
+const G = require("guard/guard.mjs");
 const identifierRegExp = /^[\p{ID_Start}_$][\p{ID_Continue}_$\u200C\u200D]*$/u;
 function IsIdentifier(value) {
     return identifierRegExp.test(value);
@@ -1254,8 +1245,8 @@ function ReduceOr(operands) {
 function MultipleOf(dividend, divisor) {
     return `Guard.IsMultipleOf(${dividend}, ${divisor})`;
 }
-};
-modules["guard/globals.mjs"] = function (module, exports, require) {
+});
+modules["guard/globals.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsBoolean = IsBoolean;
@@ -1334,8 +1325,8 @@ function IsSet(value) {
 function IsMap(value) {
     return value instanceof globalThis.Map;
 }
-};
-modules["guard/guard.mjs"] = function (module, exports, require) {
+});
+modules["guard/guard.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsArray = IsArray;
@@ -1377,8 +1368,8 @@ exports.Keys = Keys;
 exports.Symbols = Symbols;
 exports.Values = Values;
 exports.IsDeepEqual = IsDeepEqual;
-const UnicodeSegmentGuard = require("./unicode/unicode_segment.mjs");
-const UnicodeGuard = require("./unicode/unicode.mjs");
+const UnicodeSegmentGuard = require("guard/unicode/unicode_segment.mjs");
+const UnicodeGuard = require("guard/unicode/unicode.mjs");
 function IsArray(value) {
     return Array.isArray(value);
 }
@@ -1547,19 +1538,19 @@ function IsDeepEqual(left, right) {
         IsObject(left) ? DeepEqualObject(left, right) :
             IsEqual(left, right));
 }
-};
-modules["guard/index.mjs"] = function (module, exports, require) {
+});
+modules["guard/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Guard = exports.NativeGuard = exports.GlobalsGuard = exports.EmitGuard = void 0;
-exports.EmitGuard = require("./emit.mjs");
-exports.GlobalsGuard = require("./globals.mjs");
-exports.NativeGuard = require("./native.mjs");
-const Guard = require("./guard.mjs");
-exports.Guard = require("./guard.mjs");
+exports.EmitGuard = require("guard/emit.mjs");
+exports.GlobalsGuard = require("guard/globals.mjs");
+exports.NativeGuard = require("guard/native.mjs");
+const Guard = require("guard/guard.mjs");
+exports.Guard = require("guard/guard.mjs");
 exports.default = Guard;
-};
-modules["guard/native.mjs"] = function (module, exports, require) {
+});
+modules["guard/native.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsF32 = IsF32;
@@ -1572,7 +1563,7 @@ exports.IsI8 = IsI8;
 exports.IsI16 = IsI16;
 exports.IsI32 = IsI32;
 exports.IsI64 = IsI64;
-const Guard = require("./guard.mjs");
+const Guard = require("guard/guard.mjs");
 function IsF32(value) {
     return Guard.IsNumber(value) &&
         Guard.IsEqual(value, Math.fround(value));
@@ -1619,8 +1610,8 @@ function IsI64(value) {
         Guard.IsGreaterEqualThan(value, BigInt('-9223372036854775808')) &&
         Guard.IsLessEqualThan(value, BigInt('9223372036854775807'));
 }
-};
-modules["guard/unicode/unicode.mjs"] = function (module, exports, require) {
+});
+modules["guard/unicode/unicode.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CodePointCount = CodePointCount;
@@ -1641,8 +1632,8 @@ function IsMaxLength(value, maxLength) {
 function IsMinLength(value, minLength) {
     return value.length >= (minLength << 1) || (value.length >= minLength && CodePointCount(value) >= minLength);
 }
-};
-modules["guard/unicode/unicode_segment.mjs"] = function (module, exports, require) {
+});
+modules["guard/unicode/unicode_segment.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.GraphemeCount = GraphemeCount;
@@ -1758,8 +1749,8 @@ function IsMaxLength(value, maxLength) {
             return false;
     }
 }
-};
-modules["index.mjs"] = function (module, exports, require) {
+});
+modules["index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -1777,25 +1768,25 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Type = void 0;
-__exportStar(require("./type/action/index.mjs"), exports);
-__exportStar(require("./type/engine/index.mjs"), exports);
-__exportStar(require("./type/extends/index.mjs"), exports);
-__exportStar(require("./type/script/index.mjs"), exports);
-__exportStar(require("./type/types/index.mjs"), exports);
-exports.Type = require("./typebox.mjs");
-const Type = require("./typebox.mjs");
+__exportStar(require("type/action/index.mjs"), exports);
+__exportStar(require("type/engine/index.mjs"), exports);
+__exportStar(require("type/extends/index.mjs"), exports);
+__exportStar(require("type/script/index.mjs"), exports);
+__exportStar(require("type/types/index.mjs"), exports);
+exports.Type = require("typebox.mjs");
+const Type = require("typebox.mjs");
 exports.default = Type;
-};
-modules["schema/build.mjs"] = function (module, exports, require) {
+});
+modules["schema/build.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildResult = exports.EvaluateResult = void 0;
 exports.Build = Build;
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const index_mjs_2 = require("../system/environment/index.mjs");
-const index_mjs_3 = require("../system/hashing/index.mjs");
-const index_mjs_4 = require("../guard/index.mjs");
-const Engine = require("./engine/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("system/environment/index.mjs");
+const index_mjs_3 = require("system/hashing/index.mjs");
+const index_mjs_4 = require("guard/index.mjs");
+const Engine = require("schema/engine/index.mjs");
 function CreateCode(build) {
     const functions = build.Functions().join(';\n');
     const statements = build.UseUnevaluated()
@@ -1883,13 +1874,13 @@ function Build(...args) {
     const externals = Engine.GetExternal();
     return new BuildResult(context, schema, externals, functions, call, build.UseUnevaluated());
 }
-};
-modules["schema/check.mjs"] = function (module, exports, require) {
+});
+modules["schema/check.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Check = Check;
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const Engine = require("./engine/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const Engine = require("schema/engine/index.mjs");
 function Check(...args) {
     const [context, schema, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, schema, value) => [context, schema, value],
@@ -1899,16 +1890,16 @@ function Check(...args) {
     const checkContext = new Engine.CheckContext();
     return Engine.CheckSchema(stack, checkContext, schema, value);
 }
-};
-modules["schema/compile.mjs"] = function (module, exports, require) {
+});
+modules["schema/compile.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Validator = void 0;
 exports.Compile = Compile;
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const Build = require("./build.mjs");
-const errors_mjs_1 = require("./errors.mjs");
-const parse_mjs_1 = require("./parse.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const Build = require("schema/build.mjs");
+const errors_mjs_1 = require("schema/errors.mjs");
+const parse_mjs_1 = require("schema/parse.mjs");
 class Validator {
     constructor(context, schema) {
         this.evaluateResult = Build.Build(context, schema).Evaluate();
@@ -1941,15 +1932,15 @@ function Compile(...args) {
     });
     return new Validator(context, schema);
 }
-};
-modules["schema/engine/_context.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_context.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ErrorContext = exports.CheckContext = exports.BuildContext = void 0;
 exports.HasUnevaluated = HasUnevaluated;
-const index_mjs_1 = require("../../system/settings/index.mjs");
-const Schema = require("../types/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
+const index_mjs_1 = require("system/settings/index.mjs");
+const Schema = require("schema/types/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
 function HasUnevaluatedFromObject(value) {
     return (Schema.IsUnevaluatedItems(value)
         || Schema.IsUnevaluatedProperties(value)
@@ -2056,15 +2047,15 @@ class ErrorContext extends CheckContext {
     }
 }
 exports.ErrorContext = ErrorContext;
-};
-modules["schema/engine/_exact_optional.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_exact_optional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsExactOptional = IsExactOptional;
 exports.InexactOptionalBuild = InexactOptionalBuild;
 exports.InexactOptionalCheck = InexactOptionalCheck;
-const index_mjs_1 = require("../../system/settings/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
+const index_mjs_1 = require("system/settings/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
 function IsExactOptional(required, key) {
     return required.includes(key) || index_mjs_1.Settings.Get().exactOptionalPropertyTypes;
 }
@@ -2074,8 +2065,8 @@ function InexactOptionalBuild(value, key) {
 function InexactOptionalCheck(value, key) {
     return index_mjs_2.Guard.IsUndefined(value[key]);
 }
-};
-modules["schema/engine/_externals.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_externals.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CreateVariable = CreateVariable;
@@ -2096,15 +2087,15 @@ function ResetExternal() {
 function GetExternal() {
     return { ...state };
 }
-};
-modules["schema/engine/_functions.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_functions.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ResetFunctions = ResetFunctions;
 exports.GetFunctions = GetFunctions;
 exports.CreateFunction = CreateFunction;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 const index = [0];
 const names = new Map;
 const funcs = new Map();
@@ -2149,21 +2140,21 @@ function CreateFunction(stack, context, schema, value) {
     funcs.set(name, CreateFunctionExpression(stack, context, schema, name));
     return call;
 }
-};
-modules["schema/engine/_pathing.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_pathing.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EncodeFragment = EncodeFragment;
 function EncodeFragment(fragment) {
     return fragment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
-};
-modules["schema/engine/_reducer.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_reducer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Reducer = Reducer;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function Reducer(stack, context, schemas, value, check) {
     const results = index_mjs_1.EmitGuard.ConstDeclaration('results', '[]');
     const context_n = schemas.map((_schema, index) => index_mjs_1.EmitGuard.ConstDeclaration(`context_${index}`, index_mjs_1.EmitGuard.New('CheckContext', [])));
@@ -2172,15 +2163,15 @@ function Reducer(stack, context, schemas, value, check) {
     const returns = index_mjs_1.EmitGuard.Return(index_mjs_1.EmitGuard.And(check, context.Merge('results')));
     return index_mjs_1.EmitGuard.Call(index_mjs_1.EmitGuard.ArrowFunction([], index_mjs_1.EmitGuard.Statements([results, ...context_n, ...condition_n, ...checks, returns])), []);
 }
-};
-modules["schema/engine/_refine.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_refine.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildRefine = BuildRefine;
 exports.CheckRefine = CheckRefine;
 exports.ErrorRefine = ErrorRefine;
-const Externals = require("./_externals.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildRefineMultiple(_stack, _context, schema, value) {
     const external = Externals.CreateVariable(schema['~refine']);
     return index_mjs_1.EmitGuard.Every(external, index_mjs_1.EmitGuard.Constant(0), ['refinement', '_'], index_mjs_1.EmitGuard.Call(index_mjs_1.EmitGuard.Member('refinement', 'check'), [value]));
@@ -2203,24 +2194,24 @@ function ErrorRefine(_stack, context, schemaPath, instancePath, schema, value) {
             context.AddError('~refine', schemaPath, instancePath, { index, message: refinement.error(value) });
     });
 }
-};
-modules["schema/engine/_regexp.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_regexp.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnicodeRegExp = UnicodeRegExp;
 function UnicodeRegExp(pattern) {
     return new RegExp(pattern, 'u');
 }
-};
-modules["schema/engine/_stack.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_stack.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.DefaultUri = void 0;
 exports.NextUri = NextUri;
 exports.Stack = Stack;
 exports.NextStack = NextStack;
-const index_mjs_1 = require("../../guard/index.mjs");
-const Schema = require("../types/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const Schema = require("schema/types/index.mjs");
 exports.DefaultUri = 'urn:typebox:root';
 function NextUri(ref, base) {
     return (URL.canParse(ref, base)) ? new URL(ref, base) : index_mjs_1.Guard.IsEqual(base, exports.DefaultUri) ? new URL(`${base}:${ref}`) : new URL(`${base.slice(0, base.lastIndexOf(':'))}:${ref}`);
@@ -2326,8 +2317,8 @@ function NextStack(stack, schema) {
         }
         : stack;
 }
-};
-modules["schema/engine/_unique.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/_unique.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CreateUnique = CreateUnique;
@@ -2339,17 +2330,17 @@ function CreateUnique() {
 function ResetUnique() {
     index = 0;
 }
-};
-modules["schema/engine/additionalItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/additionalItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildAdditionalItems = BuildAdditionalItems;
 exports.CheckAdditionalItems = CheckAdditionalItems;
 exports.ErrorAdditionalItems = ErrorAdditionalItems;
-const Schema = require("../types/index.mjs");
-const Unique = require("./_unique.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function IsValid(schema) {
     return Schema.IsItems(schema) && index_mjs_1.Guard.IsArray(schema.items);
 }
@@ -2393,20 +2384,20 @@ function ErrorAdditionalItems(stack, context, schemaPath, instancePath, schema, 
     });
     return isAdditionalItems;
 }
-};
-modules["schema/engine/additionalProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/additionalProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildAdditionalProperties = BuildAdditionalProperties;
 exports.CheckAdditionalProperties = CheckAdditionalProperties;
 exports.ErrorAdditionalProperties = ErrorAdditionalProperties;
-const Schema = require("../types/index.mjs");
-const Unique = require("./_unique.mjs");
-const Externals = require("./_externals.mjs");
-const Pathing = require("./_pathing.mjs");
-const _regexp_mjs_1 = require("./_regexp.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const Pathing = require("schema/engine/_pathing.mjs");
+const _regexp_mjs_1 = require("schema/engine/_regexp.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function IsAdditionalPropertiesIgnored(context, additionalProperties) {
     return !context.UseUnevaluated() &&
         (index_mjs_1.Guard.IsEqual(additionalProperties, true) ||
@@ -2479,17 +2470,17 @@ function ErrorAdditionalProperties(stack, context, schemaPath, instancePath, sch
     return isAdditionalProperties ||
         context.AddError('additionalProperties', schemaPath, instancePath, { additionalProperties });
 }
-};
-modules["schema/engine/allOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/allOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildAllOf = BuildAllOf;
 exports.CheckAllOf = CheckAllOf;
 exports.ErrorAllOf = ErrorAllOf;
-const _context_mjs_1 = require("./_context.mjs");
-const _reducer_mjs_1 = require("./_reducer.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const _reducer_mjs_1 = require("schema/engine/_reducer.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function BuildAllOfStandard(stack, context, schema, value) {
     return (0, _reducer_mjs_1.Reducer)(stack, context, schema.allOf, value, index_mjs_1.EmitGuard.IsEqual(index_mjs_1.EmitGuard.Member('results', 'length'), index_mjs_1.EmitGuard.Constant(schema.allOf.length)));
 }
@@ -2523,17 +2514,17 @@ function ErrorAllOf(stack, context, schemaPath, instancePath, schema, value) {
         failedContexts.forEach(failed => context.AddErrors(failed.GetErrors()));
     return isAllOf;
 }
-};
-modules["schema/engine/anyOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/anyOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildAnyOf = BuildAnyOf;
 exports.CheckAnyOf = CheckAnyOf;
 exports.ErrorAnyOf = ErrorAnyOf;
-const _reducer_mjs_1 = require("./_reducer.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const _reducer_mjs_1 = require("schema/engine/_reducer.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildAnyOfStandard(stack, context, schema, value) {
     return (0, _reducer_mjs_1.Reducer)(stack, context, schema.anyOf, value, index_mjs_1.EmitGuard.IsGreaterThan(index_mjs_1.EmitGuard.Member('results', 'length'), index_mjs_1.EmitGuard.Constant(0)));
 }
@@ -2567,14 +2558,14 @@ function ErrorAnyOf(stack, context, schemaPath, instancePath, schema, value) {
         failedContexts.forEach(failed => context.AddErrors(failed.GetErrors()));
     return isAnyOf || context.AddError('anyOf', schemaPath, instancePath, {});
 }
-};
-modules["schema/engine/boolean.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildSchemaBoolean = BuildSchemaBoolean;
 exports.CheckSchemaBoolean = CheckSchemaBoolean;
 exports.ErrorSchemaBoolean = ErrorSchemaBoolean;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildSchemaBoolean(_stack, _context, schema, _value) {
     return schema ? index_mjs_1.EmitGuard.Constant(true) : index_mjs_1.EmitGuard.Constant(false);
 }
@@ -2585,15 +2576,15 @@ function ErrorSchemaBoolean(stack, context, schemaPath, instancePath, schema, va
     return CheckSchemaBoolean(stack, context, schema, value) ||
         context.AddError('boolean', schemaPath, instancePath, {});
 }
-};
-modules["schema/engine/const.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/const.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildConst = BuildConst;
 exports.CheckConst = CheckConst;
 exports.ErrorConst = ErrorConst;
-const Externals = require("./_externals.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildConst(_stack, _context, schema, value) {
     return index_mjs_1.Guard.IsValueLike(schema.const)
         ? index_mjs_1.EmitGuard.IsEqual(value, index_mjs_1.EmitGuard.Constant(schema.const))
@@ -2608,17 +2599,17 @@ function ErrorConst(stack, context, schemaPath, instancePath, schema, value) {
     return CheckConst(stack, context, schema, value) ||
         context.AddError('const', schemaPath, instancePath, { allowedValue: schema.const });
 }
-};
-modules["schema/engine/contains.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/contains.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildContains = BuildContains;
 exports.CheckContains = CheckContains;
 exports.ErrorContains = ErrorContains;
-const Schema = require("../types/index.mjs");
-const Unique = require("./_unique.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function IsValid(schema) {
     return !(Schema.IsMinContains(schema) && index_mjs_1.Guard.IsEqual(schema.minContains, 0));
 }
@@ -2652,16 +2643,16 @@ function ErrorContains(stack, context, schemaPath, instancePath, schema, value) 
     return CheckContains(stack, context, schema, value) ||
         context.AddError('contains', schemaPath, instancePath, { minContains: 1 });
 }
-};
-modules["schema/engine/dependencies.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/dependencies.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildDependencies = BuildDependencies;
 exports.CheckDependencies = CheckDependencies;
 exports.ErrorDependencies = ErrorDependencies;
-const Pathing = require("./_pathing.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Pathing = require("schema/engine/_pathing.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function BuildDependencies(stack, context, schema, value) {
     const isLength = index_mjs_1.EmitGuard.IsEqual(index_mjs_1.EmitGuard.Member(index_mjs_1.EmitGuard.Keys(value), 'length'), index_mjs_1.EmitGuard.Constant(0));
     const isEveryDependency = index_mjs_1.EmitGuard.ReduceAnd(index_mjs_1.Guard.Entries(schema.dependencies).map(([key, schema]) => {
@@ -2692,14 +2683,14 @@ function ErrorDependencies(stack, context, schemaPath, instancePath, schema, val
     });
     return isLength || isEvery;
 }
-};
-modules["schema/engine/dependentRequired.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/dependentRequired.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildDependentRequired = BuildDependentRequired;
 exports.CheckDependentRequired = CheckDependentRequired;
 exports.ErrorDependentRequired = ErrorDependentRequired;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildDependentRequired(_stack, _context, schema, value) {
     const isLength = index_mjs_1.EmitGuard.IsEqual(index_mjs_1.EmitGuard.Member(index_mjs_1.EmitGuard.Keys(value), 'length'), index_mjs_1.EmitGuard.Constant(0));
     const isEvery = index_mjs_1.EmitGuard.ReduceAnd(index_mjs_1.Guard.Entries(schema.dependentRequired).map(([key, keys]) => {
@@ -2725,16 +2716,16 @@ function ErrorDependentRequired(_stack, context, schemaPath, instancePath, schem
     });
     return isLength || isEveryEntry;
 }
-};
-modules["schema/engine/dependentSchemas.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/dependentSchemas.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildDependentSchemas = BuildDependentSchemas;
 exports.CheckDependentSchemas = CheckDependentSchemas;
 exports.ErrorDependentSchemas = ErrorDependentSchemas;
-const Pathing = require("./_pathing.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Pathing = require("schema/engine/_pathing.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function BuildDependentSchemas(stack, context, schema, value) {
     const isLength = index_mjs_1.EmitGuard.IsEqual(index_mjs_1.EmitGuard.Member(index_mjs_1.EmitGuard.Keys(value), 'length'), index_mjs_1.EmitGuard.Constant(0));
     const isEvery = index_mjs_1.EmitGuard.ReduceAnd(index_mjs_1.Guard.Entries(schema.dependentSchemas).map(([key, schema]) => {
@@ -2761,17 +2752,17 @@ function ErrorDependentSchemas(stack, context, schemaPath, instancePath, schema,
     });
     return isLength || isEvery;
 }
-};
-modules["schema/engine/dynamicRef.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/dynamicRef.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildDynamicRef = BuildDynamicRef;
 exports.CheckDynamicRef = CheckDynamicRef;
 exports.ErrorDynamicRef = ErrorDynamicRef;
-const Schema = require("../types/index.mjs");
-const Functions = require("./_functions.mjs");
-const index_mjs_1 = require("../resolve/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Functions = require("schema/engine/_functions.mjs");
+const index_mjs_1 = require("schema/resolve/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function BuildDynamicRef(stack, context, schema, value) {
     const target = index_mjs_1.Resolve.DynamicRef(stack, schema) ?? false;
     const nextStack = target ? { ...stack, pendingResource: true } : stack;
@@ -2787,15 +2778,15 @@ function ErrorDynamicRef(stack, context, schemaPath, instancePath, schema, value
     const nextStack = target ? { ...stack, pendingResource: true } : stack;
     return (Schema.IsSchema(target) && (0, schema_mjs_1.ErrorSchema)(nextStack, context, schemaPath, instancePath, target, value));
 }
-};
-modules["schema/engine/enum.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildEnum = BuildEnum;
 exports.CheckEnum = CheckEnum;
 exports.ErrorEnum = ErrorEnum;
-const Externals = require("./_externals.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildEnum(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.ReduceOr(schema.enum.map(option => {
         if (index_mjs_1.Guard.IsValueLike(option))
@@ -2813,14 +2804,14 @@ function ErrorEnum(stack, context, schemaPath, instancePath, schema, value) {
     return CheckEnum(stack, context, schema, value) ||
         context.AddError('enum', schemaPath, instancePath, { allowedValues: schema.enum });
 }
-};
-modules["schema/engine/exclusiveMaximum.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/exclusiveMaximum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildExclusiveMaximum = BuildExclusiveMaximum;
 exports.CheckExclusiveMaximum = CheckExclusiveMaximum;
 exports.ErrorExclusiveMaximum = ErrorExclusiveMaximum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildExclusiveMaximum(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsLessThan(value, index_mjs_1.EmitGuard.Constant(schema.exclusiveMaximum));
 }
@@ -2831,14 +2822,14 @@ function ErrorExclusiveMaximum(stack, context, schemaPath, instancePath, schema,
     return CheckExclusiveMaximum(stack, context, schema, value) ||
         context.AddError('exclusiveMaximum', schemaPath, instancePath, { comparison: '<', limit: schema.exclusiveMaximum });
 }
-};
-modules["schema/engine/exclusiveMinimum.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/exclusiveMinimum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildExclusiveMinimum = BuildExclusiveMinimum;
 exports.CheckExclusiveMinimum = CheckExclusiveMinimum;
 exports.ErrorExclusiveMinimum = ErrorExclusiveMinimum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildExclusiveMinimum(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsGreaterThan(value, index_mjs_1.EmitGuard.Constant(schema.exclusiveMinimum));
 }
@@ -2849,16 +2840,16 @@ function ErrorExclusiveMinimum(stack, context, schemaPath, instancePath, schema,
     return CheckExclusiveMinimum(stack, context, schema, value) ||
         context.AddError('exclusiveMinimum', schemaPath, instancePath, { comparison: '>', limit: schema.exclusiveMinimum });
 }
-};
-modules["schema/engine/format.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/format.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildFormat = BuildFormat;
 exports.CheckFormat = CheckFormat;
 exports.ErrorFormat = ErrorFormat;
-const Externals = require("./_externals.mjs");
-const index_mjs_1 = require("../../format/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const index_mjs_1 = require("format/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
 function BuildFormat(_stack, _context, schema, value) {
     return index_mjs_1.Format.Has(schema.format) ? index_mjs_2.EmitGuard.Call(Externals.CreateVariable(index_mjs_1.Format.Get(schema.format)), [value]) : index_mjs_2.EmitGuard.Constant(true);
 }
@@ -2869,17 +2860,17 @@ function ErrorFormat(stack, context, schemaPath, instancePath, schema, value) {
     return CheckFormat(stack, context, schema, value) ||
         context.AddError('format', schemaPath, instancePath, { format: schema.format });
 }
-};
-modules["schema/engine/if.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/if.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildIf = BuildIf;
 exports.CheckIf = CheckIf;
 exports.ErrorIf = ErrorIf;
-const Schema = require("../types/index.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Schema = require("schema/types/index.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildIf(stack, context, schema, value) {
     const thenSchema = Schema.IsThen(schema) ? schema.then : true;
     const elseSchema = Schema.IsElse(schema) ? schema.else : true;
@@ -2905,8 +2896,8 @@ function ErrorIf(stack, context, schemaPath, instancePath, schema, value) {
         context.Merge([trueContext]);
     return isIf;
 }
-};
-modules["schema/engine/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -2923,66 +2914,66 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./_context.mjs"), exports);
-__exportStar(require("./_externals.mjs"), exports);
-__exportStar(require("./_functions.mjs"), exports);
-__exportStar(require("./_reducer.mjs"), exports);
-__exportStar(require("./_refine.mjs"), exports);
-__exportStar(require("./_stack.mjs"), exports);
-__exportStar(require("./_unique.mjs"), exports);
-__exportStar(require("./additionalItems.mjs"), exports);
-__exportStar(require("./additionalProperties.mjs"), exports);
-__exportStar(require("./allOf.mjs"), exports);
-__exportStar(require("./anyOf.mjs"), exports);
-__exportStar(require("./boolean.mjs"), exports);
-__exportStar(require("./const.mjs"), exports);
-__exportStar(require("./contains.mjs"), exports);
-__exportStar(require("./dependencies.mjs"), exports);
-__exportStar(require("./dependentRequired.mjs"), exports);
-__exportStar(require("./dependentSchemas.mjs"), exports);
-__exportStar(require("./enum.mjs"), exports);
-__exportStar(require("./exclusiveMaximum.mjs"), exports);
-__exportStar(require("./exclusiveMinimum.mjs"), exports);
-__exportStar(require("./format.mjs"), exports);
-__exportStar(require("./if.mjs"), exports);
-__exportStar(require("./items.mjs"), exports);
-__exportStar(require("./maxContains.mjs"), exports);
-__exportStar(require("./maxItems.mjs"), exports);
-__exportStar(require("./maxLength.mjs"), exports);
-__exportStar(require("./maxProperties.mjs"), exports);
-__exportStar(require("./maximum.mjs"), exports);
-__exportStar(require("./minContains.mjs"), exports);
-__exportStar(require("./minItems.mjs"), exports);
-__exportStar(require("./minLength.mjs"), exports);
-__exportStar(require("./minProperties.mjs"), exports);
-__exportStar(require("./minimum.mjs"), exports);
-__exportStar(require("./multipleOf.mjs"), exports);
-__exportStar(require("./not.mjs"), exports);
-__exportStar(require("./oneOf.mjs"), exports);
-__exportStar(require("./pattern.mjs"), exports);
-__exportStar(require("./patternProperties.mjs"), exports);
-__exportStar(require("./prefixItems.mjs"), exports);
-__exportStar(require("./properties.mjs"), exports);
-__exportStar(require("./propertyNames.mjs"), exports);
-__exportStar(require("./recursiveRef.mjs"), exports);
-__exportStar(require("./ref.mjs"), exports);
-__exportStar(require("./required.mjs"), exports);
-__exportStar(require("./schema.mjs"), exports);
-__exportStar(require("./type.mjs"), exports);
-__exportStar(require("./unevaluatedItems.mjs"), exports);
-__exportStar(require("./unevaluatedProperties.mjs"), exports);
-__exportStar(require("./uniqueItems.mjs"), exports);
-};
-modules["schema/engine/items.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/engine/_context.mjs"), exports);
+__exportStar(require("schema/engine/_externals.mjs"), exports);
+__exportStar(require("schema/engine/_functions.mjs"), exports);
+__exportStar(require("schema/engine/_reducer.mjs"), exports);
+__exportStar(require("schema/engine/_refine.mjs"), exports);
+__exportStar(require("schema/engine/_stack.mjs"), exports);
+__exportStar(require("schema/engine/_unique.mjs"), exports);
+__exportStar(require("schema/engine/additionalItems.mjs"), exports);
+__exportStar(require("schema/engine/additionalProperties.mjs"), exports);
+__exportStar(require("schema/engine/allOf.mjs"), exports);
+__exportStar(require("schema/engine/anyOf.mjs"), exports);
+__exportStar(require("schema/engine/boolean.mjs"), exports);
+__exportStar(require("schema/engine/const.mjs"), exports);
+__exportStar(require("schema/engine/contains.mjs"), exports);
+__exportStar(require("schema/engine/dependencies.mjs"), exports);
+__exportStar(require("schema/engine/dependentRequired.mjs"), exports);
+__exportStar(require("schema/engine/dependentSchemas.mjs"), exports);
+__exportStar(require("schema/engine/enum.mjs"), exports);
+__exportStar(require("schema/engine/exclusiveMaximum.mjs"), exports);
+__exportStar(require("schema/engine/exclusiveMinimum.mjs"), exports);
+__exportStar(require("schema/engine/format.mjs"), exports);
+__exportStar(require("schema/engine/if.mjs"), exports);
+__exportStar(require("schema/engine/items.mjs"), exports);
+__exportStar(require("schema/engine/maxContains.mjs"), exports);
+__exportStar(require("schema/engine/maxItems.mjs"), exports);
+__exportStar(require("schema/engine/maxLength.mjs"), exports);
+__exportStar(require("schema/engine/maxProperties.mjs"), exports);
+__exportStar(require("schema/engine/maximum.mjs"), exports);
+__exportStar(require("schema/engine/minContains.mjs"), exports);
+__exportStar(require("schema/engine/minItems.mjs"), exports);
+__exportStar(require("schema/engine/minLength.mjs"), exports);
+__exportStar(require("schema/engine/minProperties.mjs"), exports);
+__exportStar(require("schema/engine/minimum.mjs"), exports);
+__exportStar(require("schema/engine/multipleOf.mjs"), exports);
+__exportStar(require("schema/engine/not.mjs"), exports);
+__exportStar(require("schema/engine/oneOf.mjs"), exports);
+__exportStar(require("schema/engine/pattern.mjs"), exports);
+__exportStar(require("schema/engine/patternProperties.mjs"), exports);
+__exportStar(require("schema/engine/prefixItems.mjs"), exports);
+__exportStar(require("schema/engine/properties.mjs"), exports);
+__exportStar(require("schema/engine/propertyNames.mjs"), exports);
+__exportStar(require("schema/engine/recursiveRef.mjs"), exports);
+__exportStar(require("schema/engine/ref.mjs"), exports);
+__exportStar(require("schema/engine/required.mjs"), exports);
+__exportStar(require("schema/engine/schema.mjs"), exports);
+__exportStar(require("schema/engine/type.mjs"), exports);
+__exportStar(require("schema/engine/unevaluatedItems.mjs"), exports);
+__exportStar(require("schema/engine/unevaluatedProperties.mjs"), exports);
+__exportStar(require("schema/engine/uniqueItems.mjs"), exports);
+});
+modules["schema/engine/items.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildItems = BuildItems;
 exports.CheckItems = CheckItems;
 exports.ErrorItems = ErrorItems;
-const Schema = require("../types/index.mjs");
-const Unique = require("./_unique.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Schema = require("schema/types/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildItemsSizedStandard(stack, context, schema, value) {
     return index_mjs_1.EmitGuard.ReduceAnd(schema.items.map((schema, index) => {
         const isLength = index_mjs_1.EmitGuard.IsLessEqualThan(index_mjs_1.EmitGuard.Member(value, 'length'), index_mjs_1.EmitGuard.Constant(index));
@@ -3060,17 +3051,17 @@ function CheckItems(stack, context, schema, value) {
 function ErrorItems(stack, context, schemaPath, instancePath, schema, value) {
     return Schema.IsItemsSized(schema) ? ErrorItemsSized(stack, context, schemaPath, instancePath, schema, value) : ErrorItemsUnsized(stack, context, schemaPath, instancePath, schema, value);
 }
-};
-modules["schema/engine/maxContains.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/maxContains.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMaxContains = BuildMaxContains;
 exports.CheckMaxContains = CheckMaxContains;
 exports.ErrorMaxContains = ErrorMaxContains;
-const Schema = require("../types/index.mjs");
-const Unique = require("./_unique.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function IsValid(schema) {
     return Schema.IsContains(schema);
 }
@@ -3092,14 +3083,14 @@ function ErrorMaxContains(stack, context, schemaPath, instancePath, schema, valu
     return CheckMaxContains(stack, context, schema, value) ||
         context.AddError('contains', schemaPath, instancePath, { minContains, maxContains: schema.maxContains });
 }
-};
-modules["schema/engine/maxItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/maxItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMaxItems = BuildMaxItems;
 exports.CheckMaxItems = CheckMaxItems;
 exports.ErrorMaxItems = ErrorMaxItems;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMaxItems(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsLessEqualThan(index_mjs_1.EmitGuard.Member(value, 'length'), index_mjs_1.EmitGuard.Constant(schema.maxItems));
 }
@@ -3110,14 +3101,14 @@ function ErrorMaxItems(stack, context, schemaPath, instancePath, schema, value) 
     return CheckMaxItems(stack, context, schema, value) ||
         context.AddError('maxItems', schemaPath, instancePath, { limit: schema.maxItems });
 }
-};
-modules["schema/engine/maxLength.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/maxLength.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMaxLength = BuildMaxLength;
 exports.CheckMaxLength = CheckMaxLength;
 exports.ErrorMaxLength = ErrorMaxLength;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMaxLength(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsMaxLength(value, index_mjs_1.EmitGuard.Constant(schema.maxLength));
 }
@@ -3128,14 +3119,14 @@ function ErrorMaxLength(stack, context, schemaPath, instancePath, schema, value)
     return CheckMaxLength(stack, context, schema, value) ||
         context.AddError('maxLength', schemaPath, instancePath, { limit: schema.maxLength });
 }
-};
-modules["schema/engine/maxProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/maxProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMaxProperties = BuildMaxProperties;
 exports.CheckMaxProperties = CheckMaxProperties;
 exports.ErrorMaxProperties = ErrorMaxProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMaxProperties(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsLessEqualThan(index_mjs_1.EmitGuard.Member(index_mjs_1.EmitGuard.Keys(value), 'length'), index_mjs_1.EmitGuard.Constant(schema.maxProperties));
 }
@@ -3146,14 +3137,14 @@ function ErrorMaxProperties(stack, context, schemaPath, instancePath, schema, va
     return CheckMaxProperties(stack, context, schema, value) ||
         context.AddError('maxProperties', schemaPath, instancePath, { limit: schema.maxProperties });
 }
-};
-modules["schema/engine/maximum.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/maximum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMaximum = BuildMaximum;
 exports.CheckMaximum = CheckMaximum;
 exports.ErrorMaximum = ErrorMaximum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMaximum(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsLessEqualThan(value, index_mjs_1.EmitGuard.Constant(schema.maximum));
 }
@@ -3164,17 +3155,17 @@ function ErrorMaximum(stack, context, schemaPath, instancePath, schema, value) {
     return CheckMaximum(stack, context, schema, value) ||
         context.AddError('maximum', schemaPath, instancePath, { comparison: '<=', limit: schema.maximum });
 }
-};
-modules["schema/engine/minContains.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/minContains.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMinContains = BuildMinContains;
 exports.CheckMinContains = CheckMinContains;
 exports.ErrorMinContains = ErrorMinContains;
-const Schema = require("../types/index.mjs");
-const Unique = require("./_unique.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function IsValid(schema) {
     return Schema.IsContains(schema);
 }
@@ -3205,14 +3196,14 @@ function ErrorMinContains(stack, context, schemaPath, instancePath, schema, valu
     return CheckMinContains(stack, context, schema, value) ||
         context.AddError('contains', schemaPath, instancePath, { minContains: schema.minContains });
 }
-};
-modules["schema/engine/minItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/minItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMinItems = BuildMinItems;
 exports.CheckMinItems = CheckMinItems;
 exports.ErrorMinItems = ErrorMinItems;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMinItems(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsGreaterEqualThan(index_mjs_1.EmitGuard.Member(value, 'length'), index_mjs_1.EmitGuard.Constant(schema.minItems));
 }
@@ -3223,14 +3214,14 @@ function ErrorMinItems(stack, context, schemaPath, instancePath, schema, value) 
     return CheckMinItems(stack, context, schema, value) ||
         context.AddError('minItems', schemaPath, instancePath, { limit: schema.minItems });
 }
-};
-modules["schema/engine/minLength.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/minLength.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMinLength = BuildMinLength;
 exports.CheckMinLength = CheckMinLength;
 exports.ErrorMinLength = ErrorMinLength;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMinLength(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsMinLength(value, index_mjs_1.EmitGuard.Constant(schema.minLength));
 }
@@ -3241,14 +3232,14 @@ function ErrorMinLength(stack, context, schemaPath, instancePath, schema, value)
     return CheckMinLength(stack, context, schema, value) ||
         context.AddError('minLength', schemaPath, instancePath, { limit: schema.minLength });
 }
-};
-modules["schema/engine/minProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/minProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMinProperties = BuildMinProperties;
 exports.CheckMinProperties = CheckMinProperties;
 exports.ErrorMinProperties = ErrorMinProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMinProperties(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsGreaterEqualThan(index_mjs_1.EmitGuard.Member(index_mjs_1.EmitGuard.Keys(value), 'length'), index_mjs_1.EmitGuard.Constant(schema.minProperties));
 }
@@ -3259,14 +3250,14 @@ function ErrorMinProperties(stack, context, schemaPath, instancePath, schema, va
     return CheckMinProperties(stack, context, schema, value) ||
         context.AddError('minProperties', schemaPath, instancePath, { limit: schema.minProperties });
 }
-};
-modules["schema/engine/minimum.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/minimum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMinimum = BuildMinimum;
 exports.CheckMinimum = CheckMinimum;
 exports.ErrorMinimum = ErrorMinimum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMinimum(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.IsGreaterEqualThan(value, index_mjs_1.EmitGuard.Constant(schema.minimum));
 }
@@ -3277,14 +3268,14 @@ function ErrorMinimum(stack, context, schemaPath, instancePath, schema, value) {
     return CheckMinimum(stack, context, schema, value) ||
         context.AddError('minimum', schemaPath, instancePath, { comparison: '>=', limit: schema.minimum });
 }
-};
-modules["schema/engine/multipleOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/multipleOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildMultipleOf = BuildMultipleOf;
 exports.CheckMultipleOf = CheckMultipleOf;
 exports.ErrorMultipleOf = ErrorMultipleOf;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildMultipleOf(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.MultipleOf(value, index_mjs_1.EmitGuard.Constant(schema.multipleOf));
 }
@@ -3295,17 +3286,17 @@ function ErrorMultipleOf(stack, context, schemaPath, instancePath, schema, value
     return CheckMultipleOf(stack, context, schema, value) ||
         context.AddError('multipleOf', schemaPath, instancePath, { multipleOf: schema.multipleOf });
 }
-};
-modules["schema/engine/not.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/not.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildNot = BuildNot;
 exports.CheckNot = CheckNot;
 exports.ErrorNot = ErrorNot;
-const _reducer_mjs_1 = require("./_reducer.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const _reducer_mjs_1 = require("schema/engine/_reducer.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildNotStandard(stack, context, schema, value) {
     return (0, _reducer_mjs_1.Reducer)(stack, context, [schema.not], value, index_mjs_1.EmitGuard.Not(index_mjs_1.EmitGuard.IsEqual(index_mjs_1.EmitGuard.Member('results', 'length'), index_mjs_1.EmitGuard.Constant(1))));
 }
@@ -3327,18 +3318,18 @@ function ErrorNot(stack, context, schemaPath, instancePath, schema, value) {
     return CheckNot(stack, context, schema, value) ||
         context.AddError('not', schemaPath, instancePath, {});
 }
-};
-modules["schema/engine/oneOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/oneOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildOneOf = BuildOneOf;
 exports.CheckOneOf = CheckOneOf;
 exports.ErrorOneOf = ErrorOneOf;
-const _reducer_mjs_1 = require("./_reducer.mjs");
-const Unique = require("./_unique.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const _reducer_mjs_1 = require("schema/engine/_reducer.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildOneOfStandard(stack, context, schema, value) {
     return (0, _reducer_mjs_1.Reducer)(stack, context, schema.oneOf, value, index_mjs_1.EmitGuard.IsEqual(index_mjs_1.EmitGuard.Member('results', 'length'), index_mjs_1.EmitGuard.Constant(1)));
 }
@@ -3378,16 +3369,16 @@ function ErrorOneOf(stack, context, schemaPath, instancePath, schema, value) {
         failedContexts.forEach(failed => context.AddErrors(failed.GetErrors()));
     return isOneOf || context.AddError('oneOf', schemaPath, instancePath, { passingSchemas });
 }
-};
-modules["schema/engine/pattern.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/pattern.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildPattern = BuildPattern;
 exports.CheckPattern = CheckPattern;
 exports.ErrorPattern = ErrorPattern;
-const Externals = require("./_externals.mjs");
-const _regexp_mjs_1 = require("./_regexp.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const _regexp_mjs_1 = require("schema/engine/_regexp.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildPattern(_stack, _context, schema, value) {
     const regexp = Externals.CreateVariable(index_mjs_1.Guard.IsString(schema.pattern) ? (0, _regexp_mjs_1.UnicodeRegExp)(schema.pattern) : schema.pattern);
     return index_mjs_1.EmitGuard.Call(index_mjs_1.EmitGuard.Member(regexp, 'test'), [value]);
@@ -3400,19 +3391,19 @@ function ErrorPattern(stack, context, schemaPath, instancePath, schema, value) {
     return CheckPattern(stack, context, schema, value) ||
         context.AddError('pattern', schemaPath, instancePath, { pattern: schema.pattern });
 }
-};
-modules["schema/engine/patternProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/patternProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildPatternProperties = BuildPatternProperties;
 exports.CheckPatternProperties = CheckPatternProperties;
 exports.ErrorPatternProperties = ErrorPatternProperties;
-const Unique = require("./_unique.mjs");
-const Externals = require("./_externals.mjs");
-const Pathing = require("./_pathing.mjs");
-const _regexp_mjs_1 = require("./_regexp.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const Externals = require("schema/engine/_externals.mjs");
+const Pathing = require("schema/engine/_pathing.mjs");
+const _regexp_mjs_1 = require("schema/engine/_regexp.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildPatternProperties(stack, context, schema, value) {
     return index_mjs_1.EmitGuard.ReduceAnd(index_mjs_1.Guard.Entries(schema.patternProperties).map(([pattern, schema]) => {
         const [key, prop] = [Unique.CreateUnique(), Unique.CreateUnique()];
@@ -3443,15 +3434,15 @@ function ErrorPatternProperties(stack, context, schemaPath, instancePath, schema
         });
     });
 }
-};
-modules["schema/engine/prefixItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/prefixItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildPrefixItems = BuildPrefixItems;
 exports.CheckPrefixItems = CheckPrefixItems;
 exports.ErrorPrefixItems = ErrorPrefixItems;
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildPrefixItems(stack, context, schema, value) {
     return index_mjs_1.EmitGuard.ReduceAnd(schema.prefixItems.map((schema, index) => {
         const isLength = index_mjs_1.EmitGuard.IsLessEqualThan(index_mjs_1.EmitGuard.Member(value, 'length'), index_mjs_1.EmitGuard.Constant(index));
@@ -3475,18 +3466,18 @@ function ErrorPrefixItems(stack, context, schemaPath, instancePath, schema, valu
             || ((0, schema_mjs_1.ErrorSchemaPushStack)(stack, context, nextSchemaPath, nextInstancePath, schema, value[index]) && context.AddIndex(index));
     });
 }
-};
-modules["schema/engine/properties.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/properties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildProperties = BuildProperties;
 exports.CheckProperties = CheckProperties;
 exports.ErrorProperties = ErrorProperties;
-const Schema = require("../types/index.mjs");
-const Pathing = require("./_pathing.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const _exact_optional_mjs_1 = require("./_exact_optional.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Schema = require("schema/types/index.mjs");
+const Pathing = require("schema/engine/_pathing.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const _exact_optional_mjs_1 = require("schema/engine/_exact_optional.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildProperties(stack, context, schema, value) {
     const required = Schema.IsRequired(schema) ? schema.required : [];
     const everyKey = index_mjs_1.Guard.Entries(schema.properties).map(([key, schema]) => {
@@ -3523,17 +3514,17 @@ function ErrorProperties(stack, context, schemaPath, instancePath, schema, value
     });
     return isProperties;
 }
-};
-modules["schema/engine/propertyNames.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/propertyNames.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildPropertyNames = BuildPropertyNames;
 exports.CheckPropertyNames = CheckPropertyNames;
 exports.ErrorPropertyNames = ErrorPropertyNames;
-const Pathing = require("./_pathing.mjs");
-const Unique = require("./_unique.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Pathing = require("schema/engine/_pathing.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildPropertyNames(stack, context, schema, value) {
     const [key, _index] = [Unique.CreateUnique(), Unique.CreateUnique()];
     return index_mjs_1.EmitGuard.Every(index_mjs_1.EmitGuard.Keys(value), index_mjs_1.EmitGuard.Constant(0), [key, _index], (0, schema_mjs_1.BuildSchema)(stack, context, schema.propertyNames, key));
@@ -3554,17 +3545,17 @@ function ErrorPropertyNames(stack, context, schemaPath, instancePath, schema, va
     return isPropertyNames ||
         context.AddError('propertyNames', schemaPath, instancePath, { propertyNames });
 }
-};
-modules["schema/engine/recursiveRef.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/recursiveRef.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildRecursiveRef = BuildRecursiveRef;
 exports.CheckRecursiveRef = CheckRecursiveRef;
 exports.ErrorRecursiveRef = ErrorRecursiveRef;
-const Schema = require("../types/index.mjs");
-const Functions = require("./_functions.mjs");
-const index_mjs_1 = require("../resolve/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Schema = require("schema/types/index.mjs");
+const Functions = require("schema/engine/_functions.mjs");
+const index_mjs_1 = require("schema/resolve/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function BuildRecursiveRef(stack, context, schema, value) {
     const target = index_mjs_1.Resolve.RecursiveRef(stack, schema) ?? false;
     const nextStack = target ? { ...stack, pendingResource: true } : stack;
@@ -3580,19 +3571,19 @@ function ErrorRecursiveRef(stack, context, schemaPath, instancePath, schema, val
     const nextStack = target ? { ...stack, pendingResource: true } : stack;
     return (Schema.IsSchema(target) && (0, schema_mjs_1.ErrorSchema)(nextStack, context, schemaPath, instancePath, target, value));
 }
-};
-modules["schema/engine/ref.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildRef = BuildRef;
 exports.CheckRef = CheckRef;
 exports.ErrorRef = ErrorRef;
-const Functions = require("./_functions.mjs");
-const Schema = require("../types/index.mjs");
-const index_mjs_1 = require("../resolve/index.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const Functions = require("schema/engine/_functions.mjs");
+const Schema = require("schema/types/index.mjs");
+const index_mjs_1 = require("schema/resolve/index.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
 function BuildRefStandard(stack, context, target, value) {
     const interior = index_mjs_2.EmitGuard.ArrowFunction(['context', 'value'], Functions.CreateFunction(stack, context, target, 'value'));
     const exterior = index_mjs_2.EmitGuard.ArrowFunction(['context', 'value'], index_mjs_2.EmitGuard.Statements([
@@ -3633,14 +3624,14 @@ function ErrorRef(stack, context, schemaPath, instancePath, schema, value) {
         context.AddErrors(nextContext.GetErrors());
     return valid;
 }
-};
-modules["schema/engine/required.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/required.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildRequired = BuildRequired;
 exports.CheckRequired = CheckRequired;
 exports.ErrorRequired = ErrorRequired;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildRequired(_stack, _context, schema, value) {
     return index_mjs_1.EmitGuard.ReduceAnd(schema.required.map((key) => index_mjs_1.EmitGuard.HasPropertyKey(value, index_mjs_1.EmitGuard.Constant(key))));
 }
@@ -3658,8 +3649,8 @@ function ErrorRequired(_stack, context, schemaPath, instancePath, schema, value)
     return isRequired ||
         context.AddError('required', schemaPath, instancePath, { requiredProperties });
 }
-};
-modules["schema/engine/schema.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/schema.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildSchemaPushStack = BuildSchemaPushStack;
@@ -3668,52 +3659,52 @@ exports.CheckSchemaPushStack = CheckSchemaPushStack;
 exports.CheckSchema = CheckSchema;
 exports.ErrorSchemaPushStack = ErrorSchemaPushStack;
 exports.ErrorSchema = ErrorSchema;
-const Schema = require("../types/index.mjs");
-const _refine_mjs_1 = require("./_refine.mjs");
-const Stack = require("./_stack.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const additionalItems_mjs_1 = require("./additionalItems.mjs");
-const additionalProperties_mjs_1 = require("./additionalProperties.mjs");
-const allOf_mjs_1 = require("./allOf.mjs");
-const anyOf_mjs_1 = require("./anyOf.mjs");
-const boolean_mjs_1 = require("./boolean.mjs");
-const const_mjs_1 = require("./const.mjs");
-const contains_mjs_1 = require("./contains.mjs");
-const dependencies_mjs_1 = require("./dependencies.mjs");
-const dependentRequired_mjs_1 = require("./dependentRequired.mjs");
-const dependentSchemas_mjs_1 = require("./dependentSchemas.mjs");
-const dynamicRef_mjs_1 = require("./dynamicRef.mjs");
-const enum_mjs_1 = require("./enum.mjs");
-const exclusiveMaximum_mjs_1 = require("./exclusiveMaximum.mjs");
-const exclusiveMinimum_mjs_1 = require("./exclusiveMinimum.mjs");
-const format_mjs_1 = require("./format.mjs");
-const if_mjs_1 = require("./if.mjs");
-const items_mjs_1 = require("./items.mjs");
-const maxContains_mjs_1 = require("./maxContains.mjs");
-const maximum_mjs_1 = require("./maximum.mjs");
-const maxItems_mjs_1 = require("./maxItems.mjs");
-const maxLength_mjs_1 = require("./maxLength.mjs");
-const maxProperties_mjs_1 = require("./maxProperties.mjs");
-const minContains_mjs_1 = require("./minContains.mjs");
-const minimum_mjs_1 = require("./minimum.mjs");
-const minItems_mjs_1 = require("./minItems.mjs");
-const minLength_mjs_1 = require("./minLength.mjs");
-const minProperties_mjs_1 = require("./minProperties.mjs");
-const multipleOf_mjs_1 = require("./multipleOf.mjs");
-const not_mjs_1 = require("./not.mjs");
-const oneOf_mjs_1 = require("./oneOf.mjs");
-const pattern_mjs_1 = require("./pattern.mjs");
-const patternProperties_mjs_1 = require("./patternProperties.mjs");
-const prefixItems_mjs_1 = require("./prefixItems.mjs");
-const properties_mjs_1 = require("./properties.mjs");
-const propertyNames_mjs_1 = require("./propertyNames.mjs");
-const recursiveRef_mjs_1 = require("./recursiveRef.mjs");
-const ref_mjs_1 = require("./ref.mjs");
-const required_mjs_1 = require("./required.mjs");
-const type_mjs_1 = require("./type.mjs");
-const unevaluatedItems_mjs_1 = require("./unevaluatedItems.mjs");
-const unevaluatedProperties_mjs_1 = require("./unevaluatedProperties.mjs");
-const uniqueItems_mjs_1 = require("./uniqueItems.mjs");
+const Schema = require("schema/types/index.mjs");
+const _refine_mjs_1 = require("schema/engine/_refine.mjs");
+const Stack = require("schema/engine/_stack.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const additionalItems_mjs_1 = require("schema/engine/additionalItems.mjs");
+const additionalProperties_mjs_1 = require("schema/engine/additionalProperties.mjs");
+const allOf_mjs_1 = require("schema/engine/allOf.mjs");
+const anyOf_mjs_1 = require("schema/engine/anyOf.mjs");
+const boolean_mjs_1 = require("schema/engine/boolean.mjs");
+const const_mjs_1 = require("schema/engine/const.mjs");
+const contains_mjs_1 = require("schema/engine/contains.mjs");
+const dependencies_mjs_1 = require("schema/engine/dependencies.mjs");
+const dependentRequired_mjs_1 = require("schema/engine/dependentRequired.mjs");
+const dependentSchemas_mjs_1 = require("schema/engine/dependentSchemas.mjs");
+const dynamicRef_mjs_1 = require("schema/engine/dynamicRef.mjs");
+const enum_mjs_1 = require("schema/engine/enum.mjs");
+const exclusiveMaximum_mjs_1 = require("schema/engine/exclusiveMaximum.mjs");
+const exclusiveMinimum_mjs_1 = require("schema/engine/exclusiveMinimum.mjs");
+const format_mjs_1 = require("schema/engine/format.mjs");
+const if_mjs_1 = require("schema/engine/if.mjs");
+const items_mjs_1 = require("schema/engine/items.mjs");
+const maxContains_mjs_1 = require("schema/engine/maxContains.mjs");
+const maximum_mjs_1 = require("schema/engine/maximum.mjs");
+const maxItems_mjs_1 = require("schema/engine/maxItems.mjs");
+const maxLength_mjs_1 = require("schema/engine/maxLength.mjs");
+const maxProperties_mjs_1 = require("schema/engine/maxProperties.mjs");
+const minContains_mjs_1 = require("schema/engine/minContains.mjs");
+const minimum_mjs_1 = require("schema/engine/minimum.mjs");
+const minItems_mjs_1 = require("schema/engine/minItems.mjs");
+const minLength_mjs_1 = require("schema/engine/minLength.mjs");
+const minProperties_mjs_1 = require("schema/engine/minProperties.mjs");
+const multipleOf_mjs_1 = require("schema/engine/multipleOf.mjs");
+const not_mjs_1 = require("schema/engine/not.mjs");
+const oneOf_mjs_1 = require("schema/engine/oneOf.mjs");
+const pattern_mjs_1 = require("schema/engine/pattern.mjs");
+const patternProperties_mjs_1 = require("schema/engine/patternProperties.mjs");
+const prefixItems_mjs_1 = require("schema/engine/prefixItems.mjs");
+const properties_mjs_1 = require("schema/engine/properties.mjs");
+const propertyNames_mjs_1 = require("schema/engine/propertyNames.mjs");
+const recursiveRef_mjs_1 = require("schema/engine/recursiveRef.mjs");
+const ref_mjs_1 = require("schema/engine/ref.mjs");
+const required_mjs_1 = require("schema/engine/required.mjs");
+const type_mjs_1 = require("schema/engine/type.mjs");
+const unevaluatedItems_mjs_1 = require("schema/engine/unevaluatedItems.mjs");
+const unevaluatedProperties_mjs_1 = require("schema/engine/unevaluatedProperties.mjs");
+const uniqueItems_mjs_1 = require("schema/engine/uniqueItems.mjs");
 function HasTypeName(schema, typename) {
     return (Schema.IsType(schema) &&
         ((index_mjs_1.Guard.IsArray(schema.type) &&
@@ -3992,14 +3983,14 @@ function ErrorSchema(stack, context, schemaPath, instancePath, schema, value) {
         (!Schema.IsRefine(schema) || (0, _refine_mjs_1.ErrorRefine)(current, context, schemaPath, instancePath, schema, value)));
     return result;
 }
-};
-modules["schema/engine/type.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildType = BuildType;
 exports.CheckType = CheckType;
 exports.ErrorType = ErrorType;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildTypeName(_stack, _context, type, value) {
     return (index_mjs_1.Guard.IsEqual(type, 'object') ? index_mjs_1.EmitGuard.IsObjectNotArray(value) :
         index_mjs_1.Guard.IsEqual(type, 'array') ? index_mjs_1.EmitGuard.IsArray(value) :
@@ -4049,17 +4040,17 @@ function ErrorType(stack, context, schemaPath, instancePath, schema, value) {
     return isType ||
         context.AddError('type', schemaPath, instancePath, { type: schema.type });
 }
-};
-modules["schema/engine/unevaluatedItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/unevaluatedItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildUnevaluatedItems = BuildUnevaluatedItems;
 exports.CheckUnevaluatedItems = CheckUnevaluatedItems;
 exports.ErrorUnevaluatedItems = ErrorUnevaluatedItems;
-const Unique = require("./_unique.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildUnevaluatedItems(stack, context, schema, value) {
     const [index, item] = [Unique.CreateUnique(), Unique.CreateUnique()];
     const indices = index_mjs_1.EmitGuard.Call(index_mjs_1.EmitGuard.Member('context', 'GetIndices'), []);
@@ -4093,17 +4084,17 @@ function ErrorUnevaluatedItems(stack, context, schemaPath, instancePath, schema,
     return isUnevaluatedItems ||
         context.AddError('unevaluatedItems', schemaPath, instancePath, { unevaluatedItems });
 }
-};
-modules["schema/engine/unevaluatedProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/unevaluatedProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildUnevaluatedProperties = BuildUnevaluatedProperties;
 exports.CheckUnevaluatedProperties = CheckUnevaluatedProperties;
 exports.ErrorUnevaluatedProperties = ErrorUnevaluatedProperties;
-const Unique = require("./_unique.mjs");
-const _context_mjs_1 = require("./_context.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const Unique = require("schema/engine/_unique.mjs");
+const _context_mjs_1 = require("schema/engine/_context.mjs");
+const schema_mjs_1 = require("schema/engine/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function BuildUnevaluatedProperties(stack, context, schema, value) {
     const [key, prop] = [Unique.CreateUnique(), Unique.CreateUnique()];
     const keys = index_mjs_1.EmitGuard.Call(index_mjs_1.EmitGuard.Member('context', 'GetKeys'), []);
@@ -4137,15 +4128,15 @@ function ErrorUnevaluatedProperties(stack, context, schemaPath, instancePath, sc
     return isUnevaluatedProperties ||
         context.AddError('unevaluatedProperties', schemaPath, instancePath, { unevaluatedProperties });
 }
-};
-modules["schema/engine/uniqueItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/engine/uniqueItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BuildUniqueItems = BuildUniqueItems;
 exports.CheckUniqueItems = CheckUniqueItems;
 exports.ErrorUniqueItems = ErrorUniqueItems;
-const index_mjs_1 = require("../../system/hashing/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
+const index_mjs_1 = require("system/hashing/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
 function IsValid(schema) {
     return !index_mjs_2.Guard.IsEqual(schema.uniqueItems, false);
 }
@@ -4178,14 +4169,14 @@ function ErrorUniqueItems(_stack, context, schemaPath, instancePath, schema, val
     return isUniqueItems ||
         context.AddError('uniqueItems', schemaPath, instancePath, { duplicateItems });
 }
-};
-modules["schema/errors.mjs"] = function (module, exports, require) {
+});
+modules["schema/errors.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Errors = Errors;
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const _config_mjs_1 = require("../system/locale/_config.mjs");
-const Engine = require("./engine/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const _config_mjs_1 = require("system/locale/_config.mjs");
+const Engine = require("schema/engine/index.mjs");
 function Errors(...args) {
     const [context, schema, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, schema, value) => [context, schema, value],
@@ -4199,8 +4190,8 @@ function Errors(...args) {
     const localized = errors.map(error => ({ ...error, message: locale(error) }));
     return [result, localized];
 }
-};
-modules["schema/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -4217,11 +4208,11 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./schema.mjs"), exports);
-const Schema = require("./schema.mjs");
+__exportStar(require("schema/schema.mjs"), exports);
+const Schema = require("schema/schema.mjs");
 exports.default = Schema;
-};
-modules["schema/intern/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/intern/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -4238,18 +4229,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./intern.mjs"), exports);
-};
-modules["schema/intern/intern.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/intern/intern.mjs"), exports);
+});
+modules["schema/intern/intern.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Intern = Intern;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../system/index.mjs");
-const Schema = require("../types/index.mjs");
-const Stack = require("../engine/_stack.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const index_mjs_4 = require("../resolve/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("system/index.mjs");
+const Schema = require("schema/types/index.mjs");
+const Stack = require("schema/engine/_stack.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const index_mjs_4 = require("schema/resolve/index.mjs");
 function UnresolvableRef(ref) {
     throw Error(`UnresolvableRef '${ref}'`);
 }
@@ -4422,8 +4413,8 @@ function Intern(...args) {
     const result = FromSchema(ref_context, entry);
     return { $ref: result.$ref, $defs: Object.fromEntries(registry) };
 }
-};
-modules["schema/meta/draft_2019_09.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/draft_2019_09.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Draft_2019_09 = void 0;
@@ -4715,8 +4706,8 @@ exports.Draft_2019_09 = {
         }
     }
 };
-};
-modules["schema/meta/draft_2020_12.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/draft_2020_12.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Draft_2020_12 = void 0;
@@ -5020,8 +5011,8 @@ exports.Draft_2020_12 = {
         }
     }
 };
-};
-modules["schema/meta/draft_3.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/draft_3.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Draft_3 = void 0;
@@ -5168,8 +5159,8 @@ exports.Draft_3 = {
     },
     'default': {}
 };
-};
-modules["schema/meta/draft_4.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/draft_4.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Draft_4 = void 0;
@@ -5322,8 +5313,8 @@ exports.Draft_4 = {
     },
     'default': {}
 };
-};
-modules["schema/meta/draft_6.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/draft_6.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Draft_6 = void 0;
@@ -5482,8 +5473,8 @@ exports.Draft_6 = {
     },
     'default': {}
 };
-};
-modules["schema/meta/draft_7.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/draft_7.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Draft_7 = void 0;
@@ -5659,8 +5650,8 @@ exports.Draft_7 = {
     },
     'default': true
 };
-};
-modules["schema/meta/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -5677,19 +5668,19 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./schema.mjs"), exports);
-__exportStar(require("./meta.mjs"), exports);
-};
-modules["schema/meta/meta.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/meta/schema.mjs"), exports);
+__exportStar(require("schema/meta/meta.mjs"), exports);
+});
+modules["schema/meta/meta.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Meta = void 0;
-const draft_2020_12_mjs_1 = require("./draft_2020_12.mjs");
-const draft_2019_09_mjs_1 = require("./draft_2019_09.mjs");
-const draft_7_mjs_1 = require("./draft_7.mjs");
-const draft_6_mjs_1 = require("./draft_6.mjs");
-const draft_4_mjs_1 = require("./draft_4.mjs");
-const draft_3_mjs_1 = require("./draft_3.mjs");
+const draft_2020_12_mjs_1 = require("schema/meta/draft_2020_12.mjs");
+const draft_2019_09_mjs_1 = require("schema/meta/draft_2019_09.mjs");
+const draft_7_mjs_1 = require("schema/meta/draft_7.mjs");
+const draft_6_mjs_1 = require("schema/meta/draft_6.mjs");
+const draft_4_mjs_1 = require("schema/meta/draft_4.mjs");
+const draft_3_mjs_1 = require("schema/meta/draft_3.mjs");
 exports.Meta = {
     'http://json-schema.org/draft-03/schema#': draft_3_mjs_1.Draft_3,
     'http://json-schema.org/draft-04/schema#': draft_4_mjs_1.Draft_4,
@@ -5698,21 +5689,21 @@ exports.Meta = {
     'https://json-schema.org/draft/2019-09/schema': draft_2019_09_mjs_1.Draft_2019_09,
     'https://json-schema.org/draft/2020-12/schema': draft_2020_12_mjs_1.Draft_2020_12
 };
-};
-modules["schema/meta/schema.mjs"] = function (module, exports, require) {
+});
+modules["schema/meta/schema.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/parse.mjs"] = function (module, exports, require) {
+});
+modules["schema/parse.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParseError = void 0;
 exports.ThrowParseError = ThrowParseError;
 exports.Parse = Parse;
-const internal_mjs_1 = require("../system/settings/internal.mjs");
-const index_mjs_1 = require("../system/arguments/index.mjs");
-const check_mjs_1 = require("./check.mjs");
-const errors_mjs_1 = require("./errors.mjs");
+const internal_mjs_1 = require("system/settings/internal.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const check_mjs_1 = require("schema/check.mjs");
+const errors_mjs_1 = require("schema/errors.mjs");
 class ParseError {
     constructor(schema, value, errors) {
         this.schema = schema;
@@ -5736,8 +5727,8 @@ function Parse(...args) {
         return value;
     ThrowParseError(context, schema, value);
 }
-};
-modules["schema/pointer/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/pointer/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -5755,10 +5746,10 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Pointer = void 0;
-__exportStar(require("./pointer_get.mjs"), exports);
-exports.Pointer = require("./pointer.mjs");
-};
-modules["schema/pointer/pointer.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/pointer/pointer_get.mjs"), exports);
+exports.Pointer = require("schema/pointer/pointer.mjs");
+});
+modules["schema/pointer/pointer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Indices = Indices;
@@ -5766,7 +5757,7 @@ exports.Has = Has;
 exports.Get = Get;
 exports.Set = Set;
 exports.Delete = Delete;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function Throw(message) {
     throw Error(message);
 }
@@ -5833,27 +5824,27 @@ function Delete(value, pointer) {
     }
     return value;
 }
-};
-modules["schema/pointer/pointer_get.mjs"] = function (module, exports, require) {
+});
+modules["schema/pointer/pointer_get.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/resolve/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/resolve/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Resolve = void 0;
-exports.Resolve = require("./resolve.mjs");
-};
-modules["schema/resolve/resolve.mjs"] = function (module, exports, require) {
+exports.Resolve = require("schema/resolve/resolve.mjs");
+});
+modules["schema/resolve/resolve.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Ref = Ref;
 exports.RecursiveRef = RecursiveRef;
 exports.DynamicRef = DynamicRef;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../pointer/index.mjs");
-const Schema = require("../types/index.mjs");
-const Stack = require("../engine/_stack.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("schema/pointer/index.mjs");
+const Schema = require("schema/types/index.mjs");
+const Stack = require("schema/engine/_stack.mjs");
 function RelativeBase(schema, base) {
     return Schema.IsSchemaObject(schema) && Schema.IsId(schema) ? Stack.NextUri(schema.$id, base.href) : base;
 }
@@ -6082,8 +6073,8 @@ function DynamicRef(stack, dynamicRef) {
     const fragmentTarget = RefInternal(stack.context, fragmentRoot, stack.lexicalBase, dynamicRef.$dynamicRef);
     return index_mjs_1.Guard.IsUndefined(fragmentTarget) ? DynamicRefWhenNotFound(stack, dynamicRef) : DynamicRefWhenFound(stack, dynamicRef, fragmentTarget);
 }
-};
-modules["schema/schema.mjs"] = function (module, exports, require) {
+});
+modules["schema/schema.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -6100,112 +6091,112 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./engine/index.mjs"), exports);
-__exportStar(require("./intern/index.mjs"), exports);
-__exportStar(require("./meta/index.mjs"), exports);
-__exportStar(require("./pointer/index.mjs"), exports);
-__exportStar(require("./resolve/index.mjs"), exports);
-__exportStar(require("./static/index.mjs"), exports);
-__exportStar(require("./types/index.mjs"), exports);
-__exportStar(require("./build.mjs"), exports);
-__exportStar(require("./compile.mjs"), exports);
-__exportStar(require("./check.mjs"), exports);
-__exportStar(require("./parse.mjs"), exports);
-__exportStar(require("./errors.mjs"), exports);
-};
-modules["schema/static/_canonical.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/engine/index.mjs"), exports);
+__exportStar(require("schema/intern/index.mjs"), exports);
+__exportStar(require("schema/meta/index.mjs"), exports);
+__exportStar(require("schema/pointer/index.mjs"), exports);
+__exportStar(require("schema/resolve/index.mjs"), exports);
+__exportStar(require("schema/static/index.mjs"), exports);
+__exportStar(require("schema/types/index.mjs"), exports);
+__exportStar(require("schema/build.mjs"), exports);
+__exportStar(require("schema/compile.mjs"), exports);
+__exportStar(require("schema/check.mjs"), exports);
+__exportStar(require("schema/parse.mjs"), exports);
+__exportStar(require("schema/errors.mjs"), exports);
+});
+modules["schema/static/_canonical.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/_comparer.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/_comparer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/_elements.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/_elements.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/additionalProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/additionalProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/allOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/allOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/anyOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/anyOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/const.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/const.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/enum.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/if.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/if.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/items.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/items.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/oneOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/oneOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/patternProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/patternProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/prefixItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/prefixItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/properties.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/properties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/propertyNames.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/propertyNames.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/ref.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/required.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/required.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/schema.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/schema.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/static.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/static.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/type.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/static/unevaluatedProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/static/unevaluatedProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["schema/types/_refine.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/_refine.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRefine = IsRefine;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsRefine(value) {
     return index_mjs_1.Guard.HasPropertyKey(value, '~refine')
         && index_mjs_1.Guard.IsArray(value["~refine"])
@@ -6215,234 +6206,234 @@ function IsRefine(value) {
             && index_mjs_1.Guard.IsFunction(value.check)
             && index_mjs_1.Guard.IsFunction(value.error));
 }
-};
-modules["schema/types/additionalItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/additionalItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAdditionalItems = IsAdditionalItems;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsAdditionalItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'additionalItems')
         && (0, schema_mjs_1.IsSchema)(schema.additionalItems);
 }
-};
-modules["schema/types/additionalProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/additionalProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAdditionalProperties = IsAdditionalProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsAdditionalProperties(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'additionalProperties')
         && (0, schema_mjs_1.IsSchema)(schema.additionalProperties);
 }
-};
-modules["schema/types/allOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/allOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAllOf = IsAllOf;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsAllOf(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'allOf')
         && index_mjs_1.Guard.IsArray(schema.allOf)
         && schema.allOf.every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/anchor.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/anchor.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAnchor = IsAnchor;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsAnchor(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$anchor')
         && index_mjs_1.Guard.IsString(schema.$anchor);
 }
-};
-modules["schema/types/anyOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/anyOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsAnyOf = IsAnyOf;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsAnyOf(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'anyOf')
         && index_mjs_1.Guard.IsArray(schema.anyOf)
         && schema.anyOf.every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/const.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/const.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsConst = IsConst;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsConst(value) {
     return index_mjs_1.Guard.HasPropertyKey(value, 'const');
 }
-};
-modules["schema/types/contains.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/contains.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsContains = IsContains;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsContains(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'contains')
         && (0, schema_mjs_1.IsSchema)(schema.contains);
 }
-};
-modules["schema/types/default.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/default.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDefault = IsDefault;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsDefault(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'default');
 }
-};
-modules["schema/types/defs.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/defs.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDefs = IsDefs;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsDefs(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$defs')
         && index_mjs_1.Guard.IsObject(schema.$defs)
         && Object.values(schema.$defs).every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/dependencies.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/dependencies.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDependencies = IsDependencies;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsDependencies(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'dependencies')
         && index_mjs_1.Guard.IsObject(schema.dependencies)
         && Object.values(schema.dependencies).every(value => (0, schema_mjs_1.IsSchema)(value)
             || (index_mjs_1.Guard.IsArray(value) && value.every(value => index_mjs_1.Guard.IsString(value))));
 }
-};
-modules["schema/types/dependentRequired.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/dependentRequired.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDependentRequired = IsDependentRequired;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsDependentRequired(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'dependentRequired')
         && index_mjs_1.Guard.IsObject(schema.dependentRequired)
         && Object.values(schema.dependentRequired).every(value => index_mjs_1.Guard.IsArray(value)
             && value.every(value => index_mjs_1.Guard.IsString(value)));
 }
-};
-modules["schema/types/dependentSchemas.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/dependentSchemas.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDependentSchemas = IsDependentSchemas;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsDependentSchemas(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'dependentSchemas')
         && index_mjs_1.Guard.IsObject(schema.dependentSchemas)
         && Object.values(schema.dependentSchemas).every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/dynamicAnchor.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/dynamicAnchor.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDynamicAnchor = IsDynamicAnchor;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsDynamicAnchor(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$dynamicAnchor')
         && index_mjs_1.Guard.IsString(schema.$dynamicAnchor);
 }
-};
-modules["schema/types/dynamicRef.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/dynamicRef.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsDynamicRef = IsDynamicRef;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsDynamicRef(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$dynamicRef')
         && index_mjs_1.Guard.IsString(schema.$dynamicRef);
 }
-};
-modules["schema/types/else.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/else.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsElse = IsElse;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsElse(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'else')
         && (0, schema_mjs_1.IsSchema)(schema.else);
 }
-};
-modules["schema/types/enum.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsEnum = IsEnum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsEnum(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'enum')
         && index_mjs_1.Guard.IsArray(schema.enum);
 }
-};
-modules["schema/types/exclusiveMaximum.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/exclusiveMaximum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsExclusiveMaximum = IsExclusiveMaximum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsExclusiveMaximum(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'exclusiveMaximum')
         && (index_mjs_1.Guard.IsNumber(schema.exclusiveMaximum) || index_mjs_1.Guard.IsBigInt(schema.exclusiveMaximum));
 }
-};
-modules["schema/types/exclusiveMinimum.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/exclusiveMinimum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsExclusiveMinimum = IsExclusiveMinimum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsExclusiveMinimum(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'exclusiveMinimum')
         && (index_mjs_1.Guard.IsNumber(schema.exclusiveMinimum) || index_mjs_1.Guard.IsBigInt(schema.exclusiveMinimum));
 }
-};
-modules["schema/types/format.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/format.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsFormat = IsFormat;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsFormat(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'format')
         && index_mjs_1.Guard.IsString(schema.format);
 }
-};
-modules["schema/types/id.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/id.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsId = IsId;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsId(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$id')
         && index_mjs_1.Guard.IsString(schema.$id);
 }
-};
-modules["schema/types/if.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/if.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsIf = IsIf;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsIf(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'if')
         && (0, schema_mjs_1.IsSchema)(schema.if);
 }
-};
-modules["schema/types/index.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -6459,66 +6450,66 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./_refine.mjs"), exports);
-__exportStar(require("./additionalItems.mjs"), exports);
-__exportStar(require("./additionalProperties.mjs"), exports);
-__exportStar(require("./allOf.mjs"), exports);
-__exportStar(require("./anchor.mjs"), exports);
-__exportStar(require("./anyOf.mjs"), exports);
-__exportStar(require("./const.mjs"), exports);
-__exportStar(require("./contains.mjs"), exports);
-__exportStar(require("./default.mjs"), exports);
-__exportStar(require("./defs.mjs"), exports);
-__exportStar(require("./dependencies.mjs"), exports);
-__exportStar(require("./dependentRequired.mjs"), exports);
-__exportStar(require("./dependentSchemas.mjs"), exports);
-__exportStar(require("./dynamicAnchor.mjs"), exports);
-__exportStar(require("./dynamicRef.mjs"), exports);
-__exportStar(require("./else.mjs"), exports);
-__exportStar(require("./enum.mjs"), exports);
-__exportStar(require("./exclusiveMaximum.mjs"), exports);
-__exportStar(require("./exclusiveMinimum.mjs"), exports);
-__exportStar(require("./format.mjs"), exports);
-__exportStar(require("./id.mjs"), exports);
-__exportStar(require("./if.mjs"), exports);
-__exportStar(require("./items.mjs"), exports);
-__exportStar(require("./maximum.mjs"), exports);
-__exportStar(require("./maxContains.mjs"), exports);
-__exportStar(require("./maxItems.mjs"), exports);
-__exportStar(require("./maxLength.mjs"), exports);
-__exportStar(require("./maxProperties.mjs"), exports);
-__exportStar(require("./minimum.mjs"), exports);
-__exportStar(require("./minContains.mjs"), exports);
-__exportStar(require("./minItems.mjs"), exports);
-__exportStar(require("./minLength.mjs"), exports);
-__exportStar(require("./minProperties.mjs"), exports);
-__exportStar(require("./multipleOf.mjs"), exports);
-__exportStar(require("./not.mjs"), exports);
-__exportStar(require("./oneOf.mjs"), exports);
-__exportStar(require("./pattern.mjs"), exports);
-__exportStar(require("./patternProperties.mjs"), exports);
-__exportStar(require("./prefixItems.mjs"), exports);
-__exportStar(require("./properties.mjs"), exports);
-__exportStar(require("./propertyNames.mjs"), exports);
-__exportStar(require("./recursiveAnchor.mjs"), exports);
-__exportStar(require("./recursiveRef.mjs"), exports);
-__exportStar(require("./ref.mjs"), exports);
-__exportStar(require("./required.mjs"), exports);
-__exportStar(require("./schema.mjs"), exports);
-__exportStar(require("./then.mjs"), exports);
-__exportStar(require("./type.mjs"), exports);
-__exportStar(require("./uniqueItems.mjs"), exports);
-__exportStar(require("./unevaluatedItems.mjs"), exports);
-__exportStar(require("./unevaluatedProperties.mjs"), exports);
-};
-modules["schema/types/items.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/types/_refine.mjs"), exports);
+__exportStar(require("schema/types/additionalItems.mjs"), exports);
+__exportStar(require("schema/types/additionalProperties.mjs"), exports);
+__exportStar(require("schema/types/allOf.mjs"), exports);
+__exportStar(require("schema/types/anchor.mjs"), exports);
+__exportStar(require("schema/types/anyOf.mjs"), exports);
+__exportStar(require("schema/types/const.mjs"), exports);
+__exportStar(require("schema/types/contains.mjs"), exports);
+__exportStar(require("schema/types/default.mjs"), exports);
+__exportStar(require("schema/types/defs.mjs"), exports);
+__exportStar(require("schema/types/dependencies.mjs"), exports);
+__exportStar(require("schema/types/dependentRequired.mjs"), exports);
+__exportStar(require("schema/types/dependentSchemas.mjs"), exports);
+__exportStar(require("schema/types/dynamicAnchor.mjs"), exports);
+__exportStar(require("schema/types/dynamicRef.mjs"), exports);
+__exportStar(require("schema/types/else.mjs"), exports);
+__exportStar(require("schema/types/enum.mjs"), exports);
+__exportStar(require("schema/types/exclusiveMaximum.mjs"), exports);
+__exportStar(require("schema/types/exclusiveMinimum.mjs"), exports);
+__exportStar(require("schema/types/format.mjs"), exports);
+__exportStar(require("schema/types/id.mjs"), exports);
+__exportStar(require("schema/types/if.mjs"), exports);
+__exportStar(require("schema/types/items.mjs"), exports);
+__exportStar(require("schema/types/maximum.mjs"), exports);
+__exportStar(require("schema/types/maxContains.mjs"), exports);
+__exportStar(require("schema/types/maxItems.mjs"), exports);
+__exportStar(require("schema/types/maxLength.mjs"), exports);
+__exportStar(require("schema/types/maxProperties.mjs"), exports);
+__exportStar(require("schema/types/minimum.mjs"), exports);
+__exportStar(require("schema/types/minContains.mjs"), exports);
+__exportStar(require("schema/types/minItems.mjs"), exports);
+__exportStar(require("schema/types/minLength.mjs"), exports);
+__exportStar(require("schema/types/minProperties.mjs"), exports);
+__exportStar(require("schema/types/multipleOf.mjs"), exports);
+__exportStar(require("schema/types/not.mjs"), exports);
+__exportStar(require("schema/types/oneOf.mjs"), exports);
+__exportStar(require("schema/types/pattern.mjs"), exports);
+__exportStar(require("schema/types/patternProperties.mjs"), exports);
+__exportStar(require("schema/types/prefixItems.mjs"), exports);
+__exportStar(require("schema/types/properties.mjs"), exports);
+__exportStar(require("schema/types/propertyNames.mjs"), exports);
+__exportStar(require("schema/types/recursiveAnchor.mjs"), exports);
+__exportStar(require("schema/types/recursiveRef.mjs"), exports);
+__exportStar(require("schema/types/ref.mjs"), exports);
+__exportStar(require("schema/types/required.mjs"), exports);
+__exportStar(require("schema/types/schema.mjs"), exports);
+__exportStar(require("schema/types/then.mjs"), exports);
+__exportStar(require("schema/types/type.mjs"), exports);
+__exportStar(require("schema/types/uniqueItems.mjs"), exports);
+__exportStar(require("schema/types/unevaluatedItems.mjs"), exports);
+__exportStar(require("schema/types/unevaluatedProperties.mjs"), exports);
+});
+modules["schema/types/items.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsItems = IsItems;
 exports.IsItemsSized = IsItemsSized;
 exports.IsItemsUnsized = IsItemsUnsized;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'items')
         && ((0, schema_mjs_1.IsSchema)(schema.items)
@@ -6533,205 +6524,205 @@ function IsItemsSized(schema) {
 function IsItemsUnsized(schema) {
     return IsItems(schema) && !index_mjs_1.Guard.IsArray(schema.items);
 }
-};
-modules["schema/types/maxContains.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/maxContains.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMaxContains = IsMaxContains;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMaxContains(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'maxContains')
         && index_mjs_1.Guard.IsNumber(schema.maxContains);
 }
-};
-modules["schema/types/maxItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/maxItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMaxItems = IsMaxItems;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMaxItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'maxItems')
         && index_mjs_1.Guard.IsNumber(schema.maxItems);
 }
-};
-modules["schema/types/maxLength.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/maxLength.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMaxLength = IsMaxLength;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMaxLength(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'maxLength')
         && index_mjs_1.Guard.IsNumber(schema.maxLength);
 }
-};
-modules["schema/types/maxProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/maxProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMaxProperties = IsMaxProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMaxProperties(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'maxProperties')
         && index_mjs_1.Guard.IsNumber(schema.maxProperties);
 }
-};
-modules["schema/types/maximum.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/maximum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMaximum = IsMaximum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMaximum(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'maximum')
         && (index_mjs_1.Guard.IsNumber(schema.maximum) || index_mjs_1.Guard.IsBigInt(schema.maximum));
 }
-};
-modules["schema/types/minContains.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/minContains.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMinContains = IsMinContains;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMinContains(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'minContains')
         && index_mjs_1.Guard.IsNumber(schema.minContains);
 }
-};
-modules["schema/types/minItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/minItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMinItems = IsMinItems;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMinItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'minItems')
         && index_mjs_1.Guard.IsNumber(schema.minItems);
 }
-};
-modules["schema/types/minLength.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/minLength.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMinLength = IsMinLength;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMinLength(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'minLength')
         && index_mjs_1.Guard.IsNumber(schema.minLength);
 }
-};
-modules["schema/types/minProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/minProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMinProperties = IsMinProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMinProperties(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'minProperties')
         && index_mjs_1.Guard.IsNumber(schema.minProperties);
 }
-};
-modules["schema/types/minimum.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/minimum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMinimum = IsMinimum;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMinimum(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'minimum')
         && (index_mjs_1.Guard.IsNumber(schema.minimum) || index_mjs_1.Guard.IsBigInt(schema.minimum));
 }
-};
-modules["schema/types/multipleOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/multipleOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMultipleOf = IsMultipleOf;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsMultipleOf(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'multipleOf')
         && (index_mjs_1.Guard.IsNumber(schema.multipleOf) || index_mjs_1.Guard.IsBigInt(schema.multipleOf));
 }
-};
-modules["schema/types/not.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/not.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsNot = IsNot;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsNot(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'not')
         && (0, schema_mjs_1.IsSchema)(schema.not);
 }
-};
-modules["schema/types/oneOf.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/oneOf.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsOneOf = IsOneOf;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsOneOf(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'oneOf')
         && index_mjs_1.Guard.IsArray(schema.oneOf)
         && schema.oneOf.every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/pattern.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/pattern.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsPattern = IsPattern;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsPattern(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'pattern')
         && (index_mjs_1.Guard.IsString(schema.pattern)
             || schema.pattern instanceof RegExp);
 }
-};
-modules["schema/types/patternProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/patternProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsPatternProperties = IsPatternProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsPatternProperties(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'patternProperties')
         && index_mjs_1.Guard.IsObject(schema.patternProperties)
         && Object.values(schema.patternProperties).every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/prefixItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/prefixItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsPrefixItems = IsPrefixItems;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsPrefixItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'prefixItems')
         && index_mjs_1.Guard.IsArray(schema.prefixItems)
         && schema.prefixItems.every(schema => (0, schema_mjs_1.IsSchema)(schema));
 }
-};
-modules["schema/types/properties.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/properties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsProperties = IsProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsProperties(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'properties')
         && index_mjs_1.Guard.IsObject(schema.properties)
         && Object.values(schema.properties).every(value => (0, schema_mjs_1.IsSchema)(value));
 }
-};
-modules["schema/types/propertyNames.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/propertyNames.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsPropertyNames = IsPropertyNames;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsPropertyNames(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'propertyNames')
         && (index_mjs_1.Guard.IsObject(schema.propertyNames)
             || (0, schema_mjs_1.IsSchema)(schema.propertyNames));
 }
-};
-modules["schema/types/recursiveAnchor.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/recursiveAnchor.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRecursiveAnchor = IsRecursiveAnchor;
 exports.IsRecursiveAnchorTrue = IsRecursiveAnchorTrue;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsRecursiveAnchor(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$recursiveAnchor')
         && index_mjs_1.Guard.IsBoolean(schema.$recursiveAnchor);
@@ -6740,45 +6731,45 @@ function IsRecursiveAnchorTrue(schema) {
     return IsRecursiveAnchor(schema)
         && index_mjs_1.Guard.IsEqual(schema.$recursiveAnchor, true);
 }
-};
-modules["schema/types/recursiveRef.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/recursiveRef.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRecursiveRef = IsRecursiveRef;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsRecursiveRef(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$recursiveRef')
         && index_mjs_1.Guard.IsString(schema.$recursiveRef);
 }
-};
-modules["schema/types/ref.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRef = IsRef;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsRef(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, '$ref')
         && index_mjs_1.Guard.IsString(schema.$ref);
 }
-};
-modules["schema/types/required.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/required.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsRequired = IsRequired;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsRequired(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'required')
         && index_mjs_1.Guard.IsArray(schema.required)
         && schema.required.every(value => index_mjs_1.Guard.IsString(value));
 }
-};
-modules["schema/types/schema.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/schema.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsSchemaObject = IsSchemaObject;
 exports.IsSchemaBoolean = IsSchemaBoolean;
 exports.IsSchema = IsSchema;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsSchemaObject(value) {
     return index_mjs_1.Guard.IsObject(value) && !index_mjs_1.Guard.IsArray(value);
 }
@@ -6788,63 +6779,63 @@ function IsSchemaBoolean(value) {
 function IsSchema(value) {
     return IsSchemaObject(value) || IsSchemaBoolean(value);
 }
-};
-modules["schema/types/then.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/then.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsThen = IsThen;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsThen(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'then')
         && (0, schema_mjs_1.IsSchema)(schema.then);
 }
-};
-modules["schema/types/type.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsType = IsType;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsType(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'type')
         && (index_mjs_1.Guard.IsString(schema.type)
             || (index_mjs_1.Guard.IsArray(schema.type)
                 && schema.type.every(value => index_mjs_1.Guard.IsString(value))));
 }
-};
-modules["schema/types/unevaluatedItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/unevaluatedItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUnevaluatedItems = IsUnevaluatedItems;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsUnevaluatedItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'unevaluatedItems')
         && (0, schema_mjs_1.IsSchema)(schema.unevaluatedItems);
 }
-};
-modules["schema/types/unevaluatedProperties.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/unevaluatedProperties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUnevaluatedProperties = IsUnevaluatedProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("schema/types/schema.mjs");
 function IsUnevaluatedProperties(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'unevaluatedProperties')
         && (0, schema_mjs_1.IsSchema)(schema.unevaluatedProperties);
 }
-};
-modules["schema/types/uniqueItems.mjs"] = function (module, exports, require) {
+});
+modules["schema/types/uniqueItems.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsUniqueItems = IsUniqueItems;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsUniqueItems(schema) {
     return index_mjs_1.Guard.HasPropertyKey(schema, 'uniqueItems')
         && index_mjs_1.Guard.IsBoolean(schema.uniqueItems);
 }
-};
-modules["system/arguments/arguments.mjs"] = function (module, exports, require) {
+});
+modules["system/arguments/arguments.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Match = Match;
@@ -6853,14 +6844,14 @@ function Match(args, match) {
         throw Error('Invalid Arguments');
     })());
 }
-};
-modules["system/arguments/index.mjs"] = function (module, exports, require) {
+});
+modules["system/arguments/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Arguments = void 0;
-exports.Arguments = require("./arguments.mjs");
-};
-modules["system/environment/environment.mjs"] = function (module, exports, require) {
+exports.Arguments = require("system/arguments/arguments.mjs");
+});
+modules["system/environment/environment.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -6877,15 +6868,15 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./evaluate.mjs"), exports);
-};
-modules["system/environment/evaluate.mjs"] = function (module, exports, require) {
+__exportStar(require("system/environment/evaluate.mjs"), exports);
+});
+modules["system/environment/evaluate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CanEvaluate = CanEvaluate;
 exports.Evaluate = Evaluate;
-const index_mjs_1 = require("../settings/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
+const index_mjs_1 = require("system/settings/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
 let supported = undefined;
 function TryEvaluate() {
     try {
@@ -6904,20 +6895,20 @@ function CanEvaluate() {
 function Evaluate(...args) {
     return new (globalThis.Function)(...args);
 }
-};
-modules["system/environment/index.mjs"] = function (module, exports, require) {
+});
+modules["system/environment/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Environment = void 0;
-exports.Environment = require("./environment.mjs");
-};
-modules["system/hashing/hash.mjs"] = function (module, exports, require) {
+exports.Environment = require("system/environment/environment.mjs");
+});
+modules["system/hashing/hash.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.HashCode = HashCode;
 exports.Hash = Hash;
-const index_mjs_1 = require("../unreachable/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
 function InstanceKeys(value) {
     const propertyKeys = new Set();
     let current = value;
@@ -7073,14 +7064,14 @@ function Hash(value) {
     FromValue(value);
     return `${Hex(A3)}${Hex(A2)}${Hex(A1)}${Hex(A0)}`;
 }
-};
-modules["system/hashing/index.mjs"] = function (module, exports, require) {
+});
+modules["system/hashing/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Hashing = void 0;
-exports.Hashing = require("./hash.mjs");
-};
-modules["system/index.mjs"] = function (module, exports, require) {
+exports.Hashing = require("system/hashing/hash.mjs");
+});
+modules["system/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -7098,18 +7089,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.System = void 0;
-__exportStar(require("./system.mjs"), exports);
-exports.System = require("./system.mjs");
-const System = require("./system.mjs");
+__exportStar(require("system/system.mjs"), exports);
+exports.System = require("system/system.mjs");
+const System = require("system/system.mjs");
 exports.default = System;
-};
-modules["system/locale/_config.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/_config.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Set = Set;
 exports.Get = Get;
 exports.Reset = Reset;
-const en_US_mjs_1 = require("./en_US.mjs");
+const en_US_mjs_1 = require("system/locale/en_US.mjs");
 let locale = en_US_mjs_1.en_US;
 function Set(callback) {
     locale = callback;
@@ -7120,8 +7111,8 @@ function Get() {
 function Reset() {
     Set(en_US_mjs_1.en_US);
 }
-};
-modules["system/locale/_locale.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/_locale.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -7138,48 +7129,48 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./_config.mjs"), exports);
-__exportStar(require("./ar_001.mjs"), exports);
-__exportStar(require("./bn_BD.mjs"), exports);
-__exportStar(require("./cs_CZ.mjs"), exports);
-__exportStar(require("./de_DE.mjs"), exports);
-__exportStar(require("./el_GR.mjs"), exports);
-__exportStar(require("./en_US.mjs"), exports);
-__exportStar(require("./es_419.mjs"), exports);
-__exportStar(require("./es_AR.mjs"), exports);
-__exportStar(require("./es_ES.mjs"), exports);
-__exportStar(require("./es_MX.mjs"), exports);
-__exportStar(require("./fa_IR.mjs"), exports);
-__exportStar(require("./fil_PH.mjs"), exports);
-__exportStar(require("./fr_CA.mjs"), exports);
-__exportStar(require("./fr_CA.mjs"), exports);
-__exportStar(require("./fr_FR.mjs"), exports);
-__exportStar(require("./ha_NG.mjs"), exports);
-__exportStar(require("./hi_IN.mjs"), exports);
-__exportStar(require("./hu_HU.mjs"), exports);
-__exportStar(require("./id_ID.mjs"), exports);
-__exportStar(require("./it_IT.mjs"), exports);
-__exportStar(require("./ja_JP.mjs"), exports);
-__exportStar(require("./ko_KR.mjs"), exports);
-__exportStar(require("./ms_MY.mjs"), exports);
-__exportStar(require("./nl_NL.mjs"), exports);
-__exportStar(require("./pl_PL.mjs"), exports);
-__exportStar(require("./pt_BR.mjs"), exports);
-__exportStar(require("./pt_PT.mjs"), exports);
-__exportStar(require("./ro_RO.mjs"), exports);
-__exportStar(require("./ru_RU.mjs"), exports);
-__exportStar(require("./sv_SE.mjs"), exports);
-__exportStar(require("./sw_TZ.mjs"), exports);
-__exportStar(require("./th_TH.mjs"), exports);
-__exportStar(require("./tr_TR.mjs"), exports);
-__exportStar(require("./uk_UA.mjs"), exports);
-__exportStar(require("./ur_PK.mjs"), exports);
-__exportStar(require("./vi_VN.mjs"), exports);
-__exportStar(require("./yo_NG.mjs"), exports);
-__exportStar(require("./zh_Hans.mjs"), exports);
-__exportStar(require("./zh_Hant.mjs"), exports);
-};
-modules["system/locale/ar_001.mjs"] = function (module, exports, require) {
+__exportStar(require("system/locale/_config.mjs"), exports);
+__exportStar(require("system/locale/ar_001.mjs"), exports);
+__exportStar(require("system/locale/bn_BD.mjs"), exports);
+__exportStar(require("system/locale/cs_CZ.mjs"), exports);
+__exportStar(require("system/locale/de_DE.mjs"), exports);
+__exportStar(require("system/locale/el_GR.mjs"), exports);
+__exportStar(require("system/locale/en_US.mjs"), exports);
+__exportStar(require("system/locale/es_419.mjs"), exports);
+__exportStar(require("system/locale/es_AR.mjs"), exports);
+__exportStar(require("system/locale/es_ES.mjs"), exports);
+__exportStar(require("system/locale/es_MX.mjs"), exports);
+__exportStar(require("system/locale/fa_IR.mjs"), exports);
+__exportStar(require("system/locale/fil_PH.mjs"), exports);
+__exportStar(require("system/locale/fr_CA.mjs"), exports);
+__exportStar(require("system/locale/fr_CA.mjs"), exports);
+__exportStar(require("system/locale/fr_FR.mjs"), exports);
+__exportStar(require("system/locale/ha_NG.mjs"), exports);
+__exportStar(require("system/locale/hi_IN.mjs"), exports);
+__exportStar(require("system/locale/hu_HU.mjs"), exports);
+__exportStar(require("system/locale/id_ID.mjs"), exports);
+__exportStar(require("system/locale/it_IT.mjs"), exports);
+__exportStar(require("system/locale/ja_JP.mjs"), exports);
+__exportStar(require("system/locale/ko_KR.mjs"), exports);
+__exportStar(require("system/locale/ms_MY.mjs"), exports);
+__exportStar(require("system/locale/nl_NL.mjs"), exports);
+__exportStar(require("system/locale/pl_PL.mjs"), exports);
+__exportStar(require("system/locale/pt_BR.mjs"), exports);
+__exportStar(require("system/locale/pt_PT.mjs"), exports);
+__exportStar(require("system/locale/ro_RO.mjs"), exports);
+__exportStar(require("system/locale/ru_RU.mjs"), exports);
+__exportStar(require("system/locale/sv_SE.mjs"), exports);
+__exportStar(require("system/locale/sw_TZ.mjs"), exports);
+__exportStar(require("system/locale/th_TH.mjs"), exports);
+__exportStar(require("system/locale/tr_TR.mjs"), exports);
+__exportStar(require("system/locale/uk_UA.mjs"), exports);
+__exportStar(require("system/locale/ur_PK.mjs"), exports);
+__exportStar(require("system/locale/vi_VN.mjs"), exports);
+__exportStar(require("system/locale/yo_NG.mjs"), exports);
+__exportStar(require("system/locale/zh_Hans.mjs"), exports);
+__exportStar(require("system/locale/zh_Hant.mjs"), exports);
+});
+modules["system/locale/ar_001.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ar_001 = ar_001;
@@ -7219,8 +7210,8 @@ function ar_001(error) {
         default: return 'حدث خطأ غير معروف في التحقق من الصحة';
     }
 }
-};
-modules["system/locale/bn_BD.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/bn_BD.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.bn_BD = bn_BD;
@@ -7260,8 +7251,8 @@ function bn_BD(error) {
         default: return 'একটি অজানা বৈধকরণ ত্রুটি ঘটেছে';
     }
 }
-};
-modules["system/locale/cs_CZ.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/cs_CZ.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.cs_CZ = cs_CZ;
@@ -7301,8 +7292,8 @@ function cs_CZ(error) {
         default: return 'došlo k neznámé chybě ověření';
     }
 }
-};
-modules["system/locale/de_DE.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/de_DE.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.de_DE = de_DE;
@@ -7342,8 +7333,8 @@ function de_DE(error) {
         default: return 'ein unbekannter Validierungsfehler ist aufgetreten';
     }
 }
-};
-modules["system/locale/el_GR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/el_GR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.el_GR = el_GR;
@@ -7383,8 +7374,8 @@ function el_GR(error) {
         default: return 'προέκυψε ένα άγνωστο σφάλμα επικύρωσης';
     }
 }
-};
-modules["system/locale/en_US.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/en_US.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.en_US = en_US;
@@ -7424,8 +7415,8 @@ function en_US(error) {
         default: return 'an unknown validation error occurred';
     }
 }
-};
-modules["system/locale/es_419.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/es_419.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_419 = es_419;
@@ -7465,8 +7456,8 @@ function es_419(error) {
         default: return 'ocurrió un error de validación desconocido';
     }
 }
-};
-modules["system/locale/es_AR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/es_AR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_AR = es_AR;
@@ -7506,8 +7497,8 @@ function es_AR(error) {
         default: return 'ocurrió un error de validación desconocido';
     }
 }
-};
-modules["system/locale/es_ES.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/es_ES.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_ES = es_ES;
@@ -7547,8 +7538,8 @@ function es_ES(error) {
         default: return 'ha ocurrido un error de validación desconocido';
     }
 }
-};
-modules["system/locale/es_MX.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/es_MX.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_MX = es_MX;
@@ -7588,8 +7579,8 @@ function es_MX(error) {
         default: return 'ocurrió un error de validación desconocido';
     }
 }
-};
-modules["system/locale/fa_IR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/fa_IR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fa_IR = fa_IR;
@@ -7629,8 +7620,8 @@ function fa_IR(error) {
         default: return 'یک خطای اعتبارسنجی ناشناخته رخ داده است';
     }
 }
-};
-modules["system/locale/fil_PH.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/fil_PH.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fil_PH = fil_PH;
@@ -7670,8 +7661,8 @@ function fil_PH(error) {
         default: return 'nagkaroon ng hindi kilalang error sa pagpapatunay';
     }
 }
-};
-modules["system/locale/fr_CA.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/fr_CA.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fr_CA = fr_CA;
@@ -7711,8 +7702,8 @@ function fr_CA(error) {
         default: return 'une erreur de validation inconnue est survenue';
     }
 }
-};
-modules["system/locale/fr_FR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/fr_FR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fr_FR = fr_FR;
@@ -7752,8 +7743,8 @@ function fr_FR(error) {
         default: return 'une erreur de validation inconnue est survenue';
     }
 }
-};
-modules["system/locale/ha_NG.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ha_NG.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ha_NG = ha_NG;
@@ -7793,8 +7784,8 @@ function ha_NG(error) {
         default: return 'an sami kuskuren tabbatarwa da ba a sani ba';
     }
 }
-};
-modules["system/locale/hi_IN.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/hi_IN.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.hi_IN = hi_IN;
@@ -7834,8 +7825,8 @@ function hi_IN(error) {
         default: return 'एक अज्ञात सत्यापन त्रुटि हुई';
     }
 }
-};
-modules["system/locale/hu_HU.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/hu_HU.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.hu_HU = hu_HU;
@@ -7875,8 +7866,8 @@ function hu_HU(error) {
         default: return 'ismeretlen validációs hiba történt';
     }
 }
-};
-modules["system/locale/id_ID.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/id_ID.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.id_ID = id_ID;
@@ -7916,14 +7907,14 @@ function id_ID(error) {
         default: return 'terjadi kesalahan validasi yang tidak diketahui';
     }
 }
-};
-modules["system/locale/index.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Locale = void 0;
-exports.Locale = require("./_locale.mjs");
-};
-modules["system/locale/it_IT.mjs"] = function (module, exports, require) {
+exports.Locale = require("system/locale/_locale.mjs");
+});
+modules["system/locale/it_IT.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.it_IT = it_IT;
@@ -7963,8 +7954,8 @@ function it_IT(error) {
         default: return 'si è verificato un errore di validazione sconosciuto';
     }
 }
-};
-modules["system/locale/ja_JP.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ja_JP.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ja_JP = ja_JP;
@@ -8004,8 +7995,8 @@ function ja_JP(error) {
         default: return '不明なバリデーションエラーが発生しました';
     }
 }
-};
-modules["system/locale/ko_KR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ko_KR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ko_KR = ko_KR;
@@ -8045,8 +8036,8 @@ function ko_KR(error) {
         default: return '알 수 없는 유효성 검사 오류가 발생했습니다';
     }
 }
-};
-modules["system/locale/ms_MY.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ms_MY.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ms_MY = ms_MY;
@@ -8086,8 +8077,8 @@ function ms_MY(error) {
         default: return 'ralat pengesahan yang tidak diketahui berlaku';
     }
 }
-};
-modules["system/locale/nl_NL.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/nl_NL.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.nl_NL = nl_NL;
@@ -8127,8 +8118,8 @@ function nl_NL(error) {
         default: return 'er is een onbekende validatiefout opgetreden';
     }
 }
-};
-modules["system/locale/pl_PL.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/pl_PL.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.pl_PL = pl_PL;
@@ -8168,8 +8159,8 @@ function pl_PL(error) {
         default: return 'wystąpił nieznany błąd walidacji';
     }
 }
-};
-modules["system/locale/pt_BR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/pt_BR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.pt_BR = pt_BR;
@@ -8209,8 +8200,8 @@ function pt_BR(error) {
         default: return 'ocorreu um erro de validação desconhecido';
     }
 }
-};
-modules["system/locale/pt_PT.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/pt_PT.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.pt_PT = pt_PT;
@@ -8250,8 +8241,8 @@ function pt_PT(error) {
         default: return 'ocorreu um erro de validação desconhecido';
     }
 }
-};
-modules["system/locale/ro_RO.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ro_RO.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ro_RO = ro_RO;
@@ -8291,8 +8282,8 @@ function ro_RO(error) {
         default: return 'a apărut o eroare de validare necunoscută';
     }
 }
-};
-modules["system/locale/ru_RU.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ru_RU.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ru_RU = ru_RU;
@@ -8332,8 +8323,8 @@ function ru_RU(error) {
         default: return 'произошла неизвестная ошибка валидации';
     }
 }
-};
-modules["system/locale/sv_SE.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/sv_SE.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.sv_SE = sv_SE;
@@ -8373,8 +8364,8 @@ function sv_SE(error) {
         default: return 'ett okänt valideringsfel uppstod';
     }
 }
-};
-modules["system/locale/sw_TZ.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/sw_TZ.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.sw_TZ = sw_TZ;
@@ -8414,8 +8405,8 @@ function sw_TZ(error) {
         default: return 'hitilafu isiyojulikana ya uthibitishaji imetokea';
     }
 }
-};
-modules["system/locale/th_TH.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/th_TH.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.th_TH = th_TH;
@@ -8455,8 +8446,8 @@ function th_TH(error) {
         default: return 'เกิดข้อผิดพลาดในการตรวจสอบที่ไม่รู้จัก';
     }
 }
-};
-modules["system/locale/tr_TR.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/tr_TR.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.tr_TR = tr_TR;
@@ -8496,8 +8487,8 @@ function tr_TR(error) {
         default: return 'bilinmeyen bir doğrulama hatası oluştu';
     }
 }
-};
-modules["system/locale/uk_UA.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/uk_UA.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.uk_UA = uk_UA;
@@ -8537,8 +8528,8 @@ function uk_UA(error) {
         default: return 'виникла невідома помилка валідації';
     }
 }
-};
-modules["system/locale/ur_PK.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/ur_PK.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ur_PK = ur_PK;
@@ -8578,8 +8569,8 @@ function ur_PK(error) {
         default: return 'تصدیق میں ایک نامعلوم خرابی پیش آئی';
     }
 }
-};
-modules["system/locale/vi_VN.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/vi_VN.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.vi_VN = vi_VN;
@@ -8619,8 +8610,8 @@ function vi_VN(error) {
         default: return 'đã xảy ra lỗi xác thực không xác định';
     }
 }
-};
-modules["system/locale/yo_NG.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/yo_NG.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.yo_NG = yo_NG;
@@ -8660,8 +8651,8 @@ function yo_NG(error) {
         default: return 'aṣiṣe ijẹrisi aimọ waye';
     }
 }
-};
-modules["system/locale/zh_Hans.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/zh_Hans.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.zh_Hans = zh_Hans;
@@ -8701,8 +8692,8 @@ function zh_Hans(error) {
         default: return '发生未知验证错误';
     }
 }
-};
-modules["system/locale/zh_Hant.mjs"] = function (module, exports, require) {
+});
+modules["system/locale/zh_Hant.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.zh_Hant = zh_Hant;
@@ -8742,14 +8733,14 @@ function zh_Hant(error) {
         default: return '發生未知驗證錯誤';
     }
 }
-};
-modules["system/memory/assign.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/assign.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Assign = Assign;
-const metrics_mjs_1 = require("./metrics.mjs");
-const finalize_mjs_1 = require("./finalize.mjs");
-const keys_mjs_1 = require("./keys.mjs");
+const metrics_mjs_1 = require("system/memory/metrics.mjs");
+const finalize_mjs_1 = require("system/memory/finalize.mjs");
+const keys_mjs_1 = require("system/memory/keys.mjs");
 function Assign(left, right) {
     metrics_mjs_1.Metrics.assign += 1;
     const result = {}, rightKeys = (0, keys_mjs_1.Keys)(right), leftKeys = (0, keys_mjs_1.Keys)(left);
@@ -8763,14 +8754,14 @@ function Assign(left, right) {
     }
     return (0, finalize_mjs_1.Finalize)(result);
 }
-};
-modules["system/memory/clone.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/clone.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Clone = Clone;
-const index_mjs_1 = require("../../guard/index.mjs");
-const metrics_mjs_1 = require("./metrics.mjs");
-const keys_mjs_1 = require("./keys.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const metrics_mjs_1 = require("system/memory/metrics.mjs");
+const keys_mjs_1 = require("system/memory/keys.mjs");
 function Clone(value) {
     metrics_mjs_1.Metrics.clone += 1;
     const result = {};
@@ -8787,14 +8778,14 @@ function Clone(value) {
     }
     return result;
 }
-};
-modules["system/memory/create.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/create.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Create = Create;
-const index_mjs_1 = require("../settings/index.mjs");
-const metrics_mjs_1 = require("./metrics.mjs");
-const finalize_mjs_1 = require("./finalize.mjs");
+const index_mjs_1 = require("system/settings/index.mjs");
+const metrics_mjs_1 = require("system/memory/metrics.mjs");
+const finalize_mjs_1 = require("system/memory/finalize.mjs");
 function WithEnumerable(left, right) {
     return { ...left, ...right };
 }
@@ -8815,12 +8806,12 @@ function Create(hidden, enumerable, options = {}) {
     const withHidden = index_mjs_1.Settings.Get().enumerableKind ? WithEnumerable(withEnumerable, hidden) : WithHidden(withEnumerable, hidden);
     return (0, finalize_mjs_1.Finalize)(withHidden);
 }
-};
-modules["system/memory/deep.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/deep.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Deep = Deep;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function FromClassInstance(value) {
     return value;
 }
@@ -8888,14 +8879,14 @@ function FromValue(value) {
 function Deep(value) {
     return FromValue(value);
 }
-};
-modules["system/memory/discard.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/discard.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Discard = Discard;
-const metrics_mjs_1 = require("./metrics.mjs");
-const finalize_mjs_1 = require("./finalize.mjs");
-const keys_mjs_1 = require("./keys.mjs");
+const metrics_mjs_1 = require("system/memory/metrics.mjs");
+const finalize_mjs_1 = require("system/memory/finalize.mjs");
+const keys_mjs_1 = require("system/memory/keys.mjs");
 function Discard(value, propertyKeys) {
     metrics_mjs_1.Metrics.discard += 1;
     const result = {};
@@ -8907,14 +8898,14 @@ function Discard(value, propertyKeys) {
     }
     return (0, finalize_mjs_1.Finalize)(result);
 }
-};
-modules["system/memory/finalize.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/finalize.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Finalize = Finalize;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../settings/index.mjs");
-const keys_mjs_1 = require("./keys.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/settings/index.mjs");
+const keys_mjs_1 = require("system/memory/keys.mjs");
 function Freeze(value, seen) {
     if (seen.has(value))
         return;
@@ -8934,23 +8925,23 @@ function Finalize(value) {
     Freeze(value, new WeakSet());
     return value;
 }
-};
-modules["system/memory/index.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Memory = void 0;
-exports.Memory = require("./memory.mjs");
-};
-modules["system/memory/keys.mjs"] = function (module, exports, require) {
+exports.Memory = require("system/memory/memory.mjs");
+});
+modules["system/memory/keys.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Keys = Keys;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function Keys(value) {
     return [...index_mjs_1.Guard.Keys(value), ...index_mjs_1.Guard.Symbols(value)];
 }
-};
-modules["system/memory/memory.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/memory.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -8967,14 +8958,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./assign.mjs"), exports);
-__exportStar(require("./clone.mjs"), exports);
-__exportStar(require("./create.mjs"), exports);
-__exportStar(require("./discard.mjs"), exports);
-__exportStar(require("./metrics.mjs"), exports);
-__exportStar(require("./update.mjs"), exports);
-};
-modules["system/memory/metrics.mjs"] = function (module, exports, require) {
+__exportStar(require("system/memory/assign.mjs"), exports);
+__exportStar(require("system/memory/clone.mjs"), exports);
+__exportStar(require("system/memory/create.mjs"), exports);
+__exportStar(require("system/memory/discard.mjs"), exports);
+__exportStar(require("system/memory/metrics.mjs"), exports);
+__exportStar(require("system/memory/update.mjs"), exports);
+});
+modules["system/memory/metrics.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Metrics = void 0;
@@ -8985,16 +8976,16 @@ exports.Metrics = {
     discard: 0,
     update: 0
 };
-};
-modules["system/memory/update.mjs"] = function (module, exports, require) {
+});
+modules["system/memory/update.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Update = Update;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../settings/index.mjs");
-const metrics_mjs_1 = require("./metrics.mjs");
-const finalize_mjs_1 = require("./finalize.mjs");
-const keys_mjs_1 = require("./keys.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/settings/index.mjs");
+const metrics_mjs_1 = require("system/memory/metrics.mjs");
+const finalize_mjs_1 = require("system/memory/finalize.mjs");
+const keys_mjs_1 = require("system/memory/keys.mjs");
 function WithCurrent(current, hiddenKeys, enumerableKeys, result) {
     for (const key of (0, keys_mjs_1.Keys)(current)) {
         if (index_mjs_1.Guard.IsUnsafePropertyKey(key) || hiddenKeys.includes(key) || enumerableKeys.includes(key))
@@ -9036,19 +9027,19 @@ function Update(current, hidden, enumerable) {
     WithEnumerable(enumerable, enumerableKeys, result);
     return (0, finalize_mjs_1.Finalize)(result);
 }
-};
-modules["system/settings/index.mjs"] = function (module, exports, require) {
+});
+modules["system/settings/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Settings = void 0;
-exports.Settings = require("./settings.mjs");
-};
-modules["system/settings/internal.mjs"] = function (module, exports, require) {
+exports.Settings = require("system/settings/settings.mjs");
+});
+modules["system/settings/internal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EnableParseErrors = EnableParseErrors;
 exports.DisableParseErrors = DisableParseErrors;
-const settings_mjs_1 = require("./settings.mjs");
+const settings_mjs_1 = require("system/settings/settings.mjs");
 let TempMaxErrors = 0;
 function EnableParseErrors() {
     const settings = (0, settings_mjs_1.Get)();
@@ -9059,14 +9050,14 @@ function DisableParseErrors() {
     const settings = (0, settings_mjs_1.Get)();
     settings.maxErrors = TempMaxErrors;
 }
-};
-modules["system/settings/settings.mjs"] = function (module, exports, require) {
+});
+modules["system/settings/settings.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Reset = Reset;
 exports.Set = Set;
 exports.Get = Get;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 const settings = {
     immutableTypes: false,
     maxErrors: 8,
@@ -9100,8 +9091,8 @@ function Set(options) {
 function Get() {
     return settings;
 }
-};
-modules["system/system.mjs"] = function (module, exports, require) {
+});
+modules["system/system.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -9118,14 +9109,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./arguments/index.mjs"), exports);
-__exportStar(require("./environment/index.mjs"), exports);
-__exportStar(require("./hashing/index.mjs"), exports);
-__exportStar(require("./locale/index.mjs"), exports);
-__exportStar(require("./memory/index.mjs"), exports);
-__exportStar(require("./settings/index.mjs"), exports);
-};
-modules["system/unreachable/index.mjs"] = function (module, exports, require) {
+__exportStar(require("system/arguments/index.mjs"), exports);
+__exportStar(require("system/environment/index.mjs"), exports);
+__exportStar(require("system/hashing/index.mjs"), exports);
+__exportStar(require("system/locale/index.mjs"), exports);
+__exportStar(require("system/memory/index.mjs"), exports);
+__exportStar(require("system/settings/index.mjs"), exports);
+});
+modules["system/unreachable/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -9142,186 +9133,186 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./unreachable.mjs"), exports);
-};
-modules["system/unreachable/unreachable.mjs"] = function (module, exports, require) {
+__exportStar(require("system/unreachable/unreachable.mjs"), exports);
+});
+modules["system/unreachable/unreachable.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Unreachable = Unreachable;
 function Unreachable() {
     throw new Error('Unreachable');
 }
-};
-modules["type/action/_add_immutable.mjs"] = function (module, exports, require) {
+});
+modules["type/action/_add_immutable.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddImmutableDeferred = AddImmutableDeferred;
 exports.AddImmutable = AddImmutable;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_add_mjs_1 = require("../engine/immutable/instantiate_add.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_add_mjs_1 = require("type/engine/immutable/instantiate_add.mjs");
 function AddImmutableDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('AddImmutable', [type], options);
 }
 function AddImmutable(type, options = {}) {
     return (0, instantiate_add_mjs_1.AddImmutableAction)(type, options);
 }
-};
-modules["type/action/_add_optional.mjs"] = function (module, exports, require) {
+});
+modules["type/action/_add_optional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddOptionalDeferred = AddOptionalDeferred;
 exports.AddOptional = AddOptional;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_add_mjs_1 = require("../engine/optional/instantiate_add.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_add_mjs_1 = require("type/engine/optional/instantiate_add.mjs");
 function AddOptionalDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('AddOptional', [type], options);
 }
 function AddOptional(type, options = {}) {
     return (0, instantiate_add_mjs_1.AddOptionalAction)(type, options);
 }
-};
-modules["type/action/_add_readonly.mjs"] = function (module, exports, require) {
+});
+modules["type/action/_add_readonly.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddReadonlyDeferred = AddReadonlyDeferred;
 exports.AddReadonly = AddReadonly;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_add_mjs_1 = require("../engine/readonly/instantiate_add.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_add_mjs_1 = require("type/engine/readonly/instantiate_add.mjs");
 function AddReadonlyDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('AddReadonly', [type], options);
 }
 function AddReadonly(type, options = {}) {
     return (0, instantiate_add_mjs_1.AddReadonlyAction)(type, options);
 }
-};
-modules["type/action/_remove_immutable.mjs"] = function (module, exports, require) {
+});
+modules["type/action/_remove_immutable.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveImmutableDeferred = RemoveImmutableDeferred;
 exports.RemoveImmutable = RemoveImmutable;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_remove_mjs_1 = require("../engine/immutable/instantiate_remove.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_remove_mjs_1 = require("type/engine/immutable/instantiate_remove.mjs");
 function RemoveImmutableDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('RemoveImmutable', [type], options);
 }
 function RemoveImmutable(type, options = {}) {
     return (0, instantiate_remove_mjs_1.RemoveImmutableAction)(type, options);
 }
-};
-modules["type/action/_remove_optional.mjs"] = function (module, exports, require) {
+});
+modules["type/action/_remove_optional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveOptionalDeferred = RemoveOptionalDeferred;
 exports.RemoveOptional = RemoveOptional;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_remove_mjs_1 = require("../engine/optional/instantiate_remove.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_remove_mjs_1 = require("type/engine/optional/instantiate_remove.mjs");
 function RemoveOptionalDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('RemoveOptional', [type], options);
 }
 function RemoveOptional(type, options = {}) {
     return (0, instantiate_remove_mjs_1.RemoveOptionalAction)(type, options);
 }
-};
-modules["type/action/_remove_readonly.mjs"] = function (module, exports, require) {
+});
+modules["type/action/_remove_readonly.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveReadonlyDeferred = RemoveReadonlyDeferred;
 exports.RemoveReadonly = RemoveReadonly;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_remove_mjs_1 = require("../engine/readonly/instantiate_remove.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_remove_mjs_1 = require("type/engine/readonly/instantiate_remove.mjs");
 function RemoveReadonlyDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('RemoveReadonly', [type], options);
 }
 function RemoveReadonly(type, options = {}) {
     return (0, instantiate_remove_mjs_1.RemoveReadonlyAction)(type, options);
 }
-};
-modules["type/action/capitalize.mjs"] = function (module, exports, require) {
+});
+modules["type/action/capitalize.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CapitalizeDeferred = CapitalizeDeferred;
 exports.Capitalize = Capitalize;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/intrinsics/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/intrinsics/instantiate.mjs");
 function CapitalizeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Capitalize', [type], options);
 }
 function Capitalize(type, options = {}) {
     return (0, instantiate_mjs_1.CapitalizeAction)(type, options);
 }
-};
-modules["type/action/conditional.mjs"] = function (module, exports, require) {
+});
+modules["type/action/conditional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConditionalDeferred = ConditionalDeferred;
 exports.Conditional = Conditional;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/conditional/instantiate.mjs");
-const instantiate_mjs_2 = require("../engine/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/conditional/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
 function ConditionalDeferred(left, right, true_, false_, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Conditional', [left, right, true_, false_], options);
 }
 function Conditional(left, right, true_, false_, options = {}) {
     return (0, instantiate_mjs_1.ConditionalAction)({}, (0, instantiate_mjs_2.State)([], []), left, right, true_, false_, options);
 }
-};
-modules["type/action/constructor_parameters.mjs"] = function (module, exports, require) {
+});
+modules["type/action/constructor_parameters.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConstructorParametersDeferred = ConstructorParametersDeferred;
 exports.ConstructorParameters = ConstructorParameters;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/constructor_parameters/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/constructor_parameters/instantiate.mjs");
 function ConstructorParametersDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('ConstructorParameters', [type], options);
 }
 function ConstructorParameters(type, options = {}) {
     return (0, instantiate_mjs_1.ConstructorParametersAction)(type, options);
 }
-};
-modules["type/action/evaluate.mjs"] = function (module, exports, require) {
+});
+modules["type/action/evaluate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluateDeferred = EvaluateDeferred;
 exports.Evaluate = Evaluate;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/evaluate/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/evaluate/instantiate.mjs");
 function EvaluateDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Evaluate', [type], options);
 }
 function Evaluate(type, options = {}) {
     return (0, instantiate_mjs_1.EvaluateAction)(type, options);
 }
-};
-modules["type/action/exclude.mjs"] = function (module, exports, require) {
+});
+modules["type/action/exclude.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExcludeDeferred = ExcludeDeferred;
 exports.Exclude = Exclude;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/exclude/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/exclude/instantiate.mjs");
 function ExcludeDeferred(left, right, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Exclude', [left, right], options);
 }
 function Exclude(left, right, options = {}) {
     return (0, instantiate_mjs_1.ExcludeAction)(left, right, options);
 }
-};
-modules["type/action/extract.mjs"] = function (module, exports, require) {
+});
+modules["type/action/extract.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtractDeferred = ExtractDeferred;
 exports.Extract = Extract;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/extract/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/extract/instantiate.mjs");
 function ExtractDeferred(left, right, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Extract', [left, right], options);
 }
 function Extract(left, right, options = {}) {
     return (0, instantiate_mjs_1.ExtractAction)(left, right, options);
 }
-};
-modules["type/action/index.mjs"] = function (module, exports, require) {
+});
+modules["type/action/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -9338,46 +9329,46 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./_add_immutable.mjs"), exports);
-__exportStar(require("./_add_readonly.mjs"), exports);
-__exportStar(require("./_add_optional.mjs"), exports);
-__exportStar(require("./_remove_immutable.mjs"), exports);
-__exportStar(require("./_remove_readonly.mjs"), exports);
-__exportStar(require("./_remove_optional.mjs"), exports);
-__exportStar(require("./capitalize.mjs"), exports);
-__exportStar(require("./conditional.mjs"), exports);
-__exportStar(require("./constructor_parameters.mjs"), exports);
-__exportStar(require("./evaluate.mjs"), exports);
-__exportStar(require("./exclude.mjs"), exports);
-__exportStar(require("./extract.mjs"), exports);
-__exportStar(require("./indexed.mjs"), exports);
-__exportStar(require("./instance_type.mjs"), exports);
-__exportStar(require("./interface.mjs"), exports);
-__exportStar(require("./keyof.mjs"), exports);
-__exportStar(require("./lowercase.mjs"), exports);
-__exportStar(require("./mapped.mjs"), exports);
-__exportStar(require("./module.mjs"), exports);
-__exportStar(require("./non_nullable.mjs"), exports);
-__exportStar(require("./omit.mjs"), exports);
-__exportStar(require("./parameters.mjs"), exports);
-__exportStar(require("./partial.mjs"), exports);
-__exportStar(require("./pick.mjs"), exports);
-__exportStar(require("./readonly_object.mjs"), exports);
-__exportStar(require("./required.mjs"), exports);
-__exportStar(require("./return_type.mjs"), exports);
-__exportStar(require("./uncapitalize.mjs"), exports);
-__exportStar(require("./uppercase.mjs"), exports);
-__exportStar(require("./with.mjs"), exports);
-};
-modules["type/action/indexed.mjs"] = function (module, exports, require) {
+__exportStar(require("type/action/_add_immutable.mjs"), exports);
+__exportStar(require("type/action/_add_readonly.mjs"), exports);
+__exportStar(require("type/action/_add_optional.mjs"), exports);
+__exportStar(require("type/action/_remove_immutable.mjs"), exports);
+__exportStar(require("type/action/_remove_readonly.mjs"), exports);
+__exportStar(require("type/action/_remove_optional.mjs"), exports);
+__exportStar(require("type/action/capitalize.mjs"), exports);
+__exportStar(require("type/action/conditional.mjs"), exports);
+__exportStar(require("type/action/constructor_parameters.mjs"), exports);
+__exportStar(require("type/action/evaluate.mjs"), exports);
+__exportStar(require("type/action/exclude.mjs"), exports);
+__exportStar(require("type/action/extract.mjs"), exports);
+__exportStar(require("type/action/indexed.mjs"), exports);
+__exportStar(require("type/action/instance_type.mjs"), exports);
+__exportStar(require("type/action/interface.mjs"), exports);
+__exportStar(require("type/action/keyof.mjs"), exports);
+__exportStar(require("type/action/lowercase.mjs"), exports);
+__exportStar(require("type/action/mapped.mjs"), exports);
+__exportStar(require("type/action/module.mjs"), exports);
+__exportStar(require("type/action/non_nullable.mjs"), exports);
+__exportStar(require("type/action/omit.mjs"), exports);
+__exportStar(require("type/action/parameters.mjs"), exports);
+__exportStar(require("type/action/partial.mjs"), exports);
+__exportStar(require("type/action/pick.mjs"), exports);
+__exportStar(require("type/action/readonly_object.mjs"), exports);
+__exportStar(require("type/action/required.mjs"), exports);
+__exportStar(require("type/action/return_type.mjs"), exports);
+__exportStar(require("type/action/uncapitalize.mjs"), exports);
+__exportStar(require("type/action/uppercase.mjs"), exports);
+__exportStar(require("type/action/with.mjs"), exports);
+});
+modules["type/action/indexed.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IndexDeferred = IndexDeferred;
 exports.Index = Index;
-const index_mjs_1 = require("../../guard/index.mjs");
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const keys_to_indexer_mjs_1 = require("../engine/helpers/keys_to_indexer.mjs");
-const instantiate_mjs_1 = require("../engine/indexed/instantiate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const keys_to_indexer_mjs_1 = require("type/engine/helpers/keys_to_indexer.mjs");
+const instantiate_mjs_1 = require("type/engine/indexed/instantiate.mjs");
 function IndexDeferred(type, indexer, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Index', [type, indexer], options);
 }
@@ -9385,31 +9376,31 @@ function Index(type, indexer_or_keys, options = {}) {
     const indexer = index_mjs_1.Guard.IsArray(indexer_or_keys) ? (0, keys_to_indexer_mjs_1.KeysToIndexer)(indexer_or_keys) : indexer_or_keys;
     return (0, instantiate_mjs_1.IndexAction)(type, indexer, options);
 }
-};
-modules["type/action/instance_type.mjs"] = function (module, exports, require) {
+});
+modules["type/action/instance_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InstanceTypeDeferred = InstanceTypeDeferred;
 exports.InstanceType = InstanceType;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/instance_type/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/instance_type/instantiate.mjs");
 function InstanceTypeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('InstanceType', [type], options);
 }
 function InstanceType(type, options = {}) {
     return (0, instantiate_mjs_1.InstanceTypeAction)(type, options);
 }
-};
-modules["type/action/interface.mjs"] = function (module, exports, require) {
+});
+modules["type/action/interface.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InterfaceDeferred = InterfaceDeferred;
 exports.IsInterfaceDeferred = IsInterfaceDeferred;
 exports.Interface = Interface;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/interface/instantiate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/interface/instantiate.mjs");
 function InterfaceDeferred(heritage, properties, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Interface', [heritage, properties], options);
 }
@@ -9421,88 +9412,88 @@ function IsInterfaceDeferred(value) {
 function Interface(heritage, properties, options = {}) {
     return (0, instantiate_mjs_1.InterfaceAction)(heritage, properties, options);
 }
-};
-modules["type/action/keyof.mjs"] = function (module, exports, require) {
+});
+modules["type/action/keyof.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.KeyOfDeferred = KeyOfDeferred;
 exports.KeyOf = KeyOf;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/keyof/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/keyof/instantiate.mjs");
 function KeyOfDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('KeyOf', [type], options);
 }
 function KeyOf(type, options = {}) {
     return (0, instantiate_mjs_1.KeyOfAction)(type, options);
 }
-};
-modules["type/action/lowercase.mjs"] = function (module, exports, require) {
+});
+modules["type/action/lowercase.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.LowercaseDeferred = LowercaseDeferred;
 exports.Lowercase = Lowercase;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/intrinsics/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/intrinsics/instantiate.mjs");
 function LowercaseDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Lowercase', [type], options);
 }
 function Lowercase(type, options = {}) {
     return (0, instantiate_mjs_1.LowercaseAction)(type, options);
 }
-};
-modules["type/action/mapped.mjs"] = function (module, exports, require) {
+});
+modules["type/action/mapped.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedDeferred = MappedDeferred;
 exports.Mapped = Mapped;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/mapped/instantiate.mjs");
-const instantiate_mjs_2 = require("../engine/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/mapped/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
 function MappedDeferred(identifier, type, as, property, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Mapped', [identifier, type, as, property], options);
 }
 function Mapped(identifier, type, as, property, options = {}) {
     return (0, instantiate_mjs_1.MappedAction)({}, (0, instantiate_mjs_2.State)([], []), identifier, type, as, property, options);
 }
-};
-modules["type/action/module.mjs"] = function (module, exports, require) {
+});
+modules["type/action/module.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ModuleDeferred = ModuleDeferred;
 exports.Module = Module;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/instantiate.mjs");
-const instantiate_mjs_2 = require("../engine/module/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/module/instantiate.mjs");
 function ModuleDeferred(declarations, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Module', [declarations], options);
 }
 function Module(declarations, options = {}) {
     return (0, instantiate_mjs_2.ModuleInstantiate)({}, (0, instantiate_mjs_1.State)([], []), declarations, options);
 }
-};
-modules["type/action/non_nullable.mjs"] = function (module, exports, require) {
+});
+modules["type/action/non_nullable.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NonNullableDeferred = NonNullableDeferred;
 exports.NonNullable = NonNullable;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/non_nullable/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/non_nullable/instantiate.mjs");
 function NonNullableDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('NonNullable', [type], options);
 }
 function NonNullable(type, options = {}) {
     return (0, instantiate_mjs_1.NonNullableAction)(type, options);
 }
-};
-modules["type/action/omit.mjs"] = function (module, exports, require) {
+});
+modules["type/action/omit.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.OmitDeferred = OmitDeferred;
 exports.Omit = Omit;
-const index_mjs_1 = require("../../guard/index.mjs");
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const keys_to_indexer_mjs_1 = require("../engine/helpers/keys_to_indexer.mjs");
-const instantiate_mjs_1 = require("../engine/omit/instantiate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const keys_to_indexer_mjs_1 = require("type/engine/helpers/keys_to_indexer.mjs");
+const instantiate_mjs_1 = require("type/engine/omit/instantiate.mjs");
 function OmitDeferred(type, indexer, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Omit', [type, indexer], options);
 }
@@ -9510,44 +9501,44 @@ function Omit(type, indexer_or_keys, options = {}) {
     const indexer = index_mjs_1.Guard.IsArray(indexer_or_keys) ? (0, keys_to_indexer_mjs_1.KeysToIndexer)(indexer_or_keys) : indexer_or_keys;
     return (0, instantiate_mjs_1.OmitAction)(type, indexer, options);
 }
-};
-modules["type/action/parameters.mjs"] = function (module, exports, require) {
+});
+modules["type/action/parameters.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParametersDeferred = ParametersDeferred;
 exports.Parameters = Parameters;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/parameters/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/parameters/instantiate.mjs");
 function ParametersDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Parameters', [type], options);
 }
 function Parameters(type, options = {}) {
     return (0, instantiate_mjs_1.ParametersAction)(type, options);
 }
-};
-modules["type/action/partial.mjs"] = function (module, exports, require) {
+});
+modules["type/action/partial.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PartialDeferred = PartialDeferred;
 exports.Partial = Partial;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/partial/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/partial/instantiate.mjs");
 function PartialDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Partial', [type], options);
 }
 function Partial(type, options = {}) {
     return (0, instantiate_mjs_1.PartialAction)(type, options);
 }
-};
-modules["type/action/pick.mjs"] = function (module, exports, require) {
+});
+modules["type/action/pick.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PickDeferred = PickDeferred;
 exports.Pick = Pick;
-const index_mjs_1 = require("../../guard/index.mjs");
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const keys_to_indexer_mjs_1 = require("../engine/helpers/keys_to_indexer.mjs");
-const instantiate_mjs_1 = require("../engine/pick/instantiate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const keys_to_indexer_mjs_1 = require("type/engine/helpers/keys_to_indexer.mjs");
+const instantiate_mjs_1 = require("type/engine/pick/instantiate.mjs");
 function PickDeferred(type, indexer, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Pick', [type, indexer], options);
 }
@@ -9555,15 +9546,15 @@ function Pick(type, indexer_or_keys, options = {}) {
     const indexer = index_mjs_1.Guard.IsArray(indexer_or_keys) ? (0, keys_to_indexer_mjs_1.KeysToIndexer)(indexer_or_keys) : indexer_or_keys;
     return (0, instantiate_mjs_1.PickAction)(type, indexer, options);
 }
-};
-modules["type/action/readonly_object.mjs"] = function (module, exports, require) {
+});
+modules["type/action/readonly_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReadonlyType = void 0;
 exports.ReadonlyObjectDeferred = ReadonlyObjectDeferred;
 exports.ReadonlyObject = ReadonlyObject;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/readonly_object/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/readonly_object/instantiate.mjs");
 function ReadonlyObjectDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('ReadonlyObject', [type], options);
 }
@@ -9571,89 +9562,89 @@ function ReadonlyObject(type, options = {}) {
     return (0, instantiate_mjs_1.ReadonlyObjectAction)(type, options);
 }
 exports.ReadonlyType = ReadonlyObject;
-};
-modules["type/action/required.mjs"] = function (module, exports, require) {
+});
+modules["type/action/required.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RequiredDeferred = RequiredDeferred;
 exports.Required = Required;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/required/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/required/instantiate.mjs");
 function RequiredDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Required', [type], options);
 }
 function Required(type, options = {}) {
     return (0, instantiate_mjs_1.RequiredAction)(type, options);
 }
-};
-modules["type/action/return_type.mjs"] = function (module, exports, require) {
+});
+modules["type/action/return_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReturnTypeDeferred = ReturnTypeDeferred;
 exports.ReturnType = ReturnType;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/return_type/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/return_type/instantiate.mjs");
 function ReturnTypeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('ReturnType', [type], options);
 }
 function ReturnType(type, options = {}) {
     return (0, instantiate_mjs_1.ReturnTypeAction)(type, options);
 }
-};
-modules["type/action/uncapitalize.mjs"] = function (module, exports, require) {
+});
+modules["type/action/uncapitalize.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UncapitalizeDeferred = UncapitalizeDeferred;
 exports.Uncapitalize = Uncapitalize;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/intrinsics/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/intrinsics/instantiate.mjs");
 function UncapitalizeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Uncapitalize', [type], options);
 }
 function Uncapitalize(type, options = {}) {
     return (0, instantiate_mjs_1.UncapitalizeAction)(type, options);
 }
-};
-modules["type/action/uppercase.mjs"] = function (module, exports, require) {
+});
+modules["type/action/uppercase.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UppercaseDeferred = UppercaseDeferred;
 exports.Uppercase = Uppercase;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/intrinsics/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/intrinsics/instantiate.mjs");
 function UppercaseDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Uppercase', [type], options);
 }
 function Uppercase(type, options = {}) {
     return (0, instantiate_mjs_1.UppercaseAction)(type, options);
 }
-};
-modules["type/action/with.mjs"] = function (module, exports, require) {
+});
+modules["type/action/with.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.WithDeferred = WithDeferred;
 exports.With = With;
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const instantiate_mjs_1 = require("../engine/with/instantiate.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const instantiate_mjs_1 = require("type/engine/with/instantiate.mjs");
 function WithDeferred(type, options) {
     return (0, deferred_mjs_1.Deferred)('With', [type, options], {});
 }
 function With(type, options) {
     return (0, instantiate_mjs_1.WithAction)(type, options);
 }
-};
-modules["type/engine/call/distribute_arguments.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/call/distribute_arguments.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.DistributeArguments = DistributeArguments;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const deferred_mjs_1 = require("../../types/deferred.mjs");
-const enum_mjs_1 = require("../../types/enum.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const evaluate_mjs_2 = require("../evaluate/evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
 function CollectDistributionNames(expression, result = []) {
     return ((0, deferred_mjs_1.IsDeferred)(expression) && index_mjs_1.Guard.IsEqual(expression.action, 'Conditional')
         ? (0, ref_mjs_1.IsRef)(expression.parameters[0])
@@ -9705,8 +9696,8 @@ function DistributeArguments(parameters, arguments_, expression) {
             ? Distribute(zippedArguments)
             : [arguments_]);
 }
-};
-modules["type/engine/call/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/call/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -9723,24 +9714,24 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/call/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/call/instantiate.mjs"), exports);
+});
+modules["type/engine/call/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CallInstantiate = CallInstantiate;
-const index_mjs_1 = require("../../../system/settings/index.mjs");
-const index_mjs_2 = require("../../../guard/index.mjs");
-const call_mjs_1 = require("../../types/call.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const generic_mjs_1 = require("../../types/generic.mjs");
-const index_mjs_3 = require("../evaluate/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
-const instantiate_mjs_3 = require("../instantiate.mjs");
-const distribute_arguments_mjs_1 = require("./distribute_arguments.mjs");
-const resolve_target_mjs_1 = require("./resolve_target.mjs");
-const resolve_arguments_mjs_1 = require("./resolve_arguments.mjs");
+const index_mjs_1 = require("system/settings/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const call_mjs_1 = require("type/types/call.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const generic_mjs_1 = require("type/types/generic.mjs");
+const index_mjs_3 = require("type/engine/evaluate/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_3 = require("type/engine/instantiate.mjs");
+const distribute_arguments_mjs_1 = require("type/engine/call/distribute_arguments.mjs");
+const resolve_target_mjs_1 = require("type/engine/call/resolve_target.mjs");
+const resolve_arguments_mjs_1 = require("type/engine/call/resolve_arguments.mjs");
 let instantiationDepth = 0;
 let instantiationCount = 0;
 function InstantiationAssert() {
@@ -9801,17 +9792,17 @@ function CallInstantiate(context, state, target, arguments_) {
         : (0, call_mjs_1.CallConstruct)(target, instantiatedArguments));
     return result;
 }
-};
-modules["type/engine/call/resolve_arguments.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/call/resolve_arguments.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ResolveArgumentsContext = ResolveArgumentsContext;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const index_mjs_2 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const index_mjs_3 = require("../../extends/index.mjs");
-const infer_mjs_1 = require("../../types/infer.mjs");
-const call_mjs_1 = require("../../types/call.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const index_mjs_3 = require("type/extends/index.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const call_mjs_1 = require("type/types/call.mjs");
 function AssertArgumentExtends(name, type, extends_) {
     if ((0, infer_mjs_1.IsInfer)(type) || (0, call_mjs_1.IsCall)(type) || index_mjs_3.ExtendsResult.IsExtendsTrueLike((0, index_mjs_3.Extends)({}, type, extends_)))
         return;
@@ -9834,14 +9825,14 @@ function BindParameters(context, state, parameters, arguments_) {
 function ResolveArgumentsContext(context, state, parameters, arguments_) {
     return BindParameters(context, state, parameters, arguments_);
 }
-};
-modules["type/engine/call/resolve_target.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/call/resolve_target.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ResolveTarget = ResolveTarget;
-const generic_mjs_1 = require("../../types/generic.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
+const generic_mjs_1 = require("type/types/generic.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
 function FromNotResolvable() {
     return ['(not-resolvable)', (0, never_mjs_1.Never)()];
 }
@@ -9864,8 +9855,8 @@ function FromType(context, name, target, arguments_) {
 function ResolveTarget(context, target, arguments_) {
     return FromType(context, '(anonymous)', target, arguments_);
 }
-};
-modules["type/engine/conditional/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/conditional/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -9882,18 +9873,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/conditional/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/conditional/instantiate.mjs"), exports);
+});
+modules["type/engine/conditional/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConditionalAction = ConditionalAction;
 exports.ConditionalInstantiate = ConditionalInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const index_mjs_2 = require("../../extends/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const conditional_mjs_1 = require("../../action/conditional.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const index_mjs_2 = require("type/extends/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const conditional_mjs_1 = require("type/action/conditional.mjs");
 function ConditionalOperation(context, state, left, right, true_, false_) {
     const extendsResult = (0, index_mjs_2.Extends)(context, left, right);
     return (index_mjs_2.ExtendsResult.IsExtendsUnion(extendsResult) ? (0, union_mjs_1.Union)([(0, instantiate_mjs_1.InstantiateType)(extendsResult.inferred, state, true_), (0, instantiate_mjs_1.InstantiateType)(context, state, false_)]) :
@@ -9911,8 +9902,8 @@ function ConditionalInstantiate(context, state, left, right, true_, false_, opti
     const instantiatedRight = (0, instantiate_mjs_1.InstantiateType)(context, state, right);
     return ConditionalAction(context, state, instantiatedLeft, instantiatedRight, true_, false_, options);
 }
-};
-modules["type/engine/constructor_parameters/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/constructor_parameters/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -9929,20 +9920,20 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/constructor_parameters/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/constructor_parameters/instantiate.mjs"), exports);
+});
+modules["type/engine/constructor_parameters/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConstructorParametersAction = ConstructorParametersAction;
 exports.ConstructorParametersInstantiate = ConstructorParametersInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const constructor_mjs_1 = require("../../types/constructor.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const constructor_parameters_mjs_1 = require("../../action/constructor_parameters.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
-const instantiate_mjs_3 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const constructor_parameters_mjs_1 = require("type/action/constructor_parameters.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_3 = require("type/engine/instantiate.mjs");
 function ConstructorParametersOperation(type) {
     const parameters = (0, constructor_mjs_1.IsConstructor)(type) ? type['parameters'] : [];
     const instantiatedParameters = (0, instantiate_mjs_2.InstantiateElements)({}, (0, instantiate_mjs_3.State)([], []), parameters);
@@ -9959,13 +9950,13 @@ function ConstructorParametersInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return ConstructorParametersAction(instantiatedType, options);
 }
-};
-modules["type/engine/cyclic/candidates.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/cyclic/candidates.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicCandidates = CyclicCandidates;
-const properties_mjs_1 = require("../../types/properties.mjs");
-const check_mjs_1 = require("./check.mjs");
+const properties_mjs_1 = require("type/types/properties.mjs");
+const check_mjs_1 = require("type/engine/cyclic/check.mjs");
 function ResolveCandidateKeys(context, keys) {
     return keys.reduce((result, left) => {
         return (0, check_mjs_1.CyclicCheck)([left], context, context[left])
@@ -9978,23 +9969,23 @@ function CyclicCandidates(context) {
     const result = ResolveCandidateKeys(context, keys);
     return result;
 }
-};
-modules["type/engine/cyclic/check.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/cyclic/check.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicCheck = CyclicCheck;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const array_mjs_1 = require("../../types/array.mjs");
-const constructor_mjs_1 = require("../../types/constructor.mjs");
-const function_mjs_1 = require("../../types/function.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const properties_mjs_1 = require("../../types/properties.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const interface_mjs_1 = require("../../action/interface.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const properties_mjs_1 = require("type/types/properties.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const interface_mjs_1 = require("type/action/interface.mjs");
 function FromRef(stack, context, ref) {
     return (stack.includes(ref)
         ? true
@@ -10026,23 +10017,23 @@ function CyclicCheck(stack, context, type) {
     const result = FromType(stack, context, type);
     return result;
 }
-};
-modules["type/engine/cyclic/dependencies.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/cyclic/dependencies.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicDependencies = CyclicDependencies;
-const index_mjs_1 = require("../../../system/unreachable/index.mjs");
-const array_mjs_1 = require("../../types/array.mjs");
-const constructor_mjs_1 = require("../../types/constructor.mjs");
-const function_mjs_1 = require("../../types/function.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const properties_mjs_1 = require("../../types/properties.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const interface_mjs_1 = require("../../action/interface.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const properties_mjs_1 = require("type/types/properties.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const interface_mjs_1 = require("type/action/interface.mjs");
 function FromRef(context, ref, result) {
     return (result.includes(ref)
         ? result
@@ -10076,23 +10067,23 @@ function CyclicDependencies(context, key, type) {
     const result = FromType(context, type, [key]);
     return result;
 }
-};
-modules["type/engine/cyclic/extends.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/cyclic/extends.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicExtends = CyclicExtends;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const any_mjs_1 = require("../../types/any.mjs");
-const array_mjs_1 = require("../../types/array.mjs");
-const constructor_mjs_1 = require("../../types/constructor.mjs");
-const function_mjs_1 = require("../../types/function.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const unknown_mjs_1 = require("../../types/unknown.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
 function FromRef(_ref) {
     return (0, any_mjs_1.Any)();
 }
@@ -10126,8 +10117,8 @@ function CyclicAnyFromParameters(defs, ref) {
 function CyclicExtends(type) {
     return CyclicAnyFromParameters(type.$defs, type.$ref);
 }
-};
-modules["type/engine/cyclic/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/cyclic/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10144,26 +10135,26 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./candidates.mjs"), exports);
-__exportStar(require("./check.mjs"), exports);
-__exportStar(require("./dependencies.mjs"), exports);
-__exportStar(require("./extends.mjs"), exports);
-__exportStar(require("./instantiate.mjs"), exports);
-__exportStar(require("./target.mjs"), exports);
-};
-modules["type/engine/cyclic/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/cyclic/candidates.mjs"), exports);
+__exportStar(require("type/engine/cyclic/check.mjs"), exports);
+__exportStar(require("type/engine/cyclic/dependencies.mjs"), exports);
+__exportStar(require("type/engine/cyclic/extends.mjs"), exports);
+__exportStar(require("type/engine/cyclic/instantiate.mjs"), exports);
+__exportStar(require("type/engine/cyclic/target.mjs"), exports);
+});
+modules["type/engine/cyclic/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InstantiateCyclic = InstantiateCyclic;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const dependencies_mjs_1 = require("../cyclic/dependencies.mjs");
-const index_mjs_2 = require("../../action/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
-const instantiate_mjs_3 = require("../instantiate.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const dependencies_mjs_1 = require("type/engine/cyclic/dependencies.mjs");
+const index_mjs_2 = require("type/action/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_3 = require("type/engine/instantiate.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function CyclicInterface(context, heritage, properties) {
     const instantiatedHeritage = (0, instantiate_mjs_2.InstantiateTypes)(context, (0, instantiate_mjs_3.State)([], []), heritage);
     const instantiatedProperties = (0, instantiate_mjs_1.InstantiateProperties)({}, (0, instantiate_mjs_3.State)([], []), properties);
@@ -10184,13 +10175,13 @@ function InstantiateCyclic(context, ref, type) {
     const result = (0, cyclic_mjs_1.Cyclic)(definitions, ref);
     return result;
 }
-};
-modules["type/engine/cyclic/target.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/cyclic/target.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicTarget = CyclicTarget;
-const never_mjs_1 = require("../../types/never.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
 function Resolve(defs, ref) {
     return (ref in defs
         ? (0, ref_mjs_1.IsRef)(defs[ref])
@@ -10202,8 +10193,8 @@ function CyclicTarget(defs, ref) {
     const result = Resolve(defs, ref);
     return result;
 }
-};
-modules["type/engine/enum/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/enum/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10220,14 +10211,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./typescript_enum_to_enum_values.mjs"), exports);
-};
-modules["type/engine/enum/typescript_enum_to_enum_values.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/enum/typescript_enum_to_enum_values.mjs"), exports);
+});
+modules["type/engine/enum/typescript_enum_to_enum_values.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTypeScriptEnumLike = IsTypeScriptEnumLike;
 exports.TypeScriptEnumToEnumValues = TypeScriptEnumToEnumValues;
-const index_mjs_1 = require("../../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsTypeScriptEnumLike(value) {
     return index_mjs_1.Guard.IsObjectNotArray(value);
 }
@@ -10235,19 +10226,19 @@ function TypeScriptEnumToEnumValues(type) {
     const keys = index_mjs_1.Guard.Keys(type).filter((key) => isNaN(key));
     return keys.reduce((result, key) => [...result, type[key]], []);
 }
-};
-modules["type/engine/evaluate/broaden.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/broaden.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Broaden = Broaden;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const any_mjs_1 = require("../../types/any.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const unknown_mjs_1 = require("../../types/unknown.mjs");
-const compare_mjs_1 = require("./compare.mjs");
-const flatten_mjs_1 = require("./flatten.mjs");
-const evaluate_mjs_1 = require("./evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const compare_mjs_1 = require("type/engine/evaluate/compare.mjs");
+const flatten_mjs_1 = require("type/engine/evaluate/flatten.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function BroadenFilter(type, types, result = [], all = types) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => {
         const compare = (0, compare_mjs_1.Compare)(type, left);
@@ -10274,13 +10265,13 @@ function Broaden(types) {
     const flattened = (0, flatten_mjs_1.Flatten)(broadened);
     return flattened;
 }
-};
-modules["type/engine/evaluate/compare.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/compare.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CompareResultRightInside = exports.CompareResultLeftInside = exports.CompareResultDisjoint = exports.CompareResultEqual = void 0;
 exports.Compare = Compare;
-const index_mjs_1 = require("../../extends/index.mjs");
+const index_mjs_1 = require("type/extends/index.mjs");
 exports.CompareResultEqual = 0;
 exports.CompareResultDisjoint = 1;
 exports.CompareResultLeftInside = 2;
@@ -10292,17 +10283,17 @@ function Compare(left, right) {
             index_mjs_1.ExtendsResult.IsExtendsFalse(extendsCheck[0]) && index_mjs_1.ExtendsResult.IsExtendsTrueLike(extendsCheck[1]) ? exports.CompareResultRightInside :
                 exports.CompareResultDisjoint);
 }
-};
-modules["type/engine/evaluate/composite.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/composite.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Composite = Composite;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const to_object_mjs_1 = require("../tuple/to_object.mjs");
-const property_mjs_1 = require("./property.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const to_object_mjs_1 = require("type/engine/tuple/to_object.mjs");
+const property_mjs_1 = require("type/engine/evaluate/property.mjs");
 function CompositePropertyKey(left, right, key) {
     return (key in left
         ? key in right ? (0, property_mjs_1.EvaluatePropertyIntersect)(left[key], right[key]) : left[key]
@@ -10328,16 +10319,16 @@ function Composite(left, right) {
     const result = (0, object_mjs_1.Object)(properties);
     return result;
 }
-};
-modules["type/engine/evaluate/distribute.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/distribute.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Distribute = Distribute;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const narrow_mjs_1 = require("./narrow.mjs");
-const evaluate_mjs_1 = require("./evaluate.mjs");
-const evaluate_mjs_2 = require("./evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const narrow_mjs_1 = require("type/engine/evaluate/narrow.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
 function ShouldEvaluate(left, right) {
     const result = (0, union_mjs_1.IsUnion)(left) || (0, union_mjs_1.IsUnion)(right);
     return result;
@@ -10364,8 +10355,8 @@ function Distribute(types, result = []) {
         ? Distribute(right, DistributeUnion(left.anyOf, result))
         : Distribute(right, DistributeType(left, result)), () => result);
 }
-};
-modules["type/engine/evaluate/evaluate.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/evaluate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluateDependent = EvaluateDependent;
@@ -10375,18 +10366,18 @@ exports.EvaluateTemplateLiteral = EvaluateTemplateLiteral;
 exports.EvaluateUnion = EvaluateUnion;
 exports.EvaluateType = EvaluateType;
 exports.EvaluateUnionFast = EvaluateUnionFast;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const enum_mjs_1 = require("../../types/enum.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const distribute_mjs_1 = require("./distribute.mjs");
-const broaden_mjs_1 = require("./broaden.mjs");
-const operation_mjs_1 = require("../exclude/operation.mjs");
-const decode_mjs_1 = require("../template_literal/decode.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const distribute_mjs_1 = require("type/engine/evaluate/distribute.mjs");
+const broaden_mjs_1 = require("type/engine/evaluate/broaden.mjs");
+const operation_mjs_1 = require("type/engine/exclude/operation.mjs");
+const decode_mjs_1 = require("type/engine/template_literal/decode.mjs");
 function EvaluateDependent(if_, then_, else_) {
     const intersected = EvaluateIntersect([if_, then_]);
     const excluded = (0, operation_mjs_1.ExcludeOperation)(else_, if_);
@@ -10427,13 +10418,13 @@ function EvaluateUnionFast(types) {
             (0, union_mjs_1.Union)(types));
     return result;
 }
-};
-modules["type/engine/evaluate/flatten.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/flatten.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Flatten = Flatten;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
 function FlattenType(type) {
     const result = (0, union_mjs_1.IsUnion)(type) ? Flatten(type.anyOf) : [type];
     return result;
@@ -10441,8 +10432,8 @@ function FlattenType(type) {
 function Flatten(types, result = []) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => Flatten(right, [...result, ...FlattenType(left)]), () => result);
 }
-};
-modules["type/engine/evaluate/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10459,24 +10450,24 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./broaden.mjs"), exports);
-__exportStar(require("./compare.mjs"), exports);
-__exportStar(require("./composite.mjs"), exports);
-__exportStar(require("./distribute.mjs"), exports);
-__exportStar(require("./evaluate.mjs"), exports);
-__exportStar(require("./flatten.mjs"), exports);
-__exportStar(require("./instantiate.mjs"), exports);
-__exportStar(require("./narrow.mjs"), exports);
-__exportStar(require("./property.mjs"), exports);
-};
-modules["type/engine/evaluate/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/evaluate/broaden.mjs"), exports);
+__exportStar(require("type/engine/evaluate/compare.mjs"), exports);
+__exportStar(require("type/engine/evaluate/composite.mjs"), exports);
+__exportStar(require("type/engine/evaluate/distribute.mjs"), exports);
+__exportStar(require("type/engine/evaluate/evaluate.mjs"), exports);
+__exportStar(require("type/engine/evaluate/flatten.mjs"), exports);
+__exportStar(require("type/engine/evaluate/instantiate.mjs"), exports);
+__exportStar(require("type/engine/evaluate/narrow.mjs"), exports);
+__exportStar(require("type/engine/evaluate/property.mjs"), exports);
+});
+modules["type/engine/evaluate/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluateAction = EvaluateAction;
 exports.EvaluateInstantiate = EvaluateInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const evaluate_mjs_1 = require("./evaluate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function EvaluateAction(type, options) {
     const result = index_mjs_1.Memory.Update((0, evaluate_mjs_1.EvaluateType)(type), {}, options);
     return result;
@@ -10485,19 +10476,19 @@ function EvaluateInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return EvaluateAction(instantiatedType, options);
 }
-};
-modules["type/engine/evaluate/narrow.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/narrow.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Narrow = Narrow;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const any_mjs_1 = require("../../types/any.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const unknown_mjs_1 = require("../../types/unknown.mjs");
-const compare_mjs_1 = require("./compare.mjs");
-const composite_mjs_1 = require("./composite.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const compare_mjs_1 = require("type/engine/evaluate/compare.mjs");
+const composite_mjs_1 = require("type/engine/evaluate/composite.mjs");
 function NarrowCompareRule(left, right) {
     const result = (0, compare_mjs_1.Compare)(left, right);
     return (index_mjs_1.Guard.IsEqual(result, compare_mjs_1.CompareResultLeftInside) ? left :
@@ -10525,19 +10516,19 @@ function Narrow(left, right) {
                         (0, unknown_mjs_1.IsUnknown)(right) ? left :
                             NarrowCompositeRule(left, right));
 }
-};
-modules["type/engine/evaluate/property.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/evaluate/property.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluatePropertyIntersect = EvaluatePropertyIntersect;
 exports.EvaluatePropertyUnion = EvaluatePropertyUnion;
-const _optional_mjs_1 = require("../../types/_optional.mjs");
-const _readonly_mjs_1 = require("../../types/_readonly.mjs");
-const instantiate_add_mjs_1 = require("../optional/instantiate_add.mjs");
-const instantiate_add_mjs_2 = require("../readonly/instantiate_add.mjs");
-const instantiate_remove_mjs_1 = require("../optional/instantiate_remove.mjs");
-const instantiate_remove_mjs_2 = require("../readonly/instantiate_remove.mjs");
-const evaluate_mjs_1 = require("./evaluate.mjs");
+const _optional_mjs_1 = require("type/types/_optional.mjs");
+const _readonly_mjs_1 = require("type/types/_readonly.mjs");
+const instantiate_add_mjs_1 = require("type/engine/optional/instantiate_add.mjs");
+const instantiate_add_mjs_2 = require("type/engine/readonly/instantiate_add.mjs");
+const instantiate_remove_mjs_1 = require("type/engine/optional/instantiate_remove.mjs");
+const instantiate_remove_mjs_2 = require("type/engine/readonly/instantiate_remove.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function EvaluatePropertyIntersect(left, right) {
     const isReadonly = (0, _readonly_mjs_1.IsReadonly)(left) && (0, _readonly_mjs_1.IsReadonly)(right);
     const isOptional = (0, _optional_mjs_1.IsOptional)(left) && (0, _optional_mjs_1.IsOptional)(right);
@@ -10559,8 +10550,8 @@ function EvaluatePropertyUnion(left, right) {
             isOptional ? (0, instantiate_add_mjs_1.AddOptionalAction)(property, {}) :
                 property);
 }
-};
-modules["type/engine/exclude/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/exclude/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10577,17 +10568,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/exclude/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/exclude/instantiate.mjs"), exports);
+});
+modules["type/engine/exclude/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExcludeAction = ExcludeAction;
 exports.ExcludeInstantiate = ExcludeInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const exclude_mjs_1 = require("../../action/exclude.mjs");
-const operation_mjs_1 = require("./operation.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const exclude_mjs_1 = require("type/action/exclude.mjs");
+const operation_mjs_1 = require("type/engine/exclude/operation.mjs");
 function ExcludeAction(left, right, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([left, right])
         ? index_mjs_1.Memory.Update((0, operation_mjs_1.ExcludeOperation)(left, right), {}, options)
@@ -10599,16 +10590,16 @@ function ExcludeInstantiate(context, state, left, right, options) {
     const instantiatedRight = (0, instantiate_mjs_1.InstantiateType)(context, state, right);
     return ExcludeAction(instantiatedLeft, instantiatedRight, options);
 }
-};
-modules["type/engine/exclude/operation.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/exclude/operation.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExcludeOperation = ExcludeOperation;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const index_mjs_2 = require("../../extends/index.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const evaluate_mjs_2 = require("../evaluate/evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const index_mjs_2 = require("type/extends/index.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
 function ExcludeType(left, right) {
     const check = (0, index_mjs_2.Extends)({}, left, right);
     const result = index_mjs_2.ExtendsResult.IsExtendsTrueLike(check) ? [] : [left];
@@ -10624,8 +10615,8 @@ function ExcludeOperation(left, right) {
     const result = (0, evaluate_mjs_2.EvaluateUnion)(remaining);
     return result;
 }
-};
-modules["type/engine/extract/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/extract/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10642,17 +10633,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/extract/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/extract/instantiate.mjs"), exports);
+});
+modules["type/engine/extract/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtractAction = ExtractAction;
 exports.ExtractInstantiate = ExtractInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const extract_mjs_1 = require("../../action/extract.mjs");
-const operation_mjs_1 = require("./operation.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const extract_mjs_1 = require("type/action/extract.mjs");
+const operation_mjs_1 = require("type/engine/extract/operation.mjs");
 function ExtractAction(left, right, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([left, right])
         ? index_mjs_1.Memory.Update((0, operation_mjs_1.ExtractOperation)(left, right), {}, options)
@@ -10664,16 +10655,16 @@ function ExtractInstantiate(context, state, left, right, options) {
     const instantiatedRight = (0, instantiate_mjs_1.InstantiateType)(context, state, right);
     return ExtractAction(instantiatedLeft, instantiatedRight, options);
 }
-};
-modules["type/engine/extract/operation.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/extract/operation.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtractOperation = ExtractOperation;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const index_mjs_2 = require("../../extends/index.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const evaluate_mjs_2 = require("../evaluate/evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const index_mjs_2 = require("type/extends/index.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
 function ExtractType(left, right) {
     const check = (0, index_mjs_2.Extends)({}, left, right);
     const result = index_mjs_2.ExtendsResult.IsExtendsTrueLike(check) ? [left] : [];
@@ -10689,8 +10680,8 @@ function ExtractOperation(left, right) {
     const result = (0, evaluate_mjs_2.EvaluateUnion)(remaining);
     return result;
 }
-};
-modules["type/engine/helpers/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/helpers/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10707,11 +10698,11 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./keys_to_indexer.mjs"), exports);
-__exportStar(require("./keys.mjs"), exports);
-__exportStar(require("./union.mjs"), exports);
-};
-modules["type/engine/helpers/keys.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/helpers/keys_to_indexer.mjs"), exports);
+__exportStar(require("type/engine/helpers/keys.mjs"), exports);
+__exportStar(require("type/engine/helpers/union.mjs"), exports);
+});
+modules["type/engine/helpers/keys.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConvertToIntegerKey = ConvertToIntegerKey;
@@ -10722,13 +10713,13 @@ function ConvertToIntegerKey(value) {
         ? parseInt(normal)
         : value);
 }
-};
-modules["type/engine/helpers/keys_to_indexer.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/helpers/keys_to_indexer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.KeysToIndexer = KeysToIndexer;
-const literal_mjs_1 = require("../../types/literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
 function KeysToLiterals(keys) {
     return keys.reduce((result, left) => {
         return (0, literal_mjs_1.IsLiteralValue)(left)
@@ -10741,18 +10732,18 @@ function KeysToIndexer(keys) {
     const result = (0, union_mjs_1.Union)(literals);
     return result;
 }
-};
-modules["type/engine/helpers/union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/helpers/union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["type/engine/immutable/instantiate_add.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/immutable/instantiate_add.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddImmutableAction = AddImmutableAction;
 exports.AddImmutableInstantiate = AddImmutableInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function AddImmutableAction(type, options) {
     const result = index_mjs_1.Memory.Update(type, { '~immutable': true }, options);
     return result;
@@ -10761,14 +10752,14 @@ function AddImmutableInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return AddImmutableAction(instantiatedType, options);
 }
-};
-modules["type/engine/immutable/instantiate_remove.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/immutable/instantiate_remove.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveImmutableAction = RemoveImmutableAction;
 exports.RemoveImmutableInstantiate = RemoveImmutableInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function RemoveImmutableOperation(type) {
     return index_mjs_1.Memory.Discard(type, ['~immutable']);
 }
@@ -10780,8 +10771,8 @@ function RemoveImmutableInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return RemoveImmutableAction(instantiatedType, options);
 }
-};
-modules["type/engine/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -10799,88 +10790,88 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Instantiate = void 0;
-var instantiate_mjs_1 = require("./instantiate.mjs");
+var instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 Object.defineProperty(exports, "Instantiate", { enumerable: true, get: function () { return instantiate_mjs_1.Instantiate; } });
-__exportStar(require("./conditional/index.mjs"), exports);
-__exportStar(require("./constructor_parameters/index.mjs"), exports);
-__exportStar(require("./cyclic/index.mjs"), exports);
-__exportStar(require("./enum/index.mjs"), exports);
-__exportStar(require("./evaluate/index.mjs"), exports);
-__exportStar(require("./exclude/index.mjs"), exports);
-__exportStar(require("./extract/index.mjs"), exports);
-__exportStar(require("./helpers/index.mjs"), exports);
-__exportStar(require("./indexed/index.mjs"), exports);
-__exportStar(require("./instance_type/index.mjs"), exports);
-__exportStar(require("./interface/index.mjs"), exports);
-__exportStar(require("./intrinsics/index.mjs"), exports);
-__exportStar(require("./keyof/index.mjs"), exports);
-__exportStar(require("./mapped/index.mjs"), exports);
-__exportStar(require("./module/index.mjs"), exports);
-__exportStar(require("./non_nullable/index.mjs"), exports);
-__exportStar(require("./object/index.mjs"), exports);
-__exportStar(require("./omit/index.mjs"), exports);
-__exportStar(require("./parameters/index.mjs"), exports);
-__exportStar(require("./patterns/index.mjs"), exports);
-__exportStar(require("./partial/index.mjs"), exports);
-__exportStar(require("./pick/index.mjs"), exports);
-__exportStar(require("./priority/index.mjs"), exports);
-__exportStar(require("./readonly_object/index.mjs"), exports);
-__exportStar(require("./record/index.mjs"), exports);
-__exportStar(require("./ref/index.mjs"), exports);
-__exportStar(require("./required/index.mjs"), exports);
-__exportStar(require("./return_type/index.mjs"), exports);
-__exportStar(require("./template_literal/index.mjs"), exports);
-__exportStar(require("./with/index.mjs"), exports);
-};
-modules["type/engine/indexable/from_cyclic.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/conditional/index.mjs"), exports);
+__exportStar(require("type/engine/constructor_parameters/index.mjs"), exports);
+__exportStar(require("type/engine/cyclic/index.mjs"), exports);
+__exportStar(require("type/engine/enum/index.mjs"), exports);
+__exportStar(require("type/engine/evaluate/index.mjs"), exports);
+__exportStar(require("type/engine/exclude/index.mjs"), exports);
+__exportStar(require("type/engine/extract/index.mjs"), exports);
+__exportStar(require("type/engine/helpers/index.mjs"), exports);
+__exportStar(require("type/engine/indexed/index.mjs"), exports);
+__exportStar(require("type/engine/instance_type/index.mjs"), exports);
+__exportStar(require("type/engine/interface/index.mjs"), exports);
+__exportStar(require("type/engine/intrinsics/index.mjs"), exports);
+__exportStar(require("type/engine/keyof/index.mjs"), exports);
+__exportStar(require("type/engine/mapped/index.mjs"), exports);
+__exportStar(require("type/engine/module/index.mjs"), exports);
+__exportStar(require("type/engine/non_nullable/index.mjs"), exports);
+__exportStar(require("type/engine/object/index.mjs"), exports);
+__exportStar(require("type/engine/omit/index.mjs"), exports);
+__exportStar(require("type/engine/parameters/index.mjs"), exports);
+__exportStar(require("type/engine/patterns/index.mjs"), exports);
+__exportStar(require("type/engine/partial/index.mjs"), exports);
+__exportStar(require("type/engine/pick/index.mjs"), exports);
+__exportStar(require("type/engine/priority/index.mjs"), exports);
+__exportStar(require("type/engine/readonly_object/index.mjs"), exports);
+__exportStar(require("type/engine/record/index.mjs"), exports);
+__exportStar(require("type/engine/ref/index.mjs"), exports);
+__exportStar(require("type/engine/required/index.mjs"), exports);
+__exportStar(require("type/engine/return_type/index.mjs"), exports);
+__exportStar(require("type/engine/template_literal/index.mjs"), exports);
+__exportStar(require("type/engine/with/index.mjs"), exports);
+});
+modules["type/engine/indexable/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const from_type_mjs_1 = require("./from_type.mjs");
-const target_mjs_1 = require("../cyclic/target.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
+const target_mjs_1 = require("type/engine/cyclic/target.mjs");
 function FromCyclic(defs, ref) {
     const target = (0, target_mjs_1.CyclicTarget)(defs, ref);
     const result = (0, from_type_mjs_1.FromType)(target);
     return result;
 }
-};
-modules["type/engine/indexable/from_dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromDependent(if_, then_, else_) {
     const evaluated = (0, evaluate_mjs_1.EvaluateDependent)(if_, then_, else_);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/indexable/from_enum.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnum = FromEnum;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromEnum(values) {
     const evaluated = (0, evaluate_mjs_1.EvaluateEnum)(values);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/indexable/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
 function FromIntersect(types) {
     const evaluated = (0, evaluate_mjs_1.EvaluateIntersect)(types);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/indexable/from_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteral = FromLiteral;
@@ -10888,37 +10879,37 @@ function FromLiteral(value) {
     const result = [`${value}`];
     return result;
 }
-};
-modules["type/engine/indexable/from_template_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromTemplateLiteral(pattern) {
     const evaluated = (0, evaluate_mjs_1.EvaluateTemplateLiteral)(pattern);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/indexable/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const enum_mjs_1 = require("../../types/enum.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_dependent_mjs_1 = require("./from_dependent.mjs");
-const from_enum_mjs_1 = require("./from_enum.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_literal_mjs_1 = require("./from_literal.mjs");
-const from_template_literal_mjs_1 = require("./from_template_literal.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_cyclic_mjs_1 = require("type/engine/indexable/from_cyclic.mjs");
+const from_dependent_mjs_1 = require("type/engine/indexable/from_dependent.mjs");
+const from_enum_mjs_1 = require("type/engine/indexable/from_enum.mjs");
+const from_intersect_mjs_1 = require("type/engine/indexable/from_intersect.mjs");
+const from_literal_mjs_1 = require("type/engine/indexable/from_literal.mjs");
+const from_template_literal_mjs_1 = require("type/engine/indexable/from_template_literal.mjs");
+const from_union_mjs_1 = require("type/engine/indexable/from_union.mjs");
 function FromType(type) {
     return ((0, cyclic_mjs_1.IsCyclic)(type) ? (0, from_cyclic_mjs_1.FromCyclic)(type.$defs, type.$ref) :
         (0, dependent_mjs_1.IsDependent)(type) ? (0, from_dependent_mjs_1.FromDependent)(type.if, type.then, type.else) :
@@ -10929,25 +10920,25 @@ function FromType(type) {
                             (0, union_mjs_1.IsUnion)(type) ? (0, from_union_mjs_1.FromUnion)(type.anyOf) :
                                 []);
 }
-};
-modules["type/engine/indexable/from_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const from_type_mjs_1 = require("./from_type.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
 function FromUnion(types) {
     return types.reduce((result, left) => {
         return [...result, ...(0, from_type_mjs_1.FromType)(left)];
     }, []);
 }
-};
-modules["type/engine/indexable/to_indexable.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/to_indexable.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ToIndexable = ToIndexable;
-const index_mjs_1 = require("../../../system/unreachable/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const index_mjs_2 = require("../object/index.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const index_mjs_2 = require("type/engine/object/index.mjs");
 function ToIndexable(type) {
     const collapsed = (0, index_mjs_2.CollapseToObject)(type);
     const result = (0, object_mjs_1.IsObject)(collapsed)
@@ -10955,25 +10946,25 @@ function ToIndexable(type) {
         : (0, index_mjs_1.Unreachable)();
     return result;
 }
-};
-modules["type/engine/indexable/to_indexable_keys.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexable/to_indexable_keys.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ToIndexableKeys = ToIndexableKeys;
-const from_type_mjs_1 = require("./from_type.mjs");
+const from_type_mjs_1 = require("type/engine/indexable/from_type.mjs");
 function ToIndexableKeys(type) {
     const result = (0, from_type_mjs_1.FromType)(type);
     return result;
 }
-};
-modules["type/engine/indexed/array_indexer.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexed/array_indexer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FormatArrayIndexer = FormatArrayIndexer;
-const union_mjs_1 = require("../../types/union.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const keys_mjs_1 = require("../helpers/keys.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const keys_mjs_1 = require("type/engine/helpers/keys.mjs");
 function ConvertLiteral(value) {
     return (0, literal_mjs_1.Literal)((0, keys_mjs_1.ConvertToIntegerKey)(value));
 }
@@ -10986,20 +10977,20 @@ function FormatArrayIndexer(type) {
             (0, literal_mjs_1.IsLiteral)(type) ? ConvertLiteral(type.const) :
                 type);
 }
-};
-modules["type/engine/indexed/from_array.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexed/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NormalizeIndexer = NormalizeIndexer;
 exports.FromArray = FromArray;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const number_mjs_1 = require("../../types/number.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const index_mjs_2 = require("../../extends/index.mjs");
-const keys_mjs_1 = require("../helpers/keys.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const index_mjs_2 = require("type/extends/index.mjs");
+const keys_mjs_1 = require("type/engine/helpers/keys.mjs");
 function NormalizeLiteral(value) {
     return (0, literal_mjs_1.Literal)((0, keys_mjs_1.ConvertToIntegerKey)(value));
 }
@@ -11022,18 +11013,18 @@ function FromArray(type, indexer) {
             : (0, never_mjs_1.Never)());
     return result;
 }
-};
-modules["type/engine/indexed/from_object.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexed/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const number_mjs_1 = require("../../types/number.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const properties_mjs_1 = require("../../types/properties.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const to_indexable_keys_mjs_1 = require("../indexable/to_indexable_keys.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const expand_this_mjs_1 = require("../this/expand_this.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const properties_mjs_1 = require("type/types/properties.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const to_indexable_keys_mjs_1 = require("type/engine/indexable/to_indexable_keys.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const expand_this_mjs_1 = require("type/engine/this/expand_this.mjs");
 function IndexProperty(properties, key) {
     const selectedType = key in properties ? properties[key] : (0, never_mjs_1.Never)();
     const result = (0, expand_this_mjs_1.ExpandThis)(properties, selectedType);
@@ -11066,18 +11057,18 @@ function FromObject(properties, indexer) {
     const result = (0, number_mjs_1.IsNumber)(indexer) ? FromIndexerNumber(properties) : FromIndexer(properties, indexer);
     return result;
 }
-};
-modules["type/engine/indexed/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexed/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const number_mjs_1 = require("../../types/number.mjs");
-const integer_mjs_1 = require("../../types/integer.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const index_mjs_2 = require("../../extends/index.mjs");
-const array_indexer_mjs_1 = require("./array_indexer.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const integer_mjs_1 = require("type/types/integer.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const index_mjs_2 = require("type/extends/index.mjs");
+const array_indexer_mjs_1 = require("type/engine/indexed/array_indexer.mjs");
 function IndexElementsWithIndexer(types, indexer) {
     return types.reduceRight((result, right, index) => {
         const check = (0, index_mjs_2.Extends)({}, (0, literal_mjs_1.Literal)(index), indexer);
@@ -11101,26 +11092,26 @@ function FromTuple(types, indexer) {
             ? FromTupleWithoutIndexer(types)
             : FromTupleWithIndexer(types, indexer));
 }
-};
-modules["type/engine/indexed/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexed/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const array_mjs_1 = require("../../types/array.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const from_array_mjs_1 = require("type/engine/indexed/from_array.mjs");
+const from_object_mjs_1 = require("type/engine/indexed/from_object.mjs");
+const from_tuple_mjs_1 = require("type/engine/indexed/from_tuple.mjs");
 function FromType(type, indexer) {
     return ((0, array_mjs_1.IsArray)(type) ? (0, from_array_mjs_1.FromArray)(type.items, indexer) :
         (0, object_mjs_1.IsObject)(type) ? (0, from_object_mjs_1.FromObject)(type.properties, indexer) :
             (0, tuple_mjs_1.IsTuple)(type) ? (0, from_tuple_mjs_1.FromTuple)(type.items, indexer) :
                 (0, never_mjs_1.Never)());
 }
-};
-modules["type/engine/indexed/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/indexed/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11137,22 +11128,22 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/indexed/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/indexed/instantiate.mjs"), exports);
+});
+modules["type/engine/indexed/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IndexAction = IndexAction;
 exports.IndexInstantiate = IndexInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const indexed_mjs_1 = require("../../action/indexed.mjs");
-const index_mjs_2 = require("../object/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const indexed_mjs_1 = require("type/action/indexed.mjs");
+const index_mjs_2 = require("type/engine/object/index.mjs");
+const from_type_mjs_1 = require("type/engine/indexed/from_type.mjs");
 function NormalizeType(type) {
     const result = ((0, cyclic_mjs_1.IsCyclic)(type) ||
         (0, dependent_mjs_1.IsDependent)(type) ||
@@ -11171,8 +11162,8 @@ function IndexInstantiate(context, state, type, indexer, options) {
     const instantiatedIndexer = (0, instantiate_mjs_1.InstantiateType)(context, state, indexer);
     return IndexAction(instantiatedType, instantiatedIndexer, options);
 }
-};
-modules["type/engine/instance_type/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/instance_type/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11189,18 +11180,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/instance_type/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/instance_type/instantiate.mjs"), exports);
+});
+modules["type/engine/instance_type/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InstanceTypeAction = InstanceTypeAction;
 exports.InstanceTypeInstantiate = InstanceTypeInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const constructor_mjs_1 = require("../../types/constructor.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const instance_type_mjs_1 = require("../../action/instance_type.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const instance_type_mjs_1 = require("type/action/instance_type.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function InstanceTypeOperation(type) {
     return ((0, constructor_mjs_1.IsConstructor)(type)
         ? type['instanceType']
@@ -11216,8 +11207,8 @@ function InstanceTypeInstantiate(context, state, type, options = {}) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return InstanceTypeAction(instantiatedType, options);
 }
-};
-modules["type/engine/instantiate.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.State = State;
@@ -11227,61 +11218,61 @@ exports.InstantiateElements = InstantiateElements;
 exports.InstantiateTypes = InstantiateTypes;
 exports.InstantiateType = InstantiateType;
 exports.Instantiate = Instantiate;
-const index_mjs_1 = require("../../guard/index.mjs");
-const instantiate_add_mjs_1 = require("./immutable/instantiate_add.mjs");
-const instantiate_add_mjs_2 = require("./readonly/instantiate_add.mjs");
-const instantiate_add_mjs_3 = require("./optional/instantiate_add.mjs");
-const array_mjs_1 = require("../types/array.mjs");
-const constructor_mjs_1 = require("../types/constructor.mjs");
-const deferred_mjs_1 = require("../types/deferred.mjs");
-const function_mjs_1 = require("../types/function.mjs");
-const call_mjs_1 = require("../types/call.mjs");
-const dependent_mjs_1 = require("../types/dependent.mjs");
-const intersect_mjs_1 = require("../types/intersect.mjs");
-const object_mjs_1 = require("../types/object.mjs");
-const record_mjs_1 = require("../types/record.mjs");
-const tuple_mjs_1 = require("../types/tuple.mjs");
-const union_mjs_1 = require("../types/union.mjs");
-const ref_mjs_1 = require("../types/ref.mjs");
-const rest_mjs_1 = require("../types/rest.mjs");
-const instantiate_add_mjs_4 = require("./immutable/instantiate_add.mjs");
-const instantiate_remove_mjs_1 = require("./immutable/instantiate_remove.mjs");
-const instantiate_add_mjs_5 = require("./readonly/instantiate_add.mjs");
-const instantiate_remove_mjs_2 = require("./readonly/instantiate_remove.mjs");
-const instantiate_add_mjs_6 = require("./optional/instantiate_add.mjs");
-const instantiate_remove_mjs_3 = require("./optional/instantiate_remove.mjs");
-const _optional_mjs_1 = require("../types/_optional.mjs");
-const _immutable_mjs_1 = require("../types/_immutable.mjs");
-const _readonly_mjs_1 = require("../types/_readonly.mjs");
-const instantiate_mjs_1 = require("./call/instantiate.mjs");
-const instantiate_mjs_2 = require("./intrinsics/instantiate.mjs");
-const index_mjs_2 = require("./conditional/index.mjs");
-const instantiate_mjs_3 = require("./constructor_parameters/instantiate.mjs");
-const instantiate_mjs_4 = require("./evaluate/instantiate.mjs");
-const instantiate_mjs_5 = require("./exclude/instantiate.mjs");
-const instantiate_mjs_6 = require("./extract/instantiate.mjs");
-const instantiate_mjs_7 = require("./indexed/instantiate.mjs");
-const instantiate_mjs_8 = require("./instance_type/instantiate.mjs");
-const instantiate_mjs_9 = require("./interface/instantiate.mjs");
-const instantiate_mjs_10 = require("./keyof/instantiate.mjs");
-const instantiate_mjs_11 = require("./intrinsics/instantiate.mjs");
-const instantiate_mjs_12 = require("./mapped/instantiate.mjs");
-const instantiate_mjs_13 = require("./module/instantiate.mjs");
-const instantiate_mjs_14 = require("./non_nullable/instantiate.mjs");
-const instantiate_mjs_15 = require("./omit/instantiate.mjs");
-const instantiate_mjs_16 = require("./parameters/instantiate.mjs");
-const instantiate_mjs_17 = require("./partial/instantiate.mjs");
-const instantiate_mjs_18 = require("./pick/instantiate.mjs");
-const instantiate_mjs_19 = require("./readonly_object/instantiate.mjs");
-const instantiate_mjs_20 = require("./record/instantiate.mjs");
-const instantiate_mjs_21 = require("./ref/instantiate.mjs");
-const instantiate_mjs_22 = require("./required/instantiate.mjs");
-const instantiate_mjs_23 = require("./return_type/instantiate.mjs");
-const instantiate_mjs_24 = require("./template_literal/instantiate.mjs");
-const instantiate_mjs_25 = require("./intrinsics/instantiate.mjs");
-const instantiate_mjs_26 = require("./intrinsics/instantiate.mjs");
-const instantiate_mjs_27 = require("./with/instantiate.mjs");
-const index_mjs_3 = require("./rest/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const instantiate_add_mjs_1 = require("type/engine/immutable/instantiate_add.mjs");
+const instantiate_add_mjs_2 = require("type/engine/readonly/instantiate_add.mjs");
+const instantiate_add_mjs_3 = require("type/engine/optional/instantiate_add.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const call_mjs_1 = require("type/types/call.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const rest_mjs_1 = require("type/types/rest.mjs");
+const instantiate_add_mjs_4 = require("type/engine/immutable/instantiate_add.mjs");
+const instantiate_remove_mjs_1 = require("type/engine/immutable/instantiate_remove.mjs");
+const instantiate_add_mjs_5 = require("type/engine/readonly/instantiate_add.mjs");
+const instantiate_remove_mjs_2 = require("type/engine/readonly/instantiate_remove.mjs");
+const instantiate_add_mjs_6 = require("type/engine/optional/instantiate_add.mjs");
+const instantiate_remove_mjs_3 = require("type/engine/optional/instantiate_remove.mjs");
+const _optional_mjs_1 = require("type/types/_optional.mjs");
+const _immutable_mjs_1 = require("type/types/_immutable.mjs");
+const _readonly_mjs_1 = require("type/types/_readonly.mjs");
+const instantiate_mjs_1 = require("type/engine/call/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/intrinsics/instantiate.mjs");
+const index_mjs_2 = require("type/engine/conditional/index.mjs");
+const instantiate_mjs_3 = require("type/engine/constructor_parameters/instantiate.mjs");
+const instantiate_mjs_4 = require("type/engine/evaluate/instantiate.mjs");
+const instantiate_mjs_5 = require("type/engine/exclude/instantiate.mjs");
+const instantiate_mjs_6 = require("type/engine/extract/instantiate.mjs");
+const instantiate_mjs_7 = require("type/engine/indexed/instantiate.mjs");
+const instantiate_mjs_8 = require("type/engine/instance_type/instantiate.mjs");
+const instantiate_mjs_9 = require("type/engine/interface/instantiate.mjs");
+const instantiate_mjs_10 = require("type/engine/keyof/instantiate.mjs");
+const instantiate_mjs_11 = require("type/engine/intrinsics/instantiate.mjs");
+const instantiate_mjs_12 = require("type/engine/mapped/instantiate.mjs");
+const instantiate_mjs_13 = require("type/engine/module/instantiate.mjs");
+const instantiate_mjs_14 = require("type/engine/non_nullable/instantiate.mjs");
+const instantiate_mjs_15 = require("type/engine/omit/instantiate.mjs");
+const instantiate_mjs_16 = require("type/engine/parameters/instantiate.mjs");
+const instantiate_mjs_17 = require("type/engine/partial/instantiate.mjs");
+const instantiate_mjs_18 = require("type/engine/pick/instantiate.mjs");
+const instantiate_mjs_19 = require("type/engine/readonly_object/instantiate.mjs");
+const instantiate_mjs_20 = require("type/engine/record/instantiate.mjs");
+const instantiate_mjs_21 = require("type/engine/ref/instantiate.mjs");
+const instantiate_mjs_22 = require("type/engine/required/instantiate.mjs");
+const instantiate_mjs_23 = require("type/engine/return_type/instantiate.mjs");
+const instantiate_mjs_24 = require("type/engine/template_literal/instantiate.mjs");
+const instantiate_mjs_25 = require("type/engine/intrinsics/instantiate.mjs");
+const instantiate_mjs_26 = require("type/engine/intrinsics/instantiate.mjs");
+const instantiate_mjs_27 = require("type/engine/with/instantiate.mjs");
+const index_mjs_3 = require("type/engine/rest/index.mjs");
 function State(callstack, visited) {
     return { callstack, visited };
 }
@@ -11370,8 +11361,8 @@ function InstantiateType(context, state, type) {
 function Instantiate(context, type) {
     return InstantiateType(context, State([], []), type);
 }
-};
-modules["type/engine/interface/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/interface/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11388,20 +11379,20 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/interface/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/interface/instantiate.mjs"), exports);
+});
+modules["type/engine/interface/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InterfaceAction = InterfaceAction;
 exports.InterfaceInstantiate = InterfaceInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const index_mjs_2 = require("../../action/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
-const instantiate_mjs_3 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const index_mjs_2 = require("type/action/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_3 = require("type/engine/instantiate.mjs");
 function InterfaceOperation(heritage, properties) {
     const result = (0, evaluate_mjs_1.EvaluateIntersect)([...heritage, (0, object_mjs_1.Object)(properties)]);
     return result;
@@ -11417,61 +11408,61 @@ function InterfaceInstantiate(context, state, heritage, properties, options) {
     const instantiatedProperties = (0, instantiate_mjs_2.InstantiateProperties)(context, state, properties);
     return InterfaceAction(instantiatedHeritage, instantiatedProperties, options);
 }
-};
-modules["type/engine/intrinsics/from_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/intrinsics/from_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteral = FromLiteral;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const mapping_mjs_1 = require("./mapping.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const mapping_mjs_1 = require("type/engine/intrinsics/mapping.mjs");
 function FromLiteral(mapping, value) {
     return (index_mjs_1.Guard.IsString(value)
         ? (0, literal_mjs_1.Literal)((0, mapping_mjs_1.ApplyMapping)(mapping, value))
         : (0, literal_mjs_1.Literal)(value));
 }
-};
-modules["type/engine/intrinsics/from_template_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/intrinsics/from_template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_1 = require("../evaluate/index.mjs");
+const from_type_mjs_1 = require("type/engine/intrinsics/from_type.mjs");
+const index_mjs_1 = require("type/engine/evaluate/index.mjs");
 function FromTemplateLiteral(mapping, pattern) {
     const evaluated = (0, index_mjs_1.EvaluateTemplateLiteral)(pattern);
     const result = (0, from_type_mjs_1.FromType)(mapping, evaluated);
     return result;
 }
-};
-modules["type/engine/intrinsics/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/intrinsics/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const literal_mjs_1 = require("../../types/literal.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_literal_mjs_1 = require("./from_literal.mjs");
-const from_template_literal_mjs_1 = require("./from_template_literal.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_literal_mjs_1 = require("type/engine/intrinsics/from_literal.mjs");
+const from_template_literal_mjs_1 = require("type/engine/intrinsics/from_template_literal.mjs");
+const from_union_mjs_1 = require("type/engine/intrinsics/from_union.mjs");
 function FromType(mapping, type) {
     return ((0, literal_mjs_1.IsLiteral)(type) ? (0, from_literal_mjs_1.FromLiteral)(mapping, type.const) :
         (0, template_literal_mjs_1.IsTemplateLiteral)(type) ? (0, from_template_literal_mjs_1.FromTemplateLiteral)(mapping, type.pattern) :
             (0, union_mjs_1.IsUnion)(type) ? (0, from_union_mjs_1.FromUnion)(mapping, type.anyOf) :
                 type);
 }
-};
-modules["type/engine/intrinsics/from_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/intrinsics/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const union_mjs_1 = require("../../types/union.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_type_mjs_1 = require("type/engine/intrinsics/from_type.mjs");
 function FromUnion(mapping, types) {
     const result = types.map(type => (0, from_type_mjs_1.FromType)(mapping, type));
     return (0, union_mjs_1.Union)(result);
 }
-};
-modules["type/engine/intrinsics/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/intrinsics/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11488,9 +11479,9 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/intrinsics/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/intrinsics/instantiate.mjs"), exports);
+});
+modules["type/engine/intrinsics/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CapitalizeAction = CapitalizeAction;
@@ -11501,13 +11492,13 @@ exports.CapitalizeInstantiate = CapitalizeInstantiate;
 exports.LowercaseInstantiate = LowercaseInstantiate;
 exports.UncapitalizeInstantiate = UncapitalizeInstantiate;
 exports.UppercaseInstantiate = UppercaseInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const capitalize_mjs_1 = require("../../action/capitalize.mjs");
-const lowercase_mjs_1 = require("../../action/lowercase.mjs");
-const uncapitalize_mjs_1 = require("../../action/uncapitalize.mjs");
-const uppercase_mjs_1 = require("../../action/uppercase.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const from_type_mjs_1 = require("type/engine/intrinsics/from_type.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const capitalize_mjs_1 = require("type/action/capitalize.mjs");
+const lowercase_mjs_1 = require("type/action/lowercase.mjs");
+const uncapitalize_mjs_1 = require("type/action/uncapitalize.mjs");
+const uppercase_mjs_1 = require("type/action/uppercase.mjs");
 const CapitalizeMapping = (input) => input[0].toUpperCase() + input.slice(1);
 const LowercaseMapping = (input) => input.toLowerCase();
 const UncapitalizeMapping = (input) => input[0].toLowerCase() + input.slice(1);
@@ -11552,45 +11543,45 @@ function UppercaseInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return UppercaseAction(instantiatedType, options);
 }
-};
-modules["type/engine/intrinsics/mapping.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/intrinsics/mapping.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ApplyMapping = ApplyMapping;
 function ApplyMapping(mapping, value) {
     return mapping(value);
 }
-};
-modules["type/engine/keyof/from_any.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/from_any.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromAny = FromAny;
-const number_mjs_1 = require("../../types/number.mjs");
-const string_mjs_1 = require("../../types/string.mjs");
-const symbol_mjs_1 = require("../../types/symbol.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const symbol_mjs_1 = require("type/types/symbol.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
 function FromAny() {
     return (0, union_mjs_1.Union)([(0, number_mjs_1.Number)(), (0, string_mjs_1.String)(), (0, symbol_mjs_1.Symbol)()]);
 }
-};
-modules["type/engine/keyof/from_array.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const number_mjs_1 = require("../../types/number.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
 function FromArray(_type) {
     return (0, number_mjs_1.Number)();
 }
-};
-modules["type/engine/keyof/from_object.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../../system/unreachable/index.mjs");
-const index_mjs_2 = require("../../../guard/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const keys_mjs_1 = require("../helpers/keys.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const keys_mjs_1 = require("type/engine/helpers/keys.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromPropertyKeys(keys) {
     const result = keys.reduce((result, left) => {
         return (0, literal_mjs_1.IsLiteralValue)(left)
@@ -11605,42 +11596,42 @@ function FromObject(properties) {
     const result = (0, evaluate_mjs_1.EvaluateUnionFast)(variants);
     return result;
 }
-};
-modules["type/engine/keyof/from_record.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const record_mjs_1 = require("../../types/record.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
 function FromRecord(type) {
     return (0, record_mjs_1.RecordKey)(type);
 }
-};
-modules["type/engine/keyof/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const literal_mjs_1 = require("../../types/literal.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromTuple(types) {
     const result = types.map((_, index) => (0, literal_mjs_1.Literal)(index));
     return (0, evaluate_mjs_1.EvaluateUnionFast)(result);
 }
-};
-modules["type/engine/keyof/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const any_mjs_1 = require("../../types/any.mjs");
-const array_mjs_1 = require("../../types/array.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const from_any_mjs_1 = require("./from_any.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const from_any_mjs_1 = require("type/engine/keyof/from_any.mjs");
+const from_array_mjs_1 = require("type/engine/keyof/from_array.mjs");
+const from_object_mjs_1 = require("type/engine/keyof/from_object.mjs");
+const from_record_mjs_1 = require("type/engine/keyof/from_record.mjs");
+const from_tuple_mjs_1 = require("type/engine/keyof/from_tuple.mjs");
 function FromType(type) {
     return ((0, any_mjs_1.IsAny)(type) ? (0, from_any_mjs_1.FromAny)() :
         (0, array_mjs_1.IsArray)(type) ? (0, from_array_mjs_1.FromArray)(type.items) :
@@ -11649,8 +11640,8 @@ function FromType(type) {
                     (0, tuple_mjs_1.IsTuple)(type) ? (0, from_tuple_mjs_1.FromTuple)(type.items) :
                         (0, never_mjs_1.Never)());
 }
-};
-modules["type/engine/keyof/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/keyof/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11667,22 +11658,22 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/keyof/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/keyof/instantiate.mjs"), exports);
+});
+modules["type/engine/keyof/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.KeyOfAction = KeyOfAction;
 exports.KeyOfInstantiate = KeyOfInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const keyof_mjs_1 = require("../../action/keyof.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const index_mjs_2 = require("../object/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const keyof_mjs_1 = require("type/action/keyof.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const index_mjs_2 = require("type/engine/object/index.mjs");
+const from_type_mjs_1 = require("type/engine/keyof/from_type.mjs");
 function NormalizeType(type) {
     const result = ((0, cyclic_mjs_1.IsCyclic)(type) ||
         (0, dependent_mjs_1.IsDependent)(type) ||
@@ -11699,8 +11690,8 @@ function KeyOfInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return KeyOfAction(instantiatedType, options);
 }
-};
-modules["type/engine/mapped/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/mapped/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11717,17 +11708,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/mapped/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/mapped/instantiate.mjs"), exports);
+});
+modules["type/engine/mapped/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedAction = MappedAction;
 exports.MappedInstantiate = MappedInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const mapped_mjs_1 = require("../../action/mapped.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const mapped_operation_mjs_1 = require("./mapped_operation.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const mapped_mjs_1 = require("type/action/mapped.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const mapped_operation_mjs_1 = require("type/engine/mapped/mapped_operation.mjs");
 function MappedAction(context, state, identifier, type, as, property, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type])
         ? index_mjs_1.Memory.Update((0, mapped_operation_mjs_1.MappedOperation)(context, state, identifier, type, as, property), {}, options)
@@ -11738,19 +11729,19 @@ function MappedInstantiate(context, state, identifier, type, as, property, optio
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return MappedAction(context, state, identifier, instantiatedType, as, property, options);
 }
-};
-modules["type/engine/mapped/mapped_operation.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/mapped/mapped_operation.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedOperation = MappedOperation;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const evaluate_mjs_2 = require("../evaluate/evaluate.mjs");
-const mapped_variants_mjs_1 = require("./mapped_variants.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
+const mapped_variants_mjs_1 = require("type/engine/mapped/mapped_variants.mjs");
 function CanonicalAs(instantiatedAs) {
     const result = (0, template_literal_mjs_1.IsTemplateLiteral)(instantiatedAs)
         ? (0, evaluate_mjs_2.EvaluateTemplateLiteral)(instantiatedAs.pattern)
@@ -11783,18 +11774,18 @@ function MappedOperation(context, state, identifier, type, as, property) {
     const result = (0, evaluate_mjs_1.EvaluateIntersect)(mappedObjects);
     return result;
 }
-};
-modules["type/engine/mapped/mapped_variants.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/mapped/mapped_variants.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedVariants = MappedVariants;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const enum_mjs_1 = require("../../types/enum.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const evaluate_mjs_2 = require("../evaluate/evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
 function FromTemplateLiteral(pattern) {
     const evaluated = (0, evaluate_mjs_2.EvaluateTemplateLiteral)(pattern);
     const result = FromType(evaluated);
@@ -11826,8 +11817,8 @@ function MappedVariants(type) {
     const result = FromType(type);
     return result;
 }
-};
-modules["type/engine/module/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/module/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11844,18 +11835,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/module/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/module/instantiate.mjs"), exports);
+});
+modules["type/engine/module/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ModuleInstantiate = ModuleInstantiate;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const index_mjs_2 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const candidates_mjs_1 = require("../cyclic/candidates.mjs");
-const instantiate_mjs_2 = require("../cyclic/instantiate.mjs");
-const instantiate_mjs_3 = require("../instantiate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const candidates_mjs_1 = require("type/engine/cyclic/candidates.mjs");
+const instantiate_mjs_2 = require("type/engine/cyclic/instantiate.mjs");
+const instantiate_mjs_3 = require("type/engine/instantiate.mjs");
 function InstantiateCyclics(context, declarations, cyclicKeys) {
     const declarationContext = index_mjs_2.Memory.Assign(context, declarations);
     const declarationKeys = index_mjs_1.Guard.Keys(declarations).filter(key => cyclicKeys.includes(key));
@@ -11881,8 +11872,8 @@ function ModuleInstantiate(context, _state, declarations, options) {
     const instantiatedModule = InstantiateModule(context, declarations, options);
     return instantiatedModule;
 }
-};
-modules["type/engine/non_nullable/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/non_nullable/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -11899,20 +11890,20 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/non_nullable/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/non_nullable/instantiate.mjs"), exports);
+});
+modules["type/engine/non_nullable/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NonNullableAction = NonNullableAction;
 exports.NonNullableInstantiate = NonNullableInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const null_mjs_1 = require("../../types/null.mjs");
-const undefined_mjs_1 = require("../../types/undefined.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const instantiate_mjs_1 = require("../exclude/instantiate.mjs");
-const non_nullable_mjs_1 = require("../../action/non_nullable.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const null_mjs_1 = require("type/types/null.mjs");
+const undefined_mjs_1 = require("type/types/undefined.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const instantiate_mjs_1 = require("type/engine/exclude/instantiate.mjs");
+const non_nullable_mjs_1 = require("type/action/non_nullable.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
 function NonNullableOperation(type) {
     const excluded = (0, union_mjs_1.Union)([(0, null_mjs_1.Null)(), (0, undefined_mjs_1.Undefined)()]);
     return (0, instantiate_mjs_1.ExcludeAction)(type, excluded, {});
@@ -11927,51 +11918,51 @@ function NonNullableInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_2.InstantiateType)(context, state, type);
     return NonNullableAction(instantiatedType, options);
 }
-};
-modules["type/engine/object/collapse.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/collapse.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CollapseToObject = CollapseToObject;
-const object_mjs_1 = require("../../types/object.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const from_type_mjs_1 = require("type/engine/object/from_type.mjs");
 function CollapseToObject(type) {
     const properties = (0, from_type_mjs_1.FromType)(type);
     const result = (0, object_mjs_1.Object)(properties);
     return result;
 }
-};
-modules["type/engine/object/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const from_type_mjs_1 = require("./from_type.mjs");
-const target_mjs_1 = require("../cyclic/target.mjs");
+const from_type_mjs_1 = require("type/engine/object/from_type.mjs");
+const target_mjs_1 = require("type/engine/cyclic/target.mjs");
 function FromCyclic(defs, ref) {
     const target = (0, target_mjs_1.CyclicTarget)(defs, ref);
     const result = (0, from_type_mjs_1.FromType)(target);
     return result;
 }
-};
-modules["type/engine/object/from_dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/object/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromDependent(if_, then_, else_) {
     const evaluated = (0, evaluate_mjs_1.EvaluateDependent)(if_, then_, else_);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/object/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const index_mjs_2 = require("../../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const property_mjs_1 = require("../evaluate/property.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const from_type_mjs_1 = require("type/engine/object/from_type.mjs");
+const property_mjs_1 = require("type/engine/evaluate/property.mjs");
 function CollapseIntersectProperties(left, right) {
     const leftKeys = index_mjs_2.Guard.Keys(left).filter((key) => !index_mjs_2.Guard.HasPropertyKey(right, key));
     const rightKeys = index_mjs_2.Guard.Keys(right).filter((key) => !index_mjs_2.Guard.HasPropertyKey(left, key));
@@ -11988,44 +11979,44 @@ function FromIntersect(types) {
         return CollapseIntersectProperties(result, (0, from_type_mjs_1.FromType)(left));
     }, {});
 }
-};
-modules["type/engine/object/from_object.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
 function FromObject(properties) {
     return properties;
 }
-};
-modules["type/engine/object/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const to_object_mjs_1 = require("../tuple/to_object.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const to_object_mjs_1 = require("type/engine/tuple/to_object.mjs");
+const from_type_mjs_1 = require("type/engine/object/from_type.mjs");
 function FromTuple(types) {
     const object = (0, to_object_mjs_1.TupleToObject)((0, tuple_mjs_1.Tuple)(types));
     const result = (0, from_type_mjs_1.FromType)(object);
     return result;
 }
-};
-modules["type/engine/object/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_dependent_mjs_1 = require("./from_dependent.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_cyclic_mjs_1 = require("type/engine/object/from_cyclic.mjs");
+const from_dependent_mjs_1 = require("type/engine/object/from_dependent.mjs");
+const from_intersect_mjs_1 = require("type/engine/object/from_intersect.mjs");
+const from_object_mjs_1 = require("type/engine/object/from_object.mjs");
+const from_tuple_mjs_1 = require("type/engine/object/from_tuple.mjs");
+const from_union_mjs_1 = require("type/engine/object/from_union.mjs");
 function FromType(type) {
     return ((0, cyclic_mjs_1.IsCyclic)(type) ? (0, from_cyclic_mjs_1.FromCyclic)(type.$defs, type.$ref) :
         (0, dependent_mjs_1.IsDependent)(type) ? (0, from_dependent_mjs_1.FromDependent)(type.if, type.then, type.else) :
@@ -12035,15 +12026,15 @@ function FromType(type) {
                         (0, object_mjs_1.IsObject)(type) ? (0, from_object_mjs_1.FromObject)(type.properties) :
                             {});
 }
-};
-modules["type/engine/object/from_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const index_mjs_2 = require("../../../system/unreachable/index.mjs");
-const property_mjs_1 = require("../evaluate/property.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/unreachable/index.mjs");
+const property_mjs_1 = require("type/engine/evaluate/property.mjs");
+const from_type_mjs_1 = require("type/engine/object/from_type.mjs");
 function CollapseUnionProperties(left, right) {
     const sharedKeys = index_mjs_1.Guard.Keys(left).filter((key) => key in right);
     const result = sharedKeys.reduce((result, key) => {
@@ -12057,8 +12048,8 @@ function ReduceVariants(types, result) {
 function FromUnion(types) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => ReduceVariants(right, (0, from_type_mjs_1.FromType)(left)), () => (0, index_mjs_2.Unreachable)());
 }
-};
-modules["type/engine/object/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/object/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12075,16 +12066,16 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./collapse.mjs"), exports);
-};
-modules["type/engine/omit/from_type.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/object/collapse.mjs"), exports);
+});
+modules["type/engine/omit/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const to_indexable_keys_mjs_1 = require("../indexable/to_indexable_keys.mjs");
-const to_indexable_mjs_1 = require("../indexable/to_indexable.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const to_indexable_keys_mjs_1 = require("type/engine/indexable/to_indexable_keys.mjs");
+const to_indexable_mjs_1 = require("type/engine/indexable/to_indexable.mjs");
 function FromKeys(properties, keys) {
     const result = index_mjs_1.Guard.Keys(properties).reduce((result, key) => {
         return keys.includes(key) ? result : { ...result, [key]: properties[key] };
@@ -12098,8 +12089,8 @@ function FromType(type, indexer) {
     const result = (0, object_mjs_1.Object)(omitted);
     return result;
 }
-};
-modules["type/engine/omit/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/omit/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12116,17 +12107,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/omit/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/omit/instantiate.mjs"), exports);
+});
+modules["type/engine/omit/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.OmitAction = OmitAction;
 exports.OmitInstantiate = OmitInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const omit_mjs_1 = require("../../action/omit.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const omit_mjs_1 = require("type/action/omit.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const from_type_mjs_1 = require("type/engine/omit/from_type.mjs");
 function OmitAction(type, indexer, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type, indexer])
         ? index_mjs_1.Memory.Update((0, from_type_mjs_1.FromType)(type, indexer), {}, options)
@@ -12138,14 +12129,14 @@ function OmitInstantiate(context, state, type, indexer, options) {
     const instantiatedIndexer = (0, instantiate_mjs_1.InstantiateType)(context, state, indexer);
     return OmitAction(instantiatedType, instantiatedIndexer, options);
 }
-};
-modules["type/engine/optional/instantiate_add.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/optional/instantiate_add.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddOptionalAction = AddOptionalAction;
 exports.AddOptionalInstantiate = AddOptionalInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function AddOptionalAction(type, options) {
     const result = index_mjs_1.Memory.Update(type, { '~optional': true }, options);
     return result;
@@ -12154,14 +12145,14 @@ function AddOptionalInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return AddOptionalAction(instantiatedType, options);
 }
-};
-modules["type/engine/optional/instantiate_remove.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/optional/instantiate_remove.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveOptionalAction = RemoveOptionalAction;
 exports.RemoveOptionalInstantiate = RemoveOptionalInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function RemoveOptionalOperation(type) {
     return index_mjs_1.Memory.Discard(type, ['~optional']);
 }
@@ -12173,8 +12164,8 @@ function RemoveOptionalInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return RemoveOptionalAction(instantiatedType, options);
 }
-};
-modules["type/engine/parameters/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/parameters/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12191,20 +12182,20 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/parameters/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/parameters/instantiate.mjs"), exports);
+});
+modules["type/engine/parameters/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParametersAction = ParametersAction;
 exports.ParametersInstantiate = ParametersInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const function_mjs_1 = require("../../types/function.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const parameters_mjs_1 = require("../../action/parameters.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
-const instantiate_mjs_3 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const parameters_mjs_1 = require("type/action/parameters.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_3 = require("type/engine/instantiate.mjs");
 function ParametersOperation(type) {
     const parameters = (0, function_mjs_1.IsFunction)(type) ? type['parameters'] : [];
     const instantiatedParameters = (0, instantiate_mjs_2.InstantiateElements)({}, (0, instantiate_mjs_3.State)([], []), parameters);
@@ -12221,53 +12212,53 @@ function ParametersInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return ParametersAction(instantiatedType, options);
 }
-};
-modules["type/engine/partial/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const target_mjs_1 = require("../cyclic/target.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const from_type_mjs_1 = require("type/engine/partial/from_type.mjs");
+const target_mjs_1 = require("type/engine/cyclic/target.mjs");
 function FromCyclic(defs, ref) {
     const target = (0, target_mjs_1.CyclicTarget)(defs, ref);
     const partial = (0, from_type_mjs_1.FromType)(target);
     const result = (0, cyclic_mjs_1.Cyclic)(index_mjs_1.Memory.Assign(defs, { [ref]: partial }), ref);
     return result;
 }
-};
-modules["type/engine/partial/from_dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/from_dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/partial/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromDependent(if_, then_, else_) {
     const evaluated = (0, evaluate_mjs_1.EvaluateDependent)(if_, then_, else_);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/partial/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/partial/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromIntersect(types) {
     const evaluated = (0, evaluate_mjs_1.EvaluateIntersect)(types);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/partial/from_object.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const _add_optional_mjs_1 = require("../../action/_add_optional.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const _add_optional_mjs_1 = require("type/action/_add_optional.mjs");
 function FromObject(properties) {
     const mapped = index_mjs_1.Guard.Keys(properties).reduce((result, left) => {
         return { ...result, [left]: (0, _add_optional_mjs_1.AddOptional)(properties[left]) };
@@ -12275,21 +12266,21 @@ function FromObject(properties) {
     const result = (0, object_mjs_1.Object)(mapped);
     return result;
 }
-};
-modules["type/engine/partial/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_dependent_mjs_1 = require("./from_dependent.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_cyclic_mjs_1 = require("type/engine/partial/from_cyclic.mjs");
+const from_dependent_mjs_1 = require("type/engine/partial/from_dependent.mjs");
+const from_intersect_mjs_1 = require("type/engine/partial/from_intersect.mjs");
+const from_union_mjs_1 = require("type/engine/partial/from_union.mjs");
+const from_object_mjs_1 = require("type/engine/partial/from_object.mjs");
 function FromType(type) {
     return ((0, cyclic_mjs_1.IsCyclic)(type) ? (0, from_cyclic_mjs_1.FromCyclic)(type.$defs, type.$ref) :
         (0, dependent_mjs_1.IsDependent)(type) ? (0, from_dependent_mjs_1.FromDependent)(type.if, type.then, type.else) :
@@ -12298,19 +12289,19 @@ function FromType(type) {
                     (0, object_mjs_1.IsObject)(type) ? (0, from_object_mjs_1.FromObject)(type.properties) :
                         (0, object_mjs_1.Object)({}));
 }
-};
-modules["type/engine/partial/from_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const union_mjs_1 = require("../../types/union.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_type_mjs_1 = require("type/engine/partial/from_type.mjs");
 function FromUnion(types) {
     const result = types.map(type => (0, from_type_mjs_1.FromType)(type));
     return (0, union_mjs_1.Union)(result);
 }
-};
-modules["type/engine/partial/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/partial/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12327,17 +12318,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/partial/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/partial/instantiate.mjs"), exports);
+});
+modules["type/engine/partial/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PartialAction = PartialAction;
 exports.PartialInstantiate = PartialInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const partial_mjs_1 = require("../../action/partial.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const partial_mjs_1 = require("type/action/partial.mjs");
+const from_type_mjs_1 = require("type/engine/partial/from_type.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function PartialAction(type, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type])
         ? index_mjs_1.Memory.Update((0, from_type_mjs_1.FromType)(type), {}, options)
@@ -12348,8 +12339,8 @@ function PartialInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return PartialAction(instantiatedType, options);
 }
-};
-modules["type/engine/patterns/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/patterns/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12366,15 +12357,15 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./pattern.mjs"), exports);
-__exportStar(require("./template.mjs"), exports);
-};
-modules["type/engine/patterns/pattern.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/patterns/pattern.mjs"), exports);
+__exportStar(require("type/engine/patterns/template.mjs"), exports);
+});
+modules["type/engine/patterns/pattern.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParsePatternIntoTypes = ParsePatternIntoTypes;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const parser_mjs_1 = require("../../script/parser.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const parser_mjs_1 = require("type/script/parser.mjs");
 function ParsePatternIntoTypes(pattern) {
     const parsed = (0, parser_mjs_1.Pattern)(pattern);
     const result = index_mjs_1.Guard.IsEqual(parsed.length, 2)
@@ -12382,14 +12373,14 @@ function ParsePatternIntoTypes(pattern) {
         : [];
     return result;
 }
-};
-modules["type/engine/patterns/template.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/patterns/template.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParseTemplateIntoTypes = ParseTemplateIntoTypes;
-const index_mjs_1 = require("../../../system/unreachable/index.mjs");
-const index_mjs_2 = require("../../../guard/index.mjs");
-const parser_mjs_1 = require("../../script/parser.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const parser_mjs_1 = require("type/script/parser.mjs");
 function ParseTemplateIntoTypes(template) {
     const parsed = (0, parser_mjs_1.TemplateLiteralTypes)(`\`${template}\``);
     const result = index_mjs_2.Guard.IsEqual(parsed.length, 2)
@@ -12397,16 +12388,16 @@ function ParseTemplateIntoTypes(template) {
         : (0, index_mjs_1.Unreachable)();
     return result;
 }
-};
-modules["type/engine/pick/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/pick/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const index_mjs_2 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const to_indexable_keys_mjs_1 = require("../indexable/to_indexable_keys.mjs");
-const to_indexable_mjs_1 = require("../indexable/to_indexable.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const to_indexable_keys_mjs_1 = require("type/engine/indexable/to_indexable_keys.mjs");
+const to_indexable_mjs_1 = require("type/engine/indexable/to_indexable.mjs");
 function FromKeys(properties, keys) {
     const result = index_mjs_2.Guard.Keys(properties).reduce((result, key) => {
         return keys.includes(key) ? index_mjs_1.Memory.Assign(result, { [key]: properties[key] }) : result;
@@ -12420,8 +12411,8 @@ function FromType(type, indexer) {
     const result = (0, object_mjs_1.Object)(applied);
     return result;
 }
-};
-modules["type/engine/pick/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/pick/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12438,17 +12429,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/pick/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/pick/instantiate.mjs"), exports);
+});
+modules["type/engine/pick/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PickAction = PickAction;
 exports.PickInstantiate = PickInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const pick_mjs_1 = require("../../action/pick.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const pick_mjs_1 = require("type/action/pick.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const from_type_mjs_1 = require("type/engine/pick/from_type.mjs");
 function PickAction(type, indexer, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type, indexer])
         ? index_mjs_1.Memory.Update((0, from_type_mjs_1.FromType)(type, indexer), {}, options)
@@ -12460,8 +12451,8 @@ function PickInstantiate(context, state, type, indexer, options) {
     const instantiatedIndexer = (0, instantiate_mjs_1.InstantiateType)(context, state, indexer);
     return PickAction(instantiatedType, instantiatedIndexer, options);
 }
-};
-modules["type/engine/priority/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/priority/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12478,14 +12469,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./priority.mjs"), exports);
-};
-modules["type/engine/priority/priority.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/priority/priority.mjs"), exports);
+});
+modules["type/engine/priority/priority.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Priority = Priority;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const compare_mjs_1 = require("../evaluate/compare.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const compare_mjs_1 = require("type/engine/evaluate/compare.mjs");
 function Comparer(left, right) {
     const compareResult = (0, compare_mjs_1.Compare)(left, right);
     return (index_mjs_1.Guard.IsEqual(compareResult, compare_mjs_1.CompareResultRightInside) ? 1 :
@@ -12504,14 +12495,14 @@ function Priority(types) {
     const result = Sort(types);
     return result;
 }
-};
-modules["type/engine/readonly/instantiate_add.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly/instantiate_add.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddReadonlyAction = AddReadonlyAction;
 exports.AddReadonlyInstantiate = AddReadonlyInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function AddReadonlyAction(type, options) {
     const result = index_mjs_1.Memory.Update(type, { '~readonly': true }, options);
     return result;
@@ -12520,14 +12511,14 @@ function AddReadonlyInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return AddReadonlyAction(instantiatedType, options);
 }
-};
-modules["type/engine/readonly/instantiate_remove.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly/instantiate_remove.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveReadonlyAction = RemoveReadonlyAction;
 exports.RemoveReadonlyInstantiate = RemoveReadonlyInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function RemoveReadonlyOperation(type) {
     return index_mjs_1.Memory.Discard(type, ['~readonly']);
 }
@@ -12539,64 +12530,64 @@ function RemoveReadonlyInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return RemoveReadonlyAction(instantiatedType, options);
 }
-};
-modules["type/engine/readonly_object/from_array.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const array_mjs_1 = require("../../types/array.mjs");
-const _add_immutable_mjs_1 = require("../../action/_add_immutable.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const _add_immutable_mjs_1 = require("type/action/_add_immutable.mjs");
 function FromArray(type) {
     const result = (0, _add_immutable_mjs_1.AddImmutable)((0, array_mjs_1.Array)(type));
     return result;
 }
-};
-modules["type/engine/readonly_object/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const target_mjs_1 = require("../cyclic/target.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const from_type_mjs_1 = require("type/engine/readonly_object/from_type.mjs");
+const target_mjs_1 = require("type/engine/cyclic/target.mjs");
 function FromCyclic(defs, ref) {
     const target = (0, target_mjs_1.CyclicTarget)(defs, ref);
     const partial = (0, from_type_mjs_1.FromType)(target);
     const result = (0, cyclic_mjs_1.Cyclic)(index_mjs_1.Memory.Assign(defs, { [ref]: partial }), ref);
     return result;
 }
-};
-modules["type/engine/readonly_object/from_dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/readonly_object/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromDependent(if_, then_, else_) {
     const evaluated = (0, evaluate_mjs_1.EvaluateDependent)(if_, then_, else_);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/readonly_object/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/readonly_object/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromIntersect(types) {
     const evaluated = (0, evaluate_mjs_1.EvaluateIntersect)(types);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/readonly_object/from_object.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const _add_readonly_mjs_1 = require("../../action/_add_readonly.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const _add_readonly_mjs_1 = require("type/action/_add_readonly.mjs");
 function FromObject(properties) {
     const mapped = index_mjs_1.Guard.Keys(properties).reduce((result, left) => {
         return { ...result, [left]: (0, _add_readonly_mjs_1.AddReadonly)(properties[left]) };
@@ -12604,36 +12595,36 @@ function FromObject(properties) {
     const result = (0, object_mjs_1.Object)(mapped);
     return result;
 }
-};
-modules["type/engine/readonly_object/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const _add_immutable_mjs_1 = require("../../action/_add_immutable.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const _add_immutable_mjs_1 = require("type/action/_add_immutable.mjs");
 function FromTuple(types) {
     const result = (0, _add_immutable_mjs_1.AddImmutable)((0, tuple_mjs_1.Tuple)(types));
     return result;
 }
-};
-modules["type/engine/readonly_object/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const array_mjs_1 = require("../../types/array.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_dependent_mjs_1 = require("./from_dependent.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_array_mjs_1 = require("type/engine/readonly_object/from_array.mjs");
+const from_cyclic_mjs_1 = require("type/engine/readonly_object/from_cyclic.mjs");
+const from_dependent_mjs_1 = require("type/engine/readonly_object/from_dependent.mjs");
+const from_intersect_mjs_1 = require("type/engine/readonly_object/from_intersect.mjs");
+const from_object_mjs_1 = require("type/engine/readonly_object/from_object.mjs");
+const from_tuple_mjs_1 = require("type/engine/readonly_object/from_tuple.mjs");
+const from_union_mjs_1 = require("type/engine/readonly_object/from_union.mjs");
 function FromType(type) {
     return ((0, array_mjs_1.IsArray)(type) ? (0, from_array_mjs_1.FromArray)(type.items) :
         (0, cyclic_mjs_1.IsCyclic)(type) ? (0, from_cyclic_mjs_1.FromCyclic)(type.$defs, type.$ref) :
@@ -12644,19 +12635,19 @@ function FromType(type) {
                             (0, union_mjs_1.IsUnion)(type) ? (0, from_union_mjs_1.FromUnion)(type.anyOf) :
                                 type);
 }
-};
-modules["type/engine/readonly_object/from_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const union_mjs_1 = require("../../types/union.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_type_mjs_1 = require("type/engine/readonly_object/from_type.mjs");
 function FromUnion(types) {
     const result = types.map(type => (0, from_type_mjs_1.FromType)(type));
     return (0, union_mjs_1.Union)(result);
 }
-};
-modules["type/engine/readonly_object/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/readonly_object/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12673,17 +12664,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/readonly_object/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/readonly_object/instantiate.mjs"), exports);
+});
+modules["type/engine/readonly_object/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReadonlyObjectAction = ReadonlyObjectAction;
 exports.ReadonlyObjectInstantiate = ReadonlyObjectInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const readonly_object_mjs_1 = require("../../action/readonly_object.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const readonly_object_mjs_1 = require("type/action/readonly_object.mjs");
+const from_type_mjs_1 = require("type/engine/readonly_object/from_type.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function ReadonlyObjectAction(type, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type])
         ? index_mjs_1.Memory.Update((0, from_type_mjs_1.FromType)(type), {}, options)
@@ -12694,32 +12685,32 @@ function ReadonlyObjectInstantiate(context, state, type, options) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return ReadonlyObjectAction(instantiatedType, options);
 }
-};
-modules["type/engine/record/from_key.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromKey = FromKey;
-const any_mjs_1 = require("../../types/any.mjs");
-const boolean_mjs_1 = require("../../types/boolean.mjs");
-const enum_mjs_1 = require("../../types/enum.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const integer_mjs_1 = require("../../types/integer.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const number_mjs_1 = require("../../types/number.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const string_mjs_1 = require("../../types/string.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_key_any_mjs_1 = require("./from_key_any.mjs");
-const from_key_boolean_mjs_1 = require("./from_key_boolean.mjs");
-const from_key_enum_mjs_1 = require("./from_key_enum.mjs");
-const from_key_integer_mjs_1 = require("./from_key_integer.mjs");
-const from_key_intersect_mjs_1 = require("./from_key_intersect.mjs");
-const from_key_literal_mjs_1 = require("./from_key_literal.mjs");
-const from_key_number_mjs_1 = require("./from_key_number.mjs");
-const from_key_string_mjs_1 = require("./from_key_string.mjs");
-const from_key_template_literal_mjs_1 = require("./from_key_template_literal.mjs");
-const from_key_union_mjs_1 = require("./from_key_union.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const boolean_mjs_1 = require("type/types/boolean.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const integer_mjs_1 = require("type/types/integer.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_key_any_mjs_1 = require("type/engine/record/from_key_any.mjs");
+const from_key_boolean_mjs_1 = require("type/engine/record/from_key_boolean.mjs");
+const from_key_enum_mjs_1 = require("type/engine/record/from_key_enum.mjs");
+const from_key_integer_mjs_1 = require("type/engine/record/from_key_integer.mjs");
+const from_key_intersect_mjs_1 = require("type/engine/record/from_key_intersect.mjs");
+const from_key_literal_mjs_1 = require("type/engine/record/from_key_literal.mjs");
+const from_key_number_mjs_1 = require("type/engine/record/from_key_number.mjs");
+const from_key_string_mjs_1 = require("type/engine/record/from_key_string.mjs");
+const from_key_template_literal_mjs_1 = require("type/engine/record/from_key_template_literal.mjs");
+const from_key_union_mjs_1 = require("type/engine/record/from_key_union.mjs");
 function FromKey(key, value) {
     const result = ((0, any_mjs_1.IsAny)(key) ? (0, from_key_any_mjs_1.FromAnyKey)(value) :
         (0, boolean_mjs_1.IsBoolean)(key) ? (0, from_key_boolean_mjs_1.FromBooleanKey)(value) :
@@ -12734,128 +12725,128 @@ function FromKey(key, value) {
                                             (0, object_mjs_1.Object)({}));
     return result;
 }
-};
-modules["type/engine/record/from_key_any.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_any.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromAnyKey = FromAnyKey;
-const record_mjs_1 = require("../../types/record.mjs");
-const record_create_mjs_1 = require("./record_create.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
 function FromAnyKey(value) {
     return (0, record_create_mjs_1.CreateRecord)(record_mjs_1.StringKey, value);
 }
-};
-modules["type/engine/record/from_key_boolean.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromBooleanKey = FromBooleanKey;
-const object_mjs_1 = require("../../types/object.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
 function FromBooleanKey(value) {
     return (0, object_mjs_1.Object)({ true: value, false: value });
 }
-};
-modules["type/engine/record/from_key_enum.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnumKey = FromEnumKey;
-const from_key_mjs_1 = require("./from_key.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_key_mjs_1 = require("type/engine/record/from_key.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromEnumKey(values, value) {
     const unionKey = (0, evaluate_mjs_1.EvaluateEnum)(values);
     const result = (0, from_key_mjs_1.FromKey)(unionKey, value);
     return result;
 }
-};
-modules["type/engine/record/from_key_integer.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntegerKey = FromIntegerKey;
-const record_mjs_1 = require("../../types/record.mjs");
-const record_create_mjs_1 = require("./record_create.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
 function FromIntegerKey(_key, value) {
     const result = (0, record_create_mjs_1.CreateRecord)(record_mjs_1.IntegerKey, value);
     return result;
 }
-};
-modules["type/engine/record/from_key_intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersectKey = FromIntersectKey;
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const from_key_mjs_1 = require("./from_key.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const from_key_mjs_1 = require("type/engine/record/from_key.mjs");
 function FromIntersectKey(types, value) {
     const evaluatedKey = (0, evaluate_mjs_1.EvaluateIntersect)(types);
     const result = (0, from_key_mjs_1.FromKey)(evaluatedKey, value);
     return result;
 }
-};
-modules["type/engine/record/from_key_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteralKey = FromLiteralKey;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
 function FromLiteralKey(key, value) {
     return (index_mjs_1.Guard.IsString(key) || index_mjs_1.Guard.IsNumber(key) ? (0, object_mjs_1.Object)({ [key]: value }) :
         index_mjs_1.Guard.IsEqual(key, false) ? (0, object_mjs_1.Object)({ false: value }) :
             index_mjs_1.Guard.IsEqual(key, true) ? (0, object_mjs_1.Object)({ true: value }) :
                 (0, object_mjs_1.Object)({}));
 }
-};
-modules["type/engine/record/from_key_number.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNumberKey = FromNumberKey;
-const record_mjs_1 = require("../../types/record.mjs");
-const record_create_mjs_1 = require("./record_create.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
 function FromNumberKey(_key, value) {
     const result = (0, record_create_mjs_1.CreateRecord)(record_mjs_1.NumberKey, value);
     return result;
 }
-};
-modules["type/engine/record/from_key_string.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromStringKey = FromStringKey;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const record_create_mjs_1 = require("./record_create.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
 function FromStringKey(key, value) {
     return (index_mjs_1.Guard.HasPropertyKey(key, 'pattern') && (index_mjs_1.Guard.IsString(key.pattern) || key.pattern instanceof RegExp)
         ? (0, record_create_mjs_1.CreateRecord)(key.pattern.toString(), value)
         : (0, record_create_mjs_1.CreateRecord)(record_mjs_1.StringKey, value));
 }
-};
-modules["type/engine/record/from_key_template_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateKey = FromTemplateKey;
-const from_key_mjs_1 = require("./from_key.mjs");
-const pattern_mjs_1 = require("../patterns/pattern.mjs");
-const is_finite_mjs_1 = require("../template_literal/is_finite.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const record_create_mjs_1 = require("./record_create.mjs");
+const from_key_mjs_1 = require("type/engine/record/from_key.mjs");
+const pattern_mjs_1 = require("type/engine/patterns/pattern.mjs");
+const is_finite_mjs_1 = require("type/engine/template_literal/is_finite.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
 function FromTemplateKey(pattern, value) {
     const types = (0, pattern_mjs_1.ParsePatternIntoTypes)(pattern);
     const finite = (0, is_finite_mjs_1.IsTemplateLiteralFinite)(types);
     const result = finite ? (0, from_key_mjs_1.FromKey)((0, evaluate_mjs_1.EvaluateTemplateLiteral)(pattern), value) : (0, record_create_mjs_1.CreateRecord)(pattern, value);
     return result;
 }
-};
-modules["type/engine/record/from_key_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/from_key_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnionKey = FromUnionKey;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const schema_mjs_1 = require("../../types/schema.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const number_mjs_1 = require("../../types/number.mjs");
-const integer_mjs_1 = require("../../types/integer.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const string_mjs_1 = require("../../types/string.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const flatten_mjs_1 = require("../evaluate/flatten.mjs");
-const record_create_mjs_1 = require("./record_create.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const integer_mjs_1 = require("type/types/integer.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const flatten_mjs_1 = require("type/engine/evaluate/flatten.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
 function StringOrNumberCheck(types) {
     return types.some(type => (0, string_mjs_1.IsString)(type) || (0, number_mjs_1.IsNumber)(type) || (0, integer_mjs_1.IsInteger)(type));
 }
@@ -12883,8 +12874,8 @@ function FromUnionKey(types, value) {
         ? record
         : CreateObject(flattened, value));
 }
-};
-modules["type/engine/record/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12901,17 +12892,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/record/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/record/instantiate.mjs"), exports);
+});
+modules["type/engine/record/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RecordAction = RecordAction;
 exports.RecordInstantiate = RecordInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const record_mjs_1 = require("../../types/record.mjs");
-const from_key_mjs_1 = require("./from_key.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const from_key_mjs_1 = require("type/engine/record/from_key.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function RecordAction(key, value, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([key])
         ? index_mjs_1.Memory.Update((0, from_key_mjs_1.FromKey)(key, value), {}, options)
@@ -12923,19 +12914,19 @@ function RecordInstantiate(context, state, key, value, options) {
     const instantiatedValue = (0, instantiate_mjs_1.InstantiateType)(context, state, value);
     return RecordAction(instantiatedKey, instantiatedValue, options);
 }
-};
-modules["type/engine/record/record_create.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/record/record_create.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CreateRecord = CreateRecord;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
 function CreateRecord(key, value) {
     const type = 'object';
     const patternProperties = { [key]: value };
     return index_mjs_1.Memory.Create({ ['~kind']: 'Record' }, { type, patternProperties });
 }
-};
-modules["type/engine/ref/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/ref/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -12952,14 +12943,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/ref/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/ref/instantiate.mjs"), exports);
+});
+modules["type/engine/ref/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RefInstantiate = RefInstantiate;
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const instantiate_mjs_2 = require("../instantiate.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
 function RefInstantiate(context, state, type, ref) {
     return (state.visited.includes(ref)
         ? type
@@ -12967,53 +12958,53 @@ function RefInstantiate(context, state, type, ref) {
             ? (0, instantiate_mjs_1.InstantiateType)(context, (0, instantiate_mjs_2.State)(state['callstack'], [...state['visited'], ref]), context[ref])
             : type);
 }
-};
-modules["type/engine/required/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const target_mjs_1 = require("../cyclic/target.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const from_type_mjs_1 = require("type/engine/required/from_type.mjs");
+const target_mjs_1 = require("type/engine/cyclic/target.mjs");
 function FromCyclic(defs, ref) {
     const target = (0, target_mjs_1.CyclicTarget)(defs, ref);
     const partial = (0, from_type_mjs_1.FromType)(target);
     const result = (0, cyclic_mjs_1.Cyclic)(index_mjs_1.Memory.Assign(defs, { [ref]: partial }), ref);
     return result;
 }
-};
-modules["type/engine/required/from_dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/from_dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/required/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromDependent(if_, then_, else_) {
     const evaluated = (0, evaluate_mjs_1.EvaluateDependent)(if_, then_, else_);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/required/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const from_type_mjs_1 = require("./from_type.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
+const from_type_mjs_1 = require("type/engine/required/from_type.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function FromIntersect(types) {
     const evaluated = (0, evaluate_mjs_1.EvaluateIntersect)(types);
     const result = (0, from_type_mjs_1.FromType)(evaluated);
     return result;
 }
-};
-modules["type/engine/required/from_object.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const _remove_optional_mjs_1 = require("../../action/_remove_optional.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const _remove_optional_mjs_1 = require("type/action/_remove_optional.mjs");
 function FromObject(properties) {
     const mapped = index_mjs_1.Guard.Keys(properties).reduce((result, left) => {
         return { ...result, [left]: (0, _remove_optional_mjs_1.RemoveOptional)(properties[left]) };
@@ -13021,21 +13012,21 @@ function FromObject(properties) {
     const result = (0, object_mjs_1.Object)(mapped);
     return result;
 }
-};
-modules["type/engine/required/from_type.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const cyclic_mjs_1 = require("../../types/cyclic.mjs");
-const dependent_mjs_1 = require("../../types/dependent.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_dependent_mjs_1 = require("./from_dependent.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_cyclic_mjs_1 = require("type/engine/required/from_cyclic.mjs");
+const from_dependent_mjs_1 = require("type/engine/required/from_dependent.mjs");
+const from_intersect_mjs_1 = require("type/engine/required/from_intersect.mjs");
+const from_union_mjs_1 = require("type/engine/required/from_union.mjs");
+const from_object_mjs_1 = require("type/engine/required/from_object.mjs");
 function FromType(type) {
     return ((0, cyclic_mjs_1.IsCyclic)(type) ? (0, from_cyclic_mjs_1.FromCyclic)(type.$defs, type.$ref) :
         (0, dependent_mjs_1.IsDependent)(type) ? (0, from_dependent_mjs_1.FromDependent)(type.if, type.then, type.else) :
@@ -13044,19 +13035,19 @@ function FromType(type) {
                     (0, object_mjs_1.IsObject)(type) ? (0, from_object_mjs_1.FromObject)(type.properties) :
                         (0, object_mjs_1.Object)({}));
 }
-};
-modules["type/engine/required/from_union.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const union_mjs_1 = require("../../types/union.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const from_type_mjs_1 = require("type/engine/required/from_type.mjs");
 function FromUnion(types) {
     const result = types.map(type => (0, from_type_mjs_1.FromType)(type));
     return (0, union_mjs_1.Union)(result);
 }
-};
-modules["type/engine/required/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/required/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -13073,17 +13064,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/required/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/required/instantiate.mjs"), exports);
+});
+modules["type/engine/required/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RequiredAction = RequiredAction;
 exports.RequiredInstantiate = RequiredInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const required_mjs_1 = require("../../action/required.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const from_type_mjs_1 = require("type/engine/required/from_type.mjs");
+const required_mjs_1 = require("type/action/required.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function RequiredAction(type, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type])
         ? index_mjs_1.Memory.Update((0, from_type_mjs_1.FromType)(type), {}, options)
@@ -13094,8 +13085,8 @@ function RequiredInstantiate(context, state, type, options) {
     const instaniatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return RequiredAction(instaniatedType, options);
 }
-};
-modules["type/engine/rest/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/rest/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -13112,17 +13103,17 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./spread.mjs"), exports);
-};
-modules["type/engine/rest/spread.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/rest/spread.mjs"), exports);
+});
+modules["type/engine/rest/spread.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RestSpread = RestSpread;
-const infer_mjs_1 = require("../../types/infer.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const rest_mjs_1 = require("../../types/rest.mjs");
-const ref_mjs_1 = require("../../types/ref.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const rest_mjs_1 = require("type/types/rest.mjs");
+const ref_mjs_1 = require("type/types/ref.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
 function SpreadElement(type) {
     const result = ((0, rest_mjs_1.IsRest)(type) ? ((0, tuple_mjs_1.IsTuple)(type.items) ? RestSpread(type.items.items) :
         (0, infer_mjs_1.IsInfer)(type.items) ? [type] :
@@ -13136,8 +13127,8 @@ function RestSpread(types) {
     }, []);
     return result;
 }
-};
-modules["type/engine/return_type/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/return_type/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -13154,18 +13145,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/return_type/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/return_type/instantiate.mjs"), exports);
+});
+modules["type/engine/return_type/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReturnTypeAction = ReturnTypeAction;
 exports.ReturnTypeInstantiate = ReturnTypeInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const function_mjs_1 = require("../../types/function.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const return_type_mjs_1 = require("../../action/return_type.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const return_type_mjs_1 = require("type/action/return_type.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function ReturnTypeOperation(type) {
     return ((0, function_mjs_1.IsFunction)(type)
         ? type['returnType']
@@ -13181,30 +13172,30 @@ function ReturnTypeInstantiate(context, state, type, options = {}) {
     const instantiatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return ReturnTypeAction(instantiatedType, options);
 }
-};
-modules["type/engine/template_literal/create.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/create.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralCreate = TemplateLiteralCreate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
 function TemplateLiteralCreate(pattern) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'TemplateLiteral' }, { type: 'string', pattern }, {});
 }
-};
-modules["type/engine/template_literal/decode.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/decode.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralDecodeUnsafe = TemplateLiteralDecodeUnsafe;
 exports.TemplateLiteralDecode = TemplateLiteralDecode;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const index_mjs_2 = require("../../../system/unreachable/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const string_mjs_1 = require("../../types/string.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const pattern_mjs_1 = require("../patterns/pattern.mjs");
-const is_finite_mjs_1 = require("./is_finite.mjs");
-const create_mjs_1 = require("./create.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/unreachable/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const pattern_mjs_1 = require("type/engine/patterns/pattern.mjs");
+const is_finite_mjs_1 = require("type/engine/template_literal/is_finite.mjs");
+const create_mjs_1 = require("type/engine/template_literal/create.mjs");
 function FromLiteralPush(variants, value, result = []) {
     return index_mjs_1.Guard.ShiftLeft(variants, (left, right) => FromLiteralPush(right, value, [...result, `${left}${value}`]), () => result);
 }
@@ -13251,25 +13242,25 @@ function TemplateLiteralDecode(pattern) {
     const result = (0, template_literal_mjs_1.IsTemplateLiteral)(decoded) ? (0, string_mjs_1.String)() : decoded;
     return result;
 }
-};
-modules["type/engine/template_literal/encode.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/encode.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralEncode = TemplateLiteralEncode;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const enum_mjs_1 = require("../../types/enum.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const bigint_mjs_1 = require("../../types/bigint.mjs");
-const string_mjs_1 = require("../../types/string.mjs");
-const number_mjs_1 = require("../../types/number.mjs");
-const integer_mjs_1 = require("../../types/integer.mjs");
-const boolean_mjs_1 = require("../../types/boolean.mjs");
-const never_mjs_1 = require("../../types/never.mjs");
-const create_mjs_1 = require("./create.mjs");
-const evaluate_mjs_1 = require("../evaluate/evaluate.mjs");
-const instantiate_mjs_1 = require("./instantiate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const bigint_mjs_1 = require("type/types/bigint.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const integer_mjs_1 = require("type/types/integer.mjs");
+const boolean_mjs_1 = require("type/types/boolean.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const create_mjs_1 = require("type/engine/template_literal/create.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const instantiate_mjs_1 = require("type/engine/template_literal/instantiate.mjs");
 function JoinString(input) {
     return input.join('|');
 }
@@ -13335,8 +13326,8 @@ function TemplateLiteralEncode(types) {
     const result = (0, create_mjs_1.TemplateLiteralCreate)(pattern);
     return result;
 }
-};
-modules["type/engine/template_literal/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -13353,22 +13344,22 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./create.mjs"), exports);
-__exportStar(require("./decode.mjs"), exports);
-__exportStar(require("./encode.mjs"), exports);
-__exportStar(require("./static.mjs"), exports);
-__exportStar(require("./is_finite.mjs"), exports);
-__exportStar(require("./is_pattern.mjs"), exports);
-};
-modules["type/engine/template_literal/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/template_literal/create.mjs"), exports);
+__exportStar(require("type/engine/template_literal/decode.mjs"), exports);
+__exportStar(require("type/engine/template_literal/encode.mjs"), exports);
+__exportStar(require("type/engine/template_literal/static.mjs"), exports);
+__exportStar(require("type/engine/template_literal/is_finite.mjs"), exports);
+__exportStar(require("type/engine/template_literal/is_pattern.mjs"), exports);
+});
+modules["type/engine/template_literal/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralAction = TemplateLiteralAction;
 exports.TemplateLiteralInstantiate = TemplateLiteralInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const template_literal_mjs_1 = require("../../types/template_literal.mjs");
-const encode_mjs_1 = require("./encode.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const encode_mjs_1 = require("type/engine/template_literal/encode.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 function TemplateLiteralAction(types, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)(types)
         ? index_mjs_1.Memory.Update((0, encode_mjs_1.TemplateLiteralEncode)(types), {}, options)
@@ -13379,14 +13370,14 @@ function TemplateLiteralInstantiate(context, state, types, options) {
     const instantiatedTypes = (0, instantiate_mjs_1.InstantiateTypes)(context, state, types);
     return TemplateLiteralAction(instantiatedTypes, options);
 }
-};
-modules["type/engine/template_literal/is_finite.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/is_finite.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTemplateLiteralFinite = IsTemplateLiteralFinite;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const literal_mjs_1 = require("../../types/literal.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
 function FromLiteral(_value) {
     return true;
 }
@@ -13408,36 +13399,36 @@ function IsTemplateLiteralFinite(types) {
     const result = FromTypes(types);
     return result;
 }
-};
-modules["type/engine/template_literal/is_pattern.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/is_pattern.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTemplateLiteralPattern = IsTemplateLiteralPattern;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const pattern_mjs_1 = require("../patterns/pattern.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const pattern_mjs_1 = require("type/engine/patterns/pattern.mjs");
 function IsTemplateLiteralPattern(pattern) {
     const types = (0, pattern_mjs_1.ParsePatternIntoTypes)(pattern);
     const result = index_mjs_1.Guard.IsEqual(types.length, 0) ? false : true;
     return result;
 }
-};
-modules["type/engine/template_literal/static.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/template_literal/static.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["type/engine/this/expand_this.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/this/expand_this.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
 exports.ExpandThis = ExpandThis;
-const array_mjs_1 = require("../../types/array.mjs");
-const constructor_mjs_1 = require("../../types/constructor.mjs");
-const function_mjs_1 = require("../../types/function.mjs");
-const intersect_mjs_1 = require("../../types/intersect.mjs");
-const object_mjs_1 = require("../../types/object.mjs");
-const tuple_mjs_1 = require("../../types/tuple.mjs");
-const this_mjs_1 = require("../../types/this.mjs");
-const union_mjs_1 = require("../../types/union.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const this_mjs_1 = require("type/types/this.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
 function FromTypes(properties, types) {
     return types.map(type => FromType(properties, type));
 }
@@ -13455,8 +13446,8 @@ function ExpandThis(properties, type) {
     const result = FromType(properties, type);
     return result;
 }
-};
-modules["type/engine/this/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/this/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -13473,14 +13464,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./expand_this.mjs"), exports);
-};
-modules["type/engine/tuple/to_object.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/this/expand_this.mjs"), exports);
+});
+modules["type/engine/tuple/to_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TupleElementsToProperties = TupleElementsToProperties;
 exports.TupleToObject = TupleToObject;
-const object_mjs_1 = require("../../types/object.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
 function TupleElementsToProperties(types) {
     const result = types.reduceRight((result, right, index) => {
         return { [index]: right, ...result };
@@ -13492,8 +13483,8 @@ function TupleToObject(type) {
     const result = (0, object_mjs_1.Object)(properties);
     return result;
 }
-};
-modules["type/engine/with/index.mjs"] = function (module, exports, require) {
+});
+modules["type/engine/with/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -13510,16 +13501,16 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./instantiate.mjs"), exports);
-};
-modules["type/engine/with/instantiate.mjs"] = function (module, exports, require) {
+__exportStar(require("type/engine/with/instantiate.mjs"), exports);
+});
+modules["type/engine/with/instantiate.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.WithAction = WithAction;
 exports.WithInstantiate = WithInstantiate;
-const index_mjs_1 = require("../../../system/memory/index.mjs");
-const instantiate_mjs_1 = require("../instantiate.mjs");
-const with_mjs_1 = require("../../action/with.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const with_mjs_1 = require("type/action/with.mjs");
 function WithAction(type, options) {
     const result = (0, instantiate_mjs_1.CanInstantiate)([type])
         ? index_mjs_1.Memory.Update(type, {}, options)
@@ -13530,32 +13521,32 @@ function WithInstantiate(context, state, type, options) {
     const instaniatedType = (0, instantiate_mjs_1.InstantiateType)(context, state, type);
     return WithAction(instaniatedType, options);
 }
-};
-modules["type/extends/any.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/any.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsAny = ExtendsAny;
-const infer_mjs_1 = require("../types/infer.mjs");
-const any_mjs_1 = require("../types/any.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsAny(inferred, left, right) {
     return ((0, infer_mjs_1.IsInfer)(right) ? (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right) :
         (0, any_mjs_1.IsAny)(right) ? Result.ExtendsTrue(inferred) :
             (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
                 Result.ExtendsUnion(inferred));
 }
-};
-modules["type/extends/array.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsArray = ExtendsArray;
-const array_mjs_1 = require("../types/array.mjs");
-const _immutable_mjs_1 = require("../types/_immutable.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const _immutable_mjs_1 = require("type/types/_immutable.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsImmutable(left, right) {
     const isImmutableLeft = (0, _immutable_mjs_1.IsImmutable)(left);
     const isImmutableRight = (0, _immutable_mjs_1.IsImmutable)(right);
@@ -13571,80 +13562,80 @@ function ExtendsArray(inferred, arrayLeft, left, right) {
             : Result.ExtendsFalse()
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, arrayLeft, right));
 }
-};
-modules["type/extends/bigint.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/bigint.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsBigInt = ExtendsBigInt;
-const bigint_mjs_1 = require("../types/bigint.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const bigint_mjs_1 = require("type/types/bigint.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsBigInt(inferred, left, right) {
     return ((0, bigint_mjs_1.IsBigInt)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/boolean.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsBoolean = ExtendsBoolean;
-const boolean_mjs_1 = require("../types/boolean.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const boolean_mjs_1 = require("type/types/boolean.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsBoolean(inferred, left, right) {
     return ((0, boolean_mjs_1.IsBoolean)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/constructor.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/constructor.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsConstructor = ExtendsConstructor;
-const any_mjs_1 = require("../types/any.mjs");
-const constructor_mjs_1 = require("../types/constructor.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const Result = require("./result.mjs");
-const parameters_mjs_1 = require("./parameters.mjs");
-const return_type_mjs_1 = require("./return_type.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const constructor_mjs_1 = require("type/types/constructor.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const Result = require("type/extends/result.mjs");
+const parameters_mjs_1 = require("type/extends/parameters.mjs");
+const return_type_mjs_1 = require("type/extends/return_type.mjs");
 function ExtendsConstructor(inferred, parameters, returnType, right) {
     return ((0, any_mjs_1.IsAny)(right) ? Result.ExtendsTrue(inferred) :
         (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
             (0, constructor_mjs_1.IsConstructor)(right) ? Result.Match((0, parameters_mjs_1.ExtendsParameters)(inferred, parameters, right['parameters']), inferred => (0, return_type_mjs_1.ExtendsReturnType)(inferred, returnType, right['instanceType']), () => Result.ExtendsFalse())
                 : Result.ExtendsFalse());
 }
-};
-modules["type/extends/dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsDependent = ExtendsDependent;
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsDependent(inferred, if_, then_, else_, right) {
     return Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, if_, right), () => (0, extends_left_mjs_1.ExtendsLeft)(inferred, then_, right), () => (0, extends_left_mjs_1.ExtendsLeft)(inferred, else_, right));
 }
-};
-modules["type/extends/enum.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsEnum = ExtendsEnum;
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const evaluate_mjs_1 = require("../engine/evaluate/evaluate.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function ExtendsEnum(inferred, left, right) {
     const evaluated = (0, evaluate_mjs_1.EvaluateEnum)(left);
     return (0, extends_left_mjs_1.ExtendsLeft)(inferred, evaluated, right);
 }
-};
-modules["type/extends/extends.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/extends.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Extends = Extends;
-const cyclic_mjs_1 = require("../types/cyclic.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const unsafe_mjs_1 = require("../types/unsafe.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const index_mjs_1 = require("../engine/cyclic/index.mjs");
+const cyclic_mjs_1 = require("type/types/cyclic.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const unsafe_mjs_1 = require("type/types/unsafe.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const index_mjs_1 = require("type/engine/cyclic/index.mjs");
 function Canonical(type) {
     return ((0, cyclic_mjs_1.IsCyclic)(type) ? (0, index_mjs_1.CyclicExtends)(type) :
         (0, unsafe_mjs_1.IsUnsafe)(type) ? (0, unknown_mjs_1.Unknown)() :
@@ -13655,60 +13646,60 @@ function Extends(inferred, left, right) {
     const canonicalRight = Canonical(right);
     return (0, extends_left_mjs_1.ExtendsLeft)(inferred, canonicalLeft, canonicalRight);
 }
-};
-modules["type/extends/extends_left.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/extends_left.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsLeft = ExtendsLeft;
-const any_mjs_1 = require("./any.mjs");
-const array_mjs_1 = require("./array.mjs");
-const bigint_mjs_1 = require("./bigint.mjs");
-const boolean_mjs_1 = require("./boolean.mjs");
-const constructor_mjs_1 = require("./constructor.mjs");
-const dependent_mjs_1 = require("./dependent.mjs");
-const enum_mjs_1 = require("./enum.mjs");
-const function_mjs_1 = require("./function.mjs");
-const integer_mjs_1 = require("./integer.mjs");
-const intersect_mjs_1 = require("./intersect.mjs");
-const literal_mjs_1 = require("./literal.mjs");
-const never_mjs_1 = require("./never.mjs");
-const null_mjs_1 = require("./null.mjs");
-const number_mjs_1 = require("./number.mjs");
-const object_mjs_1 = require("./object.mjs");
-const record_mjs_1 = require("./record.mjs");
-const string_mjs_1 = require("./string.mjs");
-const symbol_mjs_1 = require("./symbol.mjs");
-const template_literal_mjs_1 = require("./template_literal.mjs");
-const tuple_mjs_1 = require("./tuple.mjs");
-const undefined_mjs_1 = require("./undefined.mjs");
-const union_mjs_1 = require("./union.mjs");
-const unknown_mjs_1 = require("./unknown.mjs");
-const void_mjs_1 = require("./void.mjs");
-const any_mjs_2 = require("../types/any.mjs");
-const array_mjs_2 = require("../types/array.mjs");
-const bigint_mjs_2 = require("../types/bigint.mjs");
-const boolean_mjs_2 = require("../types/boolean.mjs");
-const constructor_mjs_2 = require("../types/constructor.mjs");
-const dependent_mjs_2 = require("../types/dependent.mjs");
-const enum_mjs_2 = require("../types/enum.mjs");
-const function_mjs_2 = require("../types/function.mjs");
-const integer_mjs_2 = require("../types/integer.mjs");
-const intersect_mjs_2 = require("../types/intersect.mjs");
-const literal_mjs_2 = require("../types/literal.mjs");
-const never_mjs_2 = require("../types/never.mjs");
-const null_mjs_2 = require("../types/null.mjs");
-const number_mjs_2 = require("../types/number.mjs");
-const object_mjs_2 = require("../types/object.mjs");
-const record_mjs_2 = require("../types/record.mjs");
-const string_mjs_2 = require("../types/string.mjs");
-const symbol_mjs_2 = require("../types/symbol.mjs");
-const template_literal_mjs_2 = require("../types/template_literal.mjs");
-const tuple_mjs_2 = require("../types/tuple.mjs");
-const undefined_mjs_2 = require("../types/undefined.mjs");
-const unknown_mjs_2 = require("../types/unknown.mjs");
-const union_mjs_2 = require("../types/union.mjs");
-const void_mjs_2 = require("../types/void.mjs");
-const Result = require("./result.mjs");
+const any_mjs_1 = require("type/extends/any.mjs");
+const array_mjs_1 = require("type/extends/array.mjs");
+const bigint_mjs_1 = require("type/extends/bigint.mjs");
+const boolean_mjs_1 = require("type/extends/boolean.mjs");
+const constructor_mjs_1 = require("type/extends/constructor.mjs");
+const dependent_mjs_1 = require("type/extends/dependent.mjs");
+const enum_mjs_1 = require("type/extends/enum.mjs");
+const function_mjs_1 = require("type/extends/function.mjs");
+const integer_mjs_1 = require("type/extends/integer.mjs");
+const intersect_mjs_1 = require("type/extends/intersect.mjs");
+const literal_mjs_1 = require("type/extends/literal.mjs");
+const never_mjs_1 = require("type/extends/never.mjs");
+const null_mjs_1 = require("type/extends/null.mjs");
+const number_mjs_1 = require("type/extends/number.mjs");
+const object_mjs_1 = require("type/extends/object.mjs");
+const record_mjs_1 = require("type/extends/record.mjs");
+const string_mjs_1 = require("type/extends/string.mjs");
+const symbol_mjs_1 = require("type/extends/symbol.mjs");
+const template_literal_mjs_1 = require("type/extends/template_literal.mjs");
+const tuple_mjs_1 = require("type/extends/tuple.mjs");
+const undefined_mjs_1 = require("type/extends/undefined.mjs");
+const union_mjs_1 = require("type/extends/union.mjs");
+const unknown_mjs_1 = require("type/extends/unknown.mjs");
+const void_mjs_1 = require("type/extends/void.mjs");
+const any_mjs_2 = require("type/types/any.mjs");
+const array_mjs_2 = require("type/types/array.mjs");
+const bigint_mjs_2 = require("type/types/bigint.mjs");
+const boolean_mjs_2 = require("type/types/boolean.mjs");
+const constructor_mjs_2 = require("type/types/constructor.mjs");
+const dependent_mjs_2 = require("type/types/dependent.mjs");
+const enum_mjs_2 = require("type/types/enum.mjs");
+const function_mjs_2 = require("type/types/function.mjs");
+const integer_mjs_2 = require("type/types/integer.mjs");
+const intersect_mjs_2 = require("type/types/intersect.mjs");
+const literal_mjs_2 = require("type/types/literal.mjs");
+const never_mjs_2 = require("type/types/never.mjs");
+const null_mjs_2 = require("type/types/null.mjs");
+const number_mjs_2 = require("type/types/number.mjs");
+const object_mjs_2 = require("type/types/object.mjs");
+const record_mjs_2 = require("type/types/record.mjs");
+const string_mjs_2 = require("type/types/string.mjs");
+const symbol_mjs_2 = require("type/types/symbol.mjs");
+const template_literal_mjs_2 = require("type/types/template_literal.mjs");
+const tuple_mjs_2 = require("type/types/tuple.mjs");
+const undefined_mjs_2 = require("type/types/undefined.mjs");
+const unknown_mjs_2 = require("type/types/unknown.mjs");
+const union_mjs_2 = require("type/types/union.mjs");
+const void_mjs_2 = require("type/types/void.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsLeft(inferred, left, right) {
     return ((0, any_mjs_2.IsAny)(left) ? (0, any_mjs_1.ExtendsAny)(inferred, left, right) :
         (0, array_mjs_2.IsArray)(left) ? (0, array_mjs_1.ExtendsArray)(inferred, left, left.items, right) :
@@ -13736,25 +13727,25 @@ function ExtendsLeft(inferred, left, right) {
                                                                                                 (0, void_mjs_2.IsVoid)(left) ? (0, void_mjs_1.ExtendsVoid)(inferred, left, right) :
                                                                                                     Result.ExtendsFalse());
 }
-};
-modules["type/extends/extends_right.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/extends_right.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsRight = ExtendsRight;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const any_mjs_1 = require("../types/any.mjs");
-const dependent_mjs_1 = require("../types/dependent.mjs");
-const enum_mjs_1 = require("../types/enum.mjs");
-const infer_mjs_1 = require("../types/infer.mjs");
-const intersect_mjs_1 = require("../types/intersect.mjs");
-const template_literal_mjs_1 = require("../types/template_literal.mjs");
-const union_mjs_1 = require("../types/union.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
-const evaluate_mjs_1 = require("../engine/evaluate/evaluate.mjs");
-const evaluate_mjs_2 = require("../engine/evaluate/evaluate.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const dependent_mjs_1 = require("type/types/dependent.mjs");
+const enum_mjs_1 = require("type/types/enum.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const intersect_mjs_1 = require("type/types/intersect.mjs");
+const template_literal_mjs_1 = require("type/types/template_literal.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
+const evaluate_mjs_2 = require("type/engine/evaluate/evaluate.mjs");
 function ExtendsRightInfer(inferred, name, left, right) {
     return Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, left, right), checkInferred => Result.ExtendsTrue(index_mjs_2.Memory.Assign(index_mjs_2.Memory.Assign(inferred, checkInferred), { [name]: left })), () => Result.ExtendsFalse());
 }
@@ -13789,33 +13780,33 @@ function ExtendsRight(inferred, left, right) {
                                 (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
                                     Result.ExtendsFalse());
 }
-};
-modules["type/extends/function.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/function.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsFunction = ExtendsFunction;
-const any_mjs_1 = require("../types/any.mjs");
-const function_mjs_1 = require("../types/function.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const Result = require("./result.mjs");
-const parameters_mjs_1 = require("./parameters.mjs");
-const return_type_mjs_1 = require("./return_type.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const function_mjs_1 = require("type/types/function.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const Result = require("type/extends/result.mjs");
+const parameters_mjs_1 = require("type/extends/parameters.mjs");
+const return_type_mjs_1 = require("type/extends/return_type.mjs");
 function ExtendsFunction(inferred, parameters, returnType, right) {
     return ((0, any_mjs_1.IsAny)(right) ? Result.ExtendsTrue(inferred) :
         (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
             (0, function_mjs_1.IsFunction)(right) ? Result.Match((0, parameters_mjs_1.ExtendsParameters)(inferred, parameters, right['parameters']), inferred => (0, return_type_mjs_1.ExtendsReturnType)(inferred, returnType, right['returnType']), () => Result.ExtendsFalse())
                 : Result.ExtendsFalse());
 }
-};
-modules["type/extends/index.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsResult = exports.Extends = void 0;
-var extends_mjs_1 = require("./extends.mjs");
+var extends_mjs_1 = require("type/extends/extends.mjs");
 Object.defineProperty(exports, "Extends", { enumerable: true, get: function () { return extends_mjs_1.Extends; } });
-exports.ExtendsResult = require("./result.mjs");
-};
-modules["type/extends/inference.mjs"] = function (module, exports, require) {
+exports.ExtendsResult = require("type/extends/result.mjs");
+});
+modules["type/extends/inference.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Inferrable = Inferrable;
@@ -13824,17 +13815,17 @@ exports.TryRestInferable = TryRestInferable;
 exports.TryInferable = TryInferable;
 exports.InferTupleResult = InferTupleResult;
 exports.InferUnionResult = InferUnionResult;
-const index_mjs_1 = require("../../system/unreachable/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const array_mjs_1 = require("../types/array.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const tuple_mjs_1 = require("../types/tuple.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const union_mjs_1 = require("../types/union.mjs");
-const infer_mjs_1 = require("../types/infer.mjs");
-const rest_mjs_1 = require("../types/rest.mjs");
-const Result = require("./result.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const rest_mjs_1 = require("type/types/rest.mjs");
+const Result = require("type/extends/result.mjs");
 function Inferrable(name, type) {
     return index_mjs_2.Memory.Create({ '~kind': 'Inferrable' }, { name, type }, {});
 }
@@ -13881,45 +13872,45 @@ function InferUnionResult(inferred, name, left, right) {
         ? Result.ExtendsTrue(index_mjs_2.Memory.Assign(inferred, { [name]: (0, union_mjs_1.Union)(results) }))
         : Result.ExtendsFalse());
 }
-};
-modules["type/extends/integer.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsInteger = ExtendsInteger;
-const integer_mjs_1 = require("../types/integer.mjs");
-const number_mjs_1 = require("../types/number.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const integer_mjs_1 = require("type/types/integer.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsInteger(inferred, left, right) {
     return ((0, integer_mjs_1.IsInteger)(right) ? Result.ExtendsTrue(inferred) :
         (0, number_mjs_1.IsNumber)(right) ? Result.ExtendsTrue(inferred) :
             (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsIntersect = ExtendsIntersect;
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const index_mjs_1 = require("../engine/evaluate/index.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const index_mjs_1 = require("type/engine/evaluate/index.mjs");
 function ExtendsIntersect(inferred, left, right) {
     const evaluated = (0, index_mjs_1.EvaluateIntersect)(left);
     return (0, extends_left_mjs_1.ExtendsLeft)(inferred, evaluated, right);
 }
-};
-modules["type/extends/literal.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsLiteral = ExtendsLiteral;
-const index_mjs_1 = require("../../guard/index.mjs");
-const unreachable_mjs_1 = require("../../system/unreachable/unreachable.mjs");
-const literal_mjs_1 = require("../types/literal.mjs");
-const bigint_mjs_1 = require("../types/bigint.mjs");
-const boolean_mjs_1 = require("../types/boolean.mjs");
-const number_mjs_1 = require("../types/number.mjs");
-const string_mjs_1 = require("../types/string.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const unreachable_mjs_1 = require("system/unreachable/unreachable.mjs");
+const literal_mjs_1 = require("type/types/literal.mjs");
+const bigint_mjs_1 = require("type/types/bigint.mjs");
+const boolean_mjs_1 = require("type/types/boolean.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsLiteralValue(inferred, left, right) {
     return (left === right
         ? Result.ExtendsTrue(inferred)
@@ -13952,62 +13943,62 @@ function ExtendsLiteral(inferred, left, right) {
                 index_mjs_1.Guard.IsString(left.const) ? ExtendsLiteralString(inferred, left.const, right) :
                     (0, unreachable_mjs_1.Unreachable)());
 }
-};
-modules["type/extends/never.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/never.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsNever = ExtendsNever;
-const infer_mjs_1 = require("../types/infer.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsNever(inferred, left, right) {
     return ((0, infer_mjs_1.IsInfer)(right)
         ? (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right)
         : Result.ExtendsTrue(inferred));
 }
-};
-modules["type/extends/null.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/null.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsNull = ExtendsNull;
-const null_mjs_1 = require("../types/null.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const null_mjs_1 = require("type/types/null.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsNull(inferred, left, right) {
     return ((0, null_mjs_1.IsNull)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/number.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsNumber = ExtendsNumber;
-const number_mjs_1 = require("../types/number.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsNumber(inferred, left, right) {
     return ((0, number_mjs_1.IsNumber)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/object.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsObject = ExtendsObject;
-const index_mjs_1 = require("../../system/unreachable/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const _optional_mjs_1 = require("../types/_optional.mjs");
-const infer_mjs_1 = require("../types/infer.mjs");
-const never_mjs_1 = require("../types/never.mjs");
-const object_mjs_1 = require("../types/object.mjs");
-const record_mjs_1 = require("../types/record.mjs");
-const union_mjs_1 = require("../types/union.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const _optional_mjs_1 = require("type/types/_optional.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const never_mjs_1 = require("type/types/never.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsPropertyOptional(inferred, left, right) {
     return ((0, _optional_mjs_1.IsOptional)(left)
         ? (0, _optional_mjs_1.IsOptional)(right)
@@ -14079,16 +14070,16 @@ function ExtendsObject(inferred, left, right) {
         (0, object_mjs_1.IsObject)(right) ? ExtendsObjectToObject(inferred, left, right.properties) :
             (0, extends_right_mjs_1.ExtendsRight)(inferred, (0, object_mjs_1.Object)(left), right));
 }
-};
-modules["type/extends/parameters.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/parameters.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsParameters = ExtendsParameters;
-const index_mjs_1 = require("../../guard/index.mjs");
-const infer_mjs_1 = require("../types/infer.mjs");
-const _optional_mjs_1 = require("../types/_optional.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const _optional_mjs_1 = require("type/types/_optional.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
 function ParameterCompare(inferred, left, leftRest, right, rightRest) {
     const checkLeft = (0, infer_mjs_1.IsInfer)(right) ? left : right;
     const checkRight = (0, infer_mjs_1.IsInfer)(right) ? right : left;
@@ -14109,18 +14100,18 @@ function ParametersLeft(inferred, left, rightRest) {
 function ExtendsParameters(inferred, left, right) {
     return ParametersLeft(inferred, left, right);
 }
-};
-modules["type/extends/record.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsRecord = ExtendsRecord;
-const index_mjs_1 = require("../../guard/index.mjs");
-const any_mjs_1 = require("../types/any.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const object_mjs_1 = require("../types/object.mjs");
-const record_mjs_1 = require("../types/record.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const object_mjs_1 = require("type/types/object.mjs");
+const record_mjs_1 = require("type/types/record.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
 function FromObject(inferred, properties) {
     return (index_mjs_1.Guard.IsEqual(index_mjs_1.Guard.Keys(properties).length, 0)
         ? Result.ExtendsTrue(inferred)
@@ -14136,8 +14127,8 @@ function ExtendsRecord(inferred, leftPattern, leftValue, right) {
                 (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
                     Result.ExtendsFalse());
 }
-};
-modules["type/extends/result.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/result.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUnion = ExtendsUnion;
@@ -14148,8 +14139,8 @@ exports.ExtendsFalse = ExtendsFalse;
 exports.IsExtendsFalse = IsExtendsFalse;
 exports.IsExtendsTrueLike = IsExtendsTrueLike;
 exports.Match = Match;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
 function ExtendsUnion(inferred) {
     return index_mjs_2.Memory.Create({ ['~kind']: 'ExtendsUnion' }, { inferred });
 }
@@ -14184,71 +14175,71 @@ function IsExtendsTrueLike(value) {
 function Match(result, true_, false_) {
     return IsExtendsTrueLike(result) ? true_(result.inferred) : false_();
 }
-};
-modules["type/extends/return_type.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/return_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsReturnType = ExtendsReturnType;
-const void_mjs_1 = require("../types/void.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
+const void_mjs_1 = require("type/types/void.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsReturnType(inferred, left, right) {
     return ((0, void_mjs_1.IsVoid)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_left_mjs_1.ExtendsLeft)(inferred, left, right));
 }
-};
-modules["type/extends/string.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsString = ExtendsString;
-const string_mjs_1 = require("../types/string.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsString(inferred, left, right) {
     return ((0, string_mjs_1.IsString)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/symbol.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/symbol.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsSymbol = ExtendsSymbol;
-const symbol_mjs_1 = require("../types/symbol.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const symbol_mjs_1 = require("type/types/symbol.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsSymbol(inferred, left, right) {
     return ((0, symbol_mjs_1.IsSymbol)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/template_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsTemplateLiteral = ExtendsTemplateLiteral;
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const evaluate_mjs_1 = require("../engine/evaluate/evaluate.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const evaluate_mjs_1 = require("type/engine/evaluate/evaluate.mjs");
 function ExtendsTemplateLiteral(inferred, left, right) {
     const evaluated = (0, evaluate_mjs_1.EvaluateTemplateLiteral)(left);
     return (0, extends_left_mjs_1.ExtendsLeft)(inferred, evaluated, right);
 }
-};
-modules["type/extends/tuple.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsTuple = ExtendsTuple;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
-const array_mjs_1 = require("../types/array.mjs");
-const tuple_mjs_1 = require("../types/tuple.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
-const instantiate_mjs_1 = require("../engine/instantiate.mjs");
-const instantiate_mjs_2 = require("../engine/instantiate.mjs");
-const inference_mjs_1 = require("./inference.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const array_mjs_1 = require("type/types/array.mjs");
+const tuple_mjs_1 = require("type/types/tuple.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const inference_mjs_1 = require("type/extends/inference.mjs");
 function Reverse(types) {
     return [...types].reverse();
 }
@@ -14303,30 +14294,30 @@ function ExtendsTuple(inferred, left, right) {
         (0, array_mjs_1.IsArray)(right) ? ExtendsTupleToArray(inferred, instantiatedLeft, right.items) :
             (0, extends_right_mjs_1.ExtendsRight)(inferred, (0, tuple_mjs_1.Tuple)(instantiatedLeft), right));
 }
-};
-modules["type/extends/undefined.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/undefined.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUndefined = ExtendsUndefined;
-const undefined_mjs_1 = require("../types/undefined.mjs");
-const void_mjs_1 = require("../types/void.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const undefined_mjs_1 = require("type/types/undefined.mjs");
+const void_mjs_1 = require("type/types/void.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsUndefined(inferred, left, right) {
     return ((0, void_mjs_1.IsVoid)(right) ? Result.ExtendsTrue(inferred) :
         (0, undefined_mjs_1.IsUndefined)(right) ? Result.ExtendsTrue(inferred) :
             (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/extends/union.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUnion = ExtendsUnion;
-const index_mjs_1 = require("../../guard/index.mjs");
-const union_mjs_1 = require("../types/union.mjs");
-const extends_left_mjs_1 = require("./extends_left.mjs");
-const Result = require("./result.mjs");
-const inference_mjs_1 = require("./inference.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const union_mjs_1 = require("type/types/union.mjs");
+const extends_left_mjs_1 = require("type/extends/extends_left.mjs");
+const Result = require("type/extends/result.mjs");
+const inference_mjs_1 = require("type/extends/inference.mjs");
 function ExtendsUnionSome(inferred, type, unionTypes) {
     return index_mjs_1.Guard.ShiftLeft(unionTypes, (head, tail) => Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, type, head), inferred => Result.ExtendsTrue(inferred), () => ExtendsUnionSome(inferred, type, tail)), () => Result.ExtendsFalse());
 }
@@ -14341,37 +14332,37 @@ function ExtendsUnion(inferred, left, right) {
             ? ExtendsUnionLeft(inferred, left, right.anyOf)
             : ExtendsUnionLeft(inferred, left, [right]));
 }
-};
-modules["type/extends/unknown.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/unknown.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUnknown = ExtendsUnknown;
-const any_mjs_1 = require("../types/any.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
-const infer_mjs_1 = require("../types/infer.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const any_mjs_1 = require("type/types/any.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
+const infer_mjs_1 = require("type/types/infer.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsUnknown(inferred, left, right) {
     return ((0, infer_mjs_1.IsInfer)(right) ? (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right) :
         (0, any_mjs_1.IsAny)(right) ? Result.ExtendsTrue(inferred) :
             (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
                 Result.ExtendsFalse());
 }
-};
-modules["type/extends/void.mjs"] = function (module, exports, require) {
+});
+modules["type/extends/void.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsVoid = ExtendsVoid;
-const void_mjs_1 = require("../types/void.mjs");
-const extends_right_mjs_1 = require("./extends_right.mjs");
-const Result = require("./result.mjs");
+const void_mjs_1 = require("type/types/void.mjs");
+const extends_right_mjs_1 = require("type/extends/extends_right.mjs");
+const Result = require("type/extends/result.mjs");
 function ExtendsVoid(inferred, left, right) {
     return ((0, void_mjs_1.IsVoid)(right)
         ? Result.ExtendsTrue(inferred)
         : (0, extends_right_mjs_1.ExtendsRight)(inferred, left, right));
 }
-};
-modules["type/index.mjs"] = function (module, exports, require) {
+});
+modules["type/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -14388,13 +14379,13 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./action/index.mjs"), exports);
-__exportStar(require("./engine/index.mjs"), exports);
-__exportStar(require("./extends/index.mjs"), exports);
-__exportStar(require("./script/index.mjs"), exports);
-__exportStar(require("./types/index.mjs"), exports);
-};
-modules["type/script/index.mjs"] = function (module, exports, require) {
+__exportStar(require("type/action/index.mjs"), exports);
+__exportStar(require("type/engine/index.mjs"), exports);
+__exportStar(require("type/extends/index.mjs"), exports);
+__exportStar(require("type/script/index.mjs"), exports);
+__exportStar(require("type/types/index.mjs"), exports);
+});
+modules["type/script/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -14411,9 +14402,9 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./script.mjs"), exports);
-};
-modules["type/script/mapping.mjs"] = function (module, exports, require) {
+__exportStar(require("type/script/script.mjs"), exports);
+});
+modules["type/script/mapping.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.GenericParameterExtendsEqualsMapping = GenericParameterExtendsEqualsMapping;
@@ -14533,10 +14524,10 @@ exports.ModuleDeclarationListMapping = ModuleDeclarationListMapping;
 exports.ModuleDeclarationMapping = ModuleDeclarationMapping;
 exports.ModuleMapping = ModuleMapping;
 exports.ScriptMapping = ScriptMapping;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const T = require("../types/index.mjs");
-const S = require("../action/index.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const T = require("type/types/index.mjs");
+const S = require("type/action/index.mjs");
 function IntrinsicOrCall(ref, parameters) {
     return (index_mjs_2.Guard.IsEqual(ref, 'Array') ? T.Array(parameters[0]) :
         index_mjs_2.Guard.IsEqual(ref, 'Capitalize') ? S.CapitalizeDeferred(parameters[0]) :
@@ -15042,15 +15033,15 @@ function ModuleMapping(input) {
 function ScriptMapping(input) {
     return input;
 }
-};
-modules["type/script/parser.mjs"] = function (module, exports, require) {
+});
+modules["type/script/parser.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExprPipe = exports.ExprReadonly = exports.Expr = exports.ExprTail = exports.ExprTerm = exports.ExprTermTail = exports.Factor = exports.With = exports.Base = exports.Extends = exports.IndexArray = exports.IndexArray_0 = exports.KeyOf = exports.LiteralString = exports.LiteralNumber = exports.LiteralBoolean = exports.LiteralBigInt = exports.Dependent = exports.TemplateLiteral = exports.TemplateLiteralTypes = exports.TemplateBody = exports.TemplateSpan = exports.TemplateInterpolate = exports.KeywordThis = exports.KeywordVoid = exports.KeywordSymbol = exports.KeywordNever = exports.KeywordObject = exports.KeywordAny = exports.KeywordUnknown = exports.KeywordBigInt = exports.KeywordInteger = exports.KeywordNull = exports.KeywordUndefined = exports.KeywordBoolean = exports.KeywordNumber = exports.KeywordString = exports.OptionalSemiColon = exports.GenericCall = exports.GenericCallArguments = exports.GenericCallArgumentList = exports.GenericCallArgumentList_0 = exports.GenericParameters = exports.GenericParameterList = exports.GenericParameterList_0 = exports.GenericParameter = exports.GenericParameterIdentifier = exports.GenericParameterEquals = exports.GenericParameterExtends = exports.GenericParameterExtendsEquals = void 0;
 exports.WithArray = exports.WithElementList = exports.WithElementList_0 = exports.WithObject = exports.WithPropertyList = exports.WithPropertyList_0 = exports.WithProperty = exports.WithUndefined = exports.WithNull = exports.WithString = exports.WithBoolean = exports.WithNumber = exports.WithBigInt = exports.Reference = exports._Mapped_ = exports.MappedAs = exports.MappedOptional = exports.MappedReadonly = exports._Constructor_ = exports._Function_ = exports.ParameterList = exports.ParameterList_0 = exports.Parameter = exports.ParameterBase = exports.ParameterType = exports.ParameterOptional = exports.ParameterReadonly = exports.ParameterReadonlyOptional = exports._Tuple_ = exports.ElementList = exports.ElementList_0 = exports.Element = exports.ElementBase = exports.ElementNamed = exports._Object_ = exports.Properties = exports.PropertyList = exports.PropertyList_0 = exports.PropertyDelimiter = exports.Property = exports.Optional = exports.Readonly = exports.PropertyKey = exports.PropertyKeyIndex = exports.PropertyKeyQuoted = exports.PropertyKeyIdent = exports.PropertyKeyNumber = exports.Type = exports.InferType = exports.GenericType = void 0;
 exports.Script = exports.Module = exports.ModuleDeclaration = exports.ModuleDeclarationList = exports.ModuleDeclarationList_0 = exports.ModuleDeclarationDelimiter = exports.ExportKeyword = exports.TypeAliasDeclaration = exports.TypeAliasDeclarationGeneric = exports.InterfaceDeclaration = exports.InterfaceDeclarationGeneric = exports.InterfaceDeclarationHeritage = exports.InterfaceDeclarationHeritageList = exports.InterfaceDeclarationHeritageList_0 = exports.Pattern = exports.PatternBody = exports.PatternTerm = exports.PatternUnion = exports.PatternGroup = exports.PatternBase = exports.PatternText = exports.PatternNever = exports.PatternInteger = exports.PatternNumber = exports.PatternString = exports.PatternBigInt = exports.WithValue = void 0;
-const S = require("./mapping.mjs");
-const Token = require("./token/index.mjs");
+const S = require("type/script/mapping.mjs");
+const Token = require("type/script/token/index.mjs");
 const If = (result, left, right = () => []) => result.length === 2 ? left(result) : right();
 const GenericParameterExtendsEquals = (input) => If(If(Token.Ident(input), ([_0, input]) => If(Token.Const('extends', input), ([_1, input]) => If((0, exports.Type)(input), ([_2, input]) => If(Token.Const('=', input), ([_3, input]) => If((0, exports.Type)(input), ([_4, input]) => [[_0, _1, _2, _3, _4], input]))))), ([_0, input]) => [S.GenericParameterExtendsEqualsMapping(_0), input]);
 exports.GenericParameterExtendsEquals = GenericParameterExtendsEquals;
@@ -15306,18 +15297,18 @@ const Module = (input) => If(If((0, exports.ModuleDeclaration)(input), ([_0, inp
 exports.Module = Module;
 const Script = (input) => If(If((0, exports.Module)(input), ([_0, input]) => [_0, input], () => If((0, exports.GenericType)(input), ([_0, input]) => [_0, input], () => If((0, exports.Type)(input), ([_0, input]) => [_0, input], () => []))), ([_0, input]) => [S.ScriptMapping(_0), input]);
 exports.Script = Script;
-};
-modules["type/script/script.mjs"] = function (module, exports, require) {
+});
+modules["type/script/script.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Script = Script;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const index_mjs_4 = require("../types/index.mjs");
-const instantiate_mjs_1 = require("../engine/instantiate.mjs");
-const instantiate_mjs_2 = require("../engine/instantiate.mjs");
-const Parser = require("./parser.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const index_mjs_4 = require("type/types/index.mjs");
+const instantiate_mjs_1 = require("type/engine/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
+const Parser = require("type/script/parser.mjs");
 function Script(...args) {
     const [context, input, options] = index_mjs_1.Arguments.Match(args, {
         2: (script, options) => index_mjs_3.Guard.IsString(script) ? [{}, script, options] : [script, options, {}],
@@ -15330,31 +15321,31 @@ function Script(...args) {
         : (0, index_mjs_4.Never)();
     return index_mjs_2.Memory.Update(parsed, {}, options);
 }
-};
-modules["type/script/token/bigint.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/bigint.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BigInt = BigInt;
-const match_mjs_1 = require("./internal/match.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const integer_mjs_1 = require("./integer.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const integer_mjs_1 = require("type/script/token/integer.mjs");
 function TakeBigInt(input) {
     return (0, match_mjs_1.Match)((0, integer_mjs_1.Integer)(input), (Integer, IntegerRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)(['n'], IntegerRest), (_N, NRest) => [`${Integer}`, NRest], () => []), () => []);
 }
 function BigInt(input) {
     return TakeBigInt(input);
 }
-};
-modules["type/script/token/const.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/const.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Const = Const;
-const guard_mjs_1 = require("./internal/guard.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const trim_mjs_2 = require("./internal/trim.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const char_mjs_2 = require("./internal/char.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const trim_mjs_2 = require("type/script/token/internal/trim.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const char_mjs_2 = require("type/script/token/internal/char.mjs");
 function TakeConst(const_, input) {
     return (0, take_mjs_1.Take)([const_], input);
 }
@@ -15363,18 +15354,18 @@ function Const(const_, input) {
         const_.startsWith(char_mjs_2.WhiteSpace) ? TakeConst(const_, input) :
             TakeConst(const_, (0, trim_mjs_2.Trim)(input))));
 }
-};
-modules["type/script/token/ident.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/ident.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Ident = Ident;
-const match_mjs_1 = require("./internal/match.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const char_mjs_2 = require("./internal/char.mjs");
-const char_mjs_3 = require("./internal/char.mjs");
-const char_mjs_4 = require("./internal/char.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const char_mjs_2 = require("type/script/token/internal/char.mjs");
+const char_mjs_3 = require("type/script/token/internal/char.mjs");
+const char_mjs_4 = require("type/script/token/internal/char.mjs");
 const Initial = [...char_mjs_1.Alpha, char_mjs_3.UnderScore, char_mjs_4.DollarSign];
 function TakeInitial(input) {
     return (0, take_mjs_1.Take)(Initial, input);
@@ -15389,8 +15380,8 @@ function TakeIdent(input) {
 function Ident(input) {
     return TakeIdent((0, trim_mjs_1.Trim)(input));
 }
-};
-modules["type/script/token/index.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -15407,28 +15398,28 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./bigint.mjs"), exports);
-__exportStar(require("./const.mjs"), exports);
-__exportStar(require("./ident.mjs"), exports);
-__exportStar(require("./integer.mjs"), exports);
-__exportStar(require("./number.mjs"), exports);
-__exportStar(require("./rest.mjs"), exports);
-__exportStar(require("./span.mjs"), exports);
-__exportStar(require("./string.mjs"), exports);
-__exportStar(require("./unsigned_integer.mjs"), exports);
-__exportStar(require("./unsigned_number.mjs"), exports);
-__exportStar(require("./until_1.mjs"), exports);
-__exportStar(require("./until.mjs"), exports);
-};
-modules["type/script/token/integer.mjs"] = function (module, exports, require) {
+__exportStar(require("type/script/token/bigint.mjs"), exports);
+__exportStar(require("type/script/token/const.mjs"), exports);
+__exportStar(require("type/script/token/ident.mjs"), exports);
+__exportStar(require("type/script/token/integer.mjs"), exports);
+__exportStar(require("type/script/token/number.mjs"), exports);
+__exportStar(require("type/script/token/rest.mjs"), exports);
+__exportStar(require("type/script/token/span.mjs"), exports);
+__exportStar(require("type/script/token/string.mjs"), exports);
+__exportStar(require("type/script/token/unsigned_integer.mjs"), exports);
+__exportStar(require("type/script/token/unsigned_number.mjs"), exports);
+__exportStar(require("type/script/token/until_1.mjs"), exports);
+__exportStar(require("type/script/token/until.mjs"), exports);
+});
+modules["type/script/token/integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Integer = Integer;
-const match_mjs_1 = require("./internal/match.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const optional_mjs_1 = require("./internal/optional.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const unsigned_integer_mjs_1 = require("./unsigned_integer.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const optional_mjs_1 = require("type/script/token/internal/optional.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const unsigned_integer_mjs_1 = require("type/script/token/unsigned_integer.mjs");
 function TakeSign(input) {
     return (0, optional_mjs_1.Optional)(char_mjs_1.Hyphen, input);
 }
@@ -15438,8 +15429,8 @@ function TakeSignedInteger(input) {
 function Integer(input) {
     return TakeSignedInteger((0, trim_mjs_1.Trim)(input));
 }
-};
-modules["type/script/token/internal/char.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/char.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Hyphen = exports.DollarSign = exports.Dot = exports.UnderScore = exports.TabSpace = exports.NewLine = exports.WhiteSpace = exports.Digit = exports.NonZero = exports.Zero = exports.Alpha = void 0;
@@ -15460,23 +15451,23 @@ exports.UnderScore = '_';
 exports.Dot = '.';
 exports.DollarSign = '$';
 exports.Hyphen = '-';
-};
-modules["type/script/token/internal/guard.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/guard.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ShiftLeft = exports.IsString = exports.IsEqual = exports.IsArray = void 0;
-var guard_mjs_1 = require("../../../../guard/guard.mjs");
+var guard_mjs_1 = require("guard/guard.mjs");
 Object.defineProperty(exports, "IsArray", { enumerable: true, get: function () { return guard_mjs_1.IsArray; } });
 Object.defineProperty(exports, "IsEqual", { enumerable: true, get: function () { return guard_mjs_1.IsEqual; } });
 Object.defineProperty(exports, "IsString", { enumerable: true, get: function () { return guard_mjs_1.IsString; } });
 Object.defineProperty(exports, "ShiftLeft", { enumerable: true, get: function () { return guard_mjs_1.ShiftLeft; } });
-};
-modules["type/script/token/internal/many.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/many.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Many = Many;
-const match_mjs_1 = require("./match.mjs");
-const take_mjs_1 = require("./take.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
 function IsDiscard(discard, input) {
     return discard.includes(input);
 }
@@ -15485,36 +15476,36 @@ function Many(allowed, discard, input, result = '') {
         ? Many(allowed, discard, Rest, result)
         : Many(allowed, discard, Rest, `${result}${Char}`), () => [result, input]);
 }
-};
-modules["type/script/token/internal/match.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/match.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMatch = IsMatch;
 exports.Match = Match;
-const guard_mjs_1 = require("./guard.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
 function IsMatch(value) {
     return (0, guard_mjs_1.IsEqual)(value.length, 2);
 }
 function Match(input, ok, fail) {
     return IsMatch(input) ? ok(input[0], input[1]) : fail();
 }
-};
-modules["type/script/token/internal/optional.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/optional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Optional = Optional;
-const match_mjs_1 = require("./match.mjs");
-const take_mjs_1 = require("./take.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
 function Optional(value, input) {
     return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([value], input), (Optional, Rest) => [Optional, Rest], () => ['', input]);
 }
-};
-modules["type/script/token/internal/take.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/take.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Take = Take;
-const match_mjs_1 = require("./match.mjs");
-const guard_mjs_1 = require("./guard.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
 function TakeVariant(variant, input) {
     return ((0, guard_mjs_1.IsEqual)(input.indexOf(variant), 0)
         ? [variant, input.slice(variant.length)]
@@ -15528,14 +15519,14 @@ function Take(variants, input) {
     }
     return [];
 }
-};
-modules["type/script/token/internal/trim.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/internal/trim.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TrimWhitespace = TrimWhitespace;
 exports.Trim = Trim;
-const guard_mjs_1 = require("./guard.mjs");
-const Char = require("./char.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
+const Char = require("type/script/token/internal/char.mjs");
 const LineComment = '//';
 const OpenComment = '/*';
 const CloseComment = '*/';
@@ -15564,16 +15555,16 @@ function Trim(input) {
         trimmed.startsWith(LineComment) ? Trim(DiscardLineComment(trimmed.slice(2))) :
             trimmed);
 }
-};
-modules["type/script/token/number.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Number = Number;
-const match_mjs_1 = require("./internal/match.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const optional_mjs_1 = require("./internal/optional.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const unsigned_number_mjs_1 = require("./unsigned_number.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const optional_mjs_1 = require("type/script/token/internal/optional.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const unsigned_number_mjs_1 = require("type/script/token/unsigned_number.mjs");
 function TakeSign(input) {
     return (0, optional_mjs_1.Optional)(char_mjs_1.Hyphen, input);
 }
@@ -15583,26 +15574,26 @@ function TakeSignedNumber(input) {
 function Number(input) {
     return TakeSignedNumber((0, trim_mjs_1.Trim)(input));
 }
-};
-modules["type/script/token/rest.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/rest.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Rest = Rest;
-const guard_mjs_1 = require("./internal/guard.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
 function Rest(input) {
     const result = (0, guard_mjs_1.IsEqual)(input, '') ? [] : [input, ''];
     return result;
 }
-};
-modules["type/script/token/span.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/span.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Span = Span;
-const match_mjs_1 = require("./internal/match.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const until_mjs_1 = require("./until.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const until_mjs_1 = require("type/script/token/until.mjs");
 function MultiLine(start, end, input) {
     return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([start], input), (_, Rest) => (0, match_mjs_1.Match)((0, until_mjs_1.Until)([end], Rest), (Until, UntilRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([end], UntilRest), (_, Rest) => [`${Until}`, Rest], () => []), () => []), () => []);
 }
@@ -15614,15 +15605,15 @@ function Span(start, end, multiLine, input) {
         ? MultiLine(start, end, (0, trim_mjs_1.Trim)(input))
         : SingleLine(start, end, (0, trim_mjs_1.Trim)(input)));
 }
-};
-modules["type/script/token/string.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.String = String;
-const match_mjs_1 = require("./internal/match.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const span_mjs_1 = require("./span.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const span_mjs_1 = require("type/script/token/span.mjs");
 function TakeInitial(quotes, input) {
     return (0, take_mjs_1.Take)(quotes, input);
 }
@@ -15635,19 +15626,19 @@ function TakeString(quotes, input) {
 function String(quotes, input) {
     return TakeString(quotes, (0, trim_mjs_1.Trim)(input));
 }
-};
-modules["type/script/token/unsigned_integer.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/unsigned_integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnsignedInteger = UnsignedInteger;
-const match_mjs_1 = require("./internal/match.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const many_mjs_1 = require("./internal/many.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const char_mjs_2 = require("./internal/char.mjs");
-const char_mjs_3 = require("./internal/char.mjs");
-const char_mjs_4 = require("./internal/char.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const many_mjs_1 = require("type/script/token/internal/many.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const char_mjs_2 = require("type/script/token/internal/char.mjs");
+const char_mjs_3 = require("type/script/token/internal/char.mjs");
+const char_mjs_4 = require("type/script/token/internal/char.mjs");
 function TakeNonZero(input) {
     return (0, take_mjs_1.Take)(char_mjs_3.NonZero, input);
 }
@@ -15661,19 +15652,19 @@ function TakeUnsignedInteger(input) {
 function UnsignedInteger(input) {
     return TakeUnsignedInteger((0, trim_mjs_1.Trim)(input));
 }
-};
-modules["type/script/token/unsigned_number.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/unsigned_number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnsignedNumber = UnsignedNumber;
-const guard_mjs_1 = require("./internal/guard.mjs");
-const match_mjs_1 = require("./internal/match.mjs");
-const trim_mjs_1 = require("./internal/trim.mjs");
-const take_mjs_1 = require("./internal/take.mjs");
-const many_mjs_1 = require("./internal/many.mjs");
-const char_mjs_1 = require("./internal/char.mjs");
-const char_mjs_2 = require("./internal/char.mjs");
-const unsigned_integer_mjs_1 = require("./unsigned_integer.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const trim_mjs_1 = require("type/script/token/internal/trim.mjs");
+const take_mjs_1 = require("type/script/token/internal/take.mjs");
+const many_mjs_1 = require("type/script/token/internal/many.mjs");
+const char_mjs_1 = require("type/script/token/internal/char.mjs");
+const char_mjs_2 = require("type/script/token/internal/char.mjs");
+const unsigned_integer_mjs_1 = require("type/script/token/unsigned_integer.mjs");
 const AllowedDigits = [...char_mjs_1.Digit, char_mjs_1.UnderScore];
 function IsLeadingDot(input) {
     return (0, match_mjs_1.IsMatch)((0, take_mjs_1.Take)([char_mjs_2.Dot], input));
@@ -15697,13 +15688,13 @@ function TakeUnsignedNumber(input) {
 function UnsignedNumber(input) {
     return TakeUnsignedNumber((0, trim_mjs_1.Trim)(input));
 }
-};
-modules["type/script/token/until.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/until.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Until = Until;
-const match_mjs_1 = require("./internal/match.mjs");
-const guard_mjs_1 = require("./internal/guard.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
 function TakeOne(input) {
     const result = (0, guard_mjs_1.IsEqual)(input, '') ? [] : [input.slice(0, 1), input.slice(1)];
     return result;
@@ -15718,21 +15709,21 @@ function Until(end, input, result = '') {
         ? [result, input]
         : Until(end, Rest, `${result}${One}`), () => []);
 }
-};
-modules["type/script/token/until_1.mjs"] = function (module, exports, require) {
+});
+modules["type/script/token/until_1.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Until_1 = Until_1;
-const guard_mjs_1 = require("./internal/guard.mjs");
-const match_mjs_1 = require("./internal/match.mjs");
-const until_mjs_1 = require("./until.mjs");
+const guard_mjs_1 = require("type/script/token/internal/guard.mjs");
+const match_mjs_1 = require("type/script/token/internal/match.mjs");
+const until_mjs_1 = require("type/script/token/until.mjs");
 function Until_1(end, input) {
     return (0, match_mjs_1.Match)((0, until_mjs_1.Until)(end, input), (Until, UntilRest) => (0, guard_mjs_1.IsEqual)(Until, '')
         ? []
         : [Until, UntilRest], () => []);
 }
-};
-modules["type/types/_codec.mjs"] = function (module, exports, require) {
+});
+modules["type/types/_codec.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.DecodeBuilder = exports.EncodeBuilder = void 0;
@@ -15740,9 +15731,9 @@ exports.Codec = Codec;
 exports.Decode = Decode;
 exports.Encode = Encode;
 exports.IsCodec = IsCodec;
-const index_mjs_1 = require("../../system/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 class EncodeBuilder {
     constructor(type, decode) {
         this.type = type;
@@ -15786,63 +15777,63 @@ function IsCodec(value) {
         index_mjs_2.Guard.HasPropertyKey(value['~codec'], 'encode') &&
         index_mjs_2.Guard.HasPropertyKey(value['~codec'], 'decode');
 }
-};
-modules["type/types/_immutable.mjs"] = function (module, exports, require) {
+});
+modules["type/types/_immutable.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Immutable = Immutable;
 exports.IsImmutable = IsImmutable;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const _add_immutable_mjs_1 = require("../action/_add_immutable.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const _add_immutable_mjs_1 = require("type/action/_add_immutable.mjs");
 function Immutable(type) {
     return (0, _add_immutable_mjs_1.AddImmutable)(type);
 }
 function IsImmutable(value) {
     return (0, schema_mjs_1.IsSchema)(value) && index_mjs_1.Guard.HasPropertyKey(value, '~immutable');
 }
-};
-modules["type/types/_optional.mjs"] = function (module, exports, require) {
+});
+modules["type/types/_optional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Optional = Optional;
 exports.IsOptional = IsOptional;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const _add_optional_mjs_1 = require("../action/_add_optional.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const _add_optional_mjs_1 = require("type/action/_add_optional.mjs");
 function Optional(type) {
     return (0, _add_optional_mjs_1.AddOptional)(type);
 }
 function IsOptional(value) {
     return (0, schema_mjs_1.IsSchema)(value) && index_mjs_1.Guard.HasPropertyKey(value, '~optional');
 }
-};
-modules["type/types/_readonly.mjs"] = function (module, exports, require) {
+});
+modules["type/types/_readonly.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Readonly = Readonly;
 exports.IsReadonly = IsReadonly;
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const _add_readonly_mjs_1 = require("../action/_add_readonly.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const _add_readonly_mjs_1 = require("type/action/_add_readonly.mjs");
 function Readonly(type) {
     return (0, _add_readonly_mjs_1.AddReadonly)(type);
 }
 function IsReadonly(value) {
     return (0, schema_mjs_1.IsSchema)(value) && index_mjs_1.Guard.HasPropertyKey(value, '~readonly');
 }
-};
-modules["type/types/_refine.mjs"] = function (module, exports, require) {
+});
+modules["type/types/_refine.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RefineAdd = RefineAdd;
 exports.Refine = Refine;
 exports.IsRefinement = IsRefinement;
 exports.IsRefine = IsRefine;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function RefineAdd(type, refinement) {
     const refinements = IsRefine(type) ? [...type['~refine'], refinement] : [refinement];
     return index_mjs_2.Memory.Update(type, { '~refine': refinements }, {});
@@ -15867,30 +15858,30 @@ function IsRefine(value) {
         && index_mjs_3.Guard.IsArray(value['~refine'])
         && index_mjs_3.Guard.Every(value['~refine'], 0, value => IsRefinement(value));
 }
-};
-modules["type/types/any.mjs"] = function (module, exports, require) {
+});
+modules["type/types/any.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Any = Any;
 exports.IsAny = IsAny;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Any(options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Any' }, {}, options);
 }
 function IsAny(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Any');
 }
-};
-modules["type/types/array.mjs"] = function (module, exports, require) {
+});
+modules["type/types/array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports._Array_ = _Array_;
 exports.Array = _Array_;
 exports.IsArray = IsArray;
 exports.ArrayOptions = ArrayOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function _Array_(items, options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Array' }, { type: 'array', items }, options);
 }
@@ -15900,15 +15891,15 @@ function IsArray(value) {
 function ArrayOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'items']);
 }
-};
-modules["type/types/bigint.mjs"] = function (module, exports, require) {
+});
+modules["type/types/bigint.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BigIntPattern = void 0;
 exports.BigInt = BigInt;
 exports.IsBigInt = IsBigInt;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 exports.BigIntPattern = '-?(?:0|[1-9][0-9]*)n';
 function BigInt(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'BigInt' }, { type: 'bigint' }, options);
@@ -15916,31 +15907,31 @@ function BigInt(options) {
 function IsBigInt(value) {
     return (0, schema_mjs_1.IsKind)(value, 'BigInt');
 }
-};
-modules["type/types/boolean.mjs"] = function (module, exports, require) {
+});
+modules["type/types/boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Boolean = Boolean;
 exports.IsBoolean = IsBoolean;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Boolean(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Boolean' }, { type: 'boolean' }, options);
 }
 function IsBoolean(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Boolean');
 }
-};
-modules["type/types/call.mjs"] = function (module, exports, require) {
+});
+modules["type/types/call.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CallConstruct = CallConstruct;
 exports.Call = Call;
 exports.IsCall = IsCall;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const instantiate_mjs_1 = require("../engine/call/instantiate.mjs");
-const instantiate_mjs_2 = require("../engine/instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const instantiate_mjs_1 = require("type/engine/call/instantiate.mjs");
+const instantiate_mjs_2 = require("type/engine/instantiate.mjs");
 function CallConstruct(target, arguments_) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Call' }, { type: 'call', target, arguments: arguments_ }, {});
 }
@@ -15950,15 +15941,15 @@ function Call(target, arguments_) {
 function IsCall(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Call');
 }
-};
-modules["type/types/constructor.mjs"] = function (module, exports, require) {
+});
+modules["type/types/constructor.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Constructor = Constructor;
 exports.IsConstructor = IsConstructor;
 exports.ConstructorOptions = ConstructorOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Constructor(parameters, instanceType, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Constructor' }, { type: 'constructor', parameters, instanceType }, options);
 }
@@ -15968,16 +15959,16 @@ function IsConstructor(value) {
 function ConstructorOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'parameters', 'instanceType']);
 }
-};
-modules["type/types/cyclic.mjs"] = function (module, exports, require) {
+});
+modules["type/types/cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Cyclic = Cyclic;
 exports.IsCyclic = IsCyclic;
 exports.CyclicOptions = CyclicOptions;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Cyclic($defs, $ref, options) {
     const defs = index_mjs_1.Guard.Keys($defs).reduce((result, key) => {
         return { ...result, [key]: index_mjs_2.Memory.Update($defs[key], {}, { $id: key }) };
@@ -15990,29 +15981,29 @@ function IsCyclic(value) {
 function CyclicOptions(type) {
     return index_mjs_2.Memory.Discard(type, ['~kind', '$defs', '$ref']);
 }
-};
-modules["type/types/deferred.mjs"] = function (module, exports, require) {
+});
+modules["type/types/deferred.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Deferred = Deferred;
 exports.IsDeferred = IsDeferred;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Deferred(action, parameters, options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Deferred' }, { type: 'deferred', action, parameters, options }, {});
 }
 function IsDeferred(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Deferred');
 }
-};
-modules["type/types/dependent.mjs"] = function (module, exports, require) {
+});
+modules["type/types/dependent.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Dependent = Dependent;
 exports.IsDependent = IsDependent;
 exports.DependentOptions = DependentOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Dependent(if_, then_, else_, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Dependent' }, { if: if_, then: then_, else: else_ }, options);
 }
@@ -16022,18 +16013,18 @@ function IsDependent(value) {
 function DependentOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'if', 'then', 'else']);
 }
-};
-modules["type/types/enum.mjs"] = function (module, exports, require) {
+});
+modules["type/types/enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsEnumValue = IsEnumValue;
 exports.Enum = Enum;
 exports.IsEnum = IsEnum;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const typescript_enum_to_enum_values_mjs_1 = require("../engine/enum/typescript_enum_to_enum_values.mjs");
-const typescript_enum_to_enum_values_mjs_2 = require("../engine/enum/typescript_enum_to_enum_values.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const typescript_enum_to_enum_values_mjs_1 = require("type/engine/enum/typescript_enum_to_enum_values.mjs");
+const typescript_enum_to_enum_values_mjs_2 = require("type/engine/enum/typescript_enum_to_enum_values.mjs");
 function IsEnumValue(value) {
     return index_mjs_1.Guard.IsString(value) || index_mjs_1.Guard.IsNumber(value);
 }
@@ -16044,16 +16035,16 @@ function Enum(value, options) {
 function IsEnum(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Enum');
 }
-};
-modules["type/types/function.mjs"] = function (module, exports, require) {
+});
+modules["type/types/function.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports._Function_ = _Function_;
 exports.Function = _Function_;
 exports.IsFunction = IsFunction;
 exports.FunctionOptions = FunctionOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function _Function_(parameters, returnType, options = {}) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Function' }, { type: 'function', parameters, returnType }, options);
 }
@@ -16063,36 +16054,36 @@ function IsFunction(value) {
 function FunctionOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'parameters', 'returnType']);
 }
-};
-modules["type/types/generic.mjs"] = function (module, exports, require) {
+});
+modules["type/types/generic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Generic = Generic;
 exports.IsGeneric = IsGeneric;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Generic(parameters, expression) {
     return index_mjs_1.Memory.Create({ '~kind': 'Generic' }, { type: 'generic', parameters, expression });
 }
 function IsGeneric(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Generic');
 }
-};
-modules["type/types/identifier.mjs"] = function (module, exports, require) {
+});
+modules["type/types/identifier.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Identifier = Identifier;
 exports.IsIdentifier = IsIdentifier;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Identifier(name) {
     return index_mjs_1.Memory.Create({ '~kind': 'Identifier' }, { name });
 }
 function IsIdentifier(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Identifier');
 }
-};
-modules["type/types/index.mjs"] = function (module, exports, require) {
+});
+modules["type/types/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -16109,61 +16100,61 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./_codec.mjs"), exports);
-__exportStar(require("./_immutable.mjs"), exports);
-__exportStar(require("./_optional.mjs"), exports);
-__exportStar(require("./_readonly.mjs"), exports);
-__exportStar(require("./_refine.mjs"), exports);
-__exportStar(require("./any.mjs"), exports);
-__exportStar(require("./array.mjs"), exports);
-__exportStar(require("./bigint.mjs"), exports);
-__exportStar(require("./boolean.mjs"), exports);
-__exportStar(require("./call.mjs"), exports);
-__exportStar(require("./constructor.mjs"), exports);
-__exportStar(require("./cyclic.mjs"), exports);
-__exportStar(require("./deferred.mjs"), exports);
-__exportStar(require("./enum.mjs"), exports);
-__exportStar(require("./function.mjs"), exports);
-__exportStar(require("./generic.mjs"), exports);
-__exportStar(require("./identifier.mjs"), exports);
-__exportStar(require("./dependent.mjs"), exports);
-__exportStar(require("./infer.mjs"), exports);
-__exportStar(require("./integer.mjs"), exports);
-__exportStar(require("./intersect.mjs"), exports);
-__exportStar(require("./literal.mjs"), exports);
-__exportStar(require("./never.mjs"), exports);
-__exportStar(require("./null.mjs"), exports);
-__exportStar(require("./number.mjs"), exports);
-__exportStar(require("./unknown.mjs"), exports);
-__exportStar(require("./symbol.mjs"), exports);
-__exportStar(require("./object.mjs"), exports);
-__exportStar(require("./parameter.mjs"), exports);
-__exportStar(require("./properties.mjs"), exports);
-__exportStar(require("./record.mjs"), exports);
-__exportStar(require("./ref.mjs"), exports);
-__exportStar(require("./rest.mjs"), exports);
-__exportStar(require("./schema.mjs"), exports);
-__exportStar(require("./static.mjs"), exports);
-__exportStar(require("./string.mjs"), exports);
-__exportStar(require("./symbol.mjs"), exports);
-__exportStar(require("./template_literal.mjs"), exports);
-__exportStar(require("./this.mjs"), exports);
-__exportStar(require("./tuple.mjs"), exports);
-__exportStar(require("./undefined.mjs"), exports);
-__exportStar(require("./union.mjs"), exports);
-__exportStar(require("./unknown.mjs"), exports);
-__exportStar(require("./unsafe.mjs"), exports);
-__exportStar(require("./void.mjs"), exports);
-};
-modules["type/types/infer.mjs"] = function (module, exports, require) {
+__exportStar(require("type/types/_codec.mjs"), exports);
+__exportStar(require("type/types/_immutable.mjs"), exports);
+__exportStar(require("type/types/_optional.mjs"), exports);
+__exportStar(require("type/types/_readonly.mjs"), exports);
+__exportStar(require("type/types/_refine.mjs"), exports);
+__exportStar(require("type/types/any.mjs"), exports);
+__exportStar(require("type/types/array.mjs"), exports);
+__exportStar(require("type/types/bigint.mjs"), exports);
+__exportStar(require("type/types/boolean.mjs"), exports);
+__exportStar(require("type/types/call.mjs"), exports);
+__exportStar(require("type/types/constructor.mjs"), exports);
+__exportStar(require("type/types/cyclic.mjs"), exports);
+__exportStar(require("type/types/deferred.mjs"), exports);
+__exportStar(require("type/types/enum.mjs"), exports);
+__exportStar(require("type/types/function.mjs"), exports);
+__exportStar(require("type/types/generic.mjs"), exports);
+__exportStar(require("type/types/identifier.mjs"), exports);
+__exportStar(require("type/types/dependent.mjs"), exports);
+__exportStar(require("type/types/infer.mjs"), exports);
+__exportStar(require("type/types/integer.mjs"), exports);
+__exportStar(require("type/types/intersect.mjs"), exports);
+__exportStar(require("type/types/literal.mjs"), exports);
+__exportStar(require("type/types/never.mjs"), exports);
+__exportStar(require("type/types/null.mjs"), exports);
+__exportStar(require("type/types/number.mjs"), exports);
+__exportStar(require("type/types/unknown.mjs"), exports);
+__exportStar(require("type/types/symbol.mjs"), exports);
+__exportStar(require("type/types/object.mjs"), exports);
+__exportStar(require("type/types/parameter.mjs"), exports);
+__exportStar(require("type/types/properties.mjs"), exports);
+__exportStar(require("type/types/record.mjs"), exports);
+__exportStar(require("type/types/ref.mjs"), exports);
+__exportStar(require("type/types/rest.mjs"), exports);
+__exportStar(require("type/types/schema.mjs"), exports);
+__exportStar(require("type/types/static.mjs"), exports);
+__exportStar(require("type/types/string.mjs"), exports);
+__exportStar(require("type/types/symbol.mjs"), exports);
+__exportStar(require("type/types/template_literal.mjs"), exports);
+__exportStar(require("type/types/this.mjs"), exports);
+__exportStar(require("type/types/tuple.mjs"), exports);
+__exportStar(require("type/types/undefined.mjs"), exports);
+__exportStar(require("type/types/union.mjs"), exports);
+__exportStar(require("type/types/unknown.mjs"), exports);
+__exportStar(require("type/types/unsafe.mjs"), exports);
+__exportStar(require("type/types/void.mjs"), exports);
+});
+modules["type/types/infer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Infer = Infer;
 exports.IsInfer = IsInfer;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
-const unknown_mjs_1 = require("../types/unknown.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
 function Infer(...args) {
     const [name, extends_] = index_mjs_1.Arguments.Match(args, {
         2: (name, extends_) => [name, extends_, extends_],
@@ -16174,15 +16165,15 @@ function Infer(...args) {
 function IsInfer(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Infer');
 }
-};
-modules["type/types/integer.mjs"] = function (module, exports, require) {
+});
+modules["type/types/integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IntegerPattern = void 0;
 exports.Integer = Integer;
 exports.IsInteger = IsInteger;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 exports.IntegerPattern = '-?(?:0|[1-9][0-9]*)';
 function Integer(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Integer' }, { type: 'integer' }, options);
@@ -16190,15 +16181,15 @@ function Integer(options) {
 function IsInteger(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Integer');
 }
-};
-modules["type/types/intersect.mjs"] = function (module, exports, require) {
+});
+modules["type/types/intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Intersect = Intersect;
 exports.IsIntersect = IsIntersect;
 exports.IntersectOptions = IntersectOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Intersect(types, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Intersect' }, { allOf: types }, options);
 }
@@ -16208,8 +16199,8 @@ function IsIntersect(value) {
 function IntersectOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'allOf']);
 }
-};
-modules["type/types/literal.mjs"] = function (module, exports, require) {
+});
+modules["type/types/literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InvalidLiteralValue = void 0;
@@ -16221,9 +16212,9 @@ exports.IsLiteralBoolean = IsLiteralBoolean;
 exports.IsLiteralNumber = IsLiteralNumber;
 exports.IsLiteralString = IsLiteralString;
 exports.IsLiteral = IsLiteral;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 class InvalidLiteralValue extends Error {
     constructor(value) {
         super(`Invalid Literal value`);
@@ -16267,15 +16258,15 @@ function IsLiteralString(value) {
 function IsLiteral(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Literal');
 }
-};
-modules["type/types/never.mjs"] = function (module, exports, require) {
+});
+modules["type/types/never.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NeverPattern = void 0;
 exports.Never = Never;
 exports.IsNever = IsNever;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 exports.NeverPattern = '(?!)';
 function Never(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Never' }, { not: {} }, options);
@@ -16283,29 +16274,29 @@ function Never(options) {
 function IsNever(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Never');
 }
-};
-modules["type/types/null.mjs"] = function (module, exports, require) {
+});
+modules["type/types/null.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Null = Null;
 exports.IsNull = IsNull;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Null(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Null' }, { type: 'null' }, options);
 }
 function IsNull(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Null');
 }
-};
-modules["type/types/number.mjs"] = function (module, exports, require) {
+});
+modules["type/types/number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NumberPattern = void 0;
 exports.Number = Number;
 exports.IsNumber = IsNumber;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 exports.NumberPattern = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?';
 function Number(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Number' }, { type: 'number' }, options);
@@ -16313,17 +16304,17 @@ function Number(options) {
 function IsNumber(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Number');
 }
-};
-modules["type/types/object.mjs"] = function (module, exports, require) {
+});
+modules["type/types/object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports._Object_ = _Object_;
 exports.Object = _Object_;
 exports.IsObject = IsObject;
 exports.ObjectOptions = ObjectOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const properties_mjs_1 = require("./properties.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const properties_mjs_1 = require("type/types/properties.mjs");
 function _Object_(properties, options = {}) {
     const requiredKeys = (0, properties_mjs_1.RequiredArray)(properties);
     const required = requiredKeys.length > 0 ? { required: requiredKeys } : {};
@@ -16335,16 +16326,16 @@ function IsObject(value) {
 function ObjectOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'properties', 'required']);
 }
-};
-modules["type/types/parameter.mjs"] = function (module, exports, require) {
+});
+modules["type/types/parameter.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Parameter = Parameter;
 exports.IsParameter = IsParameter;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const unknown_mjs_1 = require("./unknown.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const unknown_mjs_1 = require("type/types/unknown.mjs");
 function Parameter(...args) {
     const [name, extends_, equals] = index_mjs_1.Arguments.Match(args, {
         3: (name, extends_, equals) => [name, extends_, equals],
@@ -16356,15 +16347,15 @@ function Parameter(...args) {
 function IsParameter(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Parameter');
 }
-};
-modules["type/types/properties.mjs"] = function (module, exports, require) {
+});
+modules["type/types/properties.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RequiredArray = RequiredArray;
 exports.PropertyKeys = PropertyKeys;
 exports.PropertyValues = PropertyValues;
-const index_mjs_1 = require("../../guard/index.mjs");
-const _optional_mjs_1 = require("./_optional.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const _optional_mjs_1 = require("type/types/_optional.mjs");
 function RequiredArray(properties) {
     return index_mjs_1.Guard.Keys(properties).filter((key) => !(0, _optional_mjs_1.IsOptional)(properties[key]));
 }
@@ -16374,8 +16365,8 @@ function PropertyKeys(properties) {
 function PropertyValues(properties) {
     return index_mjs_1.Guard.Values(properties);
 }
-};
-modules["type/types/record.mjs"] = function (module, exports, require) {
+});
+modules["type/types/record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.StringKey = exports.NumberKey = exports.IntegerKey = void 0;
@@ -16388,16 +16379,16 @@ exports.RecordKey = RecordKey;
 exports.RecordValue = RecordValue;
 exports.IsRecord = IsRecord;
 exports.RecordOptions = RecordOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const integer_mjs_1 = require("./integer.mjs");
-const number_mjs_1 = require("./number.mjs");
-const string_mjs_1 = require("./string.mjs");
-const deferred_mjs_1 = require("./deferred.mjs");
-const decode_mjs_1 = require("../engine/template_literal/decode.mjs");
-const record_create_mjs_1 = require("../engine/record/record_create.mjs");
-const instantiate_mjs_1 = require("../engine/record/instantiate.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const integer_mjs_1 = require("type/types/integer.mjs");
+const number_mjs_1 = require("type/types/number.mjs");
+const string_mjs_1 = require("type/types/string.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const decode_mjs_1 = require("type/engine/template_literal/decode.mjs");
+const record_create_mjs_1 = require("type/engine/record/record_create.mjs");
+const instantiate_mjs_1 = require("type/engine/record/instantiate.mjs");
 exports.IntegerKey = `^${integer_mjs_1.IntegerPattern}$`;
 exports.NumberKey = `^${number_mjs_1.NumberPattern}$`;
 exports.StringKey = `^${string_mjs_1.StringPattern}$`;
@@ -16434,60 +16425,60 @@ function IsRecord(value) {
 function RecordOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'patternProperties']);
 }
-};
-modules["type/types/ref.mjs"] = function (module, exports, require) {
+});
+modules["type/types/ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Ref = Ref;
 exports.IsRef = IsRef;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Ref(ref, options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Ref' }, { $ref: ref }, options);
 }
 function IsRef(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Ref');
 }
-};
-modules["type/types/rest.mjs"] = function (module, exports, require) {
+});
+modules["type/types/rest.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Rest = Rest;
 exports.IsRest = IsRest;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("../types/schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Rest(type) {
     return index_mjs_1.Memory.Create({ '~kind': 'Rest' }, { type: 'rest', items: type }, {});
 }
 function IsRest(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Rest');
 }
-};
-modules["type/types/schema.mjs"] = function (module, exports, require) {
+});
+modules["type/types/schema.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsKind = IsKind;
 exports.IsSchema = IsSchema;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsKind(value, kind) {
     return index_mjs_1.Guard.IsObject(value) && index_mjs_1.Guard.HasPropertyKey(value, '~kind') && index_mjs_1.Guard.IsEqual(value["~kind"], kind);
 }
 function IsSchema(value) {
     return index_mjs_1.Guard.IsObject(value);
 }
-};
-modules["type/types/static.mjs"] = function (module, exports, require) {
+});
+modules["type/types/static.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-};
-modules["type/types/string.mjs"] = function (module, exports, require) {
+});
+modules["type/types/string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.StringPattern = void 0;
 exports.String = String;
 exports.IsString = IsString;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 exports.StringPattern = '.*';
 function String(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'String' }, { type: 'string' }, options);
@@ -16495,22 +16486,22 @@ function String(options) {
 function IsString(value) {
     return (0, schema_mjs_1.IsKind)(value, 'String');
 }
-};
-modules["type/types/symbol.mjs"] = function (module, exports, require) {
+});
+modules["type/types/symbol.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Symbol = Symbol;
 exports.IsSymbol = IsSymbol;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Symbol(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Symbol' }, { type: 'symbol' }, options);
 }
 function IsSymbol(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Symbol');
 }
-};
-modules["type/types/template_literal.mjs"] = function (module, exports, require) {
+});
+modules["type/types/template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralDeferred = TemplateLiteralDeferred;
@@ -16519,12 +16510,12 @@ exports.TemplateLiteralFromTypes = TemplateLiteralFromTypes;
 exports.TemplateLiteralFromString = TemplateLiteralFromString;
 exports.TemplateLiteral = TemplateLiteral;
 exports.IsTemplateLiteral = IsTemplateLiteral;
-const system_mjs_1 = require("../../system/system.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
-const deferred_mjs_1 = require("./deferred.mjs");
-const template_mjs_1 = require("../engine/patterns/template.mjs");
-const instantiate_mjs_1 = require("../engine/template_literal/instantiate.mjs");
+const system_mjs_1 = require("system/system.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
+const deferred_mjs_1 = require("type/types/deferred.mjs");
+const template_mjs_1 = require("type/engine/patterns/template.mjs");
+const instantiate_mjs_1 = require("type/engine/template_literal/instantiate.mjs");
 function TemplateLiteralDeferred(types, options = {}) {
     return (0, deferred_mjs_1.Deferred)('TemplateLiteral', [types], options);
 }
@@ -16547,29 +16538,29 @@ function TemplateLiteral(input, options = {}) {
 function IsTemplateLiteral(value) {
     return (0, schema_mjs_1.IsKind)(value, 'TemplateLiteral');
 }
-};
-modules["type/types/this.mjs"] = function (module, exports, require) {
+});
+modules["type/types/this.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.This = This;
 exports.IsThis = IsThis;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function This(options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'This' }, { $ref: '#' }, options);
 }
 function IsThis(value) {
     return (0, schema_mjs_1.IsKind)(value, 'This');
 }
-};
-modules["type/types/tuple.mjs"] = function (module, exports, require) {
+});
+modules["type/types/tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Tuple = Tuple;
 exports.IsTuple = IsTuple;
 exports.TupleOptions = TupleOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Tuple(types, options = {}) {
     const [items, minItems, additionalItems] = [types, types.length, false];
     return index_mjs_1.Memory.Create({ ['~kind']: 'Tuple' }, { type: 'array', additionalItems, items, minItems }, options);
@@ -16580,29 +16571,29 @@ function IsTuple(value) {
 function TupleOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'items', 'minItems', 'additionalItems']);
 }
-};
-modules["type/types/undefined.mjs"] = function (module, exports, require) {
+});
+modules["type/types/undefined.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Undefined = Undefined;
 exports.IsUndefined = IsUndefined;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Undefined(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Undefined' }, { type: 'undefined' }, options);
 }
 function IsUndefined(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Undefined');
 }
-};
-modules["type/types/union.mjs"] = function (module, exports, require) {
+});
+modules["type/types/union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Union = Union;
 exports.IsUnion = IsUnion;
 exports.UnionOptions = UnionOptions;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Union(anyOf, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Union' }, { anyOf }, options);
 }
@@ -16612,28 +16603,28 @@ function IsUnion(value) {
 function UnionOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'anyOf']);
 }
-};
-modules["type/types/unknown.mjs"] = function (module, exports, require) {
+});
+modules["type/types/unknown.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Unknown = Unknown;
 exports.IsUnknown = IsUnknown;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Unknown(options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Unknown' }, {}, options);
 }
 function IsUnknown(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Unknown');
 }
-};
-modules["type/types/unsafe.mjs"] = function (module, exports, require) {
+});
+modules["type/types/unsafe.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Unsafe = Unsafe;
 exports.IsUnsafe = IsUnsafe;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
 function Unsafe(schema) {
     return index_mjs_2.Memory.Update(schema, { ['~unsafe']: null }, {});
 }
@@ -16642,220 +16633,220 @@ function IsUnsafe(value) {
         && index_mjs_1.Guard.HasPropertyKey(value, '~unsafe')
         && index_mjs_1.Guard.IsNull(value['~unsafe']);
 }
-};
-modules["type/types/void.mjs"] = function (module, exports, require) {
+});
+modules["type/types/void.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Void = Void;
 exports.IsVoid = IsVoid;
-const index_mjs_1 = require("../../system/memory/index.mjs");
-const schema_mjs_1 = require("./schema.mjs");
+const index_mjs_1 = require("system/memory/index.mjs");
+const schema_mjs_1 = require("type/types/schema.mjs");
 function Void(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Void' }, { type: 'void' }, options);
 }
 function IsVoid(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Void');
 }
-};
-modules["typebox.mjs"] = function (module, exports, require) {
+});
+modules["typebox.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Boolean = exports.IsBigInt = exports.BigInt = exports.IsArray = exports.Array = exports.IsAny = exports.Any = exports.Refine = exports.IsRefine = exports.Readonly = exports.IsReadonly = exports.Optional = exports.IsOptional = exports.IsImmutable = exports.Immutable = exports.IsCodec = exports.EncodeBuilder = exports.Encode = exports.DecodeBuilder = exports.Decode = exports.Codec = exports.With = exports.Uppercase = exports.Uncapitalize = exports.ReturnType = exports.Required = exports.ReadonlyType = exports.ReadonlyObject = exports.Pick = exports.Partial = exports.Parameters = exports.Omit = exports.NonNullable = exports.Module = exports.Mapped = exports.Lowercase = exports.KeyOf = exports.Interface = exports.InstanceType = exports.Index = exports.Extract = exports.Exclude = exports.Evaluate = exports.ConstructorParameters = exports.Conditional = exports.Capitalize = exports.Script = exports.ExtendsResult = exports.Extends = exports.Instantiate = void 0;
 exports.IsSymbol = exports.String = exports.IsString = exports.IsSchema = exports.IsKind = exports.Rest = exports.IsRest = exports.Ref = exports.IsRef = exports.RecordValue = exports.RecordPattern = exports.RecordKey = exports.Record = exports.IsRecord = exports.Parameter = exports.IsParameter = exports.Object = exports.IsObject = exports.Number = exports.IsNumber = exports.Null = exports.IsNull = exports.Never = exports.IsNever = exports.Literal = exports.IsLiteral = exports.IsIntersect = exports.Intersect = exports.IsInteger = exports.Integer = exports.IsInfer = exports.Infer = exports.IsDependent = exports.Dependent = exports.IsIdentifier = exports.Identifier = exports.IsGeneric = exports.Generic = exports.IsFunction = exports.Function = exports.IsEnumValue = exports.IsEnum = exports.Enum = exports.IsCyclic = exports.Cyclic = exports.IsConstructor = exports.Constructor = exports.IsCall = exports.Call = exports.IsBoolean = void 0;
 exports.Void = exports.IsVoid = exports.Unsafe = exports.IsUnsafe = exports.Unknown = exports.IsUnknown = exports.Union = exports.IsUnion = exports.Undefined = exports.IsUndefined = exports.Tuple = exports.IsTuple = exports.This = exports.IsThis = exports.TemplateLiteral = exports.IsTemplateLiteral = exports.Symbol = void 0;
-var instantiate_mjs_1 = require("./type/engine/instantiate.mjs");
+var instantiate_mjs_1 = require("type/engine/instantiate.mjs");
 Object.defineProperty(exports, "Instantiate", { enumerable: true, get: function () { return instantiate_mjs_1.Instantiate; } });
-var index_mjs_1 = require("./type/extends/index.mjs");
+var index_mjs_1 = require("type/extends/index.mjs");
 Object.defineProperty(exports, "Extends", { enumerable: true, get: function () { return index_mjs_1.Extends; } });
 Object.defineProperty(exports, "ExtendsResult", { enumerable: true, get: function () { return index_mjs_1.ExtendsResult; } });
-var index_mjs_2 = require("./type/script/index.mjs");
+var index_mjs_2 = require("type/script/index.mjs");
 Object.defineProperty(exports, "Script", { enumerable: true, get: function () { return index_mjs_2.Script; } });
-var capitalize_mjs_1 = require("./type/action/capitalize.mjs");
+var capitalize_mjs_1 = require("type/action/capitalize.mjs");
 Object.defineProperty(exports, "Capitalize", { enumerable: true, get: function () { return capitalize_mjs_1.Capitalize; } });
-var conditional_mjs_1 = require("./type/action/conditional.mjs");
+var conditional_mjs_1 = require("type/action/conditional.mjs");
 Object.defineProperty(exports, "Conditional", { enumerable: true, get: function () { return conditional_mjs_1.Conditional; } });
-var constructor_parameters_mjs_1 = require("./type/action/constructor_parameters.mjs");
+var constructor_parameters_mjs_1 = require("type/action/constructor_parameters.mjs");
 Object.defineProperty(exports, "ConstructorParameters", { enumerable: true, get: function () { return constructor_parameters_mjs_1.ConstructorParameters; } });
-var evaluate_mjs_1 = require("./type/action/evaluate.mjs");
+var evaluate_mjs_1 = require("type/action/evaluate.mjs");
 Object.defineProperty(exports, "Evaluate", { enumerable: true, get: function () { return evaluate_mjs_1.Evaluate; } });
-var exclude_mjs_1 = require("./type/action/exclude.mjs");
+var exclude_mjs_1 = require("type/action/exclude.mjs");
 Object.defineProperty(exports, "Exclude", { enumerable: true, get: function () { return exclude_mjs_1.Exclude; } });
-var extract_mjs_1 = require("./type/action/extract.mjs");
+var extract_mjs_1 = require("type/action/extract.mjs");
 Object.defineProperty(exports, "Extract", { enumerable: true, get: function () { return extract_mjs_1.Extract; } });
-var index_mjs_3 = require("./type/action/index.mjs");
+var index_mjs_3 = require("type/action/index.mjs");
 Object.defineProperty(exports, "Index", { enumerable: true, get: function () { return index_mjs_3.Index; } });
-var instance_type_mjs_1 = require("./type/action/instance_type.mjs");
+var instance_type_mjs_1 = require("type/action/instance_type.mjs");
 Object.defineProperty(exports, "InstanceType", { enumerable: true, get: function () { return instance_type_mjs_1.InstanceType; } });
-var interface_mjs_1 = require("./type/action/interface.mjs");
+var interface_mjs_1 = require("type/action/interface.mjs");
 Object.defineProperty(exports, "Interface", { enumerable: true, get: function () { return interface_mjs_1.Interface; } });
-var keyof_mjs_1 = require("./type/action/keyof.mjs");
+var keyof_mjs_1 = require("type/action/keyof.mjs");
 Object.defineProperty(exports, "KeyOf", { enumerable: true, get: function () { return keyof_mjs_1.KeyOf; } });
-var lowercase_mjs_1 = require("./type/action/lowercase.mjs");
+var lowercase_mjs_1 = require("type/action/lowercase.mjs");
 Object.defineProperty(exports, "Lowercase", { enumerable: true, get: function () { return lowercase_mjs_1.Lowercase; } });
-var mapped_mjs_1 = require("./type/action/mapped.mjs");
+var mapped_mjs_1 = require("type/action/mapped.mjs");
 Object.defineProperty(exports, "Mapped", { enumerable: true, get: function () { return mapped_mjs_1.Mapped; } });
-var module_mjs_1 = require("./type/action/module.mjs");
+var module_mjs_1 = require("type/action/module.mjs");
 Object.defineProperty(exports, "Module", { enumerable: true, get: function () { return module_mjs_1.Module; } });
-var non_nullable_mjs_1 = require("./type/action/non_nullable.mjs");
+var non_nullable_mjs_1 = require("type/action/non_nullable.mjs");
 Object.defineProperty(exports, "NonNullable", { enumerable: true, get: function () { return non_nullable_mjs_1.NonNullable; } });
-var omit_mjs_1 = require("./type/action/omit.mjs");
+var omit_mjs_1 = require("type/action/omit.mjs");
 Object.defineProperty(exports, "Omit", { enumerable: true, get: function () { return omit_mjs_1.Omit; } });
-var parameters_mjs_1 = require("./type/action/parameters.mjs");
+var parameters_mjs_1 = require("type/action/parameters.mjs");
 Object.defineProperty(exports, "Parameters", { enumerable: true, get: function () { return parameters_mjs_1.Parameters; } });
-var partial_mjs_1 = require("./type/action/partial.mjs");
+var partial_mjs_1 = require("type/action/partial.mjs");
 Object.defineProperty(exports, "Partial", { enumerable: true, get: function () { return partial_mjs_1.Partial; } });
-var pick_mjs_1 = require("./type/action/pick.mjs");
+var pick_mjs_1 = require("type/action/pick.mjs");
 Object.defineProperty(exports, "Pick", { enumerable: true, get: function () { return pick_mjs_1.Pick; } });
-var readonly_object_mjs_1 = require("./type/action/readonly_object.mjs");
+var readonly_object_mjs_1 = require("type/action/readonly_object.mjs");
 Object.defineProperty(exports, "ReadonlyObject", { enumerable: true, get: function () { return readonly_object_mjs_1.ReadonlyObject; } });
 Object.defineProperty(exports, "ReadonlyType", { enumerable: true, get: function () { return readonly_object_mjs_1.ReadonlyType; } });
-var required_mjs_1 = require("./type/action/required.mjs");
+var required_mjs_1 = require("type/action/required.mjs");
 Object.defineProperty(exports, "Required", { enumerable: true, get: function () { return required_mjs_1.Required; } });
-var return_type_mjs_1 = require("./type/action/return_type.mjs");
+var return_type_mjs_1 = require("type/action/return_type.mjs");
 Object.defineProperty(exports, "ReturnType", { enumerable: true, get: function () { return return_type_mjs_1.ReturnType; } });
-var uncapitalize_mjs_1 = require("./type/action/uncapitalize.mjs");
+var uncapitalize_mjs_1 = require("type/action/uncapitalize.mjs");
 Object.defineProperty(exports, "Uncapitalize", { enumerable: true, get: function () { return uncapitalize_mjs_1.Uncapitalize; } });
-var uppercase_mjs_1 = require("./type/action/uppercase.mjs");
+var uppercase_mjs_1 = require("type/action/uppercase.mjs");
 Object.defineProperty(exports, "Uppercase", { enumerable: true, get: function () { return uppercase_mjs_1.Uppercase; } });
-var with_mjs_1 = require("./type/action/with.mjs");
+var with_mjs_1 = require("type/action/with.mjs");
 Object.defineProperty(exports, "With", { enumerable: true, get: function () { return with_mjs_1.With; } });
-var _codec_mjs_1 = require("./type/types/_codec.mjs");
+var _codec_mjs_1 = require("type/types/_codec.mjs");
 Object.defineProperty(exports, "Codec", { enumerable: true, get: function () { return _codec_mjs_1.Codec; } });
 Object.defineProperty(exports, "Decode", { enumerable: true, get: function () { return _codec_mjs_1.Decode; } });
 Object.defineProperty(exports, "DecodeBuilder", { enumerable: true, get: function () { return _codec_mjs_1.DecodeBuilder; } });
 Object.defineProperty(exports, "Encode", { enumerable: true, get: function () { return _codec_mjs_1.Encode; } });
 Object.defineProperty(exports, "EncodeBuilder", { enumerable: true, get: function () { return _codec_mjs_1.EncodeBuilder; } });
 Object.defineProperty(exports, "IsCodec", { enumerable: true, get: function () { return _codec_mjs_1.IsCodec; } });
-var _immutable_mjs_1 = require("./type/types/_immutable.mjs");
+var _immutable_mjs_1 = require("type/types/_immutable.mjs");
 Object.defineProperty(exports, "Immutable", { enumerable: true, get: function () { return _immutable_mjs_1.Immutable; } });
 Object.defineProperty(exports, "IsImmutable", { enumerable: true, get: function () { return _immutable_mjs_1.IsImmutable; } });
-var _optional_mjs_1 = require("./type/types/_optional.mjs");
+var _optional_mjs_1 = require("type/types/_optional.mjs");
 Object.defineProperty(exports, "IsOptional", { enumerable: true, get: function () { return _optional_mjs_1.IsOptional; } });
 Object.defineProperty(exports, "Optional", { enumerable: true, get: function () { return _optional_mjs_1.Optional; } });
-var _readonly_mjs_1 = require("./type/types/_readonly.mjs");
+var _readonly_mjs_1 = require("type/types/_readonly.mjs");
 Object.defineProperty(exports, "IsReadonly", { enumerable: true, get: function () { return _readonly_mjs_1.IsReadonly; } });
 Object.defineProperty(exports, "Readonly", { enumerable: true, get: function () { return _readonly_mjs_1.Readonly; } });
-var _refine_mjs_1 = require("./type/types/_refine.mjs");
+var _refine_mjs_1 = require("type/types/_refine.mjs");
 Object.defineProperty(exports, "IsRefine", { enumerable: true, get: function () { return _refine_mjs_1.IsRefine; } });
 Object.defineProperty(exports, "Refine", { enumerable: true, get: function () { return _refine_mjs_1.Refine; } });
-var any_mjs_1 = require("./type/types/any.mjs");
+var any_mjs_1 = require("type/types/any.mjs");
 Object.defineProperty(exports, "Any", { enumerable: true, get: function () { return any_mjs_1.Any; } });
 Object.defineProperty(exports, "IsAny", { enumerable: true, get: function () { return any_mjs_1.IsAny; } });
-var array_mjs_1 = require("./type/types/array.mjs");
+var array_mjs_1 = require("type/types/array.mjs");
 Object.defineProperty(exports, "Array", { enumerable: true, get: function () { return array_mjs_1.Array; } });
 Object.defineProperty(exports, "IsArray", { enumerable: true, get: function () { return array_mjs_1.IsArray; } });
-var bigint_mjs_1 = require("./type/types/bigint.mjs");
+var bigint_mjs_1 = require("type/types/bigint.mjs");
 Object.defineProperty(exports, "BigInt", { enumerable: true, get: function () { return bigint_mjs_1.BigInt; } });
 Object.defineProperty(exports, "IsBigInt", { enumerable: true, get: function () { return bigint_mjs_1.IsBigInt; } });
-var boolean_mjs_1 = require("./type/types/boolean.mjs");
+var boolean_mjs_1 = require("type/types/boolean.mjs");
 Object.defineProperty(exports, "Boolean", { enumerable: true, get: function () { return boolean_mjs_1.Boolean; } });
 Object.defineProperty(exports, "IsBoolean", { enumerable: true, get: function () { return boolean_mjs_1.IsBoolean; } });
-var call_mjs_1 = require("./type/types/call.mjs");
+var call_mjs_1 = require("type/types/call.mjs");
 Object.defineProperty(exports, "Call", { enumerable: true, get: function () { return call_mjs_1.Call; } });
 Object.defineProperty(exports, "IsCall", { enumerable: true, get: function () { return call_mjs_1.IsCall; } });
-var constructor_mjs_1 = require("./type/types/constructor.mjs");
+var constructor_mjs_1 = require("type/types/constructor.mjs");
 Object.defineProperty(exports, "Constructor", { enumerable: true, get: function () { return constructor_mjs_1.Constructor; } });
 Object.defineProperty(exports, "IsConstructor", { enumerable: true, get: function () { return constructor_mjs_1.IsConstructor; } });
-var cyclic_mjs_1 = require("./type/types/cyclic.mjs");
+var cyclic_mjs_1 = require("type/types/cyclic.mjs");
 Object.defineProperty(exports, "Cyclic", { enumerable: true, get: function () { return cyclic_mjs_1.Cyclic; } });
 Object.defineProperty(exports, "IsCyclic", { enumerable: true, get: function () { return cyclic_mjs_1.IsCyclic; } });
-var enum_mjs_1 = require("./type/types/enum.mjs");
+var enum_mjs_1 = require("type/types/enum.mjs");
 Object.defineProperty(exports, "Enum", { enumerable: true, get: function () { return enum_mjs_1.Enum; } });
 Object.defineProperty(exports, "IsEnum", { enumerable: true, get: function () { return enum_mjs_1.IsEnum; } });
 Object.defineProperty(exports, "IsEnumValue", { enumerable: true, get: function () { return enum_mjs_1.IsEnumValue; } });
-var function_mjs_1 = require("./type/types/function.mjs");
+var function_mjs_1 = require("type/types/function.mjs");
 Object.defineProperty(exports, "Function", { enumerable: true, get: function () { return function_mjs_1.Function; } });
 Object.defineProperty(exports, "IsFunction", { enumerable: true, get: function () { return function_mjs_1.IsFunction; } });
-var generic_mjs_1 = require("./type/types/generic.mjs");
+var generic_mjs_1 = require("type/types/generic.mjs");
 Object.defineProperty(exports, "Generic", { enumerable: true, get: function () { return generic_mjs_1.Generic; } });
 Object.defineProperty(exports, "IsGeneric", { enumerable: true, get: function () { return generic_mjs_1.IsGeneric; } });
-var identifier_mjs_1 = require("./type/types/identifier.mjs");
+var identifier_mjs_1 = require("type/types/identifier.mjs");
 Object.defineProperty(exports, "Identifier", { enumerable: true, get: function () { return identifier_mjs_1.Identifier; } });
 Object.defineProperty(exports, "IsIdentifier", { enumerable: true, get: function () { return identifier_mjs_1.IsIdentifier; } });
-var dependent_mjs_1 = require("./type/types/dependent.mjs");
+var dependent_mjs_1 = require("type/types/dependent.mjs");
 Object.defineProperty(exports, "Dependent", { enumerable: true, get: function () { return dependent_mjs_1.Dependent; } });
 Object.defineProperty(exports, "IsDependent", { enumerable: true, get: function () { return dependent_mjs_1.IsDependent; } });
-var infer_mjs_1 = require("./type/types/infer.mjs");
+var infer_mjs_1 = require("type/types/infer.mjs");
 Object.defineProperty(exports, "Infer", { enumerable: true, get: function () { return infer_mjs_1.Infer; } });
 Object.defineProperty(exports, "IsInfer", { enumerable: true, get: function () { return infer_mjs_1.IsInfer; } });
-var integer_mjs_1 = require("./type/types/integer.mjs");
+var integer_mjs_1 = require("type/types/integer.mjs");
 Object.defineProperty(exports, "Integer", { enumerable: true, get: function () { return integer_mjs_1.Integer; } });
 Object.defineProperty(exports, "IsInteger", { enumerable: true, get: function () { return integer_mjs_1.IsInteger; } });
-var intersect_mjs_1 = require("./type/types/intersect.mjs");
+var intersect_mjs_1 = require("type/types/intersect.mjs");
 Object.defineProperty(exports, "Intersect", { enumerable: true, get: function () { return intersect_mjs_1.Intersect; } });
 Object.defineProperty(exports, "IsIntersect", { enumerable: true, get: function () { return intersect_mjs_1.IsIntersect; } });
-var literal_mjs_1 = require("./type/types/literal.mjs");
+var literal_mjs_1 = require("type/types/literal.mjs");
 Object.defineProperty(exports, "IsLiteral", { enumerable: true, get: function () { return literal_mjs_1.IsLiteral; } });
 Object.defineProperty(exports, "Literal", { enumerable: true, get: function () { return literal_mjs_1.Literal; } });
-var never_mjs_1 = require("./type/types/never.mjs");
+var never_mjs_1 = require("type/types/never.mjs");
 Object.defineProperty(exports, "IsNever", { enumerable: true, get: function () { return never_mjs_1.IsNever; } });
 Object.defineProperty(exports, "Never", { enumerable: true, get: function () { return never_mjs_1.Never; } });
-var null_mjs_1 = require("./type/types/null.mjs");
+var null_mjs_1 = require("type/types/null.mjs");
 Object.defineProperty(exports, "IsNull", { enumerable: true, get: function () { return null_mjs_1.IsNull; } });
 Object.defineProperty(exports, "Null", { enumerable: true, get: function () { return null_mjs_1.Null; } });
-var number_mjs_1 = require("./type/types/number.mjs");
+var number_mjs_1 = require("type/types/number.mjs");
 Object.defineProperty(exports, "IsNumber", { enumerable: true, get: function () { return number_mjs_1.IsNumber; } });
 Object.defineProperty(exports, "Number", { enumerable: true, get: function () { return number_mjs_1.Number; } });
-var object_mjs_1 = require("./type/types/object.mjs");
+var object_mjs_1 = require("type/types/object.mjs");
 Object.defineProperty(exports, "IsObject", { enumerable: true, get: function () { return object_mjs_1.IsObject; } });
 Object.defineProperty(exports, "Object", { enumerable: true, get: function () { return object_mjs_1.Object; } });
-var parameter_mjs_1 = require("./type/types/parameter.mjs");
+var parameter_mjs_1 = require("type/types/parameter.mjs");
 Object.defineProperty(exports, "IsParameter", { enumerable: true, get: function () { return parameter_mjs_1.IsParameter; } });
 Object.defineProperty(exports, "Parameter", { enumerable: true, get: function () { return parameter_mjs_1.Parameter; } });
-var record_mjs_1 = require("./type/types/record.mjs");
+var record_mjs_1 = require("type/types/record.mjs");
 Object.defineProperty(exports, "IsRecord", { enumerable: true, get: function () { return record_mjs_1.IsRecord; } });
 Object.defineProperty(exports, "Record", { enumerable: true, get: function () { return record_mjs_1.Record; } });
 Object.defineProperty(exports, "RecordKey", { enumerable: true, get: function () { return record_mjs_1.RecordKey; } });
 Object.defineProperty(exports, "RecordPattern", { enumerable: true, get: function () { return record_mjs_1.RecordPattern; } });
 Object.defineProperty(exports, "RecordValue", { enumerable: true, get: function () { return record_mjs_1.RecordValue; } });
-var ref_mjs_1 = require("./type/types/ref.mjs");
+var ref_mjs_1 = require("type/types/ref.mjs");
 Object.defineProperty(exports, "IsRef", { enumerable: true, get: function () { return ref_mjs_1.IsRef; } });
 Object.defineProperty(exports, "Ref", { enumerable: true, get: function () { return ref_mjs_1.Ref; } });
-var rest_mjs_1 = require("./type/types/rest.mjs");
+var rest_mjs_1 = require("type/types/rest.mjs");
 Object.defineProperty(exports, "IsRest", { enumerable: true, get: function () { return rest_mjs_1.IsRest; } });
 Object.defineProperty(exports, "Rest", { enumerable: true, get: function () { return rest_mjs_1.Rest; } });
-var schema_mjs_1 = require("./type/types/schema.mjs");
+var schema_mjs_1 = require("type/types/schema.mjs");
 Object.defineProperty(exports, "IsKind", { enumerable: true, get: function () { return schema_mjs_1.IsKind; } });
 Object.defineProperty(exports, "IsSchema", { enumerable: true, get: function () { return schema_mjs_1.IsSchema; } });
-var string_mjs_1 = require("./type/types/string.mjs");
+var string_mjs_1 = require("type/types/string.mjs");
 Object.defineProperty(exports, "IsString", { enumerable: true, get: function () { return string_mjs_1.IsString; } });
 Object.defineProperty(exports, "String", { enumerable: true, get: function () { return string_mjs_1.String; } });
-var symbol_mjs_1 = require("./type/types/symbol.mjs");
+var symbol_mjs_1 = require("type/types/symbol.mjs");
 Object.defineProperty(exports, "IsSymbol", { enumerable: true, get: function () { return symbol_mjs_1.IsSymbol; } });
 Object.defineProperty(exports, "Symbol", { enumerable: true, get: function () { return symbol_mjs_1.Symbol; } });
-var template_literal_mjs_1 = require("./type/types/template_literal.mjs");
+var template_literal_mjs_1 = require("type/types/template_literal.mjs");
 Object.defineProperty(exports, "IsTemplateLiteral", { enumerable: true, get: function () { return template_literal_mjs_1.IsTemplateLiteral; } });
 Object.defineProperty(exports, "TemplateLiteral", { enumerable: true, get: function () { return template_literal_mjs_1.TemplateLiteral; } });
-var this_mjs_1 = require("./type/types/this.mjs");
+var this_mjs_1 = require("type/types/this.mjs");
 Object.defineProperty(exports, "IsThis", { enumerable: true, get: function () { return this_mjs_1.IsThis; } });
 Object.defineProperty(exports, "This", { enumerable: true, get: function () { return this_mjs_1.This; } });
-var tuple_mjs_1 = require("./type/types/tuple.mjs");
+var tuple_mjs_1 = require("type/types/tuple.mjs");
 Object.defineProperty(exports, "IsTuple", { enumerable: true, get: function () { return tuple_mjs_1.IsTuple; } });
 Object.defineProperty(exports, "Tuple", { enumerable: true, get: function () { return tuple_mjs_1.Tuple; } });
-var undefined_mjs_1 = require("./type/types/undefined.mjs");
+var undefined_mjs_1 = require("type/types/undefined.mjs");
 Object.defineProperty(exports, "IsUndefined", { enumerable: true, get: function () { return undefined_mjs_1.IsUndefined; } });
 Object.defineProperty(exports, "Undefined", { enumerable: true, get: function () { return undefined_mjs_1.Undefined; } });
-var union_mjs_1 = require("./type/types/union.mjs");
+var union_mjs_1 = require("type/types/union.mjs");
 Object.defineProperty(exports, "IsUnion", { enumerable: true, get: function () { return union_mjs_1.IsUnion; } });
 Object.defineProperty(exports, "Union", { enumerable: true, get: function () { return union_mjs_1.Union; } });
-var unknown_mjs_1 = require("./type/types/unknown.mjs");
+var unknown_mjs_1 = require("type/types/unknown.mjs");
 Object.defineProperty(exports, "IsUnknown", { enumerable: true, get: function () { return unknown_mjs_1.IsUnknown; } });
 Object.defineProperty(exports, "Unknown", { enumerable: true, get: function () { return unknown_mjs_1.Unknown; } });
-var unsafe_mjs_1 = require("./type/types/unsafe.mjs");
+var unsafe_mjs_1 = require("type/types/unsafe.mjs");
 Object.defineProperty(exports, "IsUnsafe", { enumerable: true, get: function () { return unsafe_mjs_1.IsUnsafe; } });
 Object.defineProperty(exports, "Unsafe", { enumerable: true, get: function () { return unsafe_mjs_1.Unsafe; } });
-var void_mjs_1 = require("./type/types/void.mjs");
+var void_mjs_1 = require("type/types/void.mjs");
 Object.defineProperty(exports, "IsVoid", { enumerable: true, get: function () { return void_mjs_1.IsVoid; } });
 Object.defineProperty(exports, "Void", { enumerable: true, get: function () { return void_mjs_1.Void; } });
-};
-modules["value/assert/assert.mjs"] = function (module, exports, require) {
+});
+modules["value/assert/assert.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AssertError = void 0;
 exports.Assert = Assert;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../check/index.mjs");
-const index_mjs_3 = require("../errors/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("value/check/index.mjs");
+const index_mjs_3 = require("value/errors/index.mjs");
 class AssertError extends Error {
     constructor(source, value, errors) {
         super(source);
@@ -16877,8 +16868,8 @@ function Assert(...args) {
     if (!check)
         throw new AssertError('Assert', value, (0, index_mjs_3.Errors)(context, type, value));
 }
-};
-modules["value/assert/index.mjs"] = function (module, exports, require) {
+});
+modules["value/assert/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -16895,14 +16886,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./assert.mjs"), exports);
-};
-modules["value/check/check.mjs"] = function (module, exports, require) {
+__exportStar(require("value/assert/assert.mjs"), exports);
+});
+modules["value/check/check.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Check = Check;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../schema/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("schema/index.mjs");
 function Check(...args) {
     const [context, type, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, type, value) => [context, type, value],
@@ -16910,8 +16901,8 @@ function Check(...args) {
     });
     return (0, index_mjs_2.Check)(context, type, value);
 }
-};
-modules["value/check/index.mjs"] = function (module, exports, require) {
+});
+modules["value/check/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -16928,25 +16919,25 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./check.mjs"), exports);
-};
-modules["value/clean/additional.mjs"] = function (module, exports, require) {
+__exportStar(require("value/check/check.mjs"), exports);
+});
+modules["value/clean/additional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.GetAdditionalProperties = GetAdditionalProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function GetAdditionalProperties(type) {
     const additionalProperties = index_mjs_1.Guard.HasPropertyKey(type, 'additionalProperties') ? type.additionalProperties : undefined;
     return additionalProperties;
 }
-};
-modules["value/clean/clean.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/clean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Clean = Clean;
-const index_mjs_1 = require("../../system/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const union_priority_sort_mjs_1 = require("../shared/union_priority_sort.mjs");
+const index_mjs_1 = require("system/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
+const union_priority_sort_mjs_1 = require("value/shared/union_priority_sort.mjs");
 function Clean(...args) {
     const [context, type, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, type, value) => [context, type, value],
@@ -16955,36 +16946,36 @@ function Clean(...args) {
     const sorted = index_mjs_1.Settings.Get().unionPrioritySort ? (0, union_priority_sort_mjs_1.UnionPrioritySort)(type) : type;
     return (0, from_type_mjs_1.FromType)(context, sorted, value);
 }
-};
-modules["value/clean/from_array.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
 function FromArray(context, type, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
     return value.map((value) => (0, from_type_mjs_1.FromType)(context, type.items, value));
 }
-};
-modules["value/clean/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
 function FromCyclic(context, type, value) {
     return (0, from_type_mjs_1.FromType)({ ...context, ...type.$defs }, (0, index_mjs_1.Ref)(type.$ref), value);
 }
-};
-modules["value/clean/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
 function EvaluateIntersection(context, type) {
     const additionalProperties = index_mjs_2.Guard.HasPropertyKey(type, 'unevaluatedProperties')
         ? { additionalProperties: type.unevaluatedProperties }
@@ -16999,16 +16990,16 @@ function FromIntersect(context, type, value) {
     const evaluated = EvaluateIntersection(context, type);
     return (0, from_type_mjs_1.FromType)(context, evaluated, value);
 }
-};
-modules["value/clean/from_object.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_3 = require("../check/index.mjs");
-const additional_mjs_1 = require("./additional.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
+const additional_mjs_1 = require("value/clean/additional.mjs");
 function FromObject(context, type, value) {
     if (!index_mjs_2.Guard.IsObject(value) || index_mjs_2.Guard.IsArray(value))
         return value;
@@ -17028,16 +17019,16 @@ function FromObject(context, type, value) {
     }
     return value;
 }
-};
-modules["value/clean/from_record.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_3 = require("../check/index.mjs");
-const additional_mjs_1 = require("./additional.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
+const additional_mjs_1 = require("value/clean/additional.mjs");
 function FromRecord(context, type, value) {
     if (!index_mjs_2.Guard.IsObject(value))
         return value;
@@ -17058,25 +17049,25 @@ function FromRecord(context, type, value) {
     }
     return value;
 }
-};
-modules["value/clean/from_ref.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRef = FromRef;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
 function FromRef(context, type, value) {
     return index_mjs_1.Guard.HasPropertyKey(context, type.$ref)
         ? (0, from_type_mjs_1.FromType)(context, context[type.$ref], value)
         : value;
 }
-};
-modules["value/clean/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
 function FromTuple(context, schema, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
@@ -17088,20 +17079,20 @@ function FromTuple(context, schema, value) {
         ? value.slice(0, length)
         : value;
 }
-};
-modules["value/clean/from_type.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const T = require("../../type/index.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_ref_mjs_1 = require("./from_ref.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
+const T = require("type/index.mjs");
+const from_array_mjs_1 = require("value/clean/from_array.mjs");
+const from_cyclic_mjs_1 = require("value/clean/from_cyclic.mjs");
+const from_intersect_mjs_1 = require("value/clean/from_intersect.mjs");
+const from_object_mjs_1 = require("value/clean/from_object.mjs");
+const from_record_mjs_1 = require("value/clean/from_record.mjs");
+const from_ref_mjs_1 = require("value/clean/from_ref.mjs");
+const from_tuple_mjs_1 = require("value/clean/from_tuple.mjs");
+const from_union_mjs_1 = require("value/clean/from_union.mjs");
 function FromType(context, type, value) {
     return (T.IsArray(type) ? (0, from_array_mjs_1.FromArray)(context, type, value) :
         T.IsCyclic(type) ? (0, from_cyclic_mjs_1.FromCyclic)(context, type, value) :
@@ -17113,14 +17104,14 @@ function FromType(context, type, value) {
                                 T.IsUnion(type) ? (0, from_union_mjs_1.FromUnion)(context, type, value) :
                                     value);
 }
-};
-modules["value/clean/from_union.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../check/index.mjs");
-const index_mjs_2 = require("../clone/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("value/check/index.mjs");
+const index_mjs_2 = require("value/clone/index.mjs");
+const from_type_mjs_1 = require("value/clean/from_type.mjs");
 function FromUnion(context, type, value) {
     for (const schema of type.anyOf) {
         const clean = (0, from_type_mjs_1.FromType)(context, schema, (0, index_mjs_2.Clone)(value));
@@ -17129,8 +17120,8 @@ function FromUnion(context, type, value) {
     }
     return value;
 }
-};
-modules["value/clean/index.mjs"] = function (module, exports, require) {
+});
+modules["value/clean/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -17147,18 +17138,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./clean.mjs"), exports);
-};
-modules["value/clone/clone.mjs"] = function (module, exports, require) {
+__exportStar(require("value/clean/clean.mjs"), exports);
+});
+modules["value/clone/clone.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Clone = Clone;
-const deep_mjs_1 = require("../../system/memory/deep.mjs");
+const deep_mjs_1 = require("system/memory/deep.mjs");
 function Clone(value) {
     return (0, deep_mjs_1.Deep)(value);
 }
-};
-modules["value/clone/index.mjs"] = function (module, exports, require) {
+});
+modules["value/clone/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -17175,14 +17166,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./clone.mjs"), exports);
-};
-modules["value/codec/callback.mjs"] = function (module, exports, require) {
+__exportStar(require("value/clone/clone.mjs"), exports);
+});
+modules["value/codec/callback.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Callback = Callback;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../type/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("type/index.mjs");
 function Decode(_context, type, value) {
     return type['~codec'].decode(value);
 }
@@ -17196,24 +17187,24 @@ function Callback(direction, context, type, value) {
         ? Decode(context, type, value)
         : Encode(context, type, value);
 }
-};
-modules["value/codec/decode.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/decode.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.DecodeError = void 0;
 exports.DecodeUnsafe = DecodeUnsafe;
 exports.Decode = Decode;
-const index_mjs_1 = require("../../system/index.mjs");
-const index_mjs_2 = require("../assert/index.mjs");
-const index_mjs_3 = require("../check/index.mjs");
-const index_mjs_4 = require("../errors/index.mjs");
-const index_mjs_5 = require("../clean/index.mjs");
-const index_mjs_6 = require("../clone/index.mjs");
-const index_mjs_7 = require("../convert/index.mjs");
-const index_mjs_8 = require("../default/index.mjs");
-const index_mjs_9 = require("../pipeline/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const union_priority_sort_mjs_1 = require("../shared/union_priority_sort.mjs");
+const index_mjs_1 = require("system/index.mjs");
+const index_mjs_2 = require("value/assert/index.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
+const index_mjs_4 = require("value/errors/index.mjs");
+const index_mjs_5 = require("value/clean/index.mjs");
+const index_mjs_6 = require("value/clone/index.mjs");
+const index_mjs_7 = require("value/convert/index.mjs");
+const index_mjs_8 = require("value/default/index.mjs");
+const index_mjs_9 = require("value/pipeline/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const union_priority_sort_mjs_1 = require("value/shared/union_priority_sort.mjs");
 class DecodeError extends index_mjs_2.AssertError {
     constructor(value, errors) {
         super('Decode', value, errors);
@@ -17244,24 +17235,24 @@ function Decode(...args) {
     });
     return Decoder(context, type, value);
 }
-};
-modules["value/codec/encode.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/encode.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EncodeError = void 0;
 exports.EncodeUnsafe = EncodeUnsafe;
 exports.Encode = Encode;
-const index_mjs_1 = require("../../system/index.mjs");
-const index_mjs_2 = require("../assert/index.mjs");
-const index_mjs_3 = require("../check/index.mjs");
-const index_mjs_4 = require("../errors/index.mjs");
-const index_mjs_5 = require("../clean/index.mjs");
-const index_mjs_6 = require("../clone/index.mjs");
-const index_mjs_7 = require("../convert/index.mjs");
-const index_mjs_8 = require("../default/index.mjs");
-const index_mjs_9 = require("../pipeline/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const union_priority_sort_mjs_1 = require("../shared/union_priority_sort.mjs");
+const index_mjs_1 = require("system/index.mjs");
+const index_mjs_2 = require("value/assert/index.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
+const index_mjs_4 = require("value/errors/index.mjs");
+const index_mjs_5 = require("value/clean/index.mjs");
+const index_mjs_6 = require("value/clone/index.mjs");
+const index_mjs_7 = require("value/convert/index.mjs");
+const index_mjs_8 = require("value/default/index.mjs");
+const index_mjs_9 = require("value/pipeline/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const union_priority_sort_mjs_1 = require("value/shared/union_priority_sort.mjs");
 class EncodeError extends index_mjs_2.AssertError {
     constructor(value, errors) {
         super('Encode', value, errors);
@@ -17292,14 +17283,14 @@ function Encode(...args) {
     });
     return Encoder(context, type, value);
 }
-};
-modules["value/codec/from_array.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
 function Decode(direction, context, type, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
@@ -17322,28 +17313,28 @@ function FromArray(direction, context, type, value) {
         ? Decode(direction, context, type, value)
         : Encode(direction, context, type, value);
 }
-};
-modules["value/codec/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
 function FromCyclic(direction, context, type, value) {
     value = (0, from_type_mjs_1.FromType)(direction, { ...context, ...type.$defs }, (0, index_mjs_1.Ref)(type.$ref), value);
     return (0, callback_mjs_1.Callback)(direction, context, type, value);
 }
-};
-modules["value/codec/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
-const index_mjs_2 = require("../clone/index.mjs");
-const index_mjs_3 = require("../clean/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
+const index_mjs_2 = require("value/clone/index.mjs");
+const index_mjs_3 = require("value/clean/index.mjs");
 function MergeInteriors(interiors) {
     return interiors.reduce((results, interior) => ({ ...results, ...interior }), {});
 }
@@ -17374,15 +17365,15 @@ function Encode(direction, context, type, value) {
 function FromIntersect(direction, context, type, value) {
     return index_mjs_1.Guard.IsEqual(direction, 'Decode') ? Decode(direction, context, type, value) : Encode(direction, context, type, value);
 }
-};
-modules["value/codec/from_object.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
-const optional_undefined_mjs_1 = require("../shared/optional_undefined.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
+const optional_undefined_mjs_1 = require("value/shared/optional_undefined.mjs");
 function Decode(direction, context, type, value) {
     if (!index_mjs_1.Guard.IsObjectNotArray(value))
         return value;
@@ -17409,15 +17400,15 @@ function FromObject(direction, context, type, value) {
         ? Decode(direction, context, type, value)
         : Encode(direction, context, type, value);
 }
-};
-modules["value/codec/from_record.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
 function Decode(direction, context, type, value) {
     if (!index_mjs_1.Guard.IsObjectNotArray(value))
         return value;
@@ -17446,14 +17437,14 @@ function FromRecord(direction, context, type, value) {
         ? Decode(direction, context, type, value)
         : Encode(direction, context, type, value);
 }
-};
-modules["value/codec/from_ref.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRef = FromRef;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
 function ResolveRef(direction, context, type, value) {
     return index_mjs_1.Guard.HasPropertyKey(context, type.$ref)
         ? (0, from_type_mjs_1.FromType)(direction, context, context[type.$ref], value)
@@ -17464,14 +17455,14 @@ function FromRef(direction, context, type, value) {
         ? (0, callback_mjs_1.Callback)(direction, context, type, ResolveRef(direction, context, type, value))
         : ResolveRef(direction, context, type, (0, callback_mjs_1.Callback)(direction, context, type, value));
 }
-};
-modules["value/codec/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const callback_mjs_1 = require("./callback.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
 function Decode(direction, context, type, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
@@ -17494,21 +17485,21 @@ function FromTuple(direction, context, type, value) {
         ? Decode(direction, context, type, value)
         : Encode(direction, context, type, value);
 }
-};
-modules["value/codec/from_type.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const Type = require("../../type/index.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_ref_mjs_1 = require("./from_ref.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
-const callback_mjs_1 = require("./callback.mjs");
+const Type = require("type/index.mjs");
+const from_array_mjs_1 = require("value/codec/from_array.mjs");
+const from_cyclic_mjs_1 = require("value/codec/from_cyclic.mjs");
+const from_intersect_mjs_1 = require("value/codec/from_intersect.mjs");
+const from_object_mjs_1 = require("value/codec/from_object.mjs");
+const from_record_mjs_1 = require("value/codec/from_record.mjs");
+const from_ref_mjs_1 = require("value/codec/from_ref.mjs");
+const from_tuple_mjs_1 = require("value/codec/from_tuple.mjs");
+const from_union_mjs_1 = require("value/codec/from_union.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
 function FromType(direction, context, type, value) {
     return (Type.IsArray(type) ? (0, from_array_mjs_1.FromArray)(direction, context, type, value) :
         Type.IsCyclic(type) ? (0, from_cyclic_mjs_1.FromCyclic)(direction, context, type, value) :
@@ -17520,16 +17511,16 @@ function FromType(direction, context, type, value) {
                                 Type.IsUnion(type) ? (0, from_union_mjs_1.FromUnion)(direction, context, type, value) :
                                     (0, callback_mjs_1.Callback)(direction, context, type, value));
 }
-};
-modules["value/codec/from_union.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../../guard/index.mjs");
-const callback_mjs_1 = require("./callback.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_2 = require("../clone/index.mjs");
-const index_mjs_3 = require("../check/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const callback_mjs_1 = require("value/codec/callback.mjs");
+const from_type_mjs_1 = require("value/codec/from_type.mjs");
+const index_mjs_2 = require("value/clone/index.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
 function Decode(direction, context, type, value) {
     for (const schema of type.anyOf) {
         if (!(0, index_mjs_3.Check)(context, schema, value))
@@ -17554,22 +17545,22 @@ function FromUnion(direction, context, type, value) {
         ? Decode(direction, context, type, value)
         : Encode(direction, context, type, value);
 }
-};
-modules["value/codec/has.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/has.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.HasCodec = HasCodec;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const index_mjs_3 = require("../../type/index.mjs");
-const index_mjs_4 = require("../../type/index.mjs");
-const index_mjs_5 = require("../../type/index.mjs");
-const index_mjs_6 = require("../../type/index.mjs");
-const index_mjs_7 = require("../../type/index.mjs");
-const index_mjs_8 = require("../../type/index.mjs");
-const index_mjs_9 = require("../../type/index.mjs");
-const index_mjs_10 = require("../../type/index.mjs");
-const index_mjs_11 = require("../../type/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const index_mjs_3 = require("type/index.mjs");
+const index_mjs_4 = require("type/index.mjs");
+const index_mjs_5 = require("type/index.mjs");
+const index_mjs_6 = require("type/index.mjs");
+const index_mjs_7 = require("type/index.mjs");
+const index_mjs_8 = require("type/index.mjs");
+const index_mjs_9 = require("type/index.mjs");
+const index_mjs_10 = require("type/index.mjs");
+const index_mjs_11 = require("type/index.mjs");
 function FromArray(context, type) {
     return (0, index_mjs_3.IsCodec)(type) || FromType(context, type.items);
 }
@@ -17620,8 +17611,8 @@ function HasCodec(...args) {
     visited.clear();
     return FromType(context, type);
 }
-};
-modules["value/codec/index.mjs"] = function (module, exports, require) {
+});
+modules["value/codec/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -17638,16 +17629,16 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./decode.mjs"), exports);
-__exportStar(require("./encode.mjs"), exports);
-__exportStar(require("./has.mjs"), exports);
-};
-modules["value/convert/convert.mjs"] = function (module, exports, require) {
+__exportStar(require("value/codec/decode.mjs"), exports);
+__exportStar(require("value/codec/encode.mjs"), exports);
+__exportStar(require("value/codec/has.mjs"), exports);
+});
+modules["value/convert/convert.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Convert = Convert;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function Convert(...args) {
     const [context, type, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, type, value) => [context, type, value],
@@ -17655,13 +17646,13 @@ function Convert(...args) {
     });
     return (0, from_type_mjs_1.FromType)(context, type, value);
 }
-};
-modules["value/convert/from_additional.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_additional.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromAdditionalProperties = FromAdditionalProperties;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromAdditionalProperties(context, entries, additionalProperties, value) {
     const keys = index_mjs_1.Guard.Keys(value);
     for (const [regexp, _] of entries) {
@@ -17673,88 +17664,88 @@ function FromAdditionalProperties(context, entries, additionalProperties, value)
     }
     return value;
 }
-};
-modules["value/convert/from_array.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_1 = require("./try/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromArray(context, type, value) {
     const result = index_mjs_1.Try.TryArray(value);
     return result.value.map(value => (0, from_type_mjs_1.FromType)(context, type.items, value));
 }
-};
-modules["value/convert/from_bigint.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_bigint.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromBigInt = FromBigInt;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromBigInt(_context, _type, value) {
     const result = index_mjs_1.Try.TryBigInt(value);
     return index_mjs_1.Try.IsOk(result) ? result.value : value;
 }
-};
-modules["value/convert/from_boolean.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromBoolean = FromBoolean;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromBoolean(_context, _type, value) {
     const result = index_mjs_1.Try.TryBoolean(value);
     return index_mjs_1.Try.IsOk(result) ? result.value : value;
 }
-};
-modules["value/convert/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromCyclic(context, type, value) {
     return (0, from_type_mjs_1.FromType)({ ...context, ...type.$defs }, (0, index_mjs_1.Ref)(type.$ref), value);
 }
-};
-modules["value/convert/from_enum.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnum = FromEnum;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromEnum(context, type, value) {
     return (0, from_type_mjs_1.FromType)(context, (0, index_mjs_1.Evaluate)(type), value);
 }
-};
-modules["value/convert/from_integer.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromInteger = FromInteger;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromInteger(_context, _type, value) {
     const result = index_mjs_1.Try.TryNumber(value);
     return index_mjs_1.Try.IsOk(result) ? Math.trunc(result.value) : value;
 }
-};
-modules["value/convert/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromIntersect(context, type, value) {
     const instantiated = (0, index_mjs_1.Instantiate)(context, type);
     const evaluated = (0, index_mjs_1.Evaluate)(instantiated);
     return (0, from_type_mjs_1.FromType)(context, evaluated, value);
 }
-};
-modules["value/convert/from_literal.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteral = FromLiteral;
-const index_mjs_1 = require("../../system/unreachable/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const index_mjs_3 = require("../../type/index.mjs");
-const index_mjs_4 = require("./try/index.mjs");
+const index_mjs_1 = require("system/unreachable/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const index_mjs_3 = require("type/index.mjs");
+const index_mjs_4 = require("value/convert/try/index.mjs");
 function FromLiteralBigInt(_context, type, value) {
     const result = index_mjs_4.Try.TryBigInt(value);
     return index_mjs_4.Try.IsOk(result) && index_mjs_2.Guard.IsEqual(type.const, result.value) ? result.value : value;
@@ -17780,35 +17771,35 @@ function FromLiteral(context, type, value) {
                 (0, index_mjs_3.IsLiteralString)(type) ? FromLiteralString(context, type, value) :
                     (0, index_mjs_1.Unreachable)());
 }
-};
-modules["value/convert/from_null.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_null.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNull = FromNull;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromNull(_context, _type, value) {
     const result = index_mjs_1.Try.TryNull(value);
     return index_mjs_1.Try.IsOk(result) ? result.value : value;
 }
-};
-modules["value/convert/from_number.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNumber = FromNumber;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromNumber(_context, _type, value) {
     const result = index_mjs_1.Try.TryNumber(value);
     return index_mjs_1.Try.IsOk(result) ? result.value : value;
 }
-};
-modules["value/convert/from_object.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const from_additional_mjs_1 = require("./from_additional.mjs");
-const optional_undefined_mjs_1 = require("../shared/optional_undefined.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
+const from_additional_mjs_1 = require("value/convert/from_additional.mjs");
+const optional_undefined_mjs_1 = require("value/shared/optional_undefined.mjs");
 function FromProperties(context, type, value) {
     const entries = index_mjs_1.Guard.EntriesRegExp(type.properties);
     const keys = index_mjs_1.Guard.Keys(value);
@@ -17828,14 +17819,14 @@ function FromObject(context, type, value) {
         ? FromProperties(context, type, value)
         : value;
 }
-};
-modules["value/convert/from_record.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const from_additional_mjs_1 = require("./from_additional.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
+const from_additional_mjs_1 = require("value/convert/from_additional.mjs");
 function FromPatternProperties(context, type, value) {
     const entries = index_mjs_1.Guard.EntriesRegExp(type.patternProperties);
     const keys = index_mjs_1.Guard.Keys(value);
@@ -17855,45 +17846,45 @@ function FromRecord(context, type, value) {
         ? FromPatternProperties(context, type, value)
         : value;
 }
-};
-modules["value/convert/from_ref.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRef = FromRef;
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_1 = require("../../guard/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function FromRef(context, type, value) {
     return (index_mjs_1.Guard.HasPropertyKey(context, type.$ref)
         ? (0, from_type_mjs_1.FromType)(context, context[type.$ref], value)
         : value);
 }
-};
-modules["value/convert/from_string.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromString = FromString;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromString(_context, _type, value) {
     const result = index_mjs_1.Try.TryString(value);
     return index_mjs_1.Try.IsOk(result) ? result.value : value;
 }
-};
-modules["value/convert/from_template_literal.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromTemplateLiteral(context, type, value) {
     return (0, from_type_mjs_1.FromType)(context, (0, index_mjs_1.Evaluate)(type), value);
 }
-};
-modules["value/convert/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromTuple(context, type, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
@@ -17902,31 +17893,31 @@ function FromTuple(context, type, value) {
     }
     return value;
 }
-};
-modules["value/convert/from_type.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const Type = require("../../type/index.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_bigint_mjs_1 = require("./from_bigint.mjs");
-const from_boolean_mjs_1 = require("./from_boolean.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_enum_mjs_1 = require("./from_enum.mjs");
-const from_integer_mjs_1 = require("./from_integer.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_literal_mjs_1 = require("./from_literal.mjs");
-const from_null_mjs_1 = require("./from_null.mjs");
-const from_number_mjs_1 = require("./from_number.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_ref_mjs_1 = require("./from_ref.mjs");
-const from_string_mjs_1 = require("./from_string.mjs");
-const from_template_literal_mjs_1 = require("./from_template_literal.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_undefined_mjs_1 = require("./from_undefined.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
-const from_void_mjs_1 = require("./from_void.mjs");
+const Type = require("type/index.mjs");
+const from_array_mjs_1 = require("value/convert/from_array.mjs");
+const from_bigint_mjs_1 = require("value/convert/from_bigint.mjs");
+const from_boolean_mjs_1 = require("value/convert/from_boolean.mjs");
+const from_cyclic_mjs_1 = require("value/convert/from_cyclic.mjs");
+const from_enum_mjs_1 = require("value/convert/from_enum.mjs");
+const from_integer_mjs_1 = require("value/convert/from_integer.mjs");
+const from_intersect_mjs_1 = require("value/convert/from_intersect.mjs");
+const from_literal_mjs_1 = require("value/convert/from_literal.mjs");
+const from_null_mjs_1 = require("value/convert/from_null.mjs");
+const from_number_mjs_1 = require("value/convert/from_number.mjs");
+const from_object_mjs_1 = require("value/convert/from_object.mjs");
+const from_record_mjs_1 = require("value/convert/from_record.mjs");
+const from_ref_mjs_1 = require("value/convert/from_ref.mjs");
+const from_string_mjs_1 = require("value/convert/from_string.mjs");
+const from_template_literal_mjs_1 = require("value/convert/from_template_literal.mjs");
+const from_tuple_mjs_1 = require("value/convert/from_tuple.mjs");
+const from_undefined_mjs_1 = require("value/convert/from_undefined.mjs");
+const from_union_mjs_1 = require("value/convert/from_union.mjs");
+const from_void_mjs_1 = require("value/convert/from_void.mjs");
 function FromType(context, type, value) {
     return (Type.IsArray(type) ? (0, from_array_mjs_1.FromArray)(context, type, value) :
         Type.IsBigInt(type) ? (0, from_bigint_mjs_1.FromBigInt)(context, type, value) :
@@ -17949,25 +17940,25 @@ function FromType(context, type, value) {
                                                                             Type.IsVoid(type) ? (0, from_void_mjs_1.FromVoid)(context, type, value) :
                                                                                 value);
 }
-};
-modules["value/convert/from_undefined.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_undefined.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUndefined = FromUndefined;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromUndefined(_context, _type, value) {
     const result = index_mjs_1.Try.TryUndefined(value);
     return index_mjs_1.Try.IsOk(result) ? result.value : value;
 }
-};
-modules["value/convert/from_union.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../check/index.mjs");
-const index_mjs_3 = require("../clone/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("value/check/index.mjs");
+const index_mjs_3 = require("value/clone/index.mjs");
+const from_type_mjs_1 = require("value/convert/from_type.mjs");
 function FromUnion(context, type, value) {
     const matched = type.anyOf.some(type => (0, index_mjs_2.Check)(context, type, value));
     if (matched)
@@ -17976,18 +17967,18 @@ function FromUnion(context, type, value) {
     const selected = candidates.find(value => (0, index_mjs_2.Check)(context, type, value));
     return index_mjs_1.Guard.IsUndefined(selected) ? value : selected;
 }
-};
-modules["value/convert/from_void.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/from_void.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromVoid = FromVoid;
-const index_mjs_1 = require("./try/index.mjs");
+const index_mjs_1 = require("value/convert/try/index.mjs");
 function FromVoid(_context, _type, value) {
     const result = index_mjs_1.Try.TryUndefined(value);
     return index_mjs_1.Try.IsOk(result) ? (void 0) : value;
 }
-};
-modules["value/convert/index.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -18004,15 +17995,15 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./convert.mjs"), exports);
-};
-modules["value/convert/try/index.mjs"] = function (module, exports, require) {
+__exportStar(require("value/convert/convert.mjs"), exports);
+});
+modules["value/convert/try/index.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Try = void 0;
-exports.Try = require("./try.mjs");
-};
-modules["value/convert/try/try.mjs"] = function (module, exports, require) {
+exports.Try = require("value/convert/try/try.mjs");
+});
+modules["value/convert/try/try.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -18029,31 +18020,31 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./try_array.mjs"), exports);
-__exportStar(require("./try_bigint.mjs"), exports);
-__exportStar(require("./try_boolean.mjs"), exports);
-__exportStar(require("./try_null.mjs"), exports);
-__exportStar(require("./try_number.mjs"), exports);
-__exportStar(require("./try_result.mjs"), exports);
-__exportStar(require("./try_string.mjs"), exports);
-__exportStar(require("./try_undefined.mjs"), exports);
-};
-modules["value/convert/try/try_array.mjs"] = function (module, exports, require) {
+__exportStar(require("value/convert/try/try_array.mjs"), exports);
+__exportStar(require("value/convert/try/try_bigint.mjs"), exports);
+__exportStar(require("value/convert/try/try_boolean.mjs"), exports);
+__exportStar(require("value/convert/try/try_null.mjs"), exports);
+__exportStar(require("value/convert/try/try_number.mjs"), exports);
+__exportStar(require("value/convert/try/try_result.mjs"), exports);
+__exportStar(require("value/convert/try/try_string.mjs"), exports);
+__exportStar(require("value/convert/try/try_undefined.mjs"), exports);
+});
+modules["value/convert/try/try_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryArray = TryArray;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
 function TryArray(value) {
     return index_mjs_1.Guard.IsArray(value) ? (0, try_result_mjs_1.Ok)(value) : (0, try_result_mjs_1.Ok)([value]);
 }
-};
-modules["value/convert/try/try_bigint.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_bigint.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryBigInt = TryBigInt;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
 function FromBoolean(value) {
     return index_mjs_1.Guard.IsEqual(value, true) ? (0, try_result_mjs_1.Ok)(BigInt(1)) : (0, try_result_mjs_1.Ok)(BigInt(0));
 }
@@ -18087,13 +18078,13 @@ function TryBigInt(value) {
                         index_mjs_1.Guard.IsUndefined(value) ? (0, try_result_mjs_1.Ok)(BigInt(0)) :
                             (0, try_result_mjs_1.Fail)());
 }
-};
-modules["value/convert/try/try_boolean.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryBoolean = TryBoolean;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
 function FromBigInt(value) {
     return (index_mjs_1.Guard.IsEqual(value, BigInt(0)) ? (0, try_result_mjs_1.Ok)(false) :
         index_mjs_1.Guard.IsEqual(value, BigInt(1)) ? (0, try_result_mjs_1.Ok)(true) :
@@ -18120,13 +18111,13 @@ function TryBoolean(value) {
                         index_mjs_1.Guard.IsUndefined(value) ? (0, try_result_mjs_1.Ok)(false) :
                             (0, try_result_mjs_1.Fail)());
 }
-};
-modules["value/convert/try/try_null.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_null.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryNull = TryNull;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
 function FromBigInt(value) {
     return index_mjs_1.Guard.IsEqual(value, BigInt(0)) ? (0, try_result_mjs_1.Ok)(null) : (0, try_result_mjs_1.Fail)();
 }
@@ -18153,14 +18144,14 @@ function TryNull(value) {
                         index_mjs_1.Guard.IsUndefined(value) ? (0, try_result_mjs_1.Ok)(null) :
                             (0, try_result_mjs_1.Fail)());
 }
-};
-modules["value/convert/try/try_number.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryNumber = TryNumber;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
-const try_bigint_mjs_1 = require("./try_bigint.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
+const try_bigint_mjs_1 = require("value/convert/try/try_bigint.mjs");
 const maxBigInt = BigInt(Number.MAX_SAFE_INTEGER);
 const minBigInt = BigInt(Number.MIN_SAFE_INTEGER);
 function FromBigInt(value) {
@@ -18192,14 +18183,14 @@ function TryNumber(value) {
                         index_mjs_1.Guard.IsUndefined(value) ? (0, try_result_mjs_1.Ok)(0) :
                             (0, try_result_mjs_1.Fail)());
 }
-};
-modules["value/convert/try/try_result.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_result.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsOk = IsOk;
 exports.Ok = Ok;
 exports.Fail = Fail;
-const index_mjs_1 = require("../../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function IsOk(value) {
     return index_mjs_1.Guard.IsObject(value) && index_mjs_1.Guard.HasPropertyKey(value, 'value');
 }
@@ -18209,13 +18200,13 @@ function Ok(value) {
 function Fail() {
     return undefined;
 }
-};
-modules["value/convert/try/try_string.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryString = TryString;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
 function TryString(value) {
     return (index_mjs_1.Guard.IsBigInt(value) ? (0, try_result_mjs_1.Ok)(value.toString()) :
         index_mjs_1.Guard.IsBoolean(value) ? (0, try_result_mjs_1.Ok)(value.toString()) :
@@ -18225,13 +18216,13 @@ function TryString(value) {
                         index_mjs_1.Guard.IsUndefined(value) ? (0, try_result_mjs_1.Ok)('') :
                             (0, try_result_mjs_1.Fail)());
 }
-};
-modules["value/convert/try/try_undefined.mjs"] = function (module, exports, require) {
+});
+modules["value/convert/try/try_undefined.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TryUndefined = TryUndefined;
-const index_mjs_1 = require("../../../guard/index.mjs");
-const try_result_mjs_1 = require("./try_result.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const try_result_mjs_1 = require("value/convert/try/try_result.mjs");
 function FromBigInt(value) {
     return index_mjs_1.Guard.IsEqual(value, BigInt(0)) ? (0, try_result_mjs_1.Ok)(undefined) : (0, try_result_mjs_1.Fail)();
 }
@@ -18258,13 +18249,13 @@ function TryUndefined(value) {
                         index_mjs_1.Guard.IsUndefined(value) ? (0, try_result_mjs_1.Ok)(value) :
                             (0, try_result_mjs_1.Fail)());
 }
-};
-modules["value/create/create.mjs"] = function (module, exports, require) {
+});
+modules["value/create/create.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Create = Create;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function Create(...args) {
     const [context, type] = index_mjs_1.Arguments.Match(args, {
         2: (context, type) => [context, type],
@@ -18272,8 +18263,8 @@ function Create(...args) {
     });
     return (0, from_type_mjs_1.FromType)(context, type);
 }
-};
-modules["value/create/error.mjs"] = function (module, exports, require) {
+});
+modules["value/create/error.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CreateError = void 0;
@@ -18284,45 +18275,45 @@ class CreateError extends Error {
     }
 }
 exports.CreateError = CreateError;
-};
-modules["value/create/from_array.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const index_mjs_1 = require("../../schema/types/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
+const error_mjs_1 = require("value/create/error.mjs");
 function FromArray(context, type) {
     if ((0, index_mjs_1.IsUniqueItems)(type) && !(0, index_mjs_1.IsDefault)(type))
         throw new error_mjs_1.CreateError(type, 'Arrays with uniqueItems constraints must specify a default annotation');
     const length = (0, index_mjs_1.IsMinItems)(type) ? type.minItems : 0;
     return Array.from({ length }, () => (0, from_type_mjs_1.FromType)(context, type.items));
 }
-};
-modules["value/create/from_bigint.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_bigint.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromBigInt = FromBigInt;
-const index_mjs_1 = require("../../schema/types/index.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
 function FromBigInt(_context, type) {
     return ((0, index_mjs_1.IsExclusiveMinimum)(type) ? BigInt(type.exclusiveMinimum) + BigInt(1) :
         (0, index_mjs_1.IsMinimum)(type) ? BigInt(type.minimum) :
             BigInt(0));
 }
-};
-modules["value/create/from_boolean.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_boolean.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromBoolean = FromBoolean;
 function FromBoolean(_context, _type) {
     return false;
 }
-};
-modules["value/create/from_constructor.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_constructor.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromConstructor = FromConstructor;
-const from_type_mjs_1 = require("./from_type.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromConstructor(context, type) {
     const instanceType = (0, from_type_mjs_1.FromType)(context, type.instanceType);
     return class {
@@ -18331,23 +18322,23 @@ function FromConstructor(context, type) {
         }
     };
 }
-};
-modules["value/create/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromCyclic(context, type) {
     return (0, from_type_mjs_1.FromType)({ ...context, ...type.$defs }, (0, index_mjs_1.Ref)(type.$ref));
 }
-};
-modules["value/create/from_default.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_default.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDefault = FromDefault;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../clone/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("value/clone/index.mjs");
 function FromDefault(_context, schema) {
     return index_mjs_1.Guard.IsFunction(schema.default)
         ? schema.default(schema)
@@ -18355,131 +18346,131 @@ function FromDefault(_context, schema) {
             ? (0, index_mjs_2.Clone)(schema.default)
             : schema.default;
 }
-};
-modules["value/create/from_enum.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnum = FromEnum;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromEnum(context, type) {
     return (0, from_type_mjs_1.FromType)(context, (0, index_mjs_1.Evaluate)(type));
 }
-};
-modules["value/create/from_function.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_function.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromFunction = FromFunction;
-const from_type_mjs_1 = require("./from_type.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromFunction(context, type) {
     const returnType = (0, from_type_mjs_1.FromType)(context, type.returnType);
     return () => returnType;
 }
-};
-modules["value/create/from_integer.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_integer.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromInteger = FromInteger;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../schema/types/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("schema/types/index.mjs");
 function FromInteger(_context, type) {
     return (((0, index_mjs_2.IsExclusiveMinimum)(type) && index_mjs_1.Guard.IsNumber(type.exclusiveMinimum)) ? type.exclusiveMinimum + 1 :
         (0, index_mjs_2.IsMinimum)(type) ? type.minimum :
             0);
 }
-};
-modules["value/create/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromIntersect(context, type) {
     const instantiated = (0, index_mjs_1.Instantiate)(context, type);
     const evaluated = (0, index_mjs_1.Evaluate)(instantiated);
     return (0, from_type_mjs_1.FromType)(context, evaluated);
 }
-};
-modules["value/create/from_literal.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteral = FromLiteral;
 function FromLiteral(_context, type) {
     return type.const;
 }
-};
-modules["value/create/from_never.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_never.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNever = FromNever;
-const error_mjs_1 = require("./error.mjs");
+const error_mjs_1 = require("value/create/error.mjs");
 function FromNever(_context, type) {
     throw new error_mjs_1.CreateError(type, 'Cannot create TNever types');
 }
-};
-modules["value/create/from_null.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_null.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNull = FromNull;
 function FromNull(_context, _type) {
     return null;
 }
-};
-modules["value/create/from_number.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_number.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNumber = FromNumber;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../schema/types/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("schema/types/index.mjs");
 function FromNumber(_context, type) {
     return ((0, index_mjs_2.IsExclusiveMinimum)(type) && index_mjs_1.Guard.IsNumber(type.exclusiveMinimum) ? type.exclusiveMinimum + 1 :
         (0, index_mjs_2.IsMinimum)(type) ? type.minimum :
             0);
 }
-};
-modules["value/create/from_object.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromObject(context, type) {
     const required = index_mjs_1.Guard.IsUndefined(type.required) ? [] : type.required;
     return required.reduce((result, key) => {
         return { ...result, [key]: (0, from_type_mjs_1.FromType)(context, type.properties[key]) };
     }, {});
 }
-};
-modules["value/create/from_record.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const index_mjs_1 = require("../../schema/types/index.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
+const error_mjs_1 = require("value/create/error.mjs");
 function FromRecord(_context, type) {
     if ((0, index_mjs_1.IsMinProperties)(type) && !(0, index_mjs_1.IsDefault)(type))
         throw new error_mjs_1.CreateError(type, 'Record with the minProperties constraint must have a default annotation');
     return {};
 }
-};
-modules["value/create/from_ref.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRef = FromRef;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
+const error_mjs_1 = require("value/create/error.mjs");
 function FromRef(context, type) {
     return index_mjs_1.Guard.HasPropertyKey(context, type.$ref)
         ? (0, from_type_mjs_1.FromType)(context, context[type.$ref])
         : (() => { throw new error_mjs_1.CreateError(type, 'Unable to deref Ref'); })();
 }
-};
-modules["value/create/from_string.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_string.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromString = FromString;
-const index_mjs_1 = require("../../schema/types/index.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
 function FromString(_context, type) {
     const needsDefault = ((0, index_mjs_1.IsPattern)(type) || (0, index_mjs_1.IsFormat)(type)) && !(0, index_mjs_1.IsDefault)(type);
     if (needsDefault)
@@ -18487,69 +18478,69 @@ function FromString(_context, type) {
     const minLength = (0, index_mjs_1.IsMinLength)(type) ? type.minLength : 0;
     return ''.padEnd(minLength);
 }
-};
-modules["value/create/from_symbol.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_symbol.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromSymbol = FromSymbol;
 function FromSymbol(_context, _type) {
     return Symbol();
 }
-};
-modules["value/create/from_template_literal.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../type/engine/template_literal/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("type/engine/template_literal/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
+const error_mjs_1 = require("value/create/error.mjs");
 function FromTemplateLiteral(context, type) {
     const decoded = (0, index_mjs_2.TemplateLiteralDecode)(type.pattern);
     if ((0, index_mjs_1.IsString)(decoded))
         throw new error_mjs_1.CreateError(type, 'Unable to create TemplateLiteral due to infinite type expansion');
     return (0, from_type_mjs_1.FromType)(context, decoded);
 }
-};
-modules["value/create/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const from_type_mjs_1 = require("./from_type.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromTuple(context, type) {
     return Array.from({ length: type.minItems }, (_, i) => (0, from_type_mjs_1.FromType)(context, type.items[i]));
 }
-};
-modules["value/create/from_type.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const T = require("../../type/index.mjs");
-const S = require("../../schema/types/index.mjs");
-const from_default_mjs_1 = require("./from_default.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_bigint_mjs_1 = require("./from_bigint.mjs");
-const from_boolean_mjs_1 = require("./from_boolean.mjs");
-const from_constructor_mjs_1 = require("./from_constructor.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_enum_mjs_1 = require("./from_enum.mjs");
-const from_function_mjs_1 = require("./from_function.mjs");
-const from_integer_mjs_1 = require("./from_integer.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_literal_mjs_1 = require("./from_literal.mjs");
-const from_never_mjs_1 = require("./from_never.mjs");
-const from_null_mjs_1 = require("./from_null.mjs");
-const from_number_mjs_1 = require("./from_number.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_ref_mjs_1 = require("./from_ref.mjs");
-const from_string_mjs_1 = require("./from_string.mjs");
-const from_symbol_mjs_1 = require("./from_symbol.mjs");
-const from_template_literal_mjs_1 = require("./from_template_literal.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_undefined_mjs_1 = require("./from_undefined.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
-const from_void_mjs_1 = require("./from_void.mjs");
+const T = require("type/index.mjs");
+const S = require("schema/types/index.mjs");
+const from_default_mjs_1 = require("value/create/from_default.mjs");
+const from_array_mjs_1 = require("value/create/from_array.mjs");
+const from_bigint_mjs_1 = require("value/create/from_bigint.mjs");
+const from_boolean_mjs_1 = require("value/create/from_boolean.mjs");
+const from_constructor_mjs_1 = require("value/create/from_constructor.mjs");
+const from_cyclic_mjs_1 = require("value/create/from_cyclic.mjs");
+const from_enum_mjs_1 = require("value/create/from_enum.mjs");
+const from_function_mjs_1 = require("value/create/from_function.mjs");
+const from_integer_mjs_1 = require("value/create/from_integer.mjs");
+const from_intersect_mjs_1 = require("value/create/from_intersect.mjs");
+const from_literal_mjs_1 = require("value/create/from_literal.mjs");
+const from_never_mjs_1 = require("value/create/from_never.mjs");
+const from_null_mjs_1 = require("value/create/from_null.mjs");
+const from_number_mjs_1 = require("value/create/from_number.mjs");
+const from_object_mjs_1 = require("value/create/from_object.mjs");
+const from_record_mjs_1 = require("value/create/from_record.mjs");
+const from_ref_mjs_1 = require("value/create/from_ref.mjs");
+const from_string_mjs_1 = require("value/create/from_string.mjs");
+const from_symbol_mjs_1 = require("value/create/from_symbol.mjs");
+const from_template_literal_mjs_1 = require("value/create/from_template_literal.mjs");
+const from_tuple_mjs_1 = require("value/create/from_tuple.mjs");
+const from_undefined_mjs_1 = require("value/create/from_undefined.mjs");
+const from_union_mjs_1 = require("value/create/from_union.mjs");
+const from_void_mjs_1 = require("value/create/from_void.mjs");
 function FromType(context, type) {
     return (S.IsDefault(type) ? (0, from_default_mjs_1.FromDefault)(context, type) :
         T.IsArray(type) ? (0, from_array_mjs_1.FromArray)(context, type) :
@@ -18577,37 +18568,37 @@ function FromType(context, type) {
                                                                                                 T.IsVoid(type) ? (0, from_void_mjs_1.FromVoid)(context, type) :
                                                                                                     undefined);
 }
-};
-modules["value/create/from_undefined.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_undefined.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUndefined = FromUndefined;
 function FromUndefined(_context, _type) {
     return undefined;
 }
-};
-modules["value/create/from_union.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/create/from_type.mjs");
 function FromUnion(context, type) {
     if (index_mjs_1.Guard.IsEqual(type.anyOf.length, 0)) {
         throw Error('Unable to create Union with no variants');
     }
     return (0, from_type_mjs_1.FromType)(context, type.anyOf[0]);
 }
-};
-modules["value/create/from_void.mjs"] = function (module, exports, require) {
+});
+modules["value/create/from_void.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromVoid = FromVoid;
 function FromVoid(_context, _type) {
     return void 0;
 }
-};
-modules["value/create/index.mjs"] = function (module, exports, require) {
+});
+modules["value/create/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -18624,15 +18615,15 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./error.mjs"), exports);
-__exportStar(require("./create.mjs"), exports);
-};
-modules["value/default/default.mjs"] = function (module, exports, require) {
+__exportStar(require("value/create/error.mjs"), exports);
+__exportStar(require("value/create/create.mjs"), exports);
+});
+modules["value/default/default.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Default = Default;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function Default(...args) {
     const [context, type, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, type, value) => [context, type, value],
@@ -18640,13 +18631,13 @@ function Default(...args) {
     });
     return (0, from_type_mjs_1.FromType)(context, type, value);
 }
-};
-modules["value/default/from_array.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromArray(context, type, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
@@ -18655,49 +18646,49 @@ function FromArray(context, type, value) {
     }
     return value;
 }
-};
-modules["value/default/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromCyclic(context, type, value) {
     return (0, from_type_mjs_1.FromType)({ ...context, ...type.$defs }, (0, index_mjs_1.Ref)(type.$ref), value);
 }
-};
-modules["value/default/from_default.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_default.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDefault = FromDefault;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../clone/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("value/clone/index.mjs");
 function FromDefault(type, value) {
     if (!index_mjs_1.Guard.IsUndefined(value))
         return value;
     return index_mjs_1.Guard.IsFunction(type.default) ? type.default() : (0, index_mjs_2.Clone)(type.default);
 }
-};
-modules["value/default/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromIntersect(context, type, value) {
     const instantiated = (0, index_mjs_1.Instantiate)(context, type);
     const evaluated = (0, index_mjs_1.Evaluate)(instantiated);
     return (0, from_type_mjs_1.FromType)(context, evaluated, value);
 }
-};
-modules["value/default/from_object.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_3 = require("../../schema/types/index.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
+const index_mjs_3 = require("schema/types/index.mjs");
 function FromObject(context, type, value) {
     if (!index_mjs_2.Guard.IsObject(value))
         return value;
@@ -18718,15 +18709,15 @@ function FromObject(context, type, value) {
     }
     return value;
 }
-};
-modules["value/default/from_record.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../schema/types/index.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("schema/types/index.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromRecord(context, type, value) {
     if (!index_mjs_3.Guard.IsObject(value))
         return value;
@@ -18745,25 +18736,25 @@ function FromRecord(context, type, value) {
     }
     return value;
 }
-};
-modules["value/default/from_ref.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRef = FromRef;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromRef(context, type, value) {
     return index_mjs_1.Guard.HasPropertyKey(context, type.$ref)
         ? (0, from_type_mjs_1.FromType)(context, context[type.$ref], value)
         : value;
 }
-};
-modules["value/default/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromTuple(context, schema, value) {
     if (!index_mjs_1.Guard.IsArray(value))
         return value;
@@ -18774,22 +18765,22 @@ function FromTuple(context, schema, value) {
     }
     return value;
 }
-};
-modules["value/default/from_type.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const index_mjs_1 = require("../../schema/index.mjs");
-const T = require("../../type/index.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_cyclic_mjs_1 = require("./from_cyclic.mjs");
-const from_default_mjs_1 = require("./from_default.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_ref_mjs_1 = require("./from_ref.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
+const index_mjs_1 = require("schema/index.mjs");
+const T = require("type/index.mjs");
+const from_array_mjs_1 = require("value/default/from_array.mjs");
+const from_cyclic_mjs_1 = require("value/default/from_cyclic.mjs");
+const from_default_mjs_1 = require("value/default/from_default.mjs");
+const from_intersect_mjs_1 = require("value/default/from_intersect.mjs");
+const from_object_mjs_1 = require("value/default/from_object.mjs");
+const from_record_mjs_1 = require("value/default/from_record.mjs");
+const from_ref_mjs_1 = require("value/default/from_ref.mjs");
+const from_tuple_mjs_1 = require("value/default/from_tuple.mjs");
+const from_union_mjs_1 = require("value/default/from_union.mjs");
 function FromType(context, type, value) {
     const defaulted = (0, index_mjs_1.IsDefault)(type) ? (0, from_default_mjs_1.FromDefault)(type, value) : value;
     return (T.IsArray(type) ? (0, from_array_mjs_1.FromArray)(context, type, defaulted) :
@@ -18802,14 +18793,14 @@ function FromType(context, type, value) {
                                 T.IsUnion(type) ? (0, from_union_mjs_1.FromUnion)(context, type, defaulted) :
                                     defaulted);
 }
-};
-modules["value/default/from_union.mjs"] = function (module, exports, require) {
+});
+modules["value/default/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../check/index.mjs");
-const index_mjs_2 = require("../clone/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("value/check/index.mjs");
+const index_mjs_2 = require("value/clone/index.mjs");
+const from_type_mjs_1 = require("value/default/from_type.mjs");
 function FromUnion(context, schema, value) {
     for (const inner of schema.anyOf) {
         const result = (0, from_type_mjs_1.FromType)(context, inner, (0, index_mjs_2.Clone)(value));
@@ -18819,8 +18810,8 @@ function FromUnion(context, schema, value) {
     }
     return value;
 }
-};
-modules["value/default/index.mjs"] = function (module, exports, require) {
+});
+modules["value/default/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -18837,14 +18828,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./default.mjs"), exports);
-};
-modules["value/delta/diff.mjs"] = function (module, exports, require) {
+__exportStar(require("value/default/default.mjs"), exports);
+});
+modules["value/delta/diff.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Diff = Diff;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../equal/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("value/equal/index.mjs");
 function CreateUpdate(path, value) {
     return { type: 'update', path, value };
 }
@@ -18936,12 +18927,12 @@ function* FromValue(path, left, right) {
 function Diff(current, next) {
     return [...FromValue('', current, next)];
 }
-};
-modules["value/delta/edit.mjs"] = function (module, exports, require) {
+});
+modules["value/delta/edit.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Edit = exports.Delete = exports.Update = exports.Insert = void 0;
-const T = require("../../type/index.mjs");
+const T = require("type/index.mjs");
 exports.Insert = T.Object({
     type: T.Literal('insert'),
     path: T.String(),
@@ -18957,8 +18948,8 @@ exports.Delete = T.Object({
     path: T.String(),
 });
 exports.Edit = T.Union([exports.Insert, exports.Update, exports.Delete]);
-};
-modules["value/delta/index.mjs"] = function (module, exports, require) {
+});
+modules["value/delta/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -18975,16 +18966,16 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./diff.mjs"), exports);
-__exportStar(require("./edit.mjs"), exports);
-__exportStar(require("./patch.mjs"), exports);
-};
-modules["value/delta/patch.mjs"] = function (module, exports, require) {
+__exportStar(require("value/delta/diff.mjs"), exports);
+__exportStar(require("value/delta/edit.mjs"), exports);
+__exportStar(require("value/delta/patch.mjs"), exports);
+});
+modules["value/delta/patch.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Patch = Patch;
-const index_mjs_1 = require("../clone/index.mjs");
-const index_mjs_2 = require("../pointer/index.mjs");
+const index_mjs_1 = require("value/clone/index.mjs");
+const index_mjs_2 = require("value/pointer/index.mjs");
 function IsRoot(edits) {
     return edits.length > 0 && edits[0].path === '' && edits[0].type === 'update';
 }
@@ -19015,17 +19006,17 @@ function Patch(current, edits) {
     }
     return clone;
 }
-};
-modules["value/equal/equal.mjs"] = function (module, exports, require) {
+});
+modules["value/equal/equal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Equal = Equal;
-const index_mjs_1 = require("../../guard/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
 function Equal(left, right) {
     return index_mjs_1.Guard.IsDeepEqual(left, right);
 }
-};
-modules["value/equal/index.mjs"] = function (module, exports, require) {
+});
+modules["value/equal/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19042,14 +19033,14 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./equal.mjs"), exports);
-};
-modules["value/errors/errors.mjs"] = function (module, exports, require) {
+__exportStar(require("value/equal/equal.mjs"), exports);
+});
+modules["value/errors/errors.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Errors = Errors;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const index_mjs_2 = require("../../schema/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const index_mjs_2 = require("schema/index.mjs");
 function Errors(...args) {
     const [context, type, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, type, value) => [context, type, value],
@@ -19058,8 +19049,8 @@ function Errors(...args) {
     const [_, errors] = (0, index_mjs_2.Errors)(context, type, value);
     return errors;
 }
-};
-modules["value/errors/index.mjs"] = function (module, exports, require) {
+});
+modules["value/errors/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19076,18 +19067,18 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./errors.mjs"), exports);
-};
-modules["value/hash/hash.mjs"] = function (module, exports, require) {
+__exportStar(require("value/errors/errors.mjs"), exports);
+});
+modules["value/hash/hash.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Hash = Hash;
-const index_mjs_1 = require("../../system/hashing/index.mjs");
+const index_mjs_1 = require("system/hashing/index.mjs");
 function Hash(value) {
     return index_mjs_1.Hashing.Hash(value);
 }
-};
-modules["value/hash/index.mjs"] = function (module, exports, require) {
+});
+modules["value/hash/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19104,9 +19095,9 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./hash.mjs"), exports);
-};
-modules["value/index.mjs"] = function (module, exports, require) {
+__exportStar(require("value/hash/hash.mjs"), exports);
+});
+modules["value/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19124,28 +19115,28 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Value = void 0;
-__exportStar(require("./assert/index.mjs"), exports);
-__exportStar(require("./check/index.mjs"), exports);
-__exportStar(require("./clean/index.mjs"), exports);
-__exportStar(require("./clone/index.mjs"), exports);
-__exportStar(require("./codec/index.mjs"), exports);
-__exportStar(require("./convert/index.mjs"), exports);
-__exportStar(require("./create/index.mjs"), exports);
-__exportStar(require("./errors/index.mjs"), exports);
-__exportStar(require("./default/index.mjs"), exports);
-__exportStar(require("./equal/index.mjs"), exports);
-__exportStar(require("./hash/index.mjs"), exports);
-__exportStar(require("./parse/index.mjs"), exports);
-__exportStar(require("./delta/index.mjs"), exports);
-__exportStar(require("./pipeline/index.mjs"), exports);
-__exportStar(require("./pointer/index.mjs"), exports);
-__exportStar(require("./repair/index.mjs"), exports);
-__exportStar(require("./shared/index.mjs"), exports);
-const Value = require("./value.mjs");
-exports.Value = require("./value.mjs");
+__exportStar(require("value/assert/index.mjs"), exports);
+__exportStar(require("value/check/index.mjs"), exports);
+__exportStar(require("value/clean/index.mjs"), exports);
+__exportStar(require("value/clone/index.mjs"), exports);
+__exportStar(require("value/codec/index.mjs"), exports);
+__exportStar(require("value/convert/index.mjs"), exports);
+__exportStar(require("value/create/index.mjs"), exports);
+__exportStar(require("value/errors/index.mjs"), exports);
+__exportStar(require("value/default/index.mjs"), exports);
+__exportStar(require("value/equal/index.mjs"), exports);
+__exportStar(require("value/hash/index.mjs"), exports);
+__exportStar(require("value/parse/index.mjs"), exports);
+__exportStar(require("value/delta/index.mjs"), exports);
+__exportStar(require("value/pipeline/index.mjs"), exports);
+__exportStar(require("value/pointer/index.mjs"), exports);
+__exportStar(require("value/repair/index.mjs"), exports);
+__exportStar(require("value/shared/index.mjs"), exports);
+const Value = require("value/value.mjs");
+exports.Value = require("value/value.mjs");
 exports.default = Value;
-};
-modules["value/parse/index.mjs"] = function (module, exports, require) {
+});
+modules["value/parse/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19162,23 +19153,23 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./parse.mjs"), exports);
-};
-modules["value/parse/parse.mjs"] = function (module, exports, require) {
+__exportStar(require("value/parse/parse.mjs"), exports);
+});
+modules["value/parse/parse.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Parser = exports.ParseError = void 0;
 exports.Parse = Parse;
-const internal_mjs_1 = require("../../system/settings/internal.mjs");
-const index_mjs_1 = require("../../system/index.mjs");
-const index_mjs_2 = require("../assert/index.mjs");
-const index_mjs_3 = require("../check/index.mjs");
-const index_mjs_4 = require("../errors/index.mjs");
-const index_mjs_5 = require("../clean/index.mjs");
-const index_mjs_6 = require("../clone/index.mjs");
-const index_mjs_7 = require("../convert/index.mjs");
-const index_mjs_8 = require("../default/index.mjs");
-const index_mjs_9 = require("../pipeline/index.mjs");
+const internal_mjs_1 = require("system/settings/internal.mjs");
+const index_mjs_1 = require("system/index.mjs");
+const index_mjs_2 = require("value/assert/index.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
+const index_mjs_4 = require("value/errors/index.mjs");
+const index_mjs_5 = require("value/clean/index.mjs");
+const index_mjs_6 = require("value/clone/index.mjs");
+const index_mjs_7 = require("value/convert/index.mjs");
+const index_mjs_8 = require("value/default/index.mjs");
+const index_mjs_9 = require("value/pipeline/index.mjs");
 class ParseError extends index_mjs_2.AssertError {
     constructor(value, errors) {
         super('Parse', value, errors);
@@ -19215,8 +19206,8 @@ function Parse(...args) {
     (0, internal_mjs_1.DisableParseErrors)();
     throw new ParseError(value, errors);
 }
-};
-modules["value/pipeline/index.mjs"] = function (module, exports, require) {
+});
+modules["value/pipeline/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19233,13 +19224,13 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./pipeline.mjs"), exports);
-};
-modules["value/pipeline/pipeline.mjs"] = function (module, exports, require) {
+__exportStar(require("value/pipeline/pipeline.mjs"), exports);
+});
+modules["value/pipeline/pipeline.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Pipeline = Pipeline;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
 function Pipeline(pipeline) {
     return (...args) => {
         const [context, type, value] = index_mjs_1.Arguments.Match(args, {
@@ -19249,8 +19240,8 @@ function Pipeline(pipeline) {
         return pipeline.reduce((result, func) => func(context, type, result), value);
     };
 }
-};
-modules["value/pointer/index.mjs"] = function (module, exports, require) {
+});
+modules["value/pointer/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19267,9 +19258,9 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("../../schema/pointer/index.mjs"), exports);
-};
-modules["value/repair/error.mjs"] = function (module, exports, require) {
+__exportStar(require("schema/pointer/index.mjs"), exports);
+});
+modules["value/repair/error.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RepairError = void 0;
@@ -19282,18 +19273,18 @@ class RepairError extends Error {
     }
 }
 exports.RepairError = RepairError;
-};
-modules["value/repair/from_array.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_array.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-const index_mjs_1 = require("../../schema/types/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const index_mjs_3 = require("../check/index.mjs");
-const index_mjs_4 = require("../create/index.mjs");
-const index_mjs_5 = require("../hash/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
+const index_mjs_4 = require("value/create/index.mjs");
+const index_mjs_5 = require("value/hash/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
+const error_mjs_1 = require("value/repair/error.mjs");
 function MakeUnique(values) {
     const [hashes, result] = [new Set(), []];
     for (const value of values) {
@@ -19319,48 +19310,48 @@ function FromArray(context, type, value) {
         throw new error_mjs_1.RepairError(context, type, value, 'Failed to repair Array due to uniqueItems constraint');
     return unique;
 }
-};
-modules["value/repair/from_cyclic.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_cyclic.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromCyclic(context, type, value) {
     return (0, from_type_mjs_1.FromType)({ ...context, ...type.$defs }, (0, index_mjs_1.Ref)(type.$ref), value);
 }
-};
-modules["value/repair/from_enum.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_enum.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnum = FromEnum;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromEnum(context, type, value) {
     return (0, from_type_mjs_1.FromType)(context, (0, index_mjs_1.Evaluate)(type), value);
 }
-};
-modules["value/repair/from_intersect.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_intersect.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-const index_mjs_1 = require("../../type/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromIntersect(context, type, value) {
     const instantiated = (0, index_mjs_1.Instantiate)(context, type);
     const evaluated = (0, index_mjs_1.Evaluate)(instantiated);
     return (0, from_type_mjs_1.FromType)(context, evaluated, value);
 }
-};
-modules["value/repair/from_object.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_object.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../check/index.mjs");
-const index_mjs_3 = require("../create/index.mjs");
-const index_mjs_4 = require("../../schema/types/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("value/check/index.mjs");
+const index_mjs_3 = require("value/create/index.mjs");
+const index_mjs_4 = require("schema/types/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromObject(context, type, value) {
     if ((0, index_mjs_2.Check)(context, type, value))
         return value;
@@ -19385,17 +19376,17 @@ function FromObject(context, type, value) {
     }
     return result;
 }
-};
-modules["value/repair/from_record.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_record.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-const index_mjs_1 = require("../../schema/types/index.mjs");
-const index_mjs_2 = require("../../type/index.mjs");
-const index_mjs_3 = require("../../guard/index.mjs");
-const index_mjs_4 = require("../create/index.mjs");
-const index_mjs_5 = require("../check/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
+const index_mjs_2 = require("type/index.mjs");
+const index_mjs_3 = require("guard/index.mjs");
+const index_mjs_4 = require("value/create/index.mjs");
+const index_mjs_5 = require("value/check/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromRecord(context, type, value) {
     if ((0, index_mjs_5.Check)(context, type, value))
         return value;
@@ -19420,39 +19411,39 @@ function FromRecord(context, type, value) {
     }
     return result;
 }
-};
-modules["value/repair/from_ref.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_ref.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRef = FromRef;
-const index_mjs_1 = require("../../guard/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
+const error_mjs_1 = require("value/repair/error.mjs");
 function FromRef(context, type, value) {
     return index_mjs_1.Guard.HasPropertyKey(context, type.$ref)
         ? (0, from_type_mjs_1.FromType)(context, context[type.$ref], value)
         : (() => { throw new error_mjs_1.RepairError(context, type, value, 'Unable to de-reference target type'); })();
 }
-};
-modules["value/repair/from_template_literal.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_template_literal.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-const index_mjs_1 = require("../../type/engine/template_literal/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("type/engine/template_literal/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromTemplateLiteral(context, type, value) {
     const decoded = (0, index_mjs_1.TemplateLiteralDecode)(type.pattern);
     return (0, from_type_mjs_1.FromType)(context, decoded, value);
 }
-};
-modules["value/repair/from_tuple.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_tuple.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../check/index.mjs");
-const index_mjs_3 = require("../create/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("value/check/index.mjs");
+const index_mjs_3 = require("value/create/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
 function FromTuple(context, schema, value) {
     if ((0, index_mjs_2.Check)(context, schema, value))
         return value;
@@ -19460,26 +19451,26 @@ function FromTuple(context, schema, value) {
         return (0, index_mjs_3.Create)(context, schema);
     return schema.items.map((schema, index) => (0, from_type_mjs_1.FromType)(context, schema, value[index]));
 }
-};
-modules["value/repair/from_type.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_type.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-const index_mjs_1 = require("../../guard/index.mjs");
-const T = require("../../type/index.mjs");
-const index_mjs_2 = require("../check/index.mjs");
-const index_mjs_3 = require("../create/index.mjs");
-const from_array_mjs_1 = require("./from_array.mjs");
-const from_enum_mjs_1 = require("./from_enum.mjs");
-const from_intersect_mjs_1 = require("./from_intersect.mjs");
-const from_object_mjs_1 = require("./from_object.mjs");
-const from_record_mjs_1 = require("./from_record.mjs");
-const from_ref_mjs_1 = require("./from_ref.mjs");
-const from_template_literal_mjs_1 = require("./from_template_literal.mjs");
-const from_tuple_mjs_1 = require("./from_tuple.mjs");
-const from_union_mjs_1 = require("./from_union.mjs");
-const from_unknown_mjs_1 = require("./from_unknown.mjs");
-const error_mjs_1 = require("./error.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const T = require("type/index.mjs");
+const index_mjs_2 = require("value/check/index.mjs");
+const index_mjs_3 = require("value/create/index.mjs");
+const from_array_mjs_1 = require("value/repair/from_array.mjs");
+const from_enum_mjs_1 = require("value/repair/from_enum.mjs");
+const from_intersect_mjs_1 = require("value/repair/from_intersect.mjs");
+const from_object_mjs_1 = require("value/repair/from_object.mjs");
+const from_record_mjs_1 = require("value/repair/from_record.mjs");
+const from_ref_mjs_1 = require("value/repair/from_ref.mjs");
+const from_template_literal_mjs_1 = require("value/repair/from_template_literal.mjs");
+const from_tuple_mjs_1 = require("value/repair/from_tuple.mjs");
+const from_union_mjs_1 = require("value/repair/from_union.mjs");
+const from_unknown_mjs_1 = require("value/repair/from_unknown.mjs");
+const error_mjs_1 = require("value/repair/error.mjs");
 function AssertRepairableValue(context, type, value) {
     const unsupported = index_mjs_1.GlobalsGuard.IsDate(value)
         || index_mjs_1.GlobalsGuard.IsMap(value)
@@ -19525,19 +19516,19 @@ function FromType(context, type, value) {
                                         (0, from_unknown_mjs_1.FromUnknown)(context, type, candidate));
     return FinalizeRepair(context, type, repaired);
 }
-};
-modules["value/repair/from_union.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_union.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-const index_mjs_1 = require("../../schema/types/index.mjs");
-const index_mjs_2 = require("../../type/index.mjs");
-const index_mjs_3 = require("../../type/engine/evaluate/index.mjs");
-const index_mjs_4 = require("../check/index.mjs");
-const index_mjs_5 = require("../clone/index.mjs");
-const index_mjs_6 = require("../create/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const union_score_select_mjs_1 = require("../shared/union_score_select.mjs");
+const index_mjs_1 = require("schema/types/index.mjs");
+const index_mjs_2 = require("type/index.mjs");
+const index_mjs_3 = require("type/engine/evaluate/index.mjs");
+const index_mjs_4 = require("value/check/index.mjs");
+const index_mjs_5 = require("value/clone/index.mjs");
+const index_mjs_6 = require("value/create/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
+const union_score_select_mjs_1 = require("value/shared/union_score_select.mjs");
 function RepairUnion(context, type, value) {
     const union = (0, index_mjs_2.Union)((0, index_mjs_3.Flatten)(type.anyOf));
     const schema = (0, union_score_select_mjs_1.UnionScoreSelect)(context, union, value);
@@ -19550,14 +19541,14 @@ function FromUnion(context, type, value) {
         return (0, index_mjs_6.Create)(context, type);
     return RepairUnion(context, type, value);
 }
-};
-modules["value/repair/from_unknown.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/from_unknown.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnknown = FromUnknown;
-const index_mjs_1 = require("../check/index.mjs");
-const index_mjs_2 = require("../create/index.mjs");
-const index_mjs_3 = require("../convert/index.mjs");
+const index_mjs_1 = require("value/check/index.mjs");
+const index_mjs_2 = require("value/create/index.mjs");
+const index_mjs_3 = require("value/convert/index.mjs");
 function FromUnknown(context, type, value) {
     if ((0, index_mjs_1.Check)(context, type, value))
         return value;
@@ -19566,8 +19557,8 @@ function FromUnknown(context, type, value) {
         return converted;
     return (0, index_mjs_2.Create)(context, type);
 }
-};
-modules["value/repair/index.mjs"] = function (module, exports, require) {
+});
+modules["value/repair/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19584,15 +19575,15 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./repair.mjs"), exports);
-};
-modules["value/repair/repair.mjs"] = function (module, exports, require) {
+__exportStar(require("value/repair/repair.mjs"), exports);
+});
+modules["value/repair/repair.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Repair = Repair;
-const index_mjs_1 = require("../../system/arguments/index.mjs");
-const from_type_mjs_1 = require("./from_type.mjs");
-const index_mjs_2 = require("../assert/index.mjs");
+const index_mjs_1 = require("system/arguments/index.mjs");
+const from_type_mjs_1 = require("value/repair/from_type.mjs");
+const index_mjs_2 = require("value/assert/index.mjs");
 function Repair(...args) {
     const [context, type, value] = index_mjs_1.Arguments.Match(args, {
         3: (context, type, value) => [context, type, value],
@@ -19602,8 +19593,8 @@ function Repair(...args) {
     (0, index_mjs_2.Assert)(context, type, repaired);
     return repaired;
 }
-};
-modules["value/shared/index.mjs"] = function (module, exports, require) {
+});
+modules["value/shared/index.mjs"] = (function (module, exports, require) {
 "use strict";
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -19620,34 +19611,34 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-__exportStar(require("./optional_undefined.mjs"), exports);
-__exportStar(require("./union_priority_sort.mjs"), exports);
-__exportStar(require("./union_score_select.mjs"), exports);
-};
-modules["value/shared/optional_undefined.mjs"] = function (module, exports, require) {
+__exportStar(require("value/shared/optional_undefined.mjs"), exports);
+__exportStar(require("value/shared/union_priority_sort.mjs"), exports);
+__exportStar(require("value/shared/union_score_select.mjs"), exports);
+});
+modules["value/shared/optional_undefined.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsOptionalUndefined = IsOptionalUndefined;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../type/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("type/index.mjs");
 function IsOptionalUndefined(property, key, value) {
     return (0, index_mjs_2.IsOptional)(property) && index_mjs_1.Guard.IsUndefined(value[key]);
 }
-};
-modules["value/shared/union_priority_sort.mjs"] = function (module, exports, require) {
+});
+modules["value/shared/union_priority_sort.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnionPrioritySort = UnionPrioritySort;
-const index_mjs_1 = require("../../guard/index.mjs");
-const index_mjs_2 = require("../../system/memory/index.mjs");
-const index_mjs_3 = require("../../type/index.mjs");
-const index_mjs_4 = require("../../type/index.mjs");
-const index_mjs_5 = require("../../type/index.mjs");
-const index_mjs_6 = require("../../type/index.mjs");
-const index_mjs_7 = require("../../type/index.mjs");
-const index_mjs_8 = require("../../type/index.mjs");
-const index_mjs_9 = require("../../type/index.mjs");
-const index_mjs_10 = require("../../type/index.mjs");
+const index_mjs_1 = require("guard/index.mjs");
+const index_mjs_2 = require("system/memory/index.mjs");
+const index_mjs_3 = require("type/index.mjs");
+const index_mjs_4 = require("type/index.mjs");
+const index_mjs_5 = require("type/index.mjs");
+const index_mjs_6 = require("type/index.mjs");
+const index_mjs_7 = require("type/index.mjs");
+const index_mjs_8 = require("type/index.mjs");
+const index_mjs_9 = require("type/index.mjs");
+const index_mjs_10 = require("type/index.mjs");
 function Modifiers(type, next) {
     return index_mjs_2.Memory.Assign(type, next);
 }
@@ -19680,14 +19671,14 @@ function UnionPrioritySort(type) {
     const result = FromType(type);
     return result;
 }
-};
-modules["value/shared/union_score_select.mjs"] = function (module, exports, require) {
+});
+modules["value/shared/union_score_select.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnionScoreSelect = UnionScoreSelect;
-const index_mjs_1 = require("../../type/index.mjs");
-const index_mjs_2 = require("../../guard/index.mjs");
-const index_mjs_3 = require("../check/index.mjs");
+const index_mjs_1 = require("type/index.mjs");
+const index_mjs_2 = require("guard/index.mjs");
+const index_mjs_3 = require("value/check/index.mjs");
 function Deref(context, type, value) {
     return (0, index_mjs_1.IsRef)(type)
         ? index_mjs_2.Guard.HasPropertyKey(context, type.$ref)
@@ -19719,43 +19710,43 @@ function UnionScoreSelect(context, type, value) {
     }
     return select;
 }
-};
-modules["value/value.mjs"] = function (module, exports, require) {
+});
+modules["value/value.mjs"] = (function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Repair = exports.Pointer = exports.Patch = exports.Diff = exports.Parse = exports.Hash = exports.Errors = exports.Equal = exports.Default = exports.Create = exports.Convert = exports.HasCodec = exports.Encode = exports.Decode = exports.Clone = exports.Clean = exports.Check = exports.Assert = void 0;
-var index_mjs_1 = require("./assert/index.mjs");
+var index_mjs_1 = require("value/assert/index.mjs");
 Object.defineProperty(exports, "Assert", { enumerable: true, get: function () { return index_mjs_1.Assert; } });
-var index_mjs_2 = require("./check/index.mjs");
+var index_mjs_2 = require("value/check/index.mjs");
 Object.defineProperty(exports, "Check", { enumerable: true, get: function () { return index_mjs_2.Check; } });
-var index_mjs_3 = require("./clean/index.mjs");
+var index_mjs_3 = require("value/clean/index.mjs");
 Object.defineProperty(exports, "Clean", { enumerable: true, get: function () { return index_mjs_3.Clean; } });
-var index_mjs_4 = require("./clone/index.mjs");
+var index_mjs_4 = require("value/clone/index.mjs");
 Object.defineProperty(exports, "Clone", { enumerable: true, get: function () { return index_mjs_4.Clone; } });
-var index_mjs_5 = require("./codec/index.mjs");
+var index_mjs_5 = require("value/codec/index.mjs");
 Object.defineProperty(exports, "Decode", { enumerable: true, get: function () { return index_mjs_5.Decode; } });
 Object.defineProperty(exports, "Encode", { enumerable: true, get: function () { return index_mjs_5.Encode; } });
 Object.defineProperty(exports, "HasCodec", { enumerable: true, get: function () { return index_mjs_5.HasCodec; } });
-var index_mjs_6 = require("./convert/index.mjs");
+var index_mjs_6 = require("value/convert/index.mjs");
 Object.defineProperty(exports, "Convert", { enumerable: true, get: function () { return index_mjs_6.Convert; } });
-var index_mjs_7 = require("./create/index.mjs");
+var index_mjs_7 = require("value/create/index.mjs");
 Object.defineProperty(exports, "Create", { enumerable: true, get: function () { return index_mjs_7.Create; } });
-var index_mjs_8 = require("./default/index.mjs");
+var index_mjs_8 = require("value/default/index.mjs");
 Object.defineProperty(exports, "Default", { enumerable: true, get: function () { return index_mjs_8.Default; } });
-var index_mjs_9 = require("./equal/index.mjs");
+var index_mjs_9 = require("value/equal/index.mjs");
 Object.defineProperty(exports, "Equal", { enumerable: true, get: function () { return index_mjs_9.Equal; } });
-var index_mjs_10 = require("./errors/index.mjs");
+var index_mjs_10 = require("value/errors/index.mjs");
 Object.defineProperty(exports, "Errors", { enumerable: true, get: function () { return index_mjs_10.Errors; } });
-var index_mjs_11 = require("./hash/index.mjs");
+var index_mjs_11 = require("value/hash/index.mjs");
 Object.defineProperty(exports, "Hash", { enumerable: true, get: function () { return index_mjs_11.Hash; } });
-var index_mjs_12 = require("./parse/index.mjs");
+var index_mjs_12 = require("value/parse/index.mjs");
 Object.defineProperty(exports, "Parse", { enumerable: true, get: function () { return index_mjs_12.Parse; } });
-var index_mjs_13 = require("./delta/index.mjs");
+var index_mjs_13 = require("value/delta/index.mjs");
 Object.defineProperty(exports, "Diff", { enumerable: true, get: function () { return index_mjs_13.Diff; } });
 Object.defineProperty(exports, "Patch", { enumerable: true, get: function () { return index_mjs_13.Patch; } });
-var index_mjs_14 = require("./pointer/index.mjs");
+var index_mjs_14 = require("value/pointer/index.mjs");
 Object.defineProperty(exports, "Pointer", { enumerable: true, get: function () { return index_mjs_14.Pointer; } });
-var index_mjs_15 = require("./repair/index.mjs");
+var index_mjs_15 = require("value/repair/index.mjs");
 Object.defineProperty(exports, "Repair", { enumerable: true, get: function () { return index_mjs_15.Repair; } });
-};
+});
 module.exports = load;
