@@ -49,7 +49,8 @@ try {
 
   const fileSet = new FileSet([configDir]);
   const deduper = new IncrementalDedupe();
-  const translator = new IncrementalTranslator({});
+  // As the config thread makes it (only the changes leave it).
+  const translator = new IncrementalTranslator({}, { patchRecords: true });
   const writer = new StatusWriter(pino({ level: 'silent' }));
   const ms = (start: NodeJS.CpuUsage): number => {
     const used = process.cpuUsage(start);

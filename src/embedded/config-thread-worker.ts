@@ -110,7 +110,8 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
   let result: TranslationUpdate;
   let statuses: ObjectStatus[];
   try {
-    translator ??= new (await loadTranslator()).IncrementalTranslator(init.options);
+    // patchRecords: only the changes leave this thread, no result's routes record is kept.
+    translator ??= new (await loadTranslator()).IncrementalTranslator(init.options, { patchRecords: true });
     const next = translator.replace(objects);
     statuses = next.statuses;
     result = {

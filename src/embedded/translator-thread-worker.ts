@@ -12,7 +12,8 @@ let translator: IncrementalTranslator | undefined;
 parentPort?.on('message', (request: TranslatorRequest) => {
   let result: TranslationUpdate;
   try {
-    if (request.objects) translator = new IncrementalTranslator(request.options);
+    // patchRecords: only the changes leave this thread, no result's routes record is kept.
+    if (request.objects) translator = new IncrementalTranslator(request.options, { patchRecords: true });
     if (!translator) throw new Error('a change arrived before the objects it changes');
     const next = request.objects ? translator.replace(request.objects) : translator.apply(request.delta ?? { upserted: [], removed: [] });
     result = {

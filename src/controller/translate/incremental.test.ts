@@ -240,6 +240,42 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }), { numRuns: 60 });
   });
 
+  it('patchRecords (the previous routes record patched in place) stays equal to full translations, with the same changes and identities (property)', () => {
+    fc.assert(fc.property(fc.boolean(), fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (gatewayWide, picks) => {
+      const objects = new Map(base(gatewayWide).map((o) => [objectKeyOf(o) as string, o]));
+      const translator = new IncrementalTranslator({}, { patchRecords: true });
+      let previous = translator.replace([...objects.values()]);
+      for (const pick of picks) {
+        // The record may be the same object, changed: what it held before the call is copied out.
+        const was: Record<string, object> = { ...previous.config.routes };
+        (EDITS[pick] as (typeof EDITS)[number]).edit(objects);
+        const next = translator.replace([...objects.values()]);
+        assert.deepEqual(plain(next), translate([...objects.values()]), (EDITS[pick] as (typeof EDITS)[number]).name);
+        const now = next.config.routes as Record<string, object>;
+        const changed = Object.keys(now).filter((k) => JSON.stringify(was[k]) !== JSON.stringify(now[k])).sort();
+        assert.deepEqual(Object.keys(next.changes.routes.set).sort(), changed);
+        assert.deepEqual([...next.changes.routes.removed].sort(), Object.keys(was).filter((k) => !Object.hasOwn(now, k)).sort());
+        for (const key of Object.keys(now)) if (!Object.hasOwn(next.changes.routes.set, key)) assert.equal(now[key], was[key], `route ${key} kept its identity`);
+        previous = next;
+      }
+    }), { numRuns: 60 });
+  });
+
+  it('patchRecords: a route edit that keeps every key patches the previous record (the same object); without it, a new record', () => {
+    for (const patchRecords of [true, false]) {
+      const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+      const translator = new IncrementalTranslator({}, { patchRecords });
+      translator.replace([...objects.values()]);
+      put(route('a', 'r2', '/first'))(objects);
+      const first = translator.replace([...objects.values()]);
+      put(route('a', 'r2', '/second'))(objects);
+      const second = translator.replace([...objects.values()]);
+      assert.equal(second.config.routes === first.config.routes, patchRecords);
+      assert.deepEqual(Object.keys(second.changes.routes.set), Object.keys(first.changes.routes.set));
+      assert.deepEqual(second.config.routes, translate([...objects.values()]).config.routes);
+    }
+  });
+
   it('with Secret data in the translation, an edit leaves the other route statuses as the same objects and secret paths equal to a full translation', () => {
     const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
     const translator = new IncrementalTranslator();

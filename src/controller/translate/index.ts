@@ -59,7 +59,7 @@ export function translate(objects: readonly KubeObject[], options: Partial<Trans
 export type { ConfigBody } from './version.ts';
 
 /** translate() up to the version: the incremental translator (incremental.ts) versions the body from cached pieces. */
-export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder; scrubbed: ScrubbedList }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[]; routeValues: Route[] } {
+export function translateBody(objects: readonly KubeObject[], options: Partial<TranslateOptions> = {}, memo?: { routes: RouteMemo; policies: ApplyMemo; pass: PolicyPassMemo; routeOrder: RouteOrderCache; index: IndexCache; binds: BindsMemo; loop: RouteLoopMemo; statusOrder: StatusOrder; scrubbed: ScrubbedList; routesRecord?: (keys: readonly string[], values: Route[]) => Record<string, Route> }): { body: ConfigBody; statuses: ObjectStatus[]; ledger: SecretLedger; routeKeys: readonly string[]; routeValues: Route[] } {
   const controllerName = options.controllerName ?? DEFAULT_CONTROLLER_NAME;
   const snapshot = indexObjects(objects, { proxyModels: options.proxyModels === true, ...(memo ? { routeOrder: memo.routeOrder, cache: memo.index } : {}) });
   const classes = translateGatewayClasses(snapshot.gatewayClasses, controllerName);
@@ -73,7 +73,8 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
   const policies = resolvePolicies({ objects, snapshot, graph, ourRoutes, routes, routeListeners, binds: memo ? memo.binds.build(graph.listeners, attachments) : buildBinds(graph.listeners, attachments), backends, controllerName, ...(memo ? { memo: memo.policies, passMemo: memo.pass, patchedRoutes: { keys: memo.loop.patchedKeys, run: memo.loop.runs, entries: memo.loop.patchedEntries } } : {}) });
   for (const [key, backend] of policies.backends) backends.set(key, backend);
   const ordered = recordInKeyOrder(policies.routes);
-  const body = { binds: policies.binds, routes: ordered.record, backends: sortedRecord(Object.fromEntries(backends)) };
+  // The incremental translator may give its previous record, patched (incremental.ts, patchRecords).
+  const body = { binds: policies.binds, routes: (memo?.routesRecord ?? recordOf)(ordered.keys, ordered.values), backends: sortedRecord(Object.fromEntries(backends)) };
   // concat: one copy of the 10k route statuses, no iteration protocol per element.
   const unsorted = classes.statuses.concat(
     [...graph.gateways.values()].map(gatewayStatus),
@@ -90,10 +91,10 @@ export function translateBody(objects: readonly KubeObject[], options: Partial<T
 }
 
 /**
- * The routes as the IR's record, built once in key order, with that order's keys and the values
- * at the same positions (incremental.ts walks these arrays instead of the 10k-key record).
+ * The routes' keys in key order and the routes at the same positions, from which the IR's record
+ * is built (recordOf); incremental.ts walks these arrays instead of the 10k-key record.
  */
-function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<string, T>; keys: readonly string[]; values: T[] } {
+function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { keys: readonly string[]; values: T[] } {
   // The same map as last time with as many entries (the apply memo patches its output in place, keys unchanged): its keys in order are known.
   const known = keysInOrder.get(map);
   if (known !== undefined && known.length === map.size) {
@@ -101,7 +102,7 @@ function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<stri
     const values: T[] = [];
     // Indexed: a for-of here allocated an iterator result per key.
     for (let i = 0; i < known.length; i++) values.push(map.get(known[i] as string) as T);
-    return { record: recordOf(known, values), keys: known, values };
+    return { keys: known, values };
   }
   let keys: string[] = [];
   let values: T[] = [];
@@ -116,7 +117,7 @@ function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<stri
     values = keys.map((key) => map.get(key) as T);
   }
   keysInOrder.set(map, keys);
-  return { record: recordOf(keys, values), keys, values };
+  return { keys, values };
 }
 
 /**
@@ -124,7 +125,7 @@ function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { record: Record<stri
  * translation and the edits after it: the first one's 10k keys get it optimised, so the first
  * edit does not build its 10k-key record unoptimised (~10 ms instead of ~1).
  */
-function recordOf<T>(keys: readonly string[], values: readonly T[]): Record<string, T> {
+export function recordOf<T>(keys: readonly string[], values: readonly T[]): Record<string, T> {
   const record: Record<string, T> = {};
   for (let i = 0; i < keys.length; i++) record[keys[i] as string] = values[i] as T;
   return record;
