@@ -109,7 +109,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
   let proxy: ChildProcess | undefined;
   const controllerStarted = performance.now();
   const controller = spawn(process.execPath, [
-    ...profiling, 'src/cli/main.ts', 'controller', '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
+    ...profiling, 'bin/switchboard.js', 'controller', '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
     '--health-address', `127.0.0.1:${health}`, '--metrics-address', `127.0.0.1:${metrics}`, '--admin-address', `127.0.0.1:${admin}`, '--xds-address', `127.0.0.1:${xds}`,
     '--leader-election-namespace', 'switchboard-system', '--log-level', 'warn',
   ], { cwd: repoRoot, stdio: ['ignore', openSync(controllerLog, 'w'), openSync(controllerLog, 'a')], env: { ...process.env, KUBECONFIG: '/nonexistent', POD_NAME: 'controller-0' } });
@@ -120,7 +120,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
 
     const proxyStarted = performance.now();
     proxy = spawn(process.execPath, [
-      ...profiling, 'src/cli/main.ts', 'proxy', '--controller', `http://127.0.0.1:${xds}`, '--gateway', 'gw', '--namespace', namespace,
+      ...profiling, 'bin/switchboard.js', 'proxy', '--controller', `http://127.0.0.1:${xds}`, '--gateway', 'gw', '--namespace', namespace,
       '--proxy-id', 'bench-proxy', '--token-file', tokenFile, '--metrics-address', `127.0.0.1:${proxyMetrics}`, '--bind-address', '127.0.0.1', '--log-level', 'warn',
     ], { cwd: repoRoot, stdio: ['ignore', openSync(proxyLog, 'w'), openSync(proxyLog, 'a')] });
     // The namespace's last route: the proxy serves its whole slice once it answers.
