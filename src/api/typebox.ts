@@ -1,6 +1,6 @@
 /**
  * TypeBox's values (the type builder, compiler, value functions, format registry and settings) for
- * this API, from one generated file (src/api/vendor/typebox.cjs, scripts/gen-typebox.ts) instead of
+ * this API, from one file bundled by esbuild (src/api/vendor/typebox.cjs, scripts/gen-typebox.ts) instead of
  * the package's 683 ES modules: the translator loads them on the config thread at start-up, and
  * Node's module loader costs per module, not per byte (~165 → ~20 ms of that thread's CPU; issue
  * 15, bench/RESULTS.md session 9). Types still come from the package (`import type … from
@@ -17,11 +17,18 @@ import type FormatRegistry from 'typebox/format';
 import type SystemSettings from 'typebox/system';
 import type ValueFunctions from 'typebox/value';
 
-/** Loads a module of TypeBox's build/ (a path as in its package.json exports: 'compile/index.mjs'). */
-const load = createRequire(import.meta.url)('./vendor/typebox.cjs') as (id: string) => Record<string, unknown>;
+interface TypeBoxValues {
+  readonly Type: typeof TypeBuilder;
+  readonly Compile: typeof CompileFunction;
+  readonly Value: typeof ValueFunctions;
+  readonly Format: typeof FormatRegistry;
+  readonly System: typeof SystemSettings;
+}
 
-export const Type = load('index.mjs').default as typeof TypeBuilder;
-export const Compile = load('compile/index.mjs').Compile as typeof CompileFunction;
-export const Value = load('value/index.mjs').default as typeof ValueFunctions;
-export const Format = load('format/index.mjs').default as typeof FormatRegistry;
-export const System = load('system/index.mjs').default as typeof SystemSettings;
+const typebox = createRequire(import.meta.url)('./vendor/typebox.cjs') as TypeBoxValues;
+
+export const Type = typebox.Type;
+export const Compile = typebox.Compile;
+export const Value = typebox.Value;
+export const Format = typebox.Format;
+export const System = typebox.System;
