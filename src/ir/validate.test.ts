@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import type { Bind, Listener, ProxyConfig, Route } from './types.ts';
+import type { Backend, Bind, Listener, ProxyConfig, Route } from './types.ts';
 import { deltaFrom, patchConfig } from './config-delta.ts';
 import { validateConfig } from './validate.ts';
 
@@ -368,6 +368,20 @@ describe('validateConfig of a config patched from the previous clean one: only t
     assert.deepEqual(validateConfig(next, before), []);
     assert.equal(attachmentReads, 0);
     assert.equal(recordReads, 0);
+  });
+
+  it('a config checked whole keeps its records\' keys: its first patch does not read them again', () => {
+    let keyReads = 0;
+    const watch = <T extends object>(record: T): T => new Proxy(record, { ownKeys: (target) => { keyReads++; return Reflect.ownKeys(target); } });
+    const whole: ProxyConfig = { ...previous, routes: watch({ ...previous.routes }), backends: watch({ ...previous.backends }) };
+    assert.deepEqual(validateConfig(whole), []);
+    assert.ok(keyReads > 0, 'the watch sees the full check read the keys');
+    keyReads = 0;
+    const backendKey = Object.keys(previous.backends)[0] as string;
+    const next = patchConfig(whole, 'v2', [...whole.binds], { set: { 'default/api': { ...route } }, removed: [] }, { set: { [backendKey]: { ...previous.backends[backendKey] } as Backend }, removed: [] });
+    assert.equal(keyReads, 0, 'the first edit reads no record\'s keys');
+    assert.deepEqual(Object.keys(next.routes), Object.keys(previous.routes));
+    assert.deepEqual(Object.keys(next.backends), Object.keys(previous.backends));
   });
 
   it('a changed route is checked against the patched config', () => {

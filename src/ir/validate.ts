@@ -26,7 +26,7 @@ import type { AuthorizationPolicy, BackendPolicy, Conditional, FrontendPolicy, T
 import type { Backend, Bind, Filter, ProxyConfig, Route, WeightedBackend } from './types.ts';
 import { backendPolicyMemberReferences, frontendPolicyReferences, trafficPolicyReferences, type ReferenceVisitor } from './references.ts';
 import { checkBackendAuth, checkJwtMcp } from './validate-auth.ts';
-import { deltaFrom } from './config-delta.ts';
+import { deltaFrom, recordKeys } from './config-delta.ts';
 import { at, renderPath, root, type IrPath } from './validate-path.ts';
 
 export interface IrProblem {
@@ -71,10 +71,19 @@ class Checker {
   entries(unchangedFrom?: ProxyConfig): void {
     const previousRoutes = unchangedFrom?.routes;
     const previousBackends = unchangedFrom?.backends;
-    for (const [key, route] of Object.entries(this.#config.routes)) {
+    // The keys through recordKeys: they stay kept for the records, so a later patch of them
+    // (patchConfig, on the next edit) does not read 10k keys again.
+    const { routes, backends } = this.#config;
+    const routeKeys = recordKeys(routes);
+    for (let i = 0; i < routeKeys.length; i++) {
+      const key = routeKeys[i] as string;
+      const route = routes[key] as Route;
       if (previousRoutes?.[key] !== route) this.#route(at(ROUTES, key), key, route);
     }
-    for (const [key, backend] of Object.entries(this.#config.backends)) {
+    const backendKeys = recordKeys(backends);
+    for (let i = 0; i < backendKeys.length; i++) {
+      const key = backendKeys[i] as string;
+      const backend = backends[key] as Backend;
       if (previousBackends?.[key] !== backend) this.#backend(at(BACKENDS, key), key, backend);
     }
   }
@@ -303,7 +312,7 @@ export function validateConfig(config: ProxyConfig, previous?: ProxyConfig): rea
 
 /** Whether a backend or a listener of `previous` is gone from `config` (the checker has read the binds). */
 function lostAny(previous: ProxyConfig, config: ProxyConfig, checker: Checker): boolean {
-  for (const key of Object.keys(previous.backends)) if (!Object.hasOwn(config.backends, key)) return true;
+  for (const key of recordKeys(previous.backends)) if (!Object.hasOwn(config.backends, key)) return true;
   return lostListener(previous, checker);
 }
 
