@@ -121,6 +121,24 @@ describe('ConfigThread', () => {
     assert.deepEqual(third.config, translate(parseAllDocuments(infrastructure + route('a', '/a') + route('b', '/b2') + route('c', '/c')).map((d) => d.toJS() as KubeObject)).config);
   });
 
+  it('gives back the memory a translation grew once quiet (the idle GC, src/common/idle-gc.ts)', async () => {
+    const root = folder();
+    writeFileSync(join(root, 'infra.yaml'), infrastructure);
+    writeFileSync(join(root, 'routes.yaml'), Array.from({ length: 1500 }, (_, i) => route(`r${i}`, `/r${i}`)).join(''));
+    const deliveries = new Deliveries();
+    thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, debounceMs: 5 });
+    await thread.start(deliveries.deliver);
+    translation(await deliveries.next(1));
+    const afterTranslation = (await thread.heapStatistics())?.total_physical_size ?? 0;
+    // The GC comes 2 s after the thread's last work; a regular GC in between gives back little.
+    let now = afterTranslation;
+    for (const deadline = Date.now() + 6000; Date.now() < deadline && now > afterTranslation * 0.8;) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      now = (await thread.heapStatistics())?.total_physical_size ?? 0;
+    }
+    assert.ok(now < afterTranslation * 0.8, `the thread's heap shrank by a fifth: ${afterTranslation} → ${now} bytes`);
+  });
+
   it('a broken file is logged with its path through the given logger, and its last good objects keep serving', async () => {
     const root = folder();
     writeFileSync(join(root, 'infra.yaml'), infrastructure);

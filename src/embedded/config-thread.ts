@@ -1,3 +1,4 @@
+import type { HeapInfo } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { pino } from 'pino';
 import type { ObjectStatus } from '../api/gateway/object.ts';
@@ -161,6 +162,12 @@ export class ConfigThread implements ConfigFeed {
       this.#statusWaiters.set(id, { resolve, reject });
       thread.worker.postMessage({ type: 'statuses', id } satisfies ConfigThreadRequest);
     });
+  }
+
+  /** The thread's V8 heap, or undefined when no thread runs (diagnostics; tests of its idle GC). */
+  heapStatistics(): Promise<HeapInfo | undefined> {
+    const thread = this.#thread;
+    return thread && !this.#stopped ? thread.worker.getHeapStatistics() : Promise.resolve(undefined);
   }
 
   /** Resolves when the thread has answered (or was given up on); rejects only for the first scan, which start() reports. */

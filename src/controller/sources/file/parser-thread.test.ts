@@ -50,4 +50,19 @@ describe('ParserThread: reads asked for at once', () => {
     const reads = ['slow-1', 'slow-2', 'slow-3', 'slow-4'].map((name) => parser!.read(file(`${name}.yaml`, service(name)), undefined));
     assert.deepEqual((await Promise.all(reads)).map(outcome), ['slow-1', 'slow-2', 'slow-3', 'slow-4']);
   });
+
+  it('gives back the memory a parse grew once quiet (the idle GC, src/common/idle-gc.ts)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchboard-parser-thread-'));
+    parser = new ParserThread({ limits: DEFAULT_CONFIG_LIMITS, logger: pino({ level: 'silent' }) });
+    const big = file('big.yaml', Array.from({ length: 4000 }, (_, i) => service(`s${i}`)).join('---\n'));
+    assert.equal(outcome(await parser.read(big, undefined)).split(',').length, 4000);
+    const afterParse = (await parser.heapStatistics())?.total_physical_size ?? 0;
+    // The GC comes 2 s after the thread's last read.
+    let now = afterParse;
+    for (const deadline = Date.now() + 6000; Date.now() < deadline && now > afterParse * 0.8;) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      now = (await parser.heapStatistics())?.total_physical_size ?? 0;
+    }
+    assert.ok(now < afterParse * 0.8, `the thread's heap shrank by a fifth: ${afterParse} → ${now} bytes`);
+  });
 });

@@ -1,3 +1,4 @@
+import type { HeapInfo } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../../common/logger.ts';
 import { formatBytes, type ConfigLimits } from './limits.ts';
@@ -84,6 +85,11 @@ export class ParserThread {
       this.#post(worker, pending);
       this.#clockHead(worker);
     });
+  }
+
+  /** The thread's V8 heap, or undefined when no thread runs (diagnostics; tests of its idle GC). */
+  heapStatistics(): Promise<HeapInfo | undefined> {
+    return this.#worker && !this.#closed ? this.#worker.getHeapStatistics() : Promise.resolve(undefined);
   }
 
   async close(): Promise<void> {
