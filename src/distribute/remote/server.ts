@@ -15,7 +15,8 @@ import { bearerToken, serviceAccountOf, type Authenticator, type ProxyIdentity }
 import { ConfigDistribution, type ConfigRequest, type ConfigResponse, type Subscribe } from './gen/v1/config_pb.js';
 import { DistributionMetrics } from './server-metrics.ts';
 import { ProxySession, type SliceSource } from './session.ts';
-import { gatewayId, reuseSlice, secretValuesOf, sliceForGateways, type GatewayRef, type ProxySlice, type SecretValues } from './split.ts';
+import { nextSlice } from './slice-patch.ts';
+import { gatewayId, secretValuesOf, type GatewayRef, type ProxySlice, type SecretValues } from './split.ts';
 import { createConfigListener, type ConfigListener, type ServerTls, type TransportMode } from './transport.ts';
 import { schemeFor } from './version.ts';
 import { fromWireVersions } from './wire.ts';
@@ -144,7 +145,8 @@ export class RemoteDistributor implements Distributor {
     let entry = this.#slices.get(key);
     if (!entry) {
       const before = this.#previousSlices.get(key)?.slice;
-      const slice = (before && reuseSlice(before, current.config, current.secretValues)) ?? sliceForGateways(current.config, gateways, current.secretValues);
+      // Kept, patched from the previous slice, or cut whole (slice-patch.ts); `before` is not read again.
+      const slice = nextSlice(before, current.config, gateways, current.secretValues);
       entry = { slice, redactions: slice.redactions, controllerVersion: current.config.version };
       this.#slices.set(key, entry);
     }

@@ -79,7 +79,7 @@ function hash(text: string): string {
  */
 const serialized = new WeakMap<object, Serialized>();
 
-interface Serialized {
+export interface Serialized {
   readonly json: string;
   readonly version: string;
   /** The backends it names (src/ir/references.ts). */
@@ -107,7 +107,8 @@ export function secretValuesOf(values: readonly string[], previous?: SecretValue
   return { values: [...values], needles: values.map((v) => JSON.stringify(v).slice(1, -1)) };
 }
 
-function secretsIn(entry: Serialized, secrets: SecretValues): readonly string[] {
+/** For slice-patch.ts. */
+export function secretsIn(entry: Serialized, secrets: SecretValues): readonly string[] {
   if (entry.secrets?.of === secrets) return entry.secrets.found;
   const found = secrets.values.filter((value, i) => value !== '' && entry.json.includes(secrets.needles[i] as string));
   entry.secrets = { of: secrets, found };
@@ -115,12 +116,12 @@ function secretsIn(entry: Serialized, secrets: SecretValues): readonly string[] 
 }
 
 /** A serialized value's SUM term under `id`, hashed once per value and id. */
-function termOf(entry: Serialized, id: string): bigint {
+export function termOf(entry: Serialized, id: string): bigint {
   if (entry.term?.id !== id) entry.term = { id, value: versionTerm(id, entry.version) };
   return entry.term.value;
 }
 
-function serialize<T extends object>(value: T, cacheable: boolean, references: (value: T, visit: ReferenceVisitor) => void): Serialized {
+export function serialize<T extends object>(value: T, cacheable: boolean, references: (value: T, visit: ReferenceVisitor) => void): Serialized {
   const cached = cacheable ? serialized.get(value) : undefined;
   if (cached) return cached;
   const json = JSON.stringify(value);
@@ -202,16 +203,17 @@ export function sliceForGateways(config: ProxyConfig, gateways: readonly Gateway
 }
 
 /** What a slice was cut from, for reuseSlice(). */
-interface Cut {
+export interface Cut {
   readonly config: ProxyConfig;
   readonly wanted: ReadonlySet<string>;
   readonly secrets: SecretValues | undefined;
   /** Keys the slice's binds and resources name that the config did not have: a change adding one concerns the slice. */
-  readonly missingRoutes: ReadonlySet<string>;
-  readonly missingBackends: ReadonlySet<string>;
+  readonly missingRoutes: { has(key: string): boolean };
+  readonly missingBackends: { has(key: string): boolean };
 }
 
-const cuts = new WeakMap<ProxySlice, Cut>();
+/** For slice-patch.ts, which registers the slices it makes. */
+export const cuts = new WeakMap<ProxySlice, Cut>();
 
 /**
  * `previous` again, as the slice of `config` for the same gateways, when the change from the
@@ -233,7 +235,7 @@ export function reuseSlice(previous: ProxySlice, config: ProxyConfig, secrets?: 
     const now = config.binds[i];
     if (now !== before && (serves(before) || serves(now))) return undefined;
   }
-  const concerns = (kind: ResourceKind, keys: readonly string[], missing: ReadonlySet<string>): boolean => keys.some((key) => missing.has(key) || previous.resources.has(resourceId(kind, key)));
+  const concerns = (kind: ResourceKind, keys: readonly string[], missing: { has(key: string): boolean }): boolean => keys.some((key) => missing.has(key) || previous.resources.has(resourceId(kind, key)));
   if (concerns('route', delta.routesSet, cut.missingRoutes) || concerns('route', delta.routesRemoved, cut.missingRoutes)) return undefined;
   if (concerns('backend', delta.backendsSet, cut.missingBackends) || concerns('backend', delta.backendsRemoved, cut.missingBackends)) return undefined;
   const slice: ProxySlice = { resources: previous.resources, redactions: previous.redactions, version: previous.version, versionIn: previous.versionIn };
@@ -273,7 +275,7 @@ export function versionsOf(resources: ResourceSet): Map<string, string> {
 const keptSets = new Map<string, ReadonlySet<string>>();
 const MAX_KEPT_SETS = 1024;
 
-function internKept(keys: ReadonlySet<string>): ReadonlySet<string> {
+export function internKept(keys: ReadonlySet<string>): ReadonlySet<string> {
   const id = [...keys].sort().join('\n');
   const known = keptSets.get(id);
   if (known) return known;
@@ -289,7 +291,7 @@ function internKept(keys: ReadonlySet<string>): ReadonlySet<string> {
  */
 const pruned = new WeakMap<Route, { readonly kept: ReadonlySet<string>; readonly value: Route }>();
 
-function prunedFor(route: Route, kept: ReadonlySet<string>): Route {
+export function prunedFor(route: Route, kept: ReadonlySet<string>): Route {
   const known = pruned.get(route);
   if (known?.kept === kept) return known.value;
   const { value } = pruneRoute(route, kept);
