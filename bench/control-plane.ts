@@ -50,6 +50,10 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     // RSS measured again this long after ready and after the last edit (what the process settles at).
     'settle-ms': { type: 'string', default: '0' },
+    // The pause after each edit is served. Longer than the threads' idle GC delay (2 s), an edit
+    // meets whatever a quiet spell leaves (a memory-reducing GC, code V8 dropped): how edits
+    // spaced as a person makes them are served.
+    'gap-ms': { type: 'string', default: '300' },
     phase: { type: 'string' },
   },
 });
@@ -236,7 +240,7 @@ async function embeddedPhase(): Promise<void> {
       const endUs = Number(process.hrtime.bigint() / 1000n);
       editWindows.push({ edit: n, startUs: endUs - Math.round((performance.now() - at) * 1000), endUs });
       // Let the reload settle (status, GC) so edits are measured one at a time.
-      await new Promise((ok) => setTimeout(ok, 300));
+      await new Promise((ok) => setTimeout(ok, Number(values['gap-ms'])));
     }
     const afterEdits = processMemory(child.pid as number);
     if (profileDir) writeFileSync(join(profileDir, 'edits.json'), JSON.stringify(editWindows));
