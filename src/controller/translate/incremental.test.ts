@@ -261,6 +261,18 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }), { numRuns: 60 });
   });
 
+  it('the first result sets every route and backend by its records themselves (no second 10k-key record) and gives its statuses whole', () => {
+    for (const patchRecords of [true, false]) {
+      const objects = base();
+      const first = new IncrementalTranslator({}, { patchRecords }).replace(objects);
+      assert.equal(first.changes.routes.set, first.config.routes);
+      assert.equal(first.changes.backends.set, first.config.backends);
+      assert.deepEqual([first.changes.routes.removed, first.changes.backends.removed], [[], []]);
+      assert.equal(first.changes.statuses, undefined, 'the receiver takes result.statuses');
+      assert.deepEqual(plain(first), translate(objects));
+    }
+  });
+
   it('patchRecords: a route edit that keeps every key patches the previous record (the same object); without it, a new record', () => {
     for (const patchRecords of [true, false]) {
       const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));

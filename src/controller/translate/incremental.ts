@@ -48,7 +48,8 @@ function digestOf(value: object): string {
 
 export interface IncrementalOptions {
   /**
-   * The caller keeps no result's `config.routes` past its next replace() or apply() (a thread that
+   * The caller keeps no result's `config.routes` (nor a first result's `changes.routes.set`, the
+   * same record) past its next replace() or apply() (a thread that
    * sends on only the changes): an edit that keeps every route key then patches the previous
    * routes record in place — the result's record is the previous one's object, changed — instead
    * of building a new 10k-key record per result (~1 ms and ~0.5 MiB of garbage per edit).
@@ -204,6 +205,10 @@ export class IncrementalTranslator {
  * and so is `values`, the entries at `keys`' positions, when given.
  */
 function reuse<T extends object>(record: Record<string, T>, previous: Readonly<Record<string, T>> | undefined, keys?: readonly string[], previousCount?: number, values?: T[]): { record: Record<string, T>; changes: RecordChanges<T> } {
+  // The first result: every entry is set, and the record itself says so (not a second 10k-key
+  // record with the same entries in the same order). Nothing changes a result's record after it
+  // is returned, except patchRecords' next call — whose caller keeps neither (IncrementalOptions).
+  if (previous === undefined) return { record, changes: { set: record, removed: [] } };
   const set: Record<string, T> = {};
   let kept = 0;
   // `keys`: the record's keys as its builder knows them, walked instead of the 10k-key record itself.
