@@ -10,7 +10,7 @@ function newSpaceCommitted(): number {
 
 describe('memoryReducingGc', () => {
   it('gives back the young generation a burst of surviving allocations grew', () => {
-    const collect = memoryReducingGc();
+    const collect = memoryReducingGc({ SWITCHBOARD_IDLE_GC: '1' });
     assert.ok(collect, 'V8 gave a gc function');
     // Much of it survives scavenges, so V8 grows the young generation (as receiving a config does).
     let keep: object[] = [];
@@ -26,14 +26,23 @@ describe('memoryReducingGc', () => {
     assert.ok(after < grown / 2, `a memory-reducing GC shrinks it: ${grown} → ${after} bytes`);
   });
 
-  it('SWITCHBOARD_IDLE_GC=0 or off turns it off', () => {
-    assert.equal(memoryReducingGc({ SWITCHBOARD_IDLE_GC: '0' }), undefined);
-    assert.equal(memoryReducingGc({ SWITCHBOARD_IDLE_GC: 'OFF' }), undefined);
-    assert.equal(typeof memoryReducingGc({ SWITCHBOARD_IDLE_GC: '1' }), 'function');
-  });
+  const switches: { name: string; value: string | undefined; on: boolean }[] = [
+    { name: 'unset: off (it costs edit latency)', value: undefined, on: false },
+    { name: '0: off', value: '0', on: false },
+    { name: 'off: off', value: 'OFF', on: false },
+    { name: 'anything else: off', value: 'yes please', on: false },
+    { name: '1: on', value: '1', on: true },
+    { name: 'on: on', value: ' On ', on: true },
+  ];
+  for (const row of switches) {
+    it(`SWITCHBOARD_IDLE_GC ${row.name}`, () => {
+      const env = row.value === undefined ? {} : { SWITCHBOARD_IDLE_GC: row.value };
+      assert.equal(typeof memoryReducingGc(env), row.on ? 'function' : 'undefined');
+    });
+  }
 
   it('leaves no gc in contexts created later', () => {
-    memoryReducingGc();
+    memoryReducingGc({ SWITCHBOARD_IDLE_GC: '1' });
     assert.equal(vm.runInNewContext('typeof gc'), 'undefined');
   });
 });

@@ -59,7 +59,8 @@ const loggedModels = new Set<string>();
  * pages of the previous translation's garbage): given back in a memory-reducing GC once the thread
  * has been quiet this long (~30 MiB of RSS at 10k routes, ~0.2–0.5 s of this thread's CPU, no
  * request waits on it). Long enough that a burst of edits does not meet it; an edit that arrives
- * during it waits for it.
+ * during it waits for it. Off unless SWITCHBOARD_IDLE_GC=1: the next edit after it is served
+ * ~30–50 ms later (src/common/idle-gc.ts).
  */
 const IDLE_GC_DELAY_MS = 2000;
 const idleGc = new IdleGc(IDLE_GC_DELAY_MS);

@@ -126,8 +126,14 @@ describe('ConfigThread', () => {
     writeFileSync(join(root, 'infra.yaml'), infrastructure);
     writeFileSync(join(root, 'routes.yaml'), Array.from({ length: 1500 }, (_, i) => route(`r${i}`, `/r${i}`)).join(''));
     const deliveries = new Deliveries();
-    thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, debounceMs: 5 });
-    await thread.start(deliveries.deliver);
+    // Opt-in (it costs edit latency): a worker copies the environment when it is created.
+    process.env.SWITCHBOARD_IDLE_GC = '1';
+    try {
+      thread = new ConfigThread({ paths: [root], logger: recordingLogger().logger, debounceMs: 5 });
+      await thread.start(deliveries.deliver);
+    } finally {
+      delete process.env.SWITCHBOARD_IDLE_GC;
+    }
     translation(await deliveries.next(1));
     const afterTranslation = (await thread.heapStatistics())?.total_physical_size ?? 0;
     // The GC comes 2 s after the thread's last work; a regular GC in between gives back little.

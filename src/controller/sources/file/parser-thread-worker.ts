@@ -11,7 +11,8 @@ const limits = (workerData as { limits: ConfigLimits }).limits;
 /**
  * A scan's parses leave this thread's young generation grown and its old pages full of the
  * parsed trees (already cloned to the config thread): given back once the thread is quiet
- * (~10–20 MiB of RSS at 10k routes; the GC takes ~10–30 ms of this thread, nothing waits on it).
+ * (~10–20 MiB of RSS at 10k routes; the GC takes ~10–30 ms of this thread, and a read that
+ * arrives meanwhile waits for it). Off unless SWITCHBOARD_IDLE_GC=1 (src/common/idle-gc.ts).
  */
 const IDLE_GC_DELAY_MS = 2000;
 const idleGc = new IdleGc(IDLE_GC_DELAY_MS);

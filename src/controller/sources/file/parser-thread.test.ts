@@ -53,7 +53,14 @@ describe('ParserThread: reads asked for at once', () => {
 
   it('gives back the memory a parse grew once quiet (the idle GC, src/common/idle-gc.ts)', async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchboard-parser-thread-'));
-    parser = new ParserThread({ limits: DEFAULT_CONFIG_LIMITS, logger: pino({ level: 'silent' }) });
+    // Opt-in (it costs edit latency): a worker copies the environment when it is created.
+    process.env.SWITCHBOARD_IDLE_GC = '1';
+    try {
+      parser = new ParserThread({ limits: DEFAULT_CONFIG_LIMITS, logger: pino({ level: 'silent' }) });
+      parser.prestart();
+    } finally {
+      delete process.env.SWITCHBOARD_IDLE_GC;
+    }
     const big = file('big.yaml', Array.from({ length: 4000 }, (_, i) => service(`s${i}`)).join('---\n'));
     assert.equal(outcome(await parser.read(big, undefined)).split(',').length, 4000);
     const afterParse = (await parser.heapStatistics())?.total_physical_size ?? 0;
