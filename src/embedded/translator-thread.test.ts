@@ -159,6 +159,18 @@ describe('applyStatusUpdate', () => {
     { name: 'a removed status goes, a new one is added in object order', set: [status('ab')], removed: [c], expect: [a, 'ab:Accepted', b] },
     { name: 'an id both removed and set among the previous ones goes (as before)', set: [status('c', 'Changed')], removed: [c], expect: [a, b] },
   ];
+  it('statuses that arrive keyed by their id keep that id: the next edit builds no ids for them (first result and later changes)', () => {
+    // Keys no id function would build, so the test sees which id statusId() answers with.
+    const [x, y, z] = structuredClone([status('x'), status('y'), status('z')]) as ObjectStatus[];
+    const first: TranslationUpdate = { ...update([], []), changes: { ...update([], []).changes, full: true, statuses: { set: { 'key-of-x': x!, 'key-of-y': y! }, removed: [] } } };
+    const out = applyStatusUpdate(undefined, first);
+    assert.deepEqual(out, [x, y]);
+    assert.deepEqual([statusId(x!), statusId(y!)], ['key-of-x', 'key-of-y']);
+    const later: TranslationUpdate = { ...update([], []), changes: { ...update([], []).changes, statuses: { set: { 'key-of-z': z! }, removed: [] } } };
+    applyStatusUpdate(out, later);
+    assert.equal(statusId(z!), 'key-of-z');
+  });
+
   for (const row of rows) {
     it(row.name, () => {
       const out = applyStatusUpdate([a, b, c], update(row.set, row.removed));

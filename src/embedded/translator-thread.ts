@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
 // The leaf, not incremental.ts: this module runs on the serving thread, which must not load the translator.
-import { byObject, diffObjects, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/object-delta.ts';
+import { byObject, diffObjects, knownStatusId, objectKeyOf, statusId, type ConfigChanges, type ObjectDelta } from '../controller/translate/object-delta.ts';
 import type { Bind, ProxyConfig } from '../ir/types.ts';
 import { patchConfig } from '../ir/config-delta.ts';
 import type { Translation } from './gateway.ts';
@@ -272,7 +272,12 @@ export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined,
   }
   if (update.changes.full || previous === undefined) {
     if (!update.changes.full) throw new Error('the translator thread sent status changes without previous statuses');
-    return Object.values(changes.set);
+    const statuses: ObjectStatus[] = [];
+    for (const [id, status] of Object.entries(changes.set)) {
+      knownStatusId(status, id);
+      statuses.push(status);
+    }
+    return statuses;
   }
   const set = changes.set;
   const removed = new Set(changes.removed);
@@ -287,11 +292,14 @@ export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined,
     }
     if (Object.hasOwn(set, id)) {
       replaced.add(id);
-      out.push(set[id] as ObjectStatus);
+      const next = set[id] as ObjectStatus;
+      knownStatusId(next, id);
+      out.push(next);
     } else out.push(status);
   }
   const added = Object.keys(set).filter((id) => !replaced.has(id));
   if (added.length === 0) return out;
+  for (const id of added) knownStatusId(set[id] as ObjectStatus, id);
   return [...out, ...added.map((id) => set[id] as ObjectStatus)].sort(byObject);
 }
 

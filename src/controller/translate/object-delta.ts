@@ -40,6 +40,15 @@ export function statusId(status: ObjectStatus): string {
 /** Unchanged statuses are the same objects from one translation to the next: their id is built once. */
 const statusIds = new WeakMap<ObjectStatus, string>();
 
+/**
+ * A status that arrived keyed by its statusId() (a structured clone from the translator thread,
+ * a new object): its id is the key, so the next edit does not build ids for all of them again
+ * (~14 ms for 11k on the controller's first edit).
+ */
+export function knownStatusId(status: ObjectStatus, id: string): void {
+  statusIds.set(status, id);
+}
+
 function idOf(status: ObjectStatus): string {
   return `${status.apiVersion}\u0000${status.kind}\u0000${status.metadata.namespace ?? ''}\u0000${status.metadata.name}`;
 }
