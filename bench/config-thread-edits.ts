@@ -50,7 +50,7 @@ try {
   const fileSet = new FileSet([configDir]);
   const deduper = new IncrementalDedupe();
   // As the config thread makes it (only the changes leave it).
-  const translator = new IncrementalTranslator({}, { patchRecords: true });
+  const translator = new IncrementalTranslator({}, { patchRecords: true, statusChanges: false });
   const writer = new StatusWriter(pino({ level: 'silent' }));
   const ms = (start: NodeJS.CpuUsage): number => {
     const used = process.cpuUsage(start);

@@ -112,7 +112,8 @@ async function handle(request: Extract<ConfigThreadRequest, { type: 'scan' }>): 
   let statuses: ObjectStatus[];
   try {
     // patchRecords: only the changes leave this thread, no result's routes record is kept.
-    translator ??= new (await loadTranslator()).IncrementalTranslator(init.options, { patchRecords: true });
+    // statusChanges: false — statuses stay here (statusWriter), their changes are never read.
+    translator ??= new (await loadTranslator()).IncrementalTranslator(init.options, { patchRecords: true, statusChanges: false });
     const next = translator.replace(objects);
     statuses = next.statuses;
     result = {

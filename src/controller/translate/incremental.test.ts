@@ -261,15 +261,28 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }), { numRuns: 60 });
   });
 
-  it('the first result sets every route and backend by its records themselves (no second 10k-key record) and gives its statuses whole', () => {
+  it('the first result sets every route and backend by its records themselves (no second 10k-key record)', () => {
     for (const patchRecords of [true, false]) {
       const objects = base();
       const first = new IncrementalTranslator({}, { patchRecords }).replace(objects);
       assert.equal(first.changes.routes.set, first.config.routes);
       assert.equal(first.changes.backends.set, first.config.backends);
       assert.deepEqual([first.changes.routes.removed, first.changes.backends.removed], [[], []]);
-      assert.equal(first.changes.statuses, undefined, 'the receiver takes result.statuses');
       assert.deepEqual(plain(first), translate(objects));
+    }
+  });
+
+  it('statusChanges: false gives no status changes (statuses whole) on any result, and the same results otherwise', () => {
+    const objects = new Map(base().map((o) => [objectKeyOf(o) as string, o]));
+    const without = new IncrementalTranslator({}, { statusChanges: false });
+    const withLog = new IncrementalTranslator();
+    for (let step = 0; step < 3; step++) {
+      const a = without.replace([...objects.values()]);
+      const b = withLog.replace([...objects.values()]);
+      assert.equal(a.changes.statuses, undefined);
+      assert.ok(b.changes.statuses !== undefined, 'the default keeps the log');
+      assert.deepEqual(plain(a), plain(b));
+      put(route('a', 'r2', `/step${step}`))(objects);
     }
   });
 

@@ -17,10 +17,10 @@ function received(held: readonly ObjectStatus[], changes: ReturnType<StatusLog['
 }
 
 describe('StatusLog', () => {
-  it('the first result is taken whole; an edit after it is described in place', () => {
+  it('the first result sets every status by its id; an edit after it is described in place', () => {
     const log = new StatusLog();
     const first = sorted([status('a', 'x'), status('b', 'x'), status('c', 'x')]);
-    assert.equal(log.next(first), undefined, 'no id or set entry per status for the first result');
+    assert.deepEqual(log.next(first), { set: Object.fromEntries(first.map((s) => [statusId(s), s])), removed: [] });
     const second = [first[0] as ObjectStatus, status('b', 'y'), first[2] as ObjectStatus];
     assert.deepEqual(log.next(second), { set: { [statusId(second[1] as ObjectStatus)]: second[1] }, removed: [] });
   });

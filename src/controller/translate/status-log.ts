@@ -1,5 +1,5 @@
 import type { ObjectStatus } from '../../api/gateway/object.ts';
-import { byObject, statusId, type RecordChanges } from './object-delta.ts';
+import { statusId, type RecordChanges } from './object-delta.ts';
 import { sameJson } from './same-json.ts';
 
 /**
@@ -7,12 +7,10 @@ import { sameJson } from './same-json.ts';
  * field by field, sameJson), so the thread sends only those. Only the previous result's list is
  * kept (no JSON string or map per status): when the new list has the same length and each
  * position is the same object or a status for the same object as before (an edit, statuses in
- * their sorted order), it is compared position by position; else by id.
- *
- * The first result (and the first after reset()) has nothing to be compared with: it says
- * undefined — the receiver takes the statuses whole — instead of an id and a set entry for each
- * of 11k statuses (20–30 ms of a cold first translation). What the next call needs of it, that
- * no two share an id, is read from its order (translate() sorts them, byObject) when it is sorted.
+ * their sorted order), it is compared position by position; else by id. The first result's
+ * changes set every status by its id: the controller's receiver keeps those ids
+ * (translator-thread.ts, knownStatusId). A translator whose caller never reads status changes
+ * runs no log at all (IncrementalOptions.statusChanges).
  */
 export class StatusLog {
   /** The previous result's statuses; undefined before the first one, after reset() and after a result with a duplicate id (the next is then compared with nothing). */
@@ -22,13 +20,9 @@ export class StatusLog {
     this.#previous = undefined;
   }
 
-  /** The changes since the previous call; undefined for the first call and when two statuses share an id (the receiver then takes them whole). */
+  /** The changes since the previous call; undefined when two statuses share an id (the receiver then takes them whole). */
   next(statuses: readonly ObjectStatus[]): RecordChanges<ObjectStatus> | undefined {
     const previous = this.#previous;
-    if (previous === undefined && distinctInOrder(statuses)) {
-      this.#previous = statuses;
-      return undefined;
-    }
     const changes = previous !== undefined && previous.length === statuses.length ? inPlace(previous, statuses) : undefined;
     if (changes !== undefined) {
       this.#previous = statuses;
@@ -54,23 +48,6 @@ export class StatusLog {
     return { set, removed };
   }
 }
-
-/**
- * Whether `statuses` are in strictly ascending byObject order — then no two are for the same
- * object — and no field of their ids holds the separator statusId joins them with (so distinct
- * objects have distinct ids). False says only "not known": the caller then compares by id.
- */
-function distinctInOrder(statuses: readonly ObjectStatus[]): boolean {
-  for (let i = 0; i < statuses.length; i++) {
-    const status = statuses[i] as ObjectStatus;
-    if (hasSeparator(status)) return false;
-    if (i > 0 && byObject(statuses[i - 1] as ObjectStatus, status) >= 0) return false;
-  }
-  return true;
-}
-
-const hasSeparator = (status: ObjectStatus): boolean =>
-  status.apiVersion.includes('\u0000') || status.kind.includes('\u0000') || (status.metadata.namespace ?? '').includes('\u0000') || status.metadata.name.includes('\u0000');
 
 /** The changes when every position holds the status of the same object as before (ids were unique then, so they are now); undefined otherwise. */
 function inPlace(previous: readonly ObjectStatus[], statuses: readonly ObjectStatus[]): RecordChanges<ObjectStatus> | undefined {
