@@ -171,6 +171,49 @@ describe('applyStatusUpdate', () => {
     assert.equal(statusId(z!), 'key-of-z');
   });
 
+  it('a random sequence of edits gives, at every step, what the merge of a fresh copy gives (statuses replaced in place by position, or merged when added or removed)', () => {
+    // mulberry32: a seeded sequence whose low bits vary too.
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const names = Array.from({ length: 40 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    const initial = names.slice(0, 30).map((name) => status(name));
+    let held = applyStatusUpdate(undefined, { ...update([], []), changes: { ...update([], []).changes, full: true, statuses: { set: Object.fromEntries(initial.map((s) => [statusId(s), s])), removed: [] } } });
+    let inPlace = 0;
+    for (let step = 0; step < 300; step++) {
+      const present = new Set(held.map((s) => s.metadata.name));
+      const set: ObjectStatus[] = [];
+      const removed: ObjectStatus[] = [];
+      const kind = random(4);
+      // Mostly in-place changes (what a route edit sends), sometimes a new status or a removal.
+      for (let k = 0; k < 1 + random(3); k++) {
+        const name = names[random(names.length)] as string;
+        if (kind === 0 && present.has(name)) removed.push(status(name));
+        else if (kind === 1 || present.has(name)) set.push(status(name, `step ${step}`));
+      }
+      const u = update(set, removed.filter((r) => !set.some((s) => statusId(s) === statusId(r))));
+      const expected = applyStatusUpdate([...held], u); // a copy: no positions, always the merge
+      const before = held;
+      held = applyStatusUpdate(held, u);
+      assert.deepEqual(held, expected, `step ${step}`);
+      assert.ok(held !== before, 'a new list each time');
+      if (set.length > 0 && u.changes.statuses!.removed.length === 0 && set.every((s) => present.has(s.metadata.name))) inPlace++;
+    }
+    assert.ok(inPlace > 100, `the sequence exercised in-place edits (${inPlace})`);
+  });
+
+  it('a list reordered after it was handed out is merged, not patched by stale positions', () => {
+    const [x, y] = [status('x'), status('y')];
+    const list = applyStatusUpdate(undefined, { ...update([], []), changes: { ...update([], []).changes, full: true, statuses: { set: { [statusId(x)]: x, [statusId(y)]: y }, removed: [] } } });
+    list.reverse();
+    const out = applyStatusUpdate(list, update([status('x', 'Changed')], []));
+    assert.deepEqual(out.map((s) => `${s.metadata.name}:${(s.status as { reason: string }).reason}`), ['y:Accepted', 'x:Changed']);
+  });
+
   for (const row of rows) {
     it(row.name, () => {
       const out = applyStatusUpdate([a, b, c], update(row.set, row.removed));

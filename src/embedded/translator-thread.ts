@@ -263,6 +263,14 @@ function keptBinds(previous: readonly Bind[] | undefined, binds: readonly (Bind 
   });
 }
 
+/**
+ * Each status list's positions by statusId, built when the list is made and handed on to the next
+ * list while no status moves: an edit that only changes statuses in place (most edits) replaces
+ * them by position in a copy, instead of walking 11k statuses and their ids (~7 ms per edit warm,
+ * ~50 ms on the controller's first edit, cold).
+ */
+const positionsOf = new WeakMap<readonly ObjectStatus[], ReadonlyMap<string, number>>();
+
 /** The statuses an update describes: the previous ones with changes applied, in the translator's order. */
 export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined, update: TranslationUpdate): ObjectStatus[] {
   const changes = update.changes.statuses;
@@ -273,17 +281,43 @@ export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined,
   if (update.changes.full || previous === undefined) {
     if (!update.changes.full) throw new Error('the translator thread sent status changes without previous statuses');
     const statuses: ObjectStatus[] = [];
+    const positions = new Map<string, number>();
     for (const [id, status] of Object.entries(changes.set)) {
       knownStatusId(status, id);
+      positions.set(id, statuses.length);
       statuses.push(status);
     }
+    positionsOf.set(statuses, positions);
     return statuses;
   }
-  const set = changes.set;
-  const removed = new Set(changes.removed);
+  return replacedInPlace(previous, changes.set, changes.removed) ?? mergedStatuses(previous, changes.set, changes.removed);
+}
+
+/** Undefined unless every change replaces a status at a known position (nothing removed, nothing new). */
+function replacedInPlace(previous: readonly ObjectStatus[], set: Readonly<Record<string, ObjectStatus>>, removed: readonly string[]): ObjectStatus[] | undefined {
+  const positions = positionsOf.get(previous);
+  if (positions === undefined || removed.length > 0) return undefined;
+  for (const id in set) {
+    const at = positions.get(id);
+    // Also checks the list still holds that status there (a caller that reordered it gets the merge).
+    if (at === undefined || previous[at] === undefined || statusId(previous[at]) !== id) return undefined;
+  }
+  const out = previous.slice();
+  for (const id in set) {
+    const next = set[id] as ObjectStatus;
+    knownStatusId(next, id);
+    out[positions.get(id) as number] = next;
+  }
+  positionsOf.set(out, positions);
+  return out;
+}
+
+/** Removals and new statuses: a walk of the previous list, new ones merged in the translator's object order. */
+function mergedStatuses(previous: readonly ObjectStatus[], set: Readonly<Record<string, ObjectStatus>>, removedIds: readonly string[]): ObjectStatus[] {
+  const removed = new Set(removedIds);
   // Only the changed ids found among the previous statuses are noted (not all 11k): the rest of `set` is new.
   const replaced = new Set<string>();
-  const out: ObjectStatus[] = [];
+  let out: ObjectStatus[] = [];
   for (const status of previous) {
     const id = statusId(status);
     if (removed.has(id)) {
@@ -298,8 +332,13 @@ export function applyStatusUpdate(previous: readonly ObjectStatus[] | undefined,
     } else out.push(status);
   }
   const added = Object.keys(set).filter((id) => !replaced.has(id));
-  if (added.length === 0) return out;
-  for (const id of added) knownStatusId(set[id] as ObjectStatus, id);
-  return [...out, ...added.map((id) => set[id] as ObjectStatus)].sort(byObject);
+  if (added.length > 0) {
+    for (const id of added) knownStatusId(set[id] as ObjectStatus, id);
+    out = [...out, ...added.map((id) => set[id] as ObjectStatus)].sort(byObject);
+  }
+  const positions = new Map<string, number>();
+  out.forEach((status, i) => positions.set(statusId(status), i));
+  positionsOf.set(out, positions);
+  return out;
 }
 
