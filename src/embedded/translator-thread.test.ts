@@ -99,6 +99,12 @@ describe('TranslatorThread', () => {
     assert.notEqual(after.config.routes['default/two'], before.config.routes['default/two']);
     assert.deepEqual(Object.keys(after.config.routes), Object.keys(translate(edited).config.routes), 'routes stay in key order');
     for (const key of Object.keys(after.config.backends)) assert.equal(after.config.backends[key], before.config.backends[key], `backend ${key} keeps its identity`);
+    // An edit that names the same routes keeps every bind (they cross as null and are the previous objects).
+    const pathOnly = [...edited.slice(0, -2), route('two', '/changed again'), edited.at(-1) as KubeObject];
+    const again = await thread.translate(pathOnly);
+    assert.deepEqual(again, translate(pathOnly));
+    assert.ok(again.config.binds.length > 0);
+    again.config.binds.forEach((bind, i) => assert.equal(bind, after.config.binds[i], `bind ${bind.key} keeps its identity`));
     // Deleting brings the same result as a fresh translation too.
     assert.deepEqual(await thread.translate(withSecret), translate(withSecret));
   });
