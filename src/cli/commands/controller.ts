@@ -29,6 +29,7 @@ import { createMetricsServer } from '../../embedded/metrics-server.ts';
 import { TranslatorThread } from '../../embedded/translator-thread.ts';
 import type { ControllerOptions } from './controller-args.ts';
 import { ControllerFeed } from './controller-feed.ts';
+import { exitCodeOnSignal } from './on-signal.ts';
 
 /**
  * The translator thread's young generation. V8's default for a thread this size (~100 MiB live at
@@ -186,20 +187,9 @@ export async function controller(options: ControllerOptions): Promise<number> {
     logger.fatal({ err: (err as Error).message }, 'switchboard controller could not start');
     return 1;
   }
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const shutdown = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        logger.warn({ signal }, 'second signal: exiting without waiting');
-        resolve(1);
-        return;
-      }
-      stopping = true;
-      logger.info({ signal }, 'shutting down: releasing the leader Lease and ending proxy streams');
-      running.stop().then(() => resolve(0), (err: unknown) => { logger.error({ err }, 'shutdown failed'); resolve(1); });
-    };
-    process.on('SIGINT', shutdown);
-    process.on('SIGTERM', shutdown);
+  return exitCodeOnSignal(logger, async (signal) => {
+    logger.info({ signal }, 'shutting down: releasing the leader Lease and ending proxy streams');
+    await running.stop();
   });
 }
 

@@ -7,6 +7,7 @@ import { closeServer, listen } from '../../embedded/address.ts';
 import { ProxyRuntime } from '../../proxy/runtime.ts';
 import { parseProxyArgs, PROXY_HELP } from './proxy-args.ts';
 import { MeshEnvError, meshSettings, registerMeshInfo, type MeshSettings } from './proxy-mesh.ts';
+import { exitCodeOnSignal } from './on-signal.ts';
 import { shutdownPlan } from './proxy-shutdown.ts';
 
 /**
@@ -80,24 +81,14 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
   }
   client.start();
 
-  return new Promise<number>((resolve) => {
-    const shutdown = (signal: NodeJS.Signals): void => {
-      if (draining) {
-        logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
-        resolve(1);
-        return;
-      }
-      draining = true;
-      // ProxyParameters shutdown (proxy-shutdown.ts): not ready now, accept for min, then drain.
-      const plan = shutdownPlan(process.env);
-      logger.info({ signal, ...plan }, 'shutting down: not ready, then draining in-flight requests');
-      new Promise((r) => setTimeout(r, plan.acceptForMs))
-        .then(() => client.close())
-        .then(() => runtime.close({ graceMs: plan.drainMs }))
-        .then(() => closeServer(server))
-        .then(() => { logger.info('shut down cleanly'); resolve(0); }, (err: unknown) => { logger.error({ err }, 'shutdown failed'); resolve(1); });
-    };
-    process.on('SIGINT', shutdown);
-    process.on('SIGTERM', shutdown);
+  return exitCodeOnSignal(logger, async (signal) => {
+    draining = true;
+    // ProxyParameters shutdown (proxy-shutdown.ts): not ready now, accept for min, then drain.
+    const plan = shutdownPlan(process.env);
+    logger.info({ signal, ...plan }, 'shutting down: not ready, then draining in-flight requests');
+    await new Promise((r) => setTimeout(r, plan.acceptForMs));
+    await client.close();
+    await runtime.close({ graceMs: plan.drainMs });
+    await closeServer(server);
   });
 }

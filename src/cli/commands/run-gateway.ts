@@ -13,6 +13,7 @@ import { EmbeddedGateway } from '../../embedded/gateway.ts';
 import { createMetricsServer } from '../../embedded/metrics-server.ts';
 import { StatusWriter } from '../../embedded/status-writer.ts';
 import type { RunOptions } from '../args.ts';
+import { exitCodeOnSignal } from './on-signal.ts';
 
 /** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
 const DRAIN_GRACE_MS = 10_000;
@@ -54,21 +55,11 @@ export async function serveEmbedded(options: RunOptions, logger: Logger, configT
     return 1;
   }
 
-  return new Promise<number>((resolve) => {
-    const shutdown = (signal: NodeJS.Signals): void => {
-      if (draining) {
-        logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
-        resolve(1);
-        return;
-      }
-      draining = true;
-      logger.info({ signal, graceMs: DRAIN_GRACE_MS }, 'shutting down: draining in-flight requests');
-      gateway.stop(DRAIN_GRACE_MS)
-        .then(closeServers)
-        .then(() => { logger.info('shut down cleanly'); resolve(0); }, (err: unknown) => { logger.error({ err }, 'shutdown failed'); resolve(1); });
-    };
-    process.on('SIGINT', shutdown);
-    process.on('SIGTERM', shutdown);
+  return exitCodeOnSignal(logger, async (signal) => {
+    draining = true;
+    logger.info({ signal, graceMs: DRAIN_GRACE_MS }, 'shutting down: draining in-flight requests');
+    await gateway.stop(DRAIN_GRACE_MS);
+    await closeServers();
   });
 }
 
