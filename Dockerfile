@@ -30,9 +30,9 @@ USER 65532:65532
 # whatever ports its Gateway's listeners name.
 EXPOSE 9978 9093 9092 15020
 ENV NODE_ENV=production
-# distroless/nodejs's entrypoint is `node`: the first argument is the script. bin/switchboard.js
-# restarts controller, proxy and run at once (same pid) with node's --max-semi-space-size=8
-# (src/cli/node-flags.js); SWITCHBOARD_SEMI_SPACE_MIB in the container's environment changes it
-# (0: V8's own sizing), so no node flag is set here.
+# distroless/nodejs's entrypoint is `node`: the first argument is the script. With
+# SWITCHBOARD_SEMI_SPACE_MIB=N in the container's environment, bin/switchboard.js restarts
+# controller, proxy and run at once (same pid) with node's --max-semi-space-size=N
+# (src/cli/node-flags.js: less memory at large configs, more CPU per request), so no node flag is set here.
 ENTRYPOINT ["/nodejs/bin/node", "/app/bin/switchboard.js"]
 CMD ["--help"]

@@ -5,7 +5,7 @@
  *
  *   node bench/ready.ts [--dir examples/quickstart] [--rounds 4]
  *
- * Environment variables reach the gateway (e.g. SWITCHBOARD_SEMI_SPACE_MIB=0 to compare).
+ * Environment variables reach the gateway (e.g. SWITCHBOARD_SEMI_SPACE_MIB=8 to compare).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

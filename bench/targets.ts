@@ -112,7 +112,7 @@ spec:
   const logPath = join(dir, 'switchboard.log');
   const log = openSync(logPath, 'w');
   // Started as users start it (bin/: the compile cache, and the V8 young-generation size of
-  // src/cli/node-flags.js — SWITCHBOARD_SEMI_SPACE_MIB=0 in this bench's environment measures without it).
+  // src/cli/node-flags.js — SWITCHBOARD_SEMI_SPACE_MIB=8 in this bench's environment measures with it).
   const child = spawn(process.execPath, [
     'bin/switchboard.js', 'run', '-f', dir,
     '--admin-address', `127.0.0.1:${adminPort}`,

@@ -1,5 +1,5 @@
 /**
- * The V8 flag the long-running commands start with (issue 15: memory at 10k routes): a smaller
+ * The V8 flag the long-running commands can start with (issue 15: memory at 10k routes): a smaller
  * young generation. V8 grows a thread's young generation (two semi-spaces) while much of what is
  * allocated survives — the serving thread receiving and compiling a 10k-route config does — up to
  * 2 × 32 MiB on 64-bit, and nothing shrinks it again short of a memory-reducing full GC (a
@@ -12,16 +12,22 @@
  * itself again with it: `process.execve` replaces the process image (same pid, same stdio, the
  * signals of a container's PID 1 unchanged) before any of the CLI's modules load, ~30 ms.
  *
- * `SWITCHBOARD_SEMI_SPACE_MIB`: unset → 8; a whole number 1–1024 → that size; `0` or `off` → V8's
- * own sizing (no relaunch). A `--max-semi-space-size` already given to node (command line or
+ * Opt-in, because the smaller young generation costs every request: on the hot path
+ * (`bench/run.ts --workers 1`, quiet machine, session 9) 50.0–53.9 CPU-µs per request with 8 or 16
+ * against 47.3–47.6 without, and a p99 at one connection of 0.48–0.57 against 0.30–0.33 ms (more
+ * scavenges); it saves ~50 MiB of RSS at 10k routes and nothing on a small config. So it is for an
+ * operator whose memory limit binds before CPU does.
+ *
+ * `SWITCHBOARD_SEMI_SPACE_MIB`: unset, `0` or `off` → V8's own sizing (no relaunch); a whole number
+ * 1–1024 → that size (8 is what the memory numbers in bench/RESULTS.md were measured with). A `--max-semi-space-size` already given to node (command line or
  * NODE_OPTIONS) is left as it is. Platforms without `process.execve` (Windows) start without it.
  *
  * Plain JavaScript for the reason compile-cache.js is: bin/switchboard.js runs it before the first
  * .ts module, so no type stripper is loaded in either process.
  */
 
-/** The semi-space size, in MiB, the long-running commands get unless told otherwise. */
-export const DEFAULT_SEMI_SPACE_MIB = 8;
+/** The semi-space size, in MiB, measured for memory at 10k routes (bench/RESULTS.md, session 9): what the docs suggest. */
+export const SUGGESTED_SEMI_SPACE_MIB = 8;
 
 /** Commands that serve or translate for as long as they run; the rest exit at once and keep V8's sizing. */
 const LONG_RUNNING = new Set(['run', 'proxy', 'controller']);
@@ -38,8 +44,7 @@ export function semiSpaceToSet({ command, execArgv, env }) {
   // The operator's own flag (or ours, after the relaunch) stands.
   if (execArgv.some(mentionsFlag) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(mentionsFlag)) return undefined;
   const configured = env.SWITCHBOARD_SEMI_SPACE_MIB?.trim();
-  if (configured === undefined || configured === '') return DEFAULT_SEMI_SPACE_MIB;
-  if (configured === '0' || configured.toLowerCase() === 'off') return undefined;
+  if (configured === undefined || configured === '' || configured === '0' || configured.toLowerCase() === 'off') return undefined;
   const mib = /^\d{1,4}$/.test(configured) ? Number(configured) : NaN;
   if (!(mib >= 1 && mib <= 1024)) throw new Error(`SWITCHBOARD_SEMI_SPACE_MIB must be a whole number of MiB from 1 to 1024, 0 or off (got "${configured}")`);
   return mib;
