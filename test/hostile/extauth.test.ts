@@ -30,8 +30,13 @@ const GRPC_ANSWER_BYTES = 17 * 1024 * 1024;
  */
 const HTTP_SENT_BOUND = 32 * 1024 * 1024;
 const RSS_GROWTH_MIB = 64;
-/** Each check is answered well within the 1 s call deadline; waiting for that deadline is a failure too. */
-const DECIDED_WITHIN_MS = 900;
+/**
+ * A check decided by the cap comes before the 1 s call deadline; one decided by the deadline comes
+ * at least 1 s after the request was sent (the call starts after that), so under 1 s is the cap.
+ * Quiet, the gRPC case settles in ~0.2–0.3 s; under the parallel suite on 2 cores it once took
+ * 977 ms, which a 900 ms bound failed without saying anything about the cap.
+ */
+const DECIDED_WITHIN_MS = 1_000;
 
 /** An HTTP authorization service that allows everyone with a 200 whose body never seems to end. */
 async function startFloodingAuthz(): Promise<{ port: number; floods: FloodRecord[]; close(): Promise<void> }> {
