@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as limits from './ext/ratelimit/local.ts';
+import { modulesLoadedBy } from '../../test/support/loaded-modules.ts';
 import { lazyModule } from '../common/lazy-module.ts';
 
 const RUN_GATEWAY = fileURLToPath(new URL('../cli/commands/run-gateway.ts', import.meta.url));
@@ -28,11 +28,7 @@ describe('lazyModule', () => {
   });
 
   it('the serving side of `switchboard run` loads no gRPC module and no OpenTelemetry SDK until a config needs one', () => {
-    // Every module URL the process loads, printed at exit.
-    const probe = `data:text/javascript,import module from 'node:module'; const urls = []; module.registerHooks({ load(url, context, next) { urls.push(url); return next(url, context); } }); process.on('exit', () => process.stdout.write(JSON.stringify(urls)));`;
-    const child = spawnSync(process.execPath, ['--import', probe, '--input-type=module', '-e', `await import(${JSON.stringify(RUN_GATEWAY)});`], { encoding: 'utf8' });
-    assert.equal(child.status, 0, child.stderr);
-    const urls = JSON.parse(child.stdout) as string[];
+    const urls = modulesLoadedBy(RUN_GATEWAY);
     assert.ok(urls.some((url) => url.endsWith('/proxy/runtime.ts')), 'the proxy was loaded');
     const grpc = urls.filter((url) => /@connectrpc|@bufbuild|\/ext\/gen\/|\/guardrails\/gen\//.test(url));
     assert.deepEqual(grpc, []);
