@@ -3,6 +3,10 @@
  * echo server, the certificate helper or the clients.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +17,7 @@ import { sendHttp2Request, sendRequest } from './client.ts';
 import { startEchoServer, type EchoServer } from './echo-server.ts';
 import { service } from './manifests.ts';
 import { startWebSocketEcho } from './ws-echo.ts';
+import { RESERVATIONS, reservePort, unusedPort } from './ports.ts';
 
 describe('echo server', () => {
   let echo: EchoServer;
@@ -153,5 +158,38 @@ describe('manifests', () => {
     assert.match(text, /kubernetes.io\/service-name: svc/);
     assert.match(text, /port: 4321/);
     assert.match(text, /- 127.0.0.1/);
+  });
+});
+
+describe('test ports', () => {
+  // Ports far above where walks usually are would still be walked to; these are only written, never bound.
+  const port = (offset: number): number => 31_000 + (process.pid % 500) + offset;
+  const holdBy = (p: number, pid: number): void => {
+    mkdirSync(RESERVATIONS, { recursive: true });
+    writeFileSync(join(RESERVATIONS, String(p)), String(pid));
+  };
+
+  it('does not hand out a port another live test process reserved', async () => {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30_000)'], { stdio: 'ignore' });
+    try {
+      holdBy(port(0), other.pid as number);
+      assert.equal(reservePort(port(0)), false);
+    } finally {
+      other.kill();
+      rmSync(join(RESERVATIONS, String(port(0))), { force: true });
+    }
+  });
+
+  it('takes over the reservation of a process that is gone', async () => {
+    const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await once(gone, 'exit');
+    holdBy(port(1), gone.pid as number);
+    assert.equal(reservePort(port(1)), true);
+    assert.equal(readFileSync(join(RESERVATIONS, String(port(1))), 'utf8'), String(process.pid));
+  });
+
+  it('reserves what it hands out for this process', async () => {
+    const p = await unusedPort();
+    assert.equal(readFileSync(join(RESERVATIONS, String(p)), 'utf8'), String(process.pid));
   });
 });
