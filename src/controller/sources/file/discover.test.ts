@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import fs, { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, mock } from 'node:test';
 import { discoverYamlFiles, foldersToWatch, YamlFileListing } from './discover.ts';
 
 const settle = (): Promise<void> => new Promise((ok) => setTimeout(ok, 15));
@@ -99,6 +99,28 @@ describe('YamlFileListing: listed again only when a folder changed', () => {
       utimesSync(root, now, now);
       assert.ok(listing.files(NONE).includes(join(root, 'new.yaml')));
     } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('a folder renamed between reading its parent and reading it is skipped, and the next listing finds it under its new name', async () => {
+    const { base, root } = tree();
+    const readdir = fs.readdirSync;
+    // What a tool writing a dot-folder and renaming it into place can do to a walk: a recursive
+    // readdir threw ENOENT here, and the throw ended the gateway (CI, the hostile-config test).
+    const racing = mock.method(fs, 'readdirSync', (folder: string, options: { withFileTypes: true }) => {
+      const entries = readdir(folder, options);
+      if (folder === root) renameSync(join(root, 'sub'), join(root, 'renamed'));
+      return entries;
+    }, { times: 1 });
+    try {
+      const listing = new YamlFileListing([root], 0);
+      const during = listing.files(NONE);
+      assert.equal(racing.mock.callCount(), 1);
+      assert.ok(!during.some((f) => f.includes(`${join(root, 'sub')}/`) || f.includes('renamed')), during.join(', '));
+      assert.deepEqual(listing.files(NONE), ['a.yaml', 'b.yml', 'link.yaml', 'linked/f.yaml', 'renamed/c.yaml'].map((f) => join(root, f)));
+    } finally {
+      racing.mock.restore();
       rmSync(base, { recursive: true, force: true });
     }
   });

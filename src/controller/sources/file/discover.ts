@@ -109,19 +109,38 @@ function listYamlFiles(paths: readonly string[]): Listing & { newestMs: number }
     stampFolder(root, stat);
     folders.set(root, 'all');
     const inFolder: string[] = [];
-    // With types: a plain file or folder needs no stat; a symbolic link is stat'ed (followed).
-    for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
-      const file = path.join(entry.parentPath, entry.name);
-      const relative = path.relative(root, file);
-      if (relative.split(path.sep).some((segment) => segment.startsWith('.'))) continue;
-      // A link is followed (recursive readdir lists a linked folder's entries too): stat'ed for what it points at.
-      const linked = entry.isDirectory() || entry.isSymbolicLink() ? statOrUndefined(file) : undefined;
-      if (linked?.isDirectory()) {
-        stampFolder(file, linked);
-        folders.set(file, 'all');
-        continue;
+    // Walked one folder at a time, not with a recursive readdir: that one throws when a folder it
+    // found is renamed before it is read (a tool writing a dot-folder, then renaming it into place),
+    // and it reads dot-folders only for them to be skipped.
+    const descended = new Set<string>([folderIdentity(stat)]);
+    const pending = [root];
+    for (let folder = pending.pop(); folder !== undefined; folder = pending.pop()) {
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(folder, { withFileTypes: true });
+      } catch (err) {
+        // Gone (or replaced by a file) since its parent was read: its stamp, taken before, now
+        // differs, so the next scan lists again and finds it under its new name.
+        if (folder !== root && isGone(err)) continue;
+        throw err;
       }
-      if (YAML_EXTENSION.test(entry.name) && (entry.isFile() || linked?.isFile())) inFolder.push(file);
+      for (const entry of entries) {
+        if (entry.name.startsWith('.')) continue;
+        const file = path.join(folder, entry.name);
+        // With types: a plain file needs no stat; a folder or a symbolic link (followed) is stat'ed.
+        const linked = entry.isDirectory() || entry.isSymbolicLink() ? statOrUndefined(file) : undefined;
+        if (linked?.isDirectory()) {
+          // A link back up the tree (or a second link to one folder) is not walked twice.
+          const identity = folderIdentity(linked);
+          if (descended.has(identity)) continue;
+          descended.add(identity);
+          stampFolder(file, linked);
+          folders.set(file, 'all');
+          pending.push(file);
+          continue;
+        }
+        if (YAML_EXTENSION.test(entry.name) && (entry.isFile() || linked?.isFile())) inFolder.push(file);
+      }
     }
     for (const file of inFolder.sort()) found.add(file);
   }
@@ -142,6 +161,15 @@ export function foldersToWatch(paths: readonly string[]): Map<string, Set<string
 /** Paths that do not exist; a source refuses to start on them (a typo in `-f` is not an empty config). */
 export function missingPaths(paths: readonly string[]): string[] {
   return paths.filter((p) => statOrUndefined(p) === undefined);
+}
+
+function folderIdentity(stat: fs.BigIntStats): string {
+  return `${stat.dev}:${stat.ino}`;
+}
+
+function isGone(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
 function statOrUndefined(p: string): fs.BigIntStats | undefined {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { pino } from 'pino';
 import type { SourceSnapshot } from '../types.ts';
 import { FileSource } from './file-source.ts';
@@ -156,5 +156,28 @@ describe('FileSource', () => {
     await sub.waitFor((s) => JSON.stringify(s.objects[0]?.object.spec).includes('2'));
     assert.deepEqual(names(sub.snapshots.at(-1) as SourceSnapshot), ['s']);
     assert.equal(logLines.filter((l) => l.kind === 'apps/Deployment').length, 1);
+  });
+
+  it('a failed folder listing after a scan is logged and looked at again, not a crash', async (t) => {
+    const root = fs.mkdtempSync(path.join(dir, 'unlistable-'));
+    fs.writeFileSync(path.join(root, 'a.yaml'), service('a'));
+    const source = new FileSource({ paths: [root], logger, debounceMs: 20, maxWaitMs: 200 });
+    t.after(() => source.stop());
+    const sub = new Subscriber();
+    await source.start(sub.onSnapshot);
+    // Every listing fails while the mock stands: the scan's (reported, config kept) and then the
+    // watch's, which ran in a promise's finally and, thrown, ended the process (unhandled rejection).
+    const denied = mock.method(fs, 'readdirSync', () => { throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }); });
+    t.after(() => denied.mock.restore());
+    const warned = logLines.length;
+    fs.writeFileSync(path.join(root, 'b.yaml'), service('b'));
+    const deadline = Date.now() + 5000;
+    while (!logLines.slice(warned).some((l) => l.msg === 'listing the configuration folders failed; looking again')) {
+      assert.ok(Date.now() < deadline, 'the failed listing is logged');
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    denied.mock.restore();
+    // Looked at again without another event.
+    await sub.waitFor((s) => names(s).includes('b'));
   });
 });

@@ -113,6 +113,21 @@ export class ConfigWatch {
     }
   }
 
+  /**
+   * sync() after a scan. Listing the folders can fail (a folder unreadable, one given that went away
+   * for a moment): that is logged and the whole tree looked at again shortly — thrown here it would
+   * reject the scan promise others chain on, which nothing handles, and end the process.
+   */
+  #syncOrRetry(): void {
+    try {
+      this.sync();
+    } catch (err) {
+      this.#options.logger.warn({ err: (err as Error).message }, 'listing the configuration folders failed; looking again');
+      this.#touch('all');
+      this.#timer ??= setTimeout(() => this.#fire(), this.#options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    }
+  }
+
   #touch(file: string): void {
     if (this.#touched === 'all') return;
     if (file === 'all') this.#touched = 'all';
@@ -148,7 +163,7 @@ export class ConfigWatch {
     this.#scanning = this.#rescan(this.#takeTouched()).catch(() => {}).finally(() => {
       this.#scanning = undefined;
       // Folders come and go with the files.
-      this.sync();
+      this.#syncOrRetry();
     });
   }
 }
