@@ -132,11 +132,11 @@ describe('gRPC ext_authz', () => {
     }
   });
 
-  const failureCases: { name: string; config: (url: string) => ExtAuthConfig; slow: boolean; allowed: boolean }[] = [
-    { name: 'slow service, FailClosed: deadline → 403', config: (url) => ({ url }), slow: true, allowed: false },
-    { name: 'slow service, FailOpen: deadline → allowed', config: (url) => ({ url, failureMode: 'FailOpen' }), slow: true, allowed: true },
-    { name: 'service down, FailClosed → 403', config: () => ({ url: 'down' }), slow: false, allowed: false },
-    { name: 'service down, FailOpen → allowed', config: () => ({ url: 'down', failureMode: 'FailOpen' }), slow: false, allowed: true },
+  const failureCases: { name: string; config: (url: string) => ExtAuthConfig; slow: boolean; allowed: boolean; cause: RegExp }[] = [
+    { name: 'slow service, FailClosed: deadline → 403', config: (url) => ({ url }), slow: true, allowed: false, cause: /^no answer within the 100 ms deadline$/ },
+    { name: 'slow service, FailOpen: deadline → allowed', config: (url) => ({ url, failureMode: 'FailOpen' }), slow: true, allowed: true, cause: /^no answer within the 100 ms deadline$/ },
+    { name: 'service down, FailClosed → 403', config: () => ({ url: 'down' }), slow: false, allowed: false, cause: /^gRPC Unavailable: .*ECONNREFUSED/ },
+    { name: 'service down, FailOpen → allowed', config: () => ({ url: 'down', failureMode: 'FailOpen' }), slow: false, allowed: true, cause: /^gRPC Unavailable: .*ECONNREFUSED/ },
   ];
   for (const c of failureCases) {
     it(c.name, async () => {
@@ -146,7 +146,9 @@ describe('gRPC ext_authz', () => {
       try {
         const d = await client.check(c.slow ? { ...request, headers: { 'x-user': 'slow' } } : request, activation);
         if (c.allowed) assert.equal(expectAllowed(d).failedOpen, true);
-        else assert.deepEqual(expectDenied(d), { allowed: false, status: 403, body: '', headers: [], reason: 'unavailable' });
+        else assert.deepEqual({ ...expectDenied(d), cause: undefined }, { allowed: false, status: 403, body: '', headers: [], reason: 'unavailable', cause: undefined });
+        // Why, for the log: a deadline and a refused connection are the same 403 to the client.
+        assert.match((d as { cause?: string }).cause ?? '', c.cause);
       } finally {
         client.close();
       }
@@ -160,6 +162,10 @@ describe('HTTP ext auth', () => {
   before(async () => {
     server = await startHttpServer((req, body, res) => {
       seen.push({ method: req.method, url: req.url, headers: req.headers, body: body.toString() });
+      if (req.url === '/slow') {
+        setTimeout(() => res.writeHead(200).end('late'), 1000);
+        return;
+      }
       if (req.headers.authorization === 'Bearer alice') {
         res.writeHead(200, { 'x-user-id': 'u-1', 'x-internal': 'secret', 'x-tier': 'gold' }).end('ok');
       } else {
@@ -220,13 +226,27 @@ describe('HTTP ext auth', () => {
     }
   });
 
+  it('says why when the service answers after the deadline', async () => {
+    const client = createExtAuthzClient({ url: server.url, http: { path: '"/slow"' } }, { timeoutMs: 100 });
+    try {
+      const d = expectDenied(await client.check(request, activation));
+      assert.deepEqual([d.status, d.reason, d.cause], [403, 'unavailable', 'no answer within the 100 ms deadline']);
+    } finally {
+      client.close();
+    }
+  });
+
   it('fails closed or open when the service is down', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const closed = createExtAuthzClient({ url, http: {} });
     const open = createExtAuthzClient({ url, http: {}, failureMode: 'FailOpen' });
     try {
-      assert.equal(expectDenied(await closed.check(request, activation)).reason, 'unavailable');
-      assert.equal(expectAllowed(await open.check(request, activation)).failedOpen, true);
+      const denied = expectDenied(await closed.check(request, activation));
+      assert.equal(denied.reason, 'unavailable');
+      assert.match(denied.cause ?? '', /^ECONNREFUSED: /);
+      const passed = expectAllowed(await open.check(request, activation));
+      assert.equal(passed.failedOpen, true);
+      assert.match(passed.cause ?? '', /^ECONNREFUSED: /);
     } finally {
       closed.close();
       open.close();

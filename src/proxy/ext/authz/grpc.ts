@@ -5,7 +5,7 @@
  */
 import { create, type JsonObject as ProtoJsonObject } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { createClient, type Client } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import type { Activation, Program } from '../../../cel/index.ts';
 import type { JsonObject } from '../../../ir/policy.ts';
 import { AddressSchema, SocketAddressSchema } from '../gen/envoy/config/core/v3/address_pb.js';
@@ -18,7 +18,7 @@ import { grpcChannel, withUrlFallback, type GrpcChannel } from '../endpoint.ts';
 import { compileMap, evalValues } from '../expressions.ts';
 import { fromHeaderOptions, headerPairs, headerValueText, joinedHeaders, toHeaderMap, type HeaderPair } from '../headers.ts';
 import {
-  bodyTooLarge, DEFAULT_TIMEOUT_MS, unavailable,
+  bodyTooLarge, DEFAULT_TIMEOUT_MS, shortCause, unavailable,
   type AuthzDecision, type DownstreamRequest, type ExtAuthConfig, type ExtAuthzClient, type ExtAuthzOptions,
 } from './types.ts';
 
@@ -50,8 +50,8 @@ export class GrpcExtAuthzClient implements ExtAuthzClient {
     let response: CheckResponse;
     try {
       response = await this.#client.check(this.buildRequest(request, activation), { timeoutMs: this.#timeoutMs, signal });
-    } catch {
-      return unavailable(this.#config.failureMode);
+    } catch (err) {
+      return unavailable(this.#config.failureMode, callFailure(err, this.#timeoutMs));
     }
     return decide(response);
   }
@@ -136,4 +136,11 @@ function decide(response: CheckResponse): AuthzDecision {
     headers: (denied?.headers ?? []).flatMap((o): HeaderPair[] => (o.header ? [[o.header.key.toLowerCase(), headerValueText(o.header)]] : [])),
     reason: 'denied',
   };
+}
+
+/** Why a Check call failed, as the gRPC status says it (connect-rpc gives every failure one). */
+function callFailure(err: unknown, timeoutMs: number): string {
+  const failure = ConnectError.from(err);
+  if (failure.code === Code.DeadlineExceeded) return `no answer within the ${timeoutMs} ms deadline`;
+  return shortCause(`gRPC ${Code[failure.code]}: ${failure.rawMessage}`);
 }

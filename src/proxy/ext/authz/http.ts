@@ -13,7 +13,7 @@ import { baseUrl, withUrlFallback, type ServiceTargets } from '../endpoint.ts';
 import { compileExpression, compileMap, evalStrings, evalValues } from '../expressions.ts';
 import { headerPairs, type HeaderPair } from '../headers.ts';
 import {
-  bodyTooLarge, DEFAULT_TIMEOUT_MS, unavailable,
+  bodyTooLarge, DEFAULT_TIMEOUT_MS, shortCause, unavailable,
   type AuthzDecision, type DownstreamRequest, type ExtAuthConfig, type ExtAuthzClient, type ExtAuthzOptions,
 } from './types.ts';
 
@@ -61,7 +61,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     if (this.bodyLimit !== undefined && request.body !== undefined && request.body.length > this.bodyLimit) return bodyTooLarge(this.bodyLimit);
     const path = this.#path ? evalString(this.#path, activation) : { ok: true as const, value: request.url };
     // A path expression that fails leaves the service unreachable for this request.
-    if (!path.ok) return unavailable(this.#config.failureMode);
+    if (!path.ok) return unavailable(this.#config.failureMode, shortCause(`the path expression failed: ${path.error}`));
     const body = this.#requestBody(request, activation);
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of headerPairs(request.headers)) {
@@ -86,8 +86,8 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
       const responseHeaders = headerPairs(response.headers as Record<string, string | string[] | undefined>);
       if (response.statusCode === 200) return this.#allow(responseHeaders, text, activation);
       return this.#deny(response.statusCode, text, responseHeaders, activation);
-    } catch {
-      return unavailable(this.#config.failureMode);
+    } catch (err) {
+      return unavailable(this.#config.failureMode, timeout.aborted ? `no answer within the ${this.#timeoutMs} ms deadline` : callFailure(err));
     }
   }
 
@@ -127,4 +127,11 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
     this.#agents?.close();
     this.#agents = undefined;
   }
+}
+
+/** Why an authorization call failed: the socket's code (ECONNREFUSED, UND_ERR_…) and message. */
+function callFailure(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  return shortCause(typeof code === 'string' ? `${code}: ${message}` : message);
 }

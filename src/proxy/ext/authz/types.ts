@@ -39,6 +39,8 @@ export type AuthzDecision =
       readonly metadata: JsonObject;
       /** Set when the service failed and FailOpen let the request through. */
       readonly failedOpen?: true;
+      /** With failedOpen: why the service could not decide (for the log, never the response). */
+      readonly cause?: string;
     }
   | {
       readonly allowed: false;
@@ -46,6 +48,8 @@ export type AuthzDecision =
       readonly body: string;
       readonly headers: readonly HeaderPair[];
       readonly reason: DenyReason;
+      /** With `unavailable`: why the service could not decide (for the log, never the response). */
+      readonly cause?: string;
     };
 
 export interface ExtAuthzClient {
@@ -66,11 +70,23 @@ export interface ExtAuthzOptions {
 
 export const DEFAULT_TIMEOUT_MS = 1000;
 
-/** Envoy's status_on_error: FailClosed answers 403 when the service cannot decide. */
-export function unavailable(mode: FailureMode | undefined): AuthzDecision {
+/**
+ * Envoy's status_on_error: FailClosed answers 403 when the service cannot decide. `cause` says why
+ * (a deadline, a refused connection, an answer over the size limit): the operator's only way to
+ * tell those apart, since the client sees the same 403.
+ */
+export function unavailable(mode: FailureMode | undefined, cause: string): AuthzDecision {
   return mode === 'FailOpen'
-    ? { allowed: true, requestHeaders: { set: [], add: [], remove: [] }, responseHeaders: [], metadata: {}, failedOpen: true }
-    : { allowed: false, status: 403, body: '', headers: [], reason: 'unavailable' };
+    ? { allowed: true, requestHeaders: { set: [], add: [], remove: [] }, responseHeaders: [], metadata: {}, failedOpen: true, cause }
+    : { allowed: false, status: 403, body: '', headers: [], reason: 'unavailable', cause };
+}
+
+/** A cause is one line of at most this many characters: a service's error text is not ours to log whole. */
+const MAX_CAUSE_CHARS = 200;
+
+export function shortCause(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > MAX_CAUSE_CHARS ? `${line.slice(0, MAX_CAUSE_CHARS)}…` : line;
 }
 
 export function bodyTooLarge(limit: number): AuthzDecision {
