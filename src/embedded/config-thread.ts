@@ -10,6 +10,7 @@ import type { ConfigProblem } from '../controller/sources/types.ts';
 import type { ProxyConfig } from '../ir/types.ts';
 import type { ConfigFeed, FedTranslation } from './gateway.ts';
 import { applyUpdate, DEFAULT_TRANSLATE_TIMEOUT_MS, DEFAULT_TRANSLATOR_HEAP_MIB, TranslationAbortedError, type TranslationUpdate } from './translator-thread.ts';
+import { workerEntry } from '../common/entry-points.ts';
 
 /** What the thread is started with (workerData). */
 export interface ConfigThreadInit {
@@ -198,7 +199,7 @@ export class ConfigThread implements ConfigFeed {
       gatewayLogLevel: (this.#options.gatewayLogger ?? this.#options.logger).level,
     };
     const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_TRANSLATOR_HEAP_MIB;
-    const worker = new Worker(this.#options.workerModule ?? new URL('./config-thread-worker.ts', import.meta.url), {
+    const worker = new Worker(this.#options.workerModule ?? workerEntry(new URL('./config-thread-worker.ts', import.meta.url)), {
       workerData: init,
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB, maxYoungGenerationSizeMb: CONFIG_THREAD_YOUNG_GENERATION_MIB },
     });

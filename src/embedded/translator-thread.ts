@@ -6,6 +6,7 @@ import { byObject, diffObjects, knownStatusId, objectKeyOf, statusId, type Confi
 import type { Bind, ProxyConfig } from '../ir/types.ts';
 import { patchConfig } from '../ir/config-delta.ts';
 import type { Translation } from './gateway.ts';
+import { workerEntry } from '../common/entry-points.ts';
 
 /**
  * The thread holds the objects between requests: the first request (and any after the thread
@@ -154,7 +155,7 @@ export class TranslatorThread {
   #ensureThread(): Thread {
     if (this.#thread) return this.#thread;
     const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_TRANSLATOR_HEAP_MIB;
-    const worker = new Worker(this.#options.workerModule ?? new URL('./translator-thread-worker.ts', import.meta.url), {
+    const worker = new Worker(this.#options.workerModule ?? workerEntry(new URL('./translator-thread-worker.ts', import.meta.url)), {
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB, ...(this.#options.youngGenerationMiB ? { maxYoungGenerationSizeMb: this.#options.youngGenerationMiB } : {}) },
     });
     // The thread must never keep the process alive on its own.

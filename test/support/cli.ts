@@ -24,12 +24,12 @@ export interface CliProcess {
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 const POLL_INTERVAL_MS = 100;
 
-/** `args`: more flags for `run` (after the ones set here). */
-export async function startCli(configDir: string, opts: { workers?: number; logLevel?: string; args?: readonly string[] } = {}): Promise<CliProcess> {
+/** `args`: more flags for `run` (after the ones set here); `entry`: the CLI script to run (the production build's dist/switchboard.mjs), the sources' main.ts by default. */
+export async function startCli(configDir: string, opts: { workers?: number; logLevel?: string; args?: readonly string[]; entry?: string } = {}): Promise<CliProcess> {
   const adminPort = await closedPort();
   const metricsPort = await closedPort();
   const child: ChildProcess = spawn(process.execPath, [
-    'src/cli/main.ts', 'run', '-f', configDir,
+    opts.entry ?? 'src/cli/main.ts', 'run', '-f', configDir,
     '--admin-address', `127.0.0.1:${adminPort}`,
     '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', String(opts.workers ?? 1),

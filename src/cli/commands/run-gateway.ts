@@ -14,10 +14,11 @@ import { createMetricsServer } from '../../embedded/metrics-server.ts';
 import { StatusWriter } from '../../embedded/status-writer.ts';
 import type { RunOptions } from '../args.ts';
 import { exitCodeOnSignal } from './on-signal.ts';
+import { workerEntry } from '../../common/entry-points.ts';
 
 /** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
 const DRAIN_GRACE_MS = 10_000;
-const WORKER_MODULE = fileURLToPath(new URL('../../distribute/cluster/proxy-worker.ts', import.meta.url));
+const WORKER_MODULE = fileURLToPath(workerEntry(new URL('../../distribute/cluster/proxy-worker.ts', import.meta.url)));
 
 /**
  * The embedded gateway's serving side (run.ts loads it once the config thread is under way):

@@ -4,6 +4,7 @@
  * (the controller's version, so proxies run what the controller speaks).
  */
 import fs from 'node:fs';
+import { packageManifestUrl } from '../../../common/entry-points.ts';
 import type { MeshDefaults, ProvisionContext } from './objects.ts';
 
 export interface ControllerFacts {
@@ -73,6 +74,6 @@ export function parseImage(reference: string): { registry: string; repository: s
 }
 
 function packageVersion(): string {
-  const manifest = JSON.parse(fs.readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const manifest = JSON.parse(fs.readFileSync(packageManifestUrl(), 'utf8')) as { version: string };
   return manifest.version;
 }

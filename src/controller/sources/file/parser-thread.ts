@@ -4,6 +4,7 @@ import type { Logger } from '../../../common/logger.ts';
 import { formatBytes, type ConfigLimits } from './limits.ts';
 import { brokenFile } from './parsed-file.ts';
 import type { FileRead } from './read.ts';
+import { workerEntry } from '../../../common/entry-points.ts';
 
 export interface ParserRequest {
   readonly id: number;
@@ -103,7 +104,7 @@ export class ParserThread {
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
     const maxHeapMiB = this.#options.maxHeapMiB ?? DEFAULT_PARSER_HEAP_MIB;
-    const worker = new Worker(this.#options.workerModule ?? new URL('./parser-thread-worker.ts', import.meta.url), {
+    const worker = new Worker(this.#options.workerModule ?? workerEntry(new URL('./parser-thread-worker.ts', import.meta.url)), {
       workerData: { limits: this.#options.limits },
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMiB, maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MIB },
     });
