@@ -45,6 +45,10 @@ describe('gRPC ext_authz', () => {
         seen.push(req);
         const user = req.attributes?.request?.http?.headers['x-user'];
         if (user === 'slow') await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        if (user === 'oversized') {
+          // An allow in a message just over the 16 MiB the gateway reads: the client must refuse it.
+          return create(CheckResponseSchema, { status: { code: 0, message: 'x'.repeat(17 * 1024 * 1024) }, httpResponse: { case: 'okResponse', value: {} } });
+        }
         if (user === 'mallory') {
           return create(CheckResponseSchema, {
             status: { code: 7 },
@@ -127,6 +131,18 @@ describe('gRPC ext_authz', () => {
       assert.equal(d.status, 413);
       assert.equal(d.reason, 'body_too_large');
       assert.equal(seen.length, calls, 'an oversized body never reaches the service');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('refuses an allow over the 16 MiB message limit, and says so', async () => {
+    // A deadline far away: the refusal must come from the size cap, not the clock.
+    const client = createExtAuthzClient({ url: server.url }, { timeoutMs: 30_000 });
+    try {
+      const d = expectDenied(await client.check({ ...request, headers: { 'x-user': 'oversized' } }, activation));
+      assert.equal(d.reason, 'unavailable');
+      assert.match(d.cause ?? '', /^gRPC ResourceExhausted: .*readMaxBytes 16777216/);
     } finally {
       client.close();
     }
