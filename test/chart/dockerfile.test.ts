@@ -69,11 +69,14 @@ const SKIPPABLE_INSTALL_SCRIPTS: Readonly<Record<string, string>> = {
 };
 
 describe('Dockerfile', () => {
-  it('its entrypoint runs package.json\'s switchboard bin, which exists', () => {
+  it('its entrypoint runs the production build of package.json\'s switchboard bin, which exists', () => {
     const entrypoint = JSON.parse(steps.find(([k]) => k === 'ENTRYPOINT')![1]) as string[];
     const script = entrypoint.at(-1)!;
     const workdir = steps.filter(([k]) => k === 'WORKDIR').at(-1)![1];
-    assert.equal(relative(workdir, script), manifest.bin.switchboard);
+    // dist/switchboard.mjs is the bin bundled (scripts/build.ts's CLI entry), built in an earlier stage.
+    assert.equal(relative(workdir, script), 'dist/switchboard.mjs');
+    assert.ok(read('scripts/build.ts').includes(`const CLI = '${manifest.bin.switchboard}';`), 'scripts/build.ts bundles the bin');
+    assert.ok(steps.some(([k, a]) => k === 'RUN' && a === 'node scripts/build.ts'), 'the image runs the build');
     assert.ok(existsSync(join(ROOT, manifest.bin.switchboard)));
     const main = /import\s+'([^']+)'/.exec(read(manifest.bin.switchboard))![1]!;
     assert.ok(existsSync(join(ROOT, 'bin', main)), `${manifest.bin.switchboard} loads ${main}`);
