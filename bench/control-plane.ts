@@ -1,7 +1,7 @@
 /**
  * Control-plane cost at cluster scale (issue 15), run by hand: `node bench/control-plane.ts
  * [--routes 10000] [--policies 1000] [--namespaces 10] [--edits 30] [--only translate|embedded|controller]
- * [--cpu-prof DIR]`.
+ * [--cpu-prof DIR] [--dist]` (`--dist`: the embedded part runs the production build, dist/switchboard.mjs).
  *
  * Three parts, each in a fresh process so its memory is its own:
  *
@@ -23,7 +23,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -55,6 +55,8 @@ const { values } = parseArgs({
     // spaced as a person makes them are served.
     'gap-ms': { type: 'string', default: '300' },
     phase: { type: 'string' },
+    // The embedded part runs the production build (dist/switchboard.mjs, `npm run build` first) instead of the sources.
+    dist: { type: 'boolean', default: false },
   },
 });
 const counts = { routes: Number(values.routes), policies: Number(values.policies), namespaces: Number(values.namespaces) };
@@ -63,6 +65,13 @@ const profileDir = values['cpu-prof'] === undefined ? undefined : resolve(values
 
 function shapeWith(ports: readonly number[], upstreamPort: number): ClusterShape {
   return { ...counts, servicesPerNamespace: 10, ports, upstream: { host: '127.0.0.1', port: upstreamPort } };
+}
+
+/** The CLI the embedded part spawns: the sources' bin, or with --dist the production build (which must exist). */
+function cliEntry(): string {
+  if (!values.dist) return 'bin/switchboard.js';
+  if (!existsSync(join(REPO_ROOT, 'dist', 'switchboard.mjs'))) throw new Error('--dist: no dist/switchboard.mjs, run `npm run build` first');
+  return 'dist/switchboard.mjs';
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -190,7 +199,7 @@ async function embeddedPhase(): Promise<void> {
   const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const started = performance.now();
   const child = spawn(process.execPath, [
-    ...profiling, 'bin/switchboard.js', 'run', '-f', configDir,
+    ...profiling, cliEntry(), 'run', '-f', configDir,
     '--admin-address', `127.0.0.1:${adminPort}`, '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--workers', '1', '--log-level', 'warn',
   ], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });
@@ -267,7 +276,7 @@ async function embeddedPhase(): Promise<void> {
 if (values.phase === 'translate') {
   await translatePhase();
 } else {
-  console.log(`node bench/control-plane.ts --routes ${counts.routes} --policies ${counts.policies} --namespaces ${counts.namespaces} --edits ${edits}  (${new Date().toISOString()})`);
+  console.log(`node bench/control-plane.ts --routes ${counts.routes} --policies ${counts.policies} --namespaces ${counts.namespaces} --edits ${edits}${values.dist ? ' --dist' : ''}  (${new Date().toISOString()})`);
   if (values.only === undefined || values.only === 'translate') {
     const child = spawnSync(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), import.meta.filename, '--phase', 'translate', '--edits', String(edits), '--routes', String(counts.routes), '--policies', String(counts.policies), '--namespaces', String(counts.namespaces)], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (child.status !== 0) process.exitCode = 1;
