@@ -114,13 +114,29 @@ function routeKinds(allowed: AllowedRoutes | undefined, path: string): { support
   return { supported, problems };
 }
 
-/** allowedRoutes.namespaces: Same (the default), All, or Selector over Namespace labels. */
+/**
+ * allowedRoutes.namespaces: Same (the default), All, or Selector over Namespace labels. Each
+ * policy is made by its own function: closures made in one scope share its context, and a
+ * listener outlives its translation (memoized route entries hold it) — a `Same` closure that
+ * shared a scope with `snapshot` kept every edit's whole snapshot alive (issue 15).
+ */
 function routeNamespacePolicy(allowed: AllowedRoutes | undefined, ownNamespace: string, snapshot: Snapshot): (namespace: string) => boolean {
   const namespaces = isDict(allowed) && isDict(allowed.namespaces) ? allowed.namespaces : {};
   switch (namespaces.from ?? 'Same') {
-    case 'All': return () => true;
-    case 'Selector': return (ns) => isDict(namespaces.selector) && selectorMatches(namespaces.selector, snapshot.namespaceLabels(ns));
-    case 'Same': return (ns) => ns === ownNamespace;
-    default: return () => false;
+    case 'All': return allowsAll;
+    case 'Selector': return isDict(namespaces.selector) ? selectedNamespaces(namespaces.selector, snapshot.namespaceLabels) : allowsNone;
+    case 'Same': return sameNamespace(ownNamespace);
+    default: return allowsNone;
   }
+}
+
+const allowsAll = (): boolean => true;
+const allowsNone = (): boolean => false;
+
+function sameNamespace(ownNamespace: string): (namespace: string) => boolean {
+  return (ns) => ns === ownNamespace;
+}
+
+function selectedNamespaces(selector: Parameters<typeof selectorMatches>[0], labelsOf: Snapshot['namespaceLabels']): (namespace: string) => boolean {
+  return (ns) => selectorMatches(selector, labelsOf(ns));
 }

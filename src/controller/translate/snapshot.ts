@@ -290,6 +290,14 @@ export function indexObjects(objects: readonly KubeObject[], opts: { readonly pr
     proxyPolicies: cache ? cache.policyOrder.sortedByAge(listOf(`${SWITCHBOARD_GROUP}/ProxyPolicy`)) : sorted(`${SWITCHBOARD_GROUP}/ProxyPolicy`),
     proxyParameters: byName(`${SWITCHBOARD_GROUP}/ProxyParameters`),
     ...(opts.proxyModels ? { proxyModels: sorted(`${SWITCHBOARD_GROUP}/ProxyModel`) } : {}),
-    namespaceLabels: (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace }),
+    namespaceLabels: namespaceLabelsOf(namespaces),
   };
+}
+
+/**
+ * Made outside indexObjects(): a closure made there would share its scope's context (the per-kind
+ * lists, the cache), and listeners kept by the route memos hold this function past its translation.
+ */
+function namespaceLabelsOf(namespaces: ReadonlyMap<string, Readonly<Record<string, string>>>): Snapshot['namespaceLabels'] {
+  return (namespace) => ({ ...namespaces.get(namespace), [NAMESPACE_NAME_LABEL]: namespace });
 }
