@@ -15,7 +15,7 @@ import type { HealthStates } from '../policies/backend/health.ts';
 import { compileFrontend, type CompiledFrontend } from '../policies/frontend/compile.ts';
 import type { SharedConnections } from '../ext/connections.ts';
 import { CompiledLifecycle } from './lifecycle.ts';
-import { keepBackend, keptBackend, keptRule, reuseMemoFor, ruleMayBeKept, Touched, watchedDeps, type ReuseMemo } from './reuse.ts';
+import { keepBackend, keptBackend, keptRule, reuseMemoFor, ruleMayBeKept, RuleWatch, type ReuseMemo } from './reuse.ts';
 import { runToEnd, type SlicedJob } from './slices.ts';
 import { backendEpoch, listenerTable, type ListenerTableContext } from './listener-tables.ts';
 import { compileTrafficPolicy, type CompiledTrafficPolicy } from '../policies/chain.ts';
@@ -128,13 +128,21 @@ export function* compileConfigJob(config: ProxyConfig, ctx: CompileContext): Sli
   const lifecycle = new CompiledLifecycle();
   const backendPolicies = new BackendPolicyCompiler(ctx.pools, onError, ctx.healthStates, { logger: ctx.logger, endpoints, connections: ctx.connections, lifecycle });
   const rules = new Map<string, CompiledRule>();
+  const ruleDeps = { logger: ctx.logger, backendPolicies, endpoints, connections: ctx.connections, lifecycle };
+  // Made at the first rule that may be kept: one per compile, with its deps (reuse.ts RuleWatch).
+  let watch: { readonly watch: RuleWatch; readonly deps: Parameters<typeof compileRule>[4] } | undefined;
+  const watched = () => {
+    if (watch) return watch;
+    const w = new RuleWatch(memo, lifecycle, endpoints);
+    return (watch = { watch: w, deps: { ...ruleDeps, ...w.deps } });
+  };
   const ruleOf = (routeKey: string, index: number): CompiledRule | undefined => {
     const route = config.routes[routeKey];
     const rule = route?.rules[index];
     if (!rule) return undefined;
     let compiled = rules.get(rule.key);
     if (!compiled) {
-      compiled = reusedOrCompiledRule(memo, route.key, rule, backendOf, onError, { logger: ctx.logger, backendPolicies, endpoints, connections: ctx.connections, lifecycle });
+      compiled = reusedOrCompiledRule(memo, route.key, rule, backendOf, onError, ruleDeps, watched);
       rules.set(rule.key, compiled);
     }
     return compiled;
@@ -170,6 +178,7 @@ function reusedOrCompiledRule(
   backendOf: (key: string) => CompiledBackend | undefined,
   onError: (m: string) => void,
   deps: Parameters<typeof compileRule>[4] & { readonly endpoints: EndpointResolver; readonly lifecycle: CompiledLifecycle },
+  watched: () => { readonly watch: RuleWatch; readonly deps: Parameters<typeof compileRule>[4] },
 ): CompiledRule {
   const kept = keptRule(memo, routeKey, rule, backendOf);
   if (kept) {
@@ -177,22 +186,27 @@ function reusedOrCompiledRule(
     return kept.compiled;
   }
   if (!ruleMayBeKept(rule)) return compileRule(routeKey, rule, backendOf, onError, deps);
-  const read = new Map<string, CompiledBackend | undefined>();
-  const errors: string[] = [];
-  const touched = new Touched(memo.touches);
+  const { watch, deps: watchedDeps } = watched();
+  const read: (string | CompiledBackend | undefined)[] = [];
+  let errors: string[] | undefined;
   const readingBackendOf = (key: string) => {
     const b = backendOf(key);
-    read.set(key, b);
+    read.push(key, b);
     return b;
   };
   const recordingOnError = (m: string) => {
-    errors.push(m);
+    (errors ??= []).push(m);
     onError(m);
   };
-  const compiled = compileRule(routeKey, rule, readingBackendOf, recordingOnError, { ...deps, ...watchedDeps(deps.lifecycle, deps.endpoints, touched) });
-  memo.rules.set(rule, { compiled, routeKey, read, errors, touched });
+  const { result: compiled, used } = watch.compiling(() => compileRule(routeKey, rule, readingBackendOf, recordingOnError, watchedDeps));
+  // A compile that used the per-config resources is not kept: the next version compiles it again.
+  // slice(): exactly as long as its entries (an array grown by push keeps room for 17; one a rule).
+  if (!used) memo.rules.set(rule, { compiled, routeKey, read: read.slice(), errors: errors ?? NO_ERRORS, touched: watch.touched });
   return compiled;
 }
+
+/** Shared by the kept rules that reported nothing (nearly all). */
+const NO_ERRORS: readonly string[] = [];
 
 function* compileBind(
   bind: Bind,

@@ -2,7 +2,7 @@ import { deltaFrom } from '../../ir/config-delta.ts';
 import type { Listener, ProxyConfig, Route, RouteAttachment } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { attachmentEntries, RouteTable, type AttachedEntries, type RouteTableEntry } from '../routing/route-table.ts';
-import { readsHold, type KeptRule, type ReuseMemo } from './reuse.ts';
+import { readKeys, readsHold, type KeptRule, type ReuseMemo } from './reuse.ts';
 import type { CompiledRule } from './rule.ts';
 import type { SlicedJob } from './slices.ts';
 
@@ -227,7 +227,7 @@ function readersOf(slots: readonly Slot[]): ReadonlyMap<string, readonly number[
   const readers = new Map<string, number[]>();
   slots.forEach((slot, i) => {
     for (const k of slot.kept ?? []) {
-      for (const key of k.read.keys()) {
+      for (const key of readKeys(k)) {
         const list = readers.get(key);
         if (list === undefined) readers.set(key, [i]);
         else if (list[list.length - 1] !== i) list.push(i);
@@ -285,7 +285,8 @@ function slotOf(l: Listener, att: RouteAttachment, ctx: ListenerTableContext): S
     },
   });
   // A rule already touched is compiled again every version: its slot is asked every version.
-  const keptRules: readonly KeptRule[] | undefined = route && kept?.every((k) => !k.touched.value) === true ? kept : undefined;
+  // slice(): exactly as long as its rules (an array grown by push keeps room for 17; one a route).
+  const keptRules: readonly KeptRule[] | undefined = route && kept?.every((k) => !k.touched.value) === true ? kept.slice() : undefined;
   return { route, entries, kept: keptRules, errors: errors.length > 0 ? errors : NO_ERRORS, replays: errors.length > 0 || (keptRules?.some((k) => k.errors.length > 0) ?? false) };
 }
 

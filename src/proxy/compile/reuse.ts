@@ -60,11 +60,18 @@ interface KeptBackend {
 export interface KeptRule {
   readonly compiled: CompiledRule;
   readonly routeKey: string;
-  /** Each backend key the rule (and its filters) looked up, with the compiled backend it got. */
-  readonly read: ReadonlyMap<string, CompiledBackend | undefined>;
+  /**
+   * Each backend key the rule (and its filters) looked up, followed by the compiled backend it got
+   * (key, backend, key, backend …): one small array a rule instead of a Map (issue 15: 10k rules).
+   */
+  readonly read: readonly (string | CompiledBackend | undefined)[];
   /** Its compile's error messages, reported again when it is reused. */
   readonly errors: readonly string[];
-  /** Set when compile (or anything holding its deps later) used the lifecycle or the endpoint resolver. */
+  /**
+   * Set when anything holding its compile's deps used the lifecycle or the endpoint resolver after
+   * that compile: shared by every rule kept from one config's compile (RuleWatch), so one use
+   * makes all of them compile again — rare (only pure members are kept) and on the safe side.
+   */
   readonly touched: Touched;
 }
 
@@ -157,30 +164,67 @@ export function keptRule(memo: ReuseMemo, routeKey: string, rule: RouteRule, bac
 
 /** Whether each backend a kept rule looked up is still the compiled backend it got. */
 export function readsHold(kept: KeptRule, backendOf: (key: string) => CompiledBackend | undefined): boolean {
-  for (const [key, compiled] of kept.read) if (backendOf(key) !== compiled) return false;
+  const { read } = kept;
+  for (let i = 0; i < read.length; i += 2) if (backendOf(read[i] as string) !== read[i + 1]) return false;
   return true;
 }
 
-/** Wraps the per-config resources a rule's compile may reach, so that any use of them is seen. */
-export function watchedDeps(lifecycle: ConfigLifecycle, endpoints: EndpointResolver, touched: { value: boolean }): { lifecycle: ConfigLifecycle; endpoints: EndpointResolver } {
-  return {
-    lifecycle: {
-      enter: () => {
-        touched.value = true;
-        lifecycle.enter();
+/** The backend keys a kept rule looked up (KeptRule.read). */
+export function* readKeys(kept: KeptRule): Iterable<string> {
+  for (let i = 0; i < kept.read.length; i += 2) yield kept.read[i] as string;
+}
+
+/**
+ * The per-config resources a rule's compile may reach (lifecycle, endpoint resolver), wrapped once
+ * per config compile so that any use of them is seen: a use while a rule compiles (compiling())
+ * keeps that rule from being kept; a use at any other time — by a compiled step holding them,
+ * later — sets the compile's shared Touched, so none of the rules it kept is reused. One wrapper
+ * a compile instead of seven closures and a flag a rule (issue 15: the serving thread at 10k routes).
+ */
+export class RuleWatch {
+  readonly deps: { readonly lifecycle: ConfigLifecycle; readonly endpoints: EndpointResolver };
+  /** The flag of every rule kept from this compile. */
+  readonly touched: Touched;
+  #compiling = false;
+  #usedWhileCompiling = false;
+
+  constructor(memo: ReuseMemo, lifecycle: ConfigLifecycle, endpoints: EndpointResolver) {
+    this.touched = new Touched(memo.touches);
+    const used = (): void => {
+      if (this.#compiling) this.#usedWhileCompiling = true;
+      else this.touched.value = true;
+    };
+    this.deps = {
+      lifecycle: {
+        enter: () => {
+          used();
+          lifecycle.enter();
+        },
+        leave: () => {
+          used();
+          lifecycle.leave();
+        },
+        onRetire: (close) => {
+          used();
+          lifecycle.onRetire(close);
+        },
       },
-      leave: () => {
-        touched.value = true;
-        lifecycle.leave();
+      endpoints: (endpoint) => {
+        used();
+        return endpoints(endpoint);
       },
-      onRetire: (close) => {
-        touched.value = true;
-        lifecycle.onRetire(close);
-      },
-    },
-    endpoints: (endpoint) => {
-      touched.value = true;
-      return endpoints(endpoint);
-    },
-  };
+    };
+  }
+
+  /** Runs one rule's compile; `used` says whether it reached the wrapped resources meanwhile. */
+  compiling<T>(compile: () => T): { readonly result: T; readonly used: boolean } {
+    this.#compiling = true;
+    this.#usedWhileCompiling = false;
+    try {
+      const result = compile();
+      return { result, used: this.#usedWhileCompiling };
+    } finally {
+      this.#compiling = false;
+    }
+  }
 }

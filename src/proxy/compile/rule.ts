@@ -1,4 +1,4 @@
-import type { BackendPolicy, TrafficPolicy } from '../../ir/policy.ts';
+import type { BackendPolicy } from '../../ir/policy.ts';
 import type { RouteRule } from '../../ir/types.ts';
 import type { CompiledBackend } from '../backends/backend.ts';
 import { WeightedPicker } from '../routing/picker.ts';
@@ -33,6 +33,14 @@ export interface CompiledRule {
   trafficFor(listenerKey: string): CompiledTrafficPolicy | undefined;
 }
 
+/**
+ * A config of 10,000 routes holds 10,000 compiled rules (issue 15: the serving thread's memory),
+ * so what a rule keeps is small: its lookups are made by the module-level factories below, whose
+ * closures capture only the values they return — a closure made in compileRule's own scope would
+ * keep its whole context alive (the IR rule, the compile's deps and error callbacks, and through
+ * backendOf the compile job's maps of every backend and rule of that version) — and the common
+ * cases (no per-listener policy, no policy at all) share one function across rules.
+ */
 export function compileRule(
   routeKey: string,
   rule: RouteRule,
@@ -41,23 +49,13 @@ export function compileRule(
   deps: Omit<StepDeps, 'policy'> & { readonly backendPolicies?: BackendPolicyCompiler },
 ): CompiledRule {
   const report = (m: string) => onError(`${rule.key}: ${m}`);
-  const policyOf = (p: TrafficPolicy) => compileTrafficPolicy(p, deps, report);
-  const traffic = rule.traffic ? policyOf(rule.traffic) : undefined;
-  const byListener = new Map<string, CompiledTrafficPolicy>();
-  for (const [listenerKey, p] of Object.entries(rule.trafficByListener ?? {})) byListener.set(listenerKey, policyOf(p));
+  const traffic = rule.traffic ? compileTrafficPolicy(rule.traffic, deps, report) : undefined;
+  let byListener: Map<string, CompiledTrafficPolicy> | undefined;
+  if (rule.trafficByListener) {
+    for (const [listenerKey, p] of Object.entries(rule.trafficByListener)) (byListener ??= new Map()).set(listenerKey, compileTrafficPolicy(p, deps, report));
+  }
   const filters = compileFilters(rule.filters, backendOf, report);
-  const picks = rule.backends.map((wb) => {
-    let backend: CompiledBackend | null = null;
-    if (wb.backendKey !== null) {
-      backend = backendOf(wb.backendKey) ?? null;
-      if (!backend) report(`backend ${wb.backendKey} is not in the config`);
-    }
-    const byListener = wb.backendPolicyByListener;
-    const backendPolicyFor = byListener ? (listenerKey: string) => byListener[listenerKey] ?? wb.backendPolicy : () => wb.backendPolicy;
-    const compiledPolicyFor = compiledBackendPolicies(wb.backendPolicy, byListener, backend, deps.backendPolicies);
-    const clientFormatFor = clientFormats(wb.backendPolicy, byListener, backend);
-    return { weight: wb.weight, value: { backend, filters: mergeFilters(filters, compileFilters(wb.filters, backendOf, report)), backendPolicyFor, compiledPolicyFor, clientFormatFor } };
-  });
+  const picks = rule.backends.map((wb) => ({ weight: wb.weight, value: backendPick(wb, filters, backendOf, report, deps.backendPolicies) }));
   return {
     key: rule.key,
     routeKey,
@@ -65,7 +63,29 @@ export function compileRule(
     backends: new WeightedPicker(picks),
     requestTimeoutMs: positive(rule.timeouts?.requestMs),
     backendTimeoutMs: positive(rule.timeouts?.backendRequestMs),
-    trafficFor: byListener.size === 0 ? () => traffic : (listenerKey) => byListener.get(listenerKey) ?? traffic,
+    trafficFor: byListenerOr(byListener, traffic),
+  };
+}
+
+function backendPick(
+  wb: RouteRule['backends'][number],
+  ruleFilters: CompiledFilters,
+  backendOf: (key: string) => CompiledBackend | undefined,
+  report: (m: string) => void,
+  backendPolicies: BackendPolicyCompiler | undefined,
+): BackendPick {
+  let backend: CompiledBackend | null = null;
+  if (wb.backendKey !== null) {
+    backend = backendOf(wb.backendKey) ?? null;
+    if (!backend) report(`backend ${wb.backendKey} is not in the config`);
+  }
+  const byListener = wb.backendPolicyByListener;
+  return {
+    backend,
+    filters: mergeFilters(ruleFilters, compileFilters(wb.filters, backendOf, report)),
+    backendPolicyFor: byListener ? recordOr(byListener, wb.backendPolicy) : constant(wb.backendPolicy),
+    compiledPolicyFor: compiledBackendPolicies(wb.backendPolicy, byListener, backend, backendPolicies),
+    clientFormatFor: clientFormats(wb.backendPolicy, byListener, backend),
   };
 }
 
@@ -77,11 +97,10 @@ function compiledBackendPolicies(
   compiler: BackendPolicyCompiler | undefined,
 ): (listenerKey: string) => CompiledBackendPolicy | undefined {
   // AI provider calls, MCP requests and agent runtime invocations go through this layer (per provider or target: subBackend()); MCP targets write their credentials in the MCP handler.
-  if (!backend || !compiler || (backend.handler && backend.kind !== 'ai' && backend.kind !== 'mcp' && backend.kind !== 'agentRuntime' && backend.handler.usesBackendPolicy !== true)) return () => undefined;
+  if (!backend || !compiler || (backend.handler && backend.kind !== 'ai' && backend.kind !== 'mcp' && backend.kind !== 'agentRuntime' && backend.handler.usesBackendPolicy !== true)) return constant(undefined);
   const compiledPlain = plain ? compiler.compile(plain, backend, backend.kind) : undefined;
-  if (!byListener) return () => compiledPlain;
-  const compiled = new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend, backend.kind)] as const));
-  return (listenerKey) => compiled.get(listenerKey) ?? compiledPlain;
+  if (!byListener) return constant(compiledPlain);
+  return byListenerOr(new Map(Object.entries(byListener).map(([key, p]) => [key, compiler.compile(p, backend, backend.kind)] as const)), compiledPlain);
 }
 
 /** The client format per listener, decided here once (config time) so requests only look it up. */
@@ -90,11 +109,31 @@ function clientFormats(
   byListener: Readonly<Record<string, BackendPolicy>> | undefined,
   backend: CompiledBackend | null,
 ): (listenerKey: string) => ClientFormatOf {
-  if (!backend) return () => 'gateway';
+  if (!backend) return constant('gateway');
   const formatPlain = backend.clientFormat(plain);
-  if (!byListener) return () => formatPlain;
-  const formats = new Map(Object.entries(byListener).map(([key, p]) => [key, backend.clientFormat(p)] as const));
-  return (listenerKey) => formats.get(listenerKey) ?? formatPlain;
+  if (!byListener) return constant(formatPlain);
+  return byListenerOr(new Map(Object.entries(byListener).map(([key, p]) => [key, backend.clientFormat(p)] as const)), formatPlain);
+}
+
+/** One function per primitive value (undefined, a client format name), shared by every rule that returns it. */
+const constants = new Map<unknown, () => unknown>();
+
+/** `() => value`; for a primitive, the same function each time (no closure per rule for the common cases). */
+function constant<T>(value: T): () => T {
+  if (value !== null && (typeof value === 'object' || typeof value === 'function')) return () => value;
+  let fn = constants.get(value);
+  if (fn === undefined) constants.set(value, (fn = () => value));
+  return fn as () => T;
+}
+
+/** The value for a listener from `byListener`, else `fallback` (capturing only those two). */
+function byListenerOr<T>(byListener: ReadonlyMap<string, T> | undefined, fallback: T): (listenerKey: string) => T {
+  if (byListener === undefined || byListener.size === 0) return constant(fallback);
+  return (listenerKey) => byListener.get(listenerKey) ?? fallback;
+}
+
+function recordOr<T>(byListener: Readonly<Record<string, T>>, fallback: T): (listenerKey: string) => T {
+  return (listenerKey) => byListener[listenerKey] ?? fallback;
 }
 
 /** The Gateway API uses 0 for "no timeout". */

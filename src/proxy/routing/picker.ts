@@ -1,17 +1,16 @@
 /** Weighted random choice; weight 0 is never picked. Built once per config. */
 export class WeightedPicker<T> {
-  readonly #values: T[] = [];
-  readonly #cumulative: number[] = [];
+  // Exactly as long as their items: an array grown by push() keeps room for 17 (issue 15: one
+  // picker per rule, 10,000 rules).
+  readonly #values: T[];
+  readonly #cumulative: number[];
   readonly #total: number;
 
   constructor(items: readonly { readonly weight: number; readonly value: T }[]) {
+    const picked = items.filter((item) => item.weight > 0);
     let total = 0;
-    for (const item of items) {
-      if (!(item.weight > 0)) continue;
-      total += item.weight;
-      this.#values.push(item.value);
-      this.#cumulative.push(total);
-    }
+    this.#values = picked.map((item) => item.value);
+    this.#cumulative = picked.map((item) => (total += item.weight));
     this.#total = total;
   }
 

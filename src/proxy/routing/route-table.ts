@@ -198,6 +198,7 @@ interface KeptEntries {
 }
 
 const keptEntries = new WeakMap<Route, KeptEntries>();
+const NO_ERRORS: readonly string[] = [];
 
 function compileRoute<R>(route: Route, src: Pick<RouteTableSource<R>, 'ruleOf' | 'onError'>): readonly RouteTableEntry<R>[] {
   const payloads = route.rules.map((_, ruleIndex) => src.ruleOf(route, ruleIndex));
@@ -224,6 +225,9 @@ function compileRoute<R>(route: Route, src: Pick<RouteTableSource<R>, 'ruleOf' |
       }
     });
   });
-  keptEntries.set(route, { payloads, entries: out, errors });
-  return out;
+  // Kept with every table that holds the route (one a route): exactly as long as their contents
+  // (an array grown by push keeps room for 17), the common no-error case sharing one empty list.
+  const entries = out.slice();
+  keptEntries.set(route, { payloads, entries, errors: errors.length === 0 ? NO_ERRORS : errors });
+  return entries;
 }
