@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Backend, ProxyConfig, Route } from '../../ir/types.ts';
 import type { TrafficPolicy } from '../../ir/policy.ts';
 import { silentLogger } from '../../common/logger.ts';
@@ -7,7 +9,8 @@ import { UpstreamPools } from '../policies/backend/pools.ts';
 import type { RequestView } from '../routing/matchers.ts';
 import { backend, bind, config, listener, route, rule } from '../testing/config.ts';
 import { compileConfig, type CompileContext, type CompiledConfig } from './config.ts';
-import { reuseMemoFor } from './reuse.ts';
+import { reuseMemoFor, RuleWatch } from './reuse.ts';
+import { CompiledLifecycle } from './lifecycle.ts';
 import { SecureContextCache } from './tls-contexts.ts';
 
 const request = (path: string): RequestView => ({ path, query: '', method: 'GET', headers: {} });
@@ -132,6 +135,37 @@ describe('compiled results reused across config versions', () => {
     kept.touched.value = true;
     const v2 = compileConfig(ir([a], [svc], 'v2'), ctx).compiled;
     assert.notEqual(entry(v2, '/a')?.rule, entry(v1, '/a')?.rule);
+  });
+
+  it('a kept rule does not keep the config version it was compiled for alive (issue 15: one per edit)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const ctx = context();
+    const svc = backend('svc', [8080]);
+    const [a, b] = [prefixRoute('a', '/a', 'svc'), prefixRoute('b', '/b', 'svc')];
+    let v1: ProxyConfig | undefined = ir([a, b], [svc], 'v1');
+    const v1Rule = entry(compileConfig(v1, ctx).compiled, '/a')?.rule;
+    const gone = new WeakRef(v1);
+    v1 = undefined;
+    const v2 = compileConfig(ir([a, prefixRoute('b', '/b2', 'svc')], [svc], 'v2'), ctx).compiled;
+    assert.equal(entry(v2, '/a')?.rule, v1Rule, 'the unchanged rule is kept');
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    assert.equal(gone.deref(), undefined, 'v1 (its compile\'s maps of every rule and backend) is collected while v2 serves its rule');
+  });
+
+  it('a use of the per-config resources while a rule compiles keeps that rule only from being kept; a use after marks the whole compile', () => {
+    const memo = { backends: new WeakMap(), rules: new WeakMap(), touches: { count: 0 } };
+    const watch = new RuleWatch(memo, new CompiledLifecycle(), () => []);
+    const quiet = watch.compiling(() => 'pure');
+    assert.deepEqual(quiet, { result: 'pure', used: false });
+    const noisy = watch.compiling(() => watch.deps.endpoints({ backendKey: 'svc' } as never));
+    assert.equal(noisy.used, true);
+    assert.equal(watch.touched.value, false, 'a use during a compile is that rule\'s alone');
+    assert.equal(watch.compiling(() => 0).used, false, 'the next rule starts clean');
+    watch.deps.lifecycle.enter();
+    assert.equal(watch.touched.value, true, 'a use later (a compiled step at request time) marks every rule kept from this compile');
+    assert.equal(memo.touches.count, 1);
   });
 
   it('another runtime (other pools) or another logger never sees a kept result', () => {
