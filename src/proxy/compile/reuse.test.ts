@@ -143,10 +143,8 @@ describe('compiled results reused across config versions', () => {
     const ctx = context();
     const svc = backend('svc', [8080]);
     const [a, b] = [prefixRoute('a', '/a', 'svc'), prefixRoute('b', '/b', 'svc')];
-    let v1: ProxyConfig | undefined = ir([a, b], [svc], 'v1');
-    const v1Rule = entry(compileConfig(v1, ctx).compiled, '/a')?.rule;
-    const gone = new WeakRef(v1);
-    v1 = undefined;
+    // Made and compiled in a function: nothing here holds v1 once it returns.
+    const { v1Rule, gone } = ((v1: ProxyConfig) => ({ v1Rule: entry(compileConfig(v1, ctx).compiled, '/a')?.rule, gone: new WeakRef(v1) }))(ir([a, b], [svc], 'v1'));
     const v2 = compileConfig(ir([a, prefixRoute('b', '/b2', 'svc')], [svc], 'v2'), ctx).compiled;
     assert.equal(entry(v2, '/a')?.rule, v1Rule, 'the unchanged rule is kept');
     await new Promise((resolve) => setImmediate(resolve));
