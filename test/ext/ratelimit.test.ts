@@ -92,8 +92,13 @@ describe('global rate limit (RLS over gRPC)', () => {
     const closed = new GlobalRateLimitClient({ url, domain: 'd', descriptors }, { timeoutMs: 500 });
     const open = new GlobalRateLimitClient({ url, domain: 'd', descriptors, failureMode: 'FailOpen' }, { timeoutMs: 500 });
     try {
-      assert.deepEqual(await closed.shouldRateLimit(activation('e')), { allowed: false, status: 500, retryAfterS: 0, headers: [], reason: 'unavailable' });
-      assert.deepEqual(await open.shouldRateLimit(activation('e')), { allowed: true, headers: [], failedOpen: true });
+      const cause = /^gRPC Unavailable: connect ECONNREFUSED /;
+      const denied = await closed.shouldRateLimit(activation('e'));
+      assert.match((denied as { cause?: string }).cause ?? '', cause);
+      assert.deepEqual({ ...denied, cause: undefined }, { allowed: false, status: 500, retryAfterS: 0, headers: [], reason: 'unavailable', cause: undefined });
+      const passed = await open.shouldRateLimit(activation('e'));
+      assert.match((passed as { cause?: string }).cause ?? '', cause);
+      assert.deepEqual({ ...passed, cause: undefined }, { allowed: true, headers: [], failedOpen: true, cause: undefined });
       assert.equal(await closed.recordUsage(activation('e', { inputTokens: 1, outputTokens: 1 })), true, 'no Tokens descriptor: nothing to send');
     } finally {
       closed.close();

@@ -5,7 +5,8 @@
  */
 import { create, type JsonObject as ProtoJsonObject } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { createClient, type Client } from '@connectrpc/connect';
+import { grpcCallFailure } from '../call-failure.ts';
 import type { Activation, Program } from '../../../cel/index.ts';
 import type { JsonObject } from '../../../ir/policy.ts';
 import { AddressSchema, SocketAddressSchema } from '../gen/envoy/config/core/v3/address_pb.js';
@@ -18,7 +19,7 @@ import { grpcChannel, withUrlFallback, type GrpcChannel } from '../endpoint.ts';
 import { compileMap, evalValues } from '../expressions.ts';
 import { fromHeaderOptions, headerPairs, headerValueText, joinedHeaders, toHeaderMap, type HeaderPair } from '../headers.ts';
 import {
-  bodyTooLarge, DEFAULT_TIMEOUT_MS, shortCause, unavailable,
+  bodyTooLarge, DEFAULT_TIMEOUT_MS, unavailable,
   type AuthzDecision, type DownstreamRequest, type ExtAuthConfig, type ExtAuthzClient, type ExtAuthzOptions,
 } from './types.ts';
 
@@ -51,7 +52,7 @@ export class GrpcExtAuthzClient implements ExtAuthzClient {
     try {
       response = await this.#client.check(this.buildRequest(request, activation), { timeoutMs: this.#timeoutMs, signal });
     } catch (err) {
-      return unavailable(this.#config.failureMode, callFailure(err, this.#timeoutMs));
+      return unavailable(this.#config.failureMode, grpcCallFailure(err, this.#timeoutMs));
     }
     return decide(response);
   }
@@ -138,9 +139,3 @@ function decide(response: CheckResponse): AuthzDecision {
   };
 }
 
-/** Why a Check call failed, as the gRPC status says it (connect-rpc gives every failure one). */
-function callFailure(err: unknown, timeoutMs: number): string {
-  const failure = ConnectError.from(err);
-  if (failure.code === Code.DeadlineExceeded) return `no answer within the ${timeoutMs} ms deadline`;
-  return shortCause(`gRPC ${Code[failure.code]}: ${failure.rawMessage}`);
-}

@@ -8,12 +8,13 @@ import { createActivation, evalBody, evalString } from '../../../cel/index.ts';
 import type { Activation, Program } from '../../../cel/index.ts';
 import type { JsonObject } from '../../../ir/policy.ts';
 import { readTextBounded } from '../../http/body.ts';
+import { deadlineCause, httpCallFailure, shortCause } from '../call-failure.ts';
 import { TargetAgents } from '../connections.ts';
 import { baseUrl, withUrlFallback, type ServiceTargets } from '../endpoint.ts';
 import { compileExpression, compileMap, evalStrings, evalValues } from '../expressions.ts';
 import { headerPairs, type HeaderPair } from '../headers.ts';
 import {
-  bodyTooLarge, DEFAULT_TIMEOUT_MS, shortCause, unavailable,
+  bodyTooLarge, DEFAULT_TIMEOUT_MS, unavailable,
   type AuthzDecision, type DownstreamRequest, type ExtAuthConfig, type ExtAuthzClient, type ExtAuthzOptions,
 } from './types.ts';
 
@@ -87,7 +88,7 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
       if (response.statusCode === 200) return this.#allow(responseHeaders, text, activation);
       return this.#deny(response.statusCode, text, responseHeaders, activation);
     } catch (err) {
-      return unavailable(this.#config.failureMode, timeout.aborted ? `no answer within the ${this.#timeoutMs} ms deadline` : callFailure(err));
+      return unavailable(this.#config.failureMode, timeout.aborted ? deadlineCause(this.#timeoutMs) : httpCallFailure(err));
     }
   }
 
@@ -129,9 +130,3 @@ export class HttpExtAuthzClient implements ExtAuthzClient {
   }
 }
 
-/** Why an authorization call failed: the socket's code (ECONNREFUSED, UND_ERR_…) and message. */
-function callFailure(err: unknown): string {
-  const code = (err as { code?: unknown }).code;
-  const message = err instanceof Error ? err.message : String(err);
-  return shortCause(typeof code === 'string' ? `${code}: ${message}` : message);
-}

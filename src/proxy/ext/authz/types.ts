@@ -81,14 +81,6 @@ export function unavailable(mode: FailureMode | undefined, cause: string): Authz
     : { allowed: false, status: 403, body: '', headers: [], reason: 'unavailable', cause };
 }
 
-/** A cause is one line of at most this many characters: a service's error text is not ours to log whole. */
-const MAX_CAUSE_CHARS = 200;
-
-export function shortCause(text: string): string {
-  const line = text.split('\n', 1)[0] ?? '';
-  return line.length > MAX_CAUSE_CHARS ? `${line.slice(0, MAX_CAUSE_CHARS)}…` : line;
-}
-
 export function bodyTooLarge(limit: number): AuthzDecision {
   return { allowed: false, status: 413, body: `request body exceeds ${limit} bytes`, headers: [], reason: 'body_too_large' };
 }

@@ -22,6 +22,7 @@ import {
 import { RateLimitUnit } from '../gen/envoy/type/v3/ratelimit_unit_pb.js';
 import type { SharedConnections } from '../connections.ts';
 import { grpcChannel, withUrlFallback, type EndpointResolver, type GrpcChannel } from '../endpoint.ts';
+import { grpcCallFailure } from '../call-failure.ts';
 import { compileExpression } from '../expressions.ts';
 import { headerValueText, type HeaderPair } from '../headers.ts';
 import { ALLOWED, overLimit, type RateLimitDecision } from './types.ts';
@@ -84,10 +85,11 @@ export class GlobalRateLimitClient {
     try {
       const responses = await Promise.all([...groups].map(([hits, descriptors]) => this.#call(descriptors, hits, signal)));
       return decide(responses);
-    } catch {
+    } catch (err) {
+      const cause = grpcCallFailure(err, this.#timeoutMs);
       return this.#config.failureMode === 'FailOpen'
-        ? { allowed: true, headers: [], failedOpen: true }
-        : { allowed: false, status: 500, retryAfterS: 0, headers: [], reason: 'unavailable' };
+        ? { allowed: true, headers: [], failedOpen: true, cause }
+        : { allowed: false, status: 500, retryAfterS: 0, headers: [], reason: 'unavailable', cause };
     }
   }
 

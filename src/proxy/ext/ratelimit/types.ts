@@ -2,7 +2,13 @@
 import type { HeaderPair } from '../headers.ts';
 
 export type RateLimitDecision =
-  | { readonly allowed: true; readonly headers: readonly HeaderPair[]; readonly failedOpen?: true }
+  | {
+      readonly allowed: true;
+      readonly headers: readonly HeaderPair[];
+      /** Set when the service failed and FailOpen let the request through, with why (for the log). */
+      readonly failedOpen?: true;
+      readonly cause?: string;
+    }
   | {
       readonly allowed: false;
       /** 429 when over a limit; 500 when the rate-limit service failed and FailClosed applies. */
@@ -11,6 +17,8 @@ export type RateLimitDecision =
       readonly retryAfterS: number;
       readonly headers: readonly HeaderPair[];
       readonly reason: 'over_limit' | 'unavailable';
+      /** With `unavailable`: why the service could not decide (for the log, never the response). */
+      readonly cause?: string;
     };
 
 export const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true, headers: [] });

@@ -18,7 +18,7 @@ import { CONTINUE, respond, respondError, type PolicyResult } from '../../result
 import type { StepCompiler, StepDeps } from '../../step.ts';
 import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
 import { countPolicyOutcome } from '../../../telemetry/ai-metrics.ts';
-import type { Logger } from '../../../../common/logger.ts';
+import { serviceFailureLog } from '../../service-failure-log.ts';
 
 // The ext_authz clients (gRPC and HTTP) and the header mutations: loaded when a config's extAuth member
 // is first compiled (lazy-module.ts); a request reaches applyMutations only through that compile.
@@ -27,32 +27,6 @@ const extHeaders = lazyModule<typeof ExtHeaders>(import.meta.url, '../../../ext/
 
 /** The span of the authorization call on traced requests (telemetry/tracing). */
 const EXT_AUTHZ_SPAN = { 'switchboard.policy': 'extAuth' } as const;
-
-/** A service that keeps failing logs one line per this long (with how many failures it stands for), not one per request. */
-const FAILURE_LOG_INTERVAL_MS = 10_000;
-
-/**
- * Logs why the service could not decide: the 403 (or the FailOpen pass) looks the same for a
- * deadline, a refused connection and an oversized answer, so this line is how an operator tells
- * them apart. At most one line per FAILURE_LOG_INTERVAL_MS per compiled policy.
- */
-function failureLogger(logger: Logger, p: ExtAuthPolicy): (d: AuthzDecision) => void {
-  let lastAt = -Infinity;
-  let unlogged = 0;
-  const service = p.backendKey ?? p.url;
-  return (d) => {
-    const cause = d.allowed ? d.cause : d.reason === 'unavailable' ? d.cause : undefined;
-    if (cause === undefined) return;
-    unlogged++;
-    const now = performance.now();
-    if (now - lastAt < FAILURE_LOG_INTERVAL_MS) return;
-    lastAt = now;
-    logger.warn({ service, cause, failures: unlogged, failureMode: p.failureMode ?? 'FailClosed' }, d.allowed
-      ? 'the authorization service could not decide; request let through (FailOpen)'
-      : 'the authorization service could not decide; request denied (FailClosed)');
-    unlogged = 0;
-  };
-}
 
 function outcomeOf(d: AuthzDecision): 'allowed' | 'denied' | 'error' {
   if (d.allowed) return d.failedOpen ? 'error' : 'allowed';
@@ -122,10 +96,11 @@ function compileOne(p: ExtAuthPolicy, deps: StepDeps, onClose: (close: () => voi
   extHeaders(); // now, at compile time: not by the first request it allows
   const client = authzModule().createExtAuthzClient(p, { resolve: deps.endpoints, connections: deps.connections });
   onClose(() => client.close());
-  const logFailure = failureLogger(deps.logger, p);
+  const logFailure = serviceFailureLog(deps.logger, 'the authorization service', p.backendKey ?? p.url, p.failureMode);
   const onDecision = (d: AuthzDecision): void => {
     countPolicyOutcome('extAuth', outcomeOf(d));
-    logFailure(d);
+    const cause = d.allowed || d.reason === 'unavailable' ? d.cause : undefined;
+    if (cause !== undefined) logFailure(cause);
   };
   return (ctx) => check(client, ctx, onDecision);
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { createLogger } from '../../../../common/logger.ts';
 import type { RateLimitPolicy } from '../../../../ir/policy.ts';
@@ -30,9 +31,10 @@ describe('rateLimit: switchboard_policy_outcomes_total', () => {
     assert.equal(await outcome('localRateLimit', 'limited'), before.limited + 1);
   });
 
-  const compileGlobal = (global: Record<string, unknown>) => {
+  const compileGlobal = (global: Record<string, unknown>, lines?: Record<string, unknown>[]) => {
     const policy = { global } as unknown as RateLimitPolicy;
-    return compileRateLimit(policy, { logger: createLogger({ level: 'silent' }), policy: { rateLimit: policy, sources: {} } } as never);
+    const logger = lines ? pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) }) : createLogger({ level: 'silent' });
+    return compileRateLimit(policy, { logger, policy: { rateLimit: policy, sources: {} } } as never);
   };
 
   it('a global limit counts the service\'s answers as allowed and limited', async () => {
@@ -53,13 +55,21 @@ describe('rateLimit: switchboard_policy_outcomes_total', () => {
   it('a global limit whose service cannot be reached counts error, FailClosed and FailOpen alike', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     for (const failureMode of ['FailClosed', 'FailOpen']) {
-      const step = compileGlobal({ url, domain: 'down', failureMode, descriptors: [{ entries: [{ name: 'all', expression: '"x"' }] }] });
+      const lines: Record<string, unknown>[] = [];
+      const step = compileGlobal({ url, domain: 'down', failureMode, descriptors: [{ entries: [{ name: 'all', expression: '"x"' }] }] }, lines);
       try {
         const before = { error: await outcome('globalRateLimit', 'error'), allowed: await outcome('globalRateLimit', 'allowed') };
         const result = await step.onRequest(fakePolicyContext());
         assert.equal(result.action, failureMode === 'FailOpen' ? 'continue' : 'respond', failureMode);
         assert.equal(await outcome('globalRateLimit', 'error'), before.error + 1, failureMode);
         assert.equal(await outcome('globalRateLimit', 'allowed'), before.allowed, failureMode);
+        // The same 500 (or pass) for every failure: the warning says which one it was.
+        await step.onRequest(fakePolicyContext());
+        const warnings = lines.filter((l) => l.level === 40);
+        assert.equal(warnings.length, 1, 'one warning per interval, not one per request');
+        assert.equal(warnings[0]?.service, url);
+        assert.equal(warnings[0]?.failureMode, failureMode);
+        assert.match(String(warnings[0]?.cause), /^gRPC Unavailable: .*ECONNREFUSED/);
       } finally {
         step.close?.();
       }

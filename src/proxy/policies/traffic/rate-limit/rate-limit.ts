@@ -20,6 +20,7 @@ import { CONTINUE, respondError, type PolicyResult } from '../../result.ts';
 import type { StepCompiler, StepDeps } from '../../step.ts';
 import { traceCall } from '../../../telemetry/tracing/request-trace.ts';
 import { countPolicyOutcome } from '../../../telemetry/ai-metrics.ts';
+import { serviceFailureLog } from '../../service-failure-log.ts';
 
 // The rate-limit service client (gRPC): loaded when a config first names a global limit (lazy-module.ts).
 const globalRateLimit = lazyModule<typeof GlobalRateLimit>(import.meta.url, '../../../ext/ratelimit/global.ts');
@@ -63,6 +64,7 @@ function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onC
   const local = config.local ? sharedLimiter(source, config.local) : undefined;
   const global = config.global ? new (globalRateLimit().GlobalRateLimitClient)(config.global, { resolve: deps.endpoints, connections: deps.connections }) : undefined;
   if (global) onClose(() => global.close());
+  const logFailure = global ? serviceFailureLog(deps.logger, 'the rate limit service', config.global?.backendKey ?? config.global?.url, config.global?.failureMode) : undefined;
   const admitLocal = (ctx: PolicyContext): PolicyResult | undefined => {
     if (!local) return undefined;
     const d = local.admit();
@@ -76,6 +78,7 @@ function compileOne(config: RateLimitPolicy, source: string, deps: StepDeps, onC
     const denied = admitLocal(ctx);
     if (denied) return denied;
     const d = await traceCall('rate_limit', RATE_LIMIT_SPAN, () => global.shouldRateLimit(activationOf(ctx)));
+    if (d.cause !== undefined) logFailure?.(d.cause);
     if (!d.allowed) return denial('globalRateLimit', d);
     // A service that failed and FailOpen let the request on is an `error`, not a decision to allow.
     countPolicyOutcome('globalRateLimit', d.failedOpen ? 'error' : 'allowed');
