@@ -14,7 +14,7 @@
  *   The entries share chunks, so each thread loads only what its own graph reaches.
  * - Synchronous lazy loads (`lazyModule(import.meta.url, './x.ts')`, parse.ts's
  *   `createRequire(import.meta.url)('./yaml-parse.ts')`, typebox.ts's vendor bundle) name a file
- *   next to their source, which is not there in dist/. LAZY_REQUIRES rewrites each into a plain
+ *   next to their source, which is not there in dist/. lazyRequiresPlugin() rewrites each into a plain
  *   `require('./x.ts')`, which esbuild bundles as a module evaluated on the first call (its
  *   `__esm` wrapper): the code is in the chunk, but neither it nor what only it imports runs before
  *   that call, as from the sources.
@@ -26,7 +26,7 @@
  *
  * `--outdir <dir>` writes elsewhere (test/e2e/dist.test.ts builds into a temporary folder).
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, type Metafile, type Plugin } from 'esbuild';
@@ -54,25 +54,51 @@ const BANNER = "import { createRequire as __switchboardCreateRequire } from 'nod
 const RELATIVE_CREATE_REQUIRE = /createRequire\(import\.meta\.url\)\(('\.\.?\/[^']+')\)/g;
 const LAZY_MODULE = /lazyModule<([^>]+)>\(import\.meta\.url, ('\.\.?\/[^']+')\)/g;
 
+/** A relative load by a spelling the rewrite does not know: it would fail in dist/ (nothing is beside the chunk), so the build stops. */
+const UNREWRITTEN = /lazyModule(<[^>]*>)?\(\s*import\.meta\.url|createRequire\(\s*import\.meta\.url\s*\)\(\s*["'`]\./;
+
 /** The rewrite of one source's synchronous lazy loads (see the header); undefined when it has none. */
-export function rewriteLazyRequires(source: string): string | undefined {
+export function rewriteLazyRequires(source: string, file = 'source'): string | undefined {
   if (!source.includes('import.meta.url')) return undefined;
   const rewritten = source
     .replace(RELATIVE_CREATE_REQUIRE, 'require($1)')
     // lazyModule's memo, with the load esbuild can see: the module runs on the first call.
     .replace(LAZY_MODULE, '((): (() => $1) => { let loaded: $1 | undefined; return () => (loaded ??= require($2) as $1); })()');
+  const left = UNREWRITTEN.exec(rewritten);
+  if (left) throw new Error(`${file}: "${left[0]}…" loads a module relative to its source file in a form scripts/build.ts does not rewrite (write it as lazyModule<T>(import.meta.url, './x.ts') or createRequire(import.meta.url)('./x.ts') on one line)`);
   return rewritten === source ? undefined : rewritten;
 }
 
-const LAZY_REQUIRES: Plugin = {
-  name: 'switchboard-lazy-requires',
-  setup(esbuild) {
-    esbuild.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
-      const contents = rewriteLazyRequires(readFileSync(args.path, 'utf8'));
-      return contents === undefined ? undefined : { contents, loader: 'ts' };
-    });
-  },
-};
+/** The sources under src/ that have a lazy load to rewrite (test files left out). */
+function sourcesWithLazyRequires(): Map<string, string> {
+  const rewritten = new Map<string, string>();
+  for (const file of readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+    const path = join(root, 'src', file);
+    const contents = rewriteLazyRequires(readFileSync(path, 'utf8'), path);
+    if (contents !== undefined) rewritten.set(path, contents);
+  }
+  return rewritten;
+}
+
+/**
+ * Serves the rewritten sources. The files are found first and named in the filter, which esbuild
+ * matches itself: a callback into JavaScript for each of the ~1,000 modules would add ~1 s to the build.
+ */
+function lazyRequiresPlugin(): Plugin {
+  const rewritten = sourcesWithLazyRequires();
+  const escape = (path: string): string => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return {
+    name: 'switchboard-lazy-requires',
+    setup(esbuild) {
+      if (rewritten.size === 0) return;
+      esbuild.onLoad({ filter: new RegExp(`^(${[...rewritten.keys()].map(escape).join('|')})$`) }, (args) => {
+        const contents = rewritten.get(args.path);
+        return contents === undefined ? undefined : { contents, loader: 'ts' };
+      });
+    },
+  };
+}
 
 export interface BuildResult {
   readonly outdir: string;
@@ -104,7 +130,7 @@ export async function buildDist(outdir = join(root, 'dist')): Promise<BuildResul
     legalComments: 'linked',
     define: { SWITCHBOARD_BUNDLED: 'true' },
     banner: { js: BANNER },
-    plugins: [LAZY_REQUIRES],
+    plugins: [lazyRequiresPlugin()],
     metafile: true,
     logLevel: 'warning',
   });
