@@ -1,4 +1,5 @@
 import { CORE_GROUP, GATEWAY_GROUP, SWITCHBOARD_GROUP, type BackendObjectReference, type ServicePort } from '../../api/gateway/index.ts';
+import type { KubeObject } from '../../api/gateway/object.ts';
 import type { Backend } from '../../ir/types.ts';
 import { serviceEndpoints } from './endpoints.ts';
 import { translateProxyBackend } from './proxy-backend.ts';
@@ -75,13 +76,9 @@ export class BackendResolver {
     const spec = isDict(service.spec) ? service.spec : {};
     const servicePort = listOf<ServicePort>(spec.ports).find((p) => p.port === port);
     if (!servicePort) return fail('BackendNotFound', `${path}: Service ${id} has no port ${port}`);
-    const key = `service/${id}:${port}`;
-    if (!this.backends.has(key)) {
-      const { endpoints, appProtocol } = serviceEndpoints(service, servicePort, this.#snapshot.endpointSlices.get(id) ?? []);
-      const backend: Backend = { key, kind: 'Service', namespace, name, endpoints, rewriteHost: false, ...(appProtocol ? { appProtocol } : {}) };
-      this.backends.set(key, backend);
-    }
-    return { backendKey: key };
+    const backend = serviceBackend(service, servicePort, this.#snapshot.endpointSlices.get(id) ?? NO_SLICES, namespace, name);
+    if (!this.backends.has(backend.key)) this.backends.set(backend.key, backend);
+    return { backendKey: backend.key };
   }
 
   #proxyBackend(namespace: string, name: string, path: string): BackendResolution {
@@ -95,6 +92,30 @@ export class BackendResolver {
     if (named) for (const [key, other] of named) if (!this.backends.has(key)) this.backends.set(key, other);
     return { backendKey: backend.key };
   }
+}
+
+const NO_SLICES: readonly KubeObject[] = Object.freeze([]);
+
+/**
+ * A Service port's Backend is a function of the Service object, the port and the Service's
+ * EndpointSlice list alone: one object per (Service, port, slice list), shared by every route
+ * that names it — at 10k routes over 100 Services, 100 Backends (and key strings) instead of 10k
+ * (issue 15: the config thread keeps every route's entry). The slice lists are the snapshot's,
+ * kept between translations while no slice changes (snapshot.ts IndexCache), so an edit reuses
+ * them too. IR objects are never changed once made (incremental.ts reuses them by identity).
+ */
+const serviceBackends = new WeakMap<KubeObject, Map<number, { readonly slices: readonly KubeObject[]; readonly backend: Backend }>>();
+
+function serviceBackend(service: KubeObject, servicePort: ServicePort, slices: readonly KubeObject[], namespace: string, name: string): Backend {
+  let byPort = serviceBackends.get(service);
+  const kept = byPort?.get(servicePort.port);
+  // The Service is found by `namespace/name` (snapshot.services): the same object has the same ones.
+  if (kept !== undefined && kept.slices === slices && kept.backend.namespace === namespace && kept.backend.name === name) return kept.backend;
+  const { endpoints, appProtocol } = serviceEndpoints(service, servicePort, slices);
+  const backend: Backend = { key: `service/${namespace}/${name}:${servicePort.port}`, kind: 'Service', namespace, name, endpoints, rewriteHost: false, ...(appProtocol ? { appProtocol } : {}) };
+  if (byPort === undefined) serviceBackends.set(service, (byPort = new Map()));
+  byPort.set(servicePort.port, { slices, backend });
+  return backend;
 }
 
 function fail(reason: string, message: string): BackendResolution {
