@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -106,17 +106,30 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
   const proxyLog = join(dir, 'proxy.log');
   const tail = (file: string): string => readFileSync(file, 'utf8').split('\n').slice(-20).join('\n');
 
+  // BENCH_HEAP_DIR=DIR: the controller runs as bench/controller-heap-child.ts and both its threads'
+  // heaps are snapshotted at ready, once the initial status write settled and after the edits
+  // (summarise with bench/controller-heap-summary.ts). Snapshots take seconds: the timings of such a run are not comparable.
+  const heapDir = process.env.BENCH_HEAP_DIR;
+  let snapshots = 0;
+  const snapshotHeaps = async (): Promise<void> => {
+    if (!heapDir) return;
+    const marker = join(heapDir, `heap-${snapshots++}.json`);
+    controller.kill('SIGUSR2');
+    for (const deadline = Date.now() + STARTUP_TIMEOUT_MS; !existsSync(marker) && Date.now() < deadline;) await new Promise((ok) => setTimeout(ok, 200));
+  };
+  if (heapDir) mkdirSync(heapDir, { recursive: true });
   let proxy: ChildProcess | undefined;
   const controllerStarted = performance.now();
   const controller = spawn(process.execPath, [
-    ...profiling, 'bin/switchboard.js', 'controller', '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
+    ...profiling, ...(heapDir ? ['bench/controller-heap-child.ts'] : ['bin/switchboard.js', 'controller']), '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
     '--health-address', `127.0.0.1:${health}`, '--metrics-address', `127.0.0.1:${metrics}`, '--admin-address', `127.0.0.1:${admin}`, '--xds-address', `127.0.0.1:${xds}`,
     '--leader-election-namespace', 'switchboard-system', '--log-level', 'warn',
-  ], { cwd: repoRoot, stdio: ['ignore', openSync(controllerLog, 'w'), openSync(controllerLog, 'a')], env: { ...process.env, KUBECONFIG: '/nonexistent', POD_NAME: 'controller-0' } });
+  ], { cwd: repoRoot, stdio: ['ignore', openSync(controllerLog, 'w'), openSync(controllerLog, 'a')], env: { ...process.env, KUBECONFIG: '/nonexistent', POD_NAME: 'controller-0', ...(heapDir ? { BENCH_HEAP_DIR: heapDir } : {}) } });
   try {
     if (!(await until200(`http://127.0.0.1:${health}/healthz/ready`, STARTUP_TIMEOUT_MS, 10))) throw new Error(`controller not ready:\n${tail(controllerLog)}`);
     const controllerReadyMs = performance.now() - controllerStarted;
     const controllerAtReady = processMemory(controller.pid as number);
+    await snapshotHeaps();
 
     const proxyStarted = performance.now();
     proxy = spawn(process.execPath, [
@@ -140,6 +153,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
       await new Promise((ok) => setTimeout(ok, 100));
     }
     const statusWrites = writes();
+    await snapshotHeaps();
     const settledMs = performance.now() - controllerStarted;
 
     const latencies: number[] = [];
@@ -170,6 +184,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
     const perEdit = (after: number, before: number): string => ((after - before) / latencies.length).toFixed(1);
     const controllerAfter = processMemory(controller.pid as number);
     const proxyAfter = processMemory(proxy.pid as number);
+    await snapshotHeaps();
     console.log([
       `controller (switchboard controller + switchboard proxy for ${namespace}): controller ready in ${controllerReadyMs.toFixed(0)} ms (RSS ${mib(controllerAtReady.rss)}); proxy serving in ${proxyServingMs.toFixed(0)} ms after its spawn (RSS ${mib(proxyAtStart.rss)})`,
       `initial status write: ${statusWrites} patches, settled ${(settledMs / 1000).toFixed(1)} s after the controller's spawn`,

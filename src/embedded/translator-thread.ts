@@ -1,3 +1,4 @@
+import type { HeapInfo } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { KubeObject, ObjectStatus } from '../api/gateway/object.ts';
 import type { Logger } from '../common/logger.ts';
@@ -112,6 +113,18 @@ export class TranslatorThread {
    */
   prepare(): void {
     if (!this.#closed) this.#ensureThread();
+  }
+
+  /**
+   * The thread's V8 heap, for diagnostics (bench/controller-heap-child.ts): a heap snapshot of the
+   * thread unless `snapshot` is false (taking one collects garbage first), then its heap
+   * statistics; undefined while no thread runs.
+   */
+  async heap(snapshot = true): Promise<{ readonly snapshot: NodeJS.ReadableStream | undefined; readonly statistics: HeapInfo } | undefined> {
+    const worker = this.#thread?.worker;
+    if (!worker) return undefined;
+    const taken = snapshot ? await worker.getHeapSnapshot() : undefined;
+    return { snapshot: taken, statistics: await worker.getHeapStatistics() };
   }
 
   async close(): Promise<void> {

@@ -56,6 +56,8 @@ export interface RunningController {
   readonly distributor: RemoteDistributor;
   readonly statusWriter: KubeStatusWriter;
   readonly provisioner: Provisioner;
+  /** The translator thread (its heap, for bench/controller-heap.ts). */
+  readonly translator: TranslatorThread;
   isLeader(): boolean;
   isReady(): boolean;
   /** Stops watching, releases the Lease, ends the proxies' streams and closes every server. */
@@ -163,6 +165,7 @@ export async function startController(options: ControllerOptions, overrides: Con
     distributor,
     statusWriter,
     provisioner,
+    translator,
     isLeader,
     isReady,
     async stop() {
