@@ -1,11 +1,21 @@
 // The body of the translator thread (see translator-thread.ts): translates the object sets it is
 // sent, one at a time, so translation never runs on a thread that serves requests.
 import { parentPort } from 'node:worker_threads';
+import { IdleGc } from '../common/idle-gc.ts';
 import { IncrementalTranslator } from '../controller/translate/incremental.ts';
 import { BindSender } from './bind-sender.ts';
 import type { TranslationUpdate, TranslatorReply, TranslatorRequest } from './translator-thread.ts';
 
 const post = (reply: TranslatorReply): void => parentPort?.postMessage(reply);
+
+/**
+ * A translation leaves this thread with tens of MiB V8 keeps (garbage below the next GC's limit,
+ * a grown young generation): given back in a memory-reducing GC once the thread has been quiet
+ * this long, as the embedded config thread does (src/embedded/config-thread-worker.ts). Off unless
+ * SWITCHBOARD_IDLE_GC=1: the next edit after it is served later (src/common/idle-gc.ts).
+ */
+const IDLE_GC_DELAY_MS = 2000;
+const idleGc = new IdleGc(IDLE_GC_DELAY_MS);
 
 /** Holds the objects between requests (see TranslatorRequest). */
 let translator: IncrementalTranslator | undefined;
@@ -13,6 +23,15 @@ let translator: IncrementalTranslator | undefined;
 const bindSender = new BindSender();
 
 parentPort?.on('message', (request: TranslatorRequest) => {
+  idleGc.busy();
+  try {
+    handle(request);
+  } finally {
+    idleGc.idle();
+  }
+});
+
+function handle(request: TranslatorRequest): void {
   let result: TranslationUpdate;
   try {
     // patchRecords: only the changes leave this thread, no result's routes record is kept.
@@ -38,5 +57,5 @@ parentPort?.on('message', (request: TranslatorRequest) => {
     bindSender.reset();
     post({ id: request.id, type: 'failed', message: `the translation result could not be sent to the main thread: ${(err as Error).message}` });
   }
-});
+}
 post({ type: 'ready' });

@@ -110,6 +110,34 @@ describe('TranslatorThread', () => {
   });
 });
 
+describe('TranslatorThread idle GC', () => {
+  it('gives back the memory a translation grew once quiet (SWITCHBOARD_IDLE_GC=1, src/common/idle-gc.ts)', async () => {
+    const routes = Array.from({ length: 1500 }, (_, i): KubeObject => ({
+      apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: `r${i}`, namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: `/r${i}` } }], backendRefs: [{ group: 'switchboard.dev', kind: 'ProxyBackend', name: 'llm' }] }] },
+    }));
+    // Opt-in (it costs edit latency): a worker copies the environment when it is created.
+    process.env.SWITCHBOARD_IDLE_GC = '1';
+    const thread = new TranslatorThread({ logger: silentLogger });
+    try {
+      thread.prepare();
+      delete process.env.SWITCHBOARD_IDLE_GC;
+      await thread.translate([...withSecret, ...routes]);
+      const afterTranslation = (await thread.heap(false))?.statistics.total_physical_size ?? 0;
+      // The GC comes 2 s after the thread's last work; a regular GC in between gives back little.
+      let now = afterTranslation;
+      for (const deadline = Date.now() + 6000; Date.now() < deadline && now > afterTranslation * 0.8;) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        now = (await thread.heap(false))?.statistics.total_physical_size ?? 0;
+      }
+      assert.ok(now < afterTranslation * 0.8, `the thread's heap shrank by a fifth: ${afterTranslation} → ${now} bytes`);
+    } finally {
+      delete process.env.SWITCHBOARD_IDLE_GC;
+      await thread.close();
+    }
+  });
+});
+
 describe('TranslatorThread limits', () => {
   const misbehaving = new URL('./testdata/misbehaving-translator.ts', import.meta.url);
   const objects: KubeObject[] = [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }];
