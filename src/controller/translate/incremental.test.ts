@@ -240,6 +240,45 @@ describe('IncrementalTranslator: an update equals a full translation of the same
     }), { numRuns: 60 });
   });
 
+  /**
+   * The embedded config thread's status writer owns the statuses it is given (src/embedded/config-thread-worker.ts):
+   * it writes lastTransitionTime into their conditions in place instead of keeping a stamped copy
+   * of each. That holds only while no condition is in two places of one result (one stamp would
+   * overwrite the other) and none is frozen, and while stamped statuses the memos hand out again
+   * change nothing else in later results.
+   */
+  it('statuses stamped in place (as the config thread\'s status writer does) keep later results equal to full translations; no condition is in two places of a result (property)', () => {
+    const conditionsOf = (value: unknown, out: object[]): object[] => {
+      if (Array.isArray(value)) for (const item of value) conditionsOf(item, out);
+      else if (value !== null && typeof value === 'object') {
+        for (const [field, child] of Object.entries(value)) {
+          if (field === 'conditions' && Array.isArray(child)) out.push(...(child as object[]));
+          else conditionsOf(child, out);
+        }
+      }
+      return out;
+    };
+    const unstamped = (value: unknown): unknown => JSON.parse(JSON.stringify(value, (key, v: unknown) => (key === 'lastTransitionTime' ? undefined : v)));
+    fc.assert(fc.property(fc.boolean(), fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (gatewayWide, picks) => {
+      const objects = new Map(base(gatewayWide).map((o) => [objectKeyOf(o) as string, o]));
+      const translator = new IncrementalTranslator({}, { patchRecords: true, statusChanges: false });
+      let step = 0;
+      const stamp = (statuses: readonly object[]): void => {
+        const conditions = conditionsOf(statuses, []);
+        assert.equal(new Set(conditions).size, conditions.length, 'a condition object is in two places of one result');
+        for (const condition of conditions) (condition as { lastTransitionTime?: string }).lastTransitionTime = `step ${step}`;
+        step++;
+      };
+      stamp(translator.replace([...objects.values()]).statuses);
+      for (const pick of picks) {
+        (EDITS[pick] as (typeof EDITS)[number]).edit(objects);
+        const next = translator.replace([...objects.values()]);
+        assert.deepEqual(unstamped(plain(next)), unstamped(translate([...objects.values()])), (EDITS[pick] as (typeof EDITS)[number]).name);
+        stamp(next.statuses);
+      }
+    }), { numRuns: 60 });
+  });
+
   it('patchRecords (the previous routes record patched in place) stays equal to full translations, with the same changes and identities (property)', () => {
     fc.assert(fc.property(fc.boolean(), fc.array(fc.nat(EDITS.length - 1), { minLength: 1, maxLength: 12 }), (gatewayWide, picks) => {
       const objects = new Map(base(gatewayWide).map((o) => [objectKeyOf(o) as string, o]));
