@@ -3,7 +3,8 @@
  * laid out as a deployment has it (dist/, package.json, production node_modules beside them), then
  * each command run from the bundle: `version`, `run` serving a route and a route edit (one worker,
  * and two cluster workers: the proxy-worker entry), a file only the reference YAML parser reads
- * (parse.ts's lazy load, on the parser thread), `controller` against the fake API server (the
+ * (parse.ts's lazy load, on the parser thread), tracing (a lazyModule and the OTLP exporter left in
+ * node_modules), `controller` against the fake API server (the
  * translator thread's entry) and `proxy --help`. Also: what the bundle evaluates eagerly stays what
  * the sources load eagerly (the lazy loads are still lazy).
  */
@@ -22,6 +23,7 @@ import { closedPort } from '../support/fleet.ts';
 import { modulesLoadedBy } from '../support/loaded-modules.ts';
 import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
 import { FakeApiServer } from '../kube/fake-apiserver.ts';
+import { startOtlpReceiver } from '../otlp/receiver.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 
@@ -97,6 +99,32 @@ describe('the production build (dist/)', () => {
       }
     });
   }
+
+  it('`run` with a tracing ProxyPolicy exports spans over OTLP/gRPC (a lazyModule, and an exporter package left in node_modules)', async () => {
+    const receiver = await startOtlpReceiver('GRPC');
+    const port = await closedPort();
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-dist-tracing-'));
+    let running: CliProcess | undefined;
+    try {
+      writeFileSync(join(dir, 'gateway.yaml'), gatewayClass() + gateway('gw', [{ name: 'http', port }]) + service('echo', echo) + prefixRoute('traced', '/traced', 'echo') + `
+---
+apiVersion: switchboard.dev/v1alpha1
+kind: ProxyPolicy
+metadata: { name: tracing, namespace: default }
+spec:
+  targetRefs: [{ group: gateway.networking.k8s.io, kind: Gateway, name: gw }]
+  frontend:
+    tracing: { url: ${receiver.url}, protocol: GRPC, randomSampling: "1.0" }
+`);
+      running = await startCli(dir, { entry: cli });
+      await running.waitFor('the route to serve', async () => (await sendRequest(port, { path: '/traced' })).status === 200, 30_000);
+      await receiver.waitForSpans((spans) => spans.length > 0, 15_000);
+    } finally {
+      await running?.stop();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('`controller` watches the fake API server, gets ready and exits 0 on SIGTERM', async () => {
     const server = await FakeApiServer.start({ token: 'controller-token' });
