@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { IdleGc } from '../../common/idle-gc.ts';
 import { createLogger, moduleLogger, type Logger } from '../../common/logger.ts';
 import { KubeClient } from '../../controller/kube/client.ts';
 import { KubeSource } from '../../controller/kube/kube-source.ts';
@@ -38,6 +39,12 @@ import { exitCodeOnSignal } from './on-signal.ts';
  * config thread does: src/embedded/config-thread.ts).
  */
 const TRANSLATOR_YOUNG_GENERATION_MIB = 16;
+/**
+ * This long after a burst of status writes is confirmed (the leader's first write of 11k), the
+ * serving thread's memory-reducing GC (opt-in: SWITCHBOARD_IDLE_GC=1, src/common/idle-gc.ts). The
+ * GC stops this thread for ~0.2–0.6 s at 10k routes; an edit arriving during it waits for it.
+ */
+const MAIN_IDLE_GC_DELAY_MS = 2000;
 /** How long proxies' streams may take to end after SIGINT/SIGTERM. */
 const DRAIN_GRACE_MS = 5_000;
 
@@ -80,6 +87,8 @@ export async function startController(options: ControllerOptions, overrides: Con
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
+  // The status writer's bursts (the leader's first write of 11k statuses) leave garbage V8 keeps.
+  const mainIdleGc = new IdleGc(MAIN_IDLE_GC_DELAY_MS);
   const source = new KubeSource({ client, logger: moduleLogger(logger, 'kube'), namespaceSelectors: options.namespaceSelectors, maxObjects: options.maxObjects });
   let elector: LeaderElector | undefined;
   const isLeader = (): boolean => elector?.isLeader() ?? true;
@@ -87,6 +96,11 @@ export async function startController(options: ControllerOptions, overrides: Con
   const feedback = new ProxyFeedback(() => statusWriter.refresh());
   const statusWriter = new KubeStatusWriter({
     client, logger: moduleLogger(logger, 'status'), controllerName: options.controllerName, isLeader, observed: (...args) => source.observed(...args), replaced: source.trackReplaced(), overlay: (statuses) => provisioner.overlayStatus(feedback.overlay(statuses)),
+    // Not cancelled by the edits that follow (they leave little): the burst's garbage goes 2 s after it.
+    onBurstConfirmed: () => {
+      mainIdleGc.busy();
+      mainIdleGc.idle();
+    },
   });
   // Each Gateway's MCP session-key Secret (leader only; never replaced once it exists).
   const provisionLogger = moduleLogger(logger, 'provision');
@@ -150,6 +164,7 @@ export async function startController(options: ControllerOptions, overrides: Con
   } catch (err) {
     await elector?.stop();
     statusWriter.close();
+    mainIdleGc.stop();
     await Promise.allSettled([source.stop(), distributor.close(), closeServers()]);
     await client.close();
     throw err;
@@ -172,6 +187,7 @@ export async function startController(options: ControllerOptions, overrides: Con
       draining = true;
       await gateway.stop(DRAIN_GRACE_MS);
       statusWriter.close();
+      mainIdleGc.stop();
       await elector?.stop();
       await closeServers();
       // After the Lease release above: that is its last request.

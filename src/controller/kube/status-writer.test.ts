@@ -72,6 +72,33 @@ for (const tracked of [true, false]) describe(`KubeStatusWriter against the fake
     assert.equal(stamped, 2, 'the flush after the turn stamps them on a non-leader too (the admin endpoint reads them)');
   });
 
+  it('says once a burst of writes is confirmed (the controller\'s idle GC), not after a flush that wrote less', async () => {
+    const calls: string[] = [];
+    const make = (burstWrites: number): KubeStatusWriter => new KubeStatusWriter({
+      client, logger: silentLogger, controllerName: OURS, retryDelayMs: 20, verifyAfterWriteMs: 20, onBurstConfirmed: () => calls.push('confirmed'), burstWrites,
+      observed: (...args) => source.observed(...args), isLeader: () => true, ...(tracked ? { replaced: source.trackReplaced() } : {}),
+    });
+    // Objects of its own: the rows after this one expect r1–r5 as the rows before left them.
+    const names = ['burst1', 'burst2', 'burst3'];
+    for (const name of names) server.put({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, spec: { hostnames: [`${name}.example`] } });
+    await until(() => names.every((name) => source.observed(GW, 'HTTPRoute', name, 'apps') !== undefined), 'the source sees the routes');
+    const small = make(3);
+    small.update([routeStatus('burst1', 'False'), routeStatus('burst2', 'False')]);
+    await until(() => small.writes === 2 && small.comparisons >= 4, 'two writes confirmed');
+    await small.flushed();
+    assert.deepEqual(calls, [], 'two writes are no burst');
+    small.close();
+
+    calls.length = 0;
+    const burst = make(3);
+    burst.update(names.map((name) => routeStatus(name, 'True')));
+    await until(() => calls.length > 0, 'the burst confirmed');
+    assert.equal(burst.writes, 3);
+    await burst.flushed();
+    assert.deepEqual(calls, ['confirmed'], 'once');
+    burst.close();
+  });
+
   it('compares what it wrote again once the watch brought it back, without waiting for the next update', async () => {
     const w = new KubeStatusWriter({
       client, logger: silentLogger, controllerName: OURS, retryDelayMs: 20, verifyAfterWriteMs: 20,

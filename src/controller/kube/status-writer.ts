@@ -35,6 +35,8 @@ const MAX_REMEMBERED_API_VERSIONS = 64;
  * edit's way to the proxies — the slow first edit after start-up).
  */
 export const VERIFY_AFTER_WRITE_MS = 500;
+/** Writes in one flush that make a burst (KubeStatusWriterOptions.onBurstConfirmed): far more than an edit's few, far fewer than a first write's thousands. */
+export const BURST_WRITES = 1000;
 
 export interface KubeStatusWriterOptions {
   readonly client: KubeClient;
@@ -55,6 +57,14 @@ export interface KubeStatusWriterOptions {
   readonly retryDelayMs?: number;
   /** Default VERIFY_AFTER_WRITE_MS. */
   readonly verifyAfterWriteMs?: number;
+  /**
+   * Called once a burst of writes (at least `burstWrites` in one flush, default BURST_WRITES) is
+   * confirmed: nothing left to write. Such a burst — the leader's first write, a resync, a change
+   * every route sees — leaves ~50 MiB of request and watch-echo garbage in the serving thread's old
+   * space that V8 does not give back on its own (the controller schedules its idle GC here).
+   */
+  readonly onBurstConfirmed?: () => void;
+  readonly burstWrites?: number;
   readonly now?: () => Date;
 }
 
@@ -89,6 +99,8 @@ export class KubeStatusWriter extends StatusWriter {
   #retry: NodeJS.Timeout | undefined;
   #verify: NodeJS.Timeout | undefined;
   #closed = false;
+  /** A burst of writes was sent and is not yet confirmed (see KubeStatusWriterOptions.onBurstConfirmed). */
+  #burst = false;
   /** Count of status writes sent, for tests and metrics. */
   writes = 0;
   /** Count of statuses compared with the cluster's copy (the rest were known in step), for tests. */
@@ -197,9 +209,14 @@ export class KubeStatusWriter extends StatusWriter {
       this.#retry = setTimeout(() => this.#kick(), this.#options.retryDelayMs ?? 1000);
       this.#retry.unref();
     } else if (this.writes > writesBefore) {
+      if (this.writes - writesBefore >= (this.#options.burstWrites ?? BURST_WRITES)) this.#burst = true;
       clearTimeout(this.#verify);
       this.#verify = setTimeout(() => this.#kick(), this.#options.verifyAfterWriteMs ?? VERIFY_AFTER_WRITE_MS);
       this.#verify.unref();
+    } else if (this.#burst) {
+      // The burst is confirmed (nothing left to write): its garbage can go once the thread is quiet.
+      this.#burst = false;
+      this.#options.onBurstConfirmed?.();
     }
   }
 
