@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { deltaFrom } from '../../ir/config-delta.ts';
 import type { ProxyConfig } from '../../ir/types.ts';
 import { assembleConfig, patchAssembledConfig, ResourceCache } from './assemble.ts';
-import type { Delta, Resource, ResourceKind } from './split.ts';
+import { resourceId, type Delta, type Resource, type ResourceKind } from './split.ts';
 
 const resource = (kind: ResourceKind, name: string, body: object): Resource => ({ kind, name, version: JSON.stringify(body), json: JSON.stringify(body) });
 const bind = (key: string, port: number, tag = 0): Resource => resource('bind', key, { key, port, tag, listeners: [] });
@@ -83,5 +83,15 @@ describe('patchAssembledConfig: the proxy builds each config from the last good 
       }
       config = step(cache, config, { added, removed }, `v${v}`);
     }
+  });
+});
+
+describe('ResourceCache: what a proxy holds per resource', () => {
+  it('the parsed value and its version, not a second copy of its JSON text (issue 15: 10k routes)', () => {
+    const cache = new ResourceCache();
+    const sent = route('r1', 3);
+    cache.commit(cache.preview({ added: [sent], removed: [] }));
+    assert.deepEqual(cache.held(), [{ kind: 'route', name: 'r1', version: sent.version }]);
+    assert.deepEqual(cache.versions(), new Map([[resourceId('route', 'r1'), sent.version]]));
   });
 });

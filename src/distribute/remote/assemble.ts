@@ -7,8 +7,15 @@ import type { Backend, Bind, ProxyConfig, Route } from '../../ir/types.ts';
 import { resourceId, type Delta, type Resource } from './split.ts';
 import { addTerm, subtractTerm, sumVersionText, versionTerm } from './version.ts';
 
+/**
+ * A held resource's identity and version, without its JSON text: the parsed value is what the
+ * proxy serves from, and the text (a route's is ~0.5 KB) would be a second copy of every route
+ * for as long as it is held (issue 15: `switchboard proxy` at 10k routes).
+ */
+type ResourceHeader = Omit<Resource, 'json'>;
+
 interface Held {
-  readonly resource: Resource;
+  readonly resource: ResourceHeader;
   readonly value: Bind | Route | Backend;
   /** Its SUM version term (version.ts), hashed when it arrived. */
   readonly term: bigint;
@@ -26,7 +33,7 @@ export class ResourceCache {
     return new Map([...this.#held].map(([id, h]) => [id, h.resource.version]));
   }
 
-  held(): Resource[] {
+  held(): ResourceHeader[] {
     return [...this.#held.values()].map((h) => h.resource);
   }
 
@@ -46,7 +53,7 @@ export class ResourceCache {
       }
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${resource.kind} ${JSON.stringify(resource.name)}: body is not a JSON object`);
       const id = resourceId(resource.kind, resource.name);
-      next.set(id, { resource, value, term: versionTerm(id, resource.version) });
+      next.set(id, { resource: { kind: resource.kind, name: resource.name, version: resource.version }, value, term: versionTerm(id, resource.version) });
     }
     return next;
   }

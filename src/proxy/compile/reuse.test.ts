@@ -154,7 +154,7 @@ describe('compiled results reused across config versions', () => {
 
   it('a use of the per-config resources while a rule compiles keeps that rule only from being kept; a use after marks the whole compile', () => {
     const memo = { backends: new WeakMap(), rules: new WeakMap(), touches: { count: 0 } };
-    const watch = new RuleWatch(memo, new CompiledLifecycle(), () => []);
+    const watch = new RuleWatch(memo, new CompiledLifecycle(), (() => undefined) as never);
     const quiet = watch.compiling(() => 'pure');
     assert.deepEqual(quiet, { result: 'pure', used: false });
     const noisy = watch.compiling(() => watch.deps.endpoints({ backendKey: 'svc' } as never));

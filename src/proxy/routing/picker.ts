@@ -1,16 +1,20 @@
 /** Weighted random choice; weight 0 is never picked. Built once per config. */
+/** The cumulative weights of a picker with one value or none: pick() never reads them. */
+const NO_WEIGHTS: readonly number[] = Object.freeze([]);
+
 export class WeightedPicker<T> {
-  // Exactly as long as their items: an array grown by push() keeps room for 17 (issue 15: one
-  // picker per rule, 10,000 rules).
-  readonly #values: T[];
-  readonly #cumulative: number[];
+  // Exactly as long as their items (an array grown by push() keeps room for 17), and no weights
+  // for a single value, the common rule (issue 15: one picker per rule, 10,000 rules).
+  readonly #values: readonly T[];
+  readonly #cumulative: readonly number[];
   readonly #total: number;
 
   constructor(items: readonly { readonly weight: number; readonly value: T }[]) {
     const picked = items.filter((item) => item.weight > 0);
     let total = 0;
+    const cumulative = picked.map((item) => (total += item.weight));
     this.#values = picked.map((item) => item.value);
-    this.#cumulative = picked.map((item) => (total += item.weight));
+    this.#cumulative = picked.length > 1 ? cumulative : NO_WEIGHTS;
     this.#total = total;
   }
 
