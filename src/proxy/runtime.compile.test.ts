@@ -108,3 +108,34 @@ describe('ProxyRuntime compiles its first config in one piece', () => {
     }
   });
 });
+
+describe('ProxyRuntime after its first config', () => {
+  it('runs afterFirstConfig once, before apply() resolves, and not for the configs after it', async () => {
+    const echo = await startEchoServer({ name: 'a' });
+    ports = { a: echo.port, b: echo.port };
+    let runs = 0;
+    const runtime = new ProxyRuntime({ logger: silentLogger, bindAddress: '127.0.0.1', listenPort: () => 0, afterFirstConfig: () => void runs++ });
+    try {
+      await runtime.apply(bulk('svc-a', 1, 'v1'));
+      assert.equal(runs, 1);
+      await runtime.apply(bulk('svc-a', 2, 'v2'));
+      assert.equal(runs, 1, 'edits do not pay for it');
+    } finally {
+      await runtime.close({ graceMs: 100 });
+      await echo.close();
+    }
+  });
+
+  it('a failing afterFirstConfig leaves the config applied', async () => {
+    const echo = await startEchoServer({ name: 'a' });
+    ports = { a: echo.port, b: echo.port };
+    const runtime = new ProxyRuntime({ logger: silentLogger, bindAddress: '127.0.0.1', listenPort: () => 0, afterFirstConfig: () => { throw new Error('no gc'); } });
+    try {
+      assert.deepEqual((await runtime.apply(bulk('svc-a', 0, 'v1'))).errors, []);
+      assert.equal(runtime.ready(), true);
+    } finally {
+      await runtime.close({ graceMs: 100 });
+      await echo.close();
+    }
+  });
+});
