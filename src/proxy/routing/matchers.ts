@@ -35,7 +35,8 @@ export interface CompiledMatch {
 }
 
 /** Shared by the matches without header or query conditions (most: one match a route, 10k routes). */
-const NO_VALUES: readonly ValueMatcher[] = Object.freeze([]);
+// Not frozen: a frozen array has another elements kind, and matches() walks these per request.
+const NO_VALUES: readonly ValueMatcher[] = [];
 
 /** Throws with a readable message when a regular expression does not compile. */
 export function compileMatch(m: RouteMatch): CompiledMatch {
