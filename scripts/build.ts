@@ -128,6 +128,11 @@ export async function buildDist(outdir = join(root, 'dist')): Promise<BuildResul
     sourcemap: 'linked',
     // Source maps point at the sources; licence texts go to one file.
     legalComments: 'linked',
+    // Whitespace and syntax only, names kept (stack traces, error names and class names read as in
+    // the sources): each thread holds the source text of what it loads, ~2 MiB less of it (the
+    // serving side's import: +45 → +41 MiB RSS).
+    minifyWhitespace: true,
+    minifySyntax: true,
     define: { SWITCHBOARD_BUNDLED: 'true' },
     banner: { js: BANNER },
     plugins: [lazyRequiresPlugin()],
