@@ -5,7 +5,7 @@
  * and two cluster workers: the proxy-worker entry), a file only the reference YAML parser reads
  * (parse.ts's lazy load, on the parser thread), tracing (a lazyModule and the OTLP exporter left in
  * node_modules), `controller` against the fake API server (the
- * translator thread's entry) and `proxy --help`. Also: what the bundle evaluates eagerly stays what
+ * translator thread's entry) and `proxy` fed by a remote controller. Also: what the bundle evaluates eagerly stays what
  * the sources load eagerly (the lazy loads are still lazy).
  */
 import assert from 'node:assert/strict';
@@ -24,6 +24,7 @@ import { modulesLoadedBy } from '../support/loaded-modules.ts';
 import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
 import { FakeApiServer } from '../kube/fake-apiserver.ts';
 import { startOtlpReceiver } from '../otlp/receiver.ts';
+import { startController, startProxy, writeToken, type ProxyProcess, type TestController } from '../remote/harness.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 
@@ -158,6 +159,29 @@ spec:
       assert.equal(await exited, 0, output);
     } finally {
       await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('`proxy` serves what a remote controller sends it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-dist-proxy-'));
+    let controller: TestController | undefined;
+    let proxy: ProxyProcess | undefined;
+    try {
+      const port = await closedPort();
+      writeFileSync(join(dir, 'gateway.yaml'), gatewayClass() + gateway('gw', [{ name: 'http', port }]) + service('echo', echo) + prefixRoute('remote', '/remote', 'echo'));
+      controller = await startController(dir);
+      proxy = await startProxy({ controller: `http://127.0.0.1:${controller.port}`, tokenFile: writeToken(dir, 'token-default'), cli });
+      const deadline = Date.now() + 30_000;
+      while ((await sendRequest(port, { path: '/remote/x' }).catch(() => undefined))?.status !== 200) {
+        if (Date.now() > deadline) throw new Error(`the proxy did not serve the route:\n${proxy.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(await proxy.isReady());
+      assert.equal(await proxy.stop(), 0, proxy.output());
+    } finally {
+      await proxy?.stop();
+      await controller?.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

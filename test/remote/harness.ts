@@ -70,10 +70,12 @@ export interface ProxyProcess {
 
 export async function startProxy(opts: {
   controller: string; tokenFile: string; namespace?: string; gateway?: string; proxyId?: string; caFile?: string; serverName?: string;
+  /** The CLI script to run (the production build's dist/switchboard.mjs); the sources' by default. */
+  cli?: string;
 }): Promise<ProxyProcess> {
   const metricsPort = await freePort();
   const args = [
-    CLI, 'proxy', '--controller', opts.controller, '--gateway', opts.gateway ?? 'gw', '--namespace', opts.namespace ?? 'default',
+    opts.cli ?? CLI, 'proxy', '--controller', opts.controller, '--gateway', opts.gateway ?? 'gw', '--namespace', opts.namespace ?? 'default',
     '--proxy-id', opts.proxyId ?? 'proxy-0', '--token-file', opts.tokenFile, '--metrics-address', `127.0.0.1:${metricsPort}`,
     '--bind-address', '127.0.0.1', '--log-level', 'info', '--log-format', 'text',
     ...(opts.caFile ? ['--ca-file', opts.caFile] : []), ...(opts.serverName ? ['--server-name', opts.serverName] : []),
