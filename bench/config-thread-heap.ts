@@ -62,6 +62,9 @@ const scan = (touched: readonly string[] | 'all'): Promise<ConfigThreadReply> =>
 });
 
 async function measure(label: string): Promise<void> {
+  // As the process sees the thread before any forced GC: what V8 holds (committed, physical) against what is live.
+  const seen = await worker.getHeapStatistics();
+  console.log(`${label}: heap total ${(seen.total_heap_size / MiB).toFixed(1)} MiB, physical ${(seen.total_physical_size / MiB).toFixed(1)} MiB, used ${(seen.used_heap_size / MiB).toFixed(1)} MiB (before a forced GC)`);
   let used: number;
   if (values.snapshot !== undefined) {
     const file = join(values.snapshot, `config-thread-${label}.heapsnapshot`);

@@ -87,6 +87,7 @@ export class FileSet {
       if (result.kind === 'unchanged') continue;
       changed = true;
       readNow.add(file);
+      shareFileName(result.parsed, file);
       const parsed = previous ? keepUnchangedObjects(result.parsed, previous.lastGood) : result.parsed;
       this.#entries.set(file, { hash: result.hash, bytes: result.bytes, parsed, lastGood: previous?.lastGood ?? [] });
     }
@@ -130,6 +131,15 @@ export class FileSet {
     }
     return { changed, snapshot: { objects, problems }, newProblems, ignoredKinds, keptFromBrokenFiles };
   }
+}
+
+/**
+ * Each object's origin names its file with the one string `file`: a parse in the parser thread
+ * arrives by structured clone, which copies the name once per object (~80 bytes each, kept for
+ * as long as the object). The parsed file is this scan's own, fresh from the reader.
+ */
+function shareFileName(parsed: ParsedFile, file: string): void {
+  for (const { origin } of parsed.objects) if (origin !== undefined && origin.file === file) origin.file = file;
 }
 
 /**
