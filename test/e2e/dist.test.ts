@@ -1,7 +1,7 @@
 /**
  * The production build (scripts/build.ts, issue 15) end to end: built once into a temporary folder
  * laid out as a deployment has it (dist/, package.json, production node_modules beside them), then
- * each command run from the bundle: `version`, `run` serving a route and a route edit (one worker,
+ * each command run from the bundle: `version`, `validate`, `run` serving a route and a route edit (one worker,
  * and two cluster workers: the proxy-worker entry), a file only the reference YAML parser reads
  * (parse.ts's lazy load, on the parser thread), tracing (a lazyModule and the OTLP exporter left in
  * node_modules), `controller` against the fake API server (the
@@ -75,6 +75,22 @@ describe('the production build (dist/)', () => {
     const child = spawnSync(process.execPath, [cli, 'version'], { encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
     assert.equal(child.stdout, `switchboard ${version} (node ${process.version})\n`);
+  });
+
+  it('`validate` checks a folder, plain YAML and not (the reference parser, loaded on first use)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-dist-validate-'));
+    try {
+      writeFileSync(join(dir, 'gateway.yaml'), gatewayClass() + gateway('gw', [{ name: 'http', port: 8080 }]) + service('echo', echo));
+      writeFileSync(join(dir, 'route.yaml'), prefixRoute('anchored', '/a', 'echo').replace('metadata:', 'x-base: &base { note: anchored }\nx-copy: *base\nmetadata:'));
+      const valid = spawnSync(process.execPath, [cli, 'validate', '-f', dir], { encoding: 'utf8' });
+      assert.equal(valid.status, 0, valid.stdout + valid.stderr);
+      writeFileSync(join(dir, 'broken.yaml'), 'kind: [unclosed\n');
+      const broken = spawnSync(process.execPath, [cli, 'validate', '-f', dir], { encoding: 'utf8' });
+      assert.equal(broken.status, 1, broken.stdout + broken.stderr);
+      assert.match(broken.stdout + broken.stderr, /broken\.yaml/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   for (const workers of [1, 2]) {
