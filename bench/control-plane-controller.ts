@@ -30,6 +30,8 @@ export interface ControllerBenchOptions {
   readonly repoRoot: string;
   readonly counts: { readonly routes: number; readonly policies: number; readonly namespaces: number };
   readonly edits: number;
+  /** What runs `controller` and `proxy`: bin/switchboard.js (the sources), or dist/switchboard.mjs (`--dist`, the production build). */
+  readonly cli?: string;
   /** `--cpu-prof` for both children, profiles written here. */
   readonly profileDir: string | undefined;
 }
@@ -79,6 +81,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 export async function controllerPhase(options: ControllerBenchOptions): Promise<void> {
   const { counts, edits, repoRoot, profileDir } = options;
+  const cli = options.cli ?? 'bin/switchboard.js';
   const upstream = http.createServer((_req, res) => res.end('ok\n'));
   await new Promise<void>((ok) => upstream.listen(0, '127.0.0.1', ok));
   const ports: number[] = [];
@@ -121,7 +124,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
   let proxy: ChildProcess | undefined;
   const controllerStarted = performance.now();
   const controller = spawn(process.execPath, [
-    ...profiling, ...(heapDir ? ['bench/controller-heap-child.ts'] : ['bin/switchboard.js', 'controller']), '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
+    ...profiling, ...(heapDir ? ['bench/controller-heap-child.ts'] : [cli, 'controller']), '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
     '--health-address', `127.0.0.1:${health}`, '--metrics-address', `127.0.0.1:${metrics}`, '--admin-address', `127.0.0.1:${admin}`, '--xds-address', `127.0.0.1:${xds}`,
     '--leader-election-namespace', 'switchboard-system', '--log-level', 'warn',
   ], { cwd: repoRoot, stdio: ['ignore', openSync(controllerLog, 'w'), openSync(controllerLog, 'a')], env: { ...process.env, KUBECONFIG: '/nonexistent', POD_NAME: 'controller-0', ...(heapDir ? { BENCH_HEAP_DIR: heapDir } : {}) } });
@@ -133,7 +136,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
 
     const proxyStarted = performance.now();
     proxy = spawn(process.execPath, [
-      ...profiling, 'bin/switchboard.js', 'proxy', '--controller', `http://127.0.0.1:${xds}`, '--gateway', 'gw', '--namespace', namespace,
+      ...profiling, cli, 'proxy', '--controller', `http://127.0.0.1:${xds}`, '--gateway', 'gw', '--namespace', namespace,
       '--proxy-id', 'bench-proxy', '--token-file', tokenFile, '--metrics-address', `127.0.0.1:${proxyMetrics}`, '--bind-address', '127.0.0.1', '--log-level', 'warn',
     ], { cwd: repoRoot, stdio: ['ignore', openSync(proxyLog, 'w'), openSync(proxyLog, 'a')] });
     // The namespace's last route: the proxy serves its whole slice once it answers.

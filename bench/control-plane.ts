@@ -1,7 +1,7 @@
 /**
  * Control-plane cost at cluster scale (issue 15), run by hand: `node bench/control-plane.ts
  * [--routes 10000] [--policies 1000] [--namespaces 10] [--edits 30] [--only translate|embedded|controller]
- * [--cpu-prof DIR] [--dist]` (`--dist`: the embedded part runs the production build, dist/switchboard.mjs).
+ * [--cpu-prof DIR] [--dist]` (`--dist`: the embedded and controller parts run the production build, dist/switchboard.mjs).
  *
  * Three parts, each in a fresh process so its memory is its own:
  *
@@ -282,5 +282,5 @@ if (values.phase === 'translate') {
     if (child.status !== 0) process.exitCode = 1;
   }
   if (values.only === undefined || values.only === 'embedded') await embeddedPhase();
-  if (values.only === undefined || values.only === 'controller') await controllerPhase({ repoRoot: REPO_ROOT, counts, edits, profileDir });
+  if (values.only === undefined || values.only === 'controller') await controllerPhase({ repoRoot: REPO_ROOT, counts, edits, profileDir, cli: cliEntry() });
 }

@@ -10,7 +10,11 @@ describe('semiSpaceToSet', () => {
   const rows: { name: string; command: string | undefined; execArgv?: string[]; env?: Record<string, string>; expected: number | undefined }[] = [
     { name: 'run keeps V8 sizing unless asked (it costs hot-path CPU)', command: 'run', expected: undefined },
     { name: 'proxy keeps V8 sizing unless asked', command: 'proxy', expected: undefined },
-    { name: 'controller keeps V8 sizing unless asked', command: 'controller', expected: undefined },
+    { name: 'controller starts with the suggested size (it proxies no request)', command: 'controller', expected: SUGGESTED_SEMI_SPACE_MIB },
+    { name: 'controller with an empty env: the suggested size', command: 'controller', env: { SWITCHBOARD_SEMI_SPACE_MIB: '' }, expected: SUGGESTED_SEMI_SPACE_MIB },
+    { name: 'controller with off keeps V8 sizing', command: 'controller', env: { SWITCHBOARD_SEMI_SPACE_MIB: 'off' }, expected: undefined },
+    { name: 'controller with 0 keeps V8 sizing', command: 'controller', env: { SWITCHBOARD_SEMI_SPACE_MIB: '0' }, expected: undefined },
+    { name: 'controller: a flag on the command line stands', command: 'controller', execArgv: ['--max-semi-space-size=32'], expected: undefined },
     { name: 'run with the suggested size', command: 'run', env: { SWITCHBOARD_SEMI_SPACE_MIB: '8' }, expected: SUGGESTED_SEMI_SPACE_MIB },
     { name: 'proxy with a size', command: 'proxy', env: { SWITCHBOARD_SEMI_SPACE_MIB: '8' }, expected: 8 },
     { name: 'controller with a size', command: 'controller', env: { SWITCHBOARD_SEMI_SPACE_MIB: '8' }, expected: 8 },
