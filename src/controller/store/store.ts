@@ -7,7 +7,8 @@ export function objectKey(object: KubeObject): string {
   let key = keys.get(object);
   if (key === undefined) {
     const namespace = isClusterScoped(object.kind) ? '' : (object.metadata.namespace ?? 'default');
-    keys.set(object, (key = `${object.kind}/${namespace}/${object.metadata.name}`));
+    // Joined, not a template: a flat string (~50 bytes) instead of a tree of its parts (~130), kept per object.
+    keys.set(object, (key = [object.kind, '/', namespace, '/', object.metadata.name].join('')));
   }
   return key;
 }

@@ -74,7 +74,8 @@ function keyOf(object: KubeObject): string | undefined {
   const metadata = object.metadata as KubeObject['metadata'] | undefined;
   if (typeof metadata !== 'object' || metadata === null || typeof metadata.name !== 'string' || metadata.name === '') return undefined;
   const namespace = isClusterScoped(object.kind) ? '' : (typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : 'default');
-  return `${object.kind}/${namespace}/${metadata.name}`;
+  // Joined, not a template: a flat string (~50 bytes) instead of a tree of its parts (~130), kept per object.
+  return [object.kind, '/', namespace, '/', metadata.name].join('');
 }
 
 /** The delta that turns `held` (by key) into `objects`; objects are compared by identity. */
