@@ -40,6 +40,9 @@ export const WORKERS: Readonly<Record<string, string>> = {
   'parser-thread-worker': 'src/controller/sources/file/parser-thread-worker.ts',
   'proxy-worker': 'src/distribute/cluster/proxy-worker.ts',
 };
+for (const [name, source] of Object.entries(WORKERS)) {
+  if (!source.endsWith(`/${name}.ts`)) throw new Error(`WORKERS: ${name} must be the file name of ${source} (entry-points.ts derives it from there)`);
+}
 
 /** The CLI's entry: the same file `npx switchboard` runs from the sources (relaunch, compile cache, then main.ts). */
 const CLI = 'bin/switchboard.js';
@@ -69,16 +72,35 @@ export function rewriteLazyRequires(source: string, file = 'source'): string | u
   return rewritten === source ? undefined : rewritten;
 }
 
-/** The sources under src/ that have a lazy load to rewrite (test files left out). */
-function sourcesWithLazyRequires(): Map<string, string> {
+/** `workerEntry(new URL('./x-worker.ts', import.meta.url))`: the worker a source starts. */
+const WORKER_SITE = /workerEntry\(new URL\('(?:[^']*\/)?([^'/]+)\.ts', import\.meta\.url\)\)/g;
+
+/** A URL of a .ts file relative to the module: in dist/ there is none beside the chunk. */
+const SOURCE_FILE_URL = /new URL\(\s*['"`][^'"`]+\.ts['"`]\s*,\s*import\.meta\.url\s*\)/;
+
+/**
+ * One pass over src/ (test files left out): the sources with a lazy load to rewrite, and the checks
+ * of checkAndRewrite() (what they catch would otherwise fail only when that code runs).
+ */
+function scanSources(): Map<string, string> {
   const rewritten = new Map<string, string>();
   for (const file of readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
     if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
     const path = join(root, 'src', file);
-    const contents = rewriteLazyRequires(readFileSync(path, 'utf8'), path);
+    const contents = checkAndRewrite(readFileSync(path, 'utf8'), path);
     if (contents !== undefined) rewritten.set(path, contents);
   }
   return rewritten;
+}
+
+/** What the build makes of one source: its lazy loads rewritten (undefined: nothing to rewrite); throws on a path the bundle could not follow. */
+export function checkAndRewrite(source: string, file: string): string | undefined {
+  for (const [, worker] of source.matchAll(WORKER_SITE)) {
+    if (!Object.hasOwn(WORKERS, worker!)) throw new Error(`${file} starts the worker ${worker}.ts, which scripts/build.ts's WORKERS does not list: dist/${worker}.mjs would not exist`);
+  }
+  const sourceFileUrl = SOURCE_FILE_URL.exec(source.replaceAll(WORKER_SITE, ''));
+  if (sourceFileUrl) throw new Error(`${file}: ${sourceFileUrl[0]} names a source file, which dist/ does not have (a worker goes through workerEntry(), src/common/entry-points.ts)`);
+  return rewriteLazyRequires(source, file);
 }
 
 /**
@@ -86,7 +108,7 @@ function sourcesWithLazyRequires(): Map<string, string> {
  * matches itself: a callback into JavaScript for each of the ~1,000 modules would add ~1 s to the build.
  */
 function lazyRequiresPlugin(): Plugin {
-  const rewritten = sourcesWithLazyRequires();
+  const rewritten = scanSources();
   const escape = (path: string): string => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return {
     name: 'switchboard-lazy-requires',
@@ -126,7 +148,7 @@ export async function buildDist(outdir = join(root, 'dist')): Promise<BuildResul
     entryNames: '[name]',
     chunkNames: 'chunk-[hash]',
     sourcemap: 'linked',
-    // Source maps point at the sources; licence texts go to one file.
+    // Licence comments go to a .LEGAL.txt beside the chunk they come from.
     legalComments: 'linked',
     // Whitespace and syntax only, names kept (stack traces, error names and class names read as in
     // the sources): each thread holds the source text of what it loads, ~2 MiB less of it (the

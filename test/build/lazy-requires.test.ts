@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { rewriteLazyRequires } from '../../scripts/build.ts';
+import { checkAndRewrite, rewriteLazyRequires } from '../../scripts/build.ts';
 
 describe('rewriteLazyRequires (scripts/build.ts)', () => {
   const rows: { name: string; source: string; expected: string | undefined }[] = [
@@ -26,5 +26,17 @@ describe('rewriteLazyRequires (scripts/build.ts)', () => {
   it('refuses a relative load it cannot rewrite (it would fail in dist/)', () => {
     assert.throws(() => rewriteLazyRequires('const get = lazyModule<typeof P>(\n  import.meta.url,\n  "./p.ts");'), /does not rewrite/);
     assert.throws(() => rewriteLazyRequires('createRequire(import.meta.url)("./x.ts")'), /does not rewrite/);
+  });
+
+  describe('checkAndRewrite: paths the bundle could not follow stop the build', () => {
+    it('a worker started through workerEntry() and listed in WORKERS passes', () => {
+      assert.equal(checkAndRewrite("new Worker(workerEntry(new URL('./config-thread-worker.ts', import.meta.url)));", 'a.ts'), undefined);
+    });
+    it('a worker WORKERS does not list', () => {
+      assert.throws(() => checkAndRewrite("new Worker(workerEntry(new URL('./new-worker.ts', import.meta.url)));", 'a.ts'), /WORKERS does not list/);
+    });
+    it('a .ts URL relative to the module without workerEntry()', () => {
+      assert.throws(() => checkAndRewrite("new Worker(new URL('./config-thread-worker.ts', import.meta.url));", 'a.ts'), /names a source file/);
+    });
   });
 });
