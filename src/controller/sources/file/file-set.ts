@@ -5,6 +5,7 @@ import { YamlFileListing } from './discover.ts';
 import { DEFAULT_CONFIG_LIMITS, formatBytes, type ConfigLimits } from './limits.ts';
 import type { ParsedFile } from './parsed-file.ts';
 import type { FileRead } from './read.ts';
+import { SharedStrings } from './shared-strings.ts';
 
 /** Reads one file unless its content hash is `previousHash` (in this thread, or in the parser thread). */
 export type FileReader = (file: string, previousHash: string | undefined) => FileRead | Promise<FileRead>;
@@ -63,6 +64,7 @@ export class FileSet {
     let changed = false;
     const readNow = new Set<string>();
     const seen: string[] = [];
+    const strings = new SharedStrings();
 
     // Every read is asked for before the first is awaited: a reader in another thread (ParserThread)
     // works through them without a round trip between files. Results are taken in discovery order.
@@ -88,6 +90,7 @@ export class FileSet {
       changed = true;
       readNow.add(file);
       shareFileName(result.parsed, file);
+      for (const { object } of result.parsed.objects) strings.share(object);
       const parsed = previous ? keepUnchangedObjects(result.parsed, previous.lastGood) : result.parsed;
       this.#entries.set(file, { hash: result.hash, bytes: result.bytes, parsed, lastGood: previous?.lastGood ?? [] });
     }
