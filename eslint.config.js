@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'chart/**', 'coverage/**', 'src/proxy/ext/gen/**', 'src/proxy/mcp/guardrails/gen/**', 'src/distribute/remote/gen/**', 'src/api/vendor/**', 'test/otlp/gen/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'chart/**', 'coverage/**', 'src/proxy/ext/gen/**', 'src/proxy/mcp/guardrails/gen/**', 'src/distribute/remote/gen/**', 'src/api/vendor/**', 'test/otlp/gen/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
