@@ -28,8 +28,9 @@ export function intersectHostname(listener: string | null, route: string): strin
  * The route's effective hostnames on a listener: [] when the route names no hostnames (every
  * host the listener accepts), null when it names some and none intersects.
  */
-export function effectiveHostnames(listener: string | null, routeHostnames: readonly string[]): string[] | null {
-  if (routeHostnames.length === 0) return [];
+export function effectiveHostnames(listener: string | null, routeHostnames: readonly string[]): readonly string[] | null {
+  // One frozen array for all: every attachment of a route without hostnames holds it (10k at 10k routes).
+  if (routeHostnames.length === 0) return EVERY_HOST;
   const out = new Set<string>();
   for (const hostname of routeHostnames) {
     const match = intersectHostname(listener, hostname);
@@ -37,6 +38,8 @@ export function effectiveHostnames(listener: string | null, routeHostnames: read
   }
   return out.size === 0 ? null : [...out].sort();
 }
+
+const EVERY_HOST: readonly string[] = Object.freeze([]);
 
 /** Sort order for listeners on one port: exact names, then wildcards by length (longest first), then no hostname. */
 export function hostnameSpecificity(a: string | null, b: string | null): number {

@@ -56,8 +56,12 @@ export function translateFilters(specs: unknown, path: string, matches: readonly
     }
   });
   if (seen.has('RequestRedirect') && seen.has('URLRewrite')) invalid.push(`${path}: RequestRedirect and URLRewrite cannot be used together`);
-  return { filters, invalid, refs };
+  // Kept in the IR per rule and per backend ref (20k at 10k routes): none is one shared frozen
+  // array, and a list grown by push is kept at its length (~130 bytes unused otherwise).
+  return { filters: filters.length === 0 ? NO_FILTERS : filters.slice(), invalid, refs };
 }
+
+const NO_FILTERS: readonly Filter[] = Object.freeze([]);
 
 function headerModifier(spec: HTTPHeaderFilter | undefined, at: string, invalid: string[]): HeaderModifier {
   if (!isDict(spec)) invalid.push(`${at} is required`);

@@ -43,7 +43,8 @@ export function translateRule(spec: HTTPRouteRule, index: number, routeKey: stri
   const timeouts = translateTimeouts(spec.timeouts, `${path}.timeouts`, invalid);
   if (invalid.length > 0) return { invalid, refs };
   const rule: RouteRule = {
-    key: `${routeKey}/rule/${index}`,
+    // Joined: a flat string, not a template's tree of its parts (kept per rule in the IR).
+    key: [routeKey, '/rule/', index].join(''),
     ...(typeof spec.name === 'string' && spec.name ? { name: spec.name } : {}),
     matches,
     filters: ruleFilters.filters,
