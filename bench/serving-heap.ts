@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { deserialize, serialize, writeHeapSnapshot } from 'node:v8';
-import type { ProxyConfig } from '../src/ir/types.ts';
+import type { ProxyConfig, Route } from '../src/ir/types.ts';
 import { readFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -27,18 +27,21 @@ const { values } = parseArgs({
     top: { type: 'string', default: '30' },
     snapshot: { type: 'string' },
     'no-snapshot': { type: 'boolean', default: false },
+    // Route edits applied after the first config, as patched configs (one route's path each): what each leaves retained.
+    edits: { type: 'string', default: '0' },
   },
 });
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
 const routes = Number(values.routes);
 
-const [{ translate }, { validateConfig }, { ProxyRuntime }, { silentLogger }, { Registry }] = await Promise.all([
+const [{ translate }, { validateConfig }, { ProxyRuntime }, { silentLogger }, { Registry }, { patchConfig }] = await Promise.all([
   import('../src/controller/translate/index.ts'),
   import('../src/ir/validate.ts'),
   import('../src/proxy/runtime.ts'),
   import('../src/common/logger.ts'),
   import('prom-client'),
+  import('../src/ir/config-delta.ts'),
 ]);
 
 function heap(): number {
@@ -60,19 +63,20 @@ const wire = [serialize(translate(cluster(shape)).config)];
 const dir = values.snapshot ? resolve(values.snapshot) : join(tmpdir(), `serving-heap-${process.pid}`);
 const takeSnapshots = !values['no-snapshot'];
 if (takeSnapshots) mkdirSync(dir, { recursive: true });
-const base = heap();
+// The snapshot first: writing one collects more than heap() does (it would lower what follows).
 const empty = takeSnapshots ? writeHeapSnapshot(join(dir, 'base.heapsnapshot')) : '';
+const base = heap();
 const config = deserialize(wire.pop() as Buffer) as ProxyConfig;
 const withIr = heap();
 const problems = validateConfig(config);
 if (problems.length > 0) throw new Error(`invalid config: ${JSON.stringify(problems.slice(0, 3))}`);
+const before = takeSnapshots ? writeHeapSnapshot(join(dir, 'ir.heapsnapshot')) : '';
 const validated = heap();
 
-const before = takeSnapshots ? writeHeapSnapshot(join(dir, 'ir.heapsnapshot')) : '';
 const result = await runtime.apply(config);
 if (result.errors.length > 0) throw new Error(`apply errors: ${result.errors.slice(0, 3).join('; ')}`);
-const compiled = heap();
 const after = takeSnapshots ? writeHeapSnapshot(join(dir, 'compiled.heapsnapshot')) : '';
+const compiled = heap();
 
 console.log(`${routes} routes, ${shape.policies} policies, ${shape.namespaces} gateways (heapUsed after full GC)`);
 console.log(`IR (structured clone):      ${mib(withIr - base)}  ${perRoute(withIr - base)}`);
@@ -85,6 +89,31 @@ if (takeSnapshots) {
   growth('IR received and validated', s0, s1);
   growth('IR compiled', s1, s2);
   if (!values.snapshot) rmSync(dir, { recursive: true, force: true });
+}
+const edits = Number(values.edits);
+if (edits > 0) {
+  // Each edit as the embedded gateway makes it: one route replaced (a new path), every other entry
+  // and the binds the previous objects, the delta recorded (patchConfig). Only the runtime holds the configs.
+  let current = config;
+  const keys = Object.keys(config.routes);
+  const started = performance.now();
+  for (let i = 0; i < edits; i++) {
+    const key = keys[(i * 7919 + 13) % keys.length] as string;
+    const before = current.routes[key] as Route;
+    const edited: Route = { ...before, rules: before.rules.map((r) => ({ ...r, matches: [{ path: { type: 'PathPrefix', value: `/e${i}` } }] })) };
+    current = patchConfig(current, `edit-${i}`, current.binds, { set: { [key]: edited }, removed: [] }, { set: {}, removed: [] });
+    const applied = await runtime.apply(current);
+    if (applied.errors.length > 0) throw new Error(`edit ${i}: ${applied.errors.slice(0, 3).join('; ')}`);
+    // A task of its own, as each edit is in the gateway: V8 keeps a WeakRef's target (config-delta's
+    // `from`) alive until the task that made or read it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const elapsed = performance.now() - started;
+  current = undefined as never;
+  await new Promise((resolve) => setImmediate(resolve));
+  if (takeSnapshots && values.snapshot) writeHeapSnapshot(join(dir, 'edited.heapsnapshot'));
+  const afterEdits = heap();
+  console.log(`after ${edits} route edits:       ${mib(afterEdits - compiled)} more (${(((afterEdits - compiled) / edits) / 1024).toFixed(0)} KiB an edit); ${(elapsed / edits).toFixed(1)} ms an apply`);
 }
 await runtime.close({ graceMs: 0 });
 
