@@ -30,6 +30,8 @@ export interface ControllerBenchOptions {
   readonly repoRoot: string;
   readonly counts: { readonly routes: number; readonly policies: number; readonly namespaces: number };
   readonly edits: number;
+  /** The pause after each served edit (bench/control-plane.ts --gap-ms); default 300 ms. */
+  readonly gapMs?: number;
   /** What runs `controller` and `proxy`: bin/switchboard.js (the sources), or dist/switchboard.mjs (`--dist`, the production build). */
   readonly cli?: string;
   /** `--cpu-prof` for both children, profiles written here. */
@@ -162,7 +164,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
     const latencies: number[] = [];
     // startUs/endUs: CLOCK_MONOTONIC; the ms fields: since each child's spawn (≈ the `NNN ms:` of its --trace-gc lines).
     const editWindows: { edit: number; startUs: number; endUs: number; controllerMs: number; proxyMs: number }[] = [];
-    // CPU over the edits (each with its 300 ms settle; the proxy's includes answering the 2 ms polls):
+    // CPU over the edits (each with its settle, --gap-ms; the proxy's includes answering the 2 ms polls):
     // on a loaded machine it moves far less between runs than the latencies do.
     const controllerCpuBefore = threadCpu(controller.pid as number);
     const proxyCpuBefore = threadCpu(proxy.pid as number);
@@ -179,7 +181,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
       // CLOCK_MONOTONIC µs, the clock of the children's .cpuprofile timestamps: bench/profile-edits.ts cuts them per edit.
       const endUs = Number(process.hrtime.bigint() / 1000n);
       editWindows.push({ edit: n, startUs: endUs - Math.round((performance.now() - at) * 1000), endUs, controllerMs: Math.round(at - controllerStarted), proxyMs: Math.round(at - proxyStarted) });
-      await new Promise((ok) => setTimeout(ok, 300));
+      await new Promise((ok) => setTimeout(ok, options.gapMs ?? 300));
     }
     if (profileDir) writeFileSync(join(profileDir, 'edits.json'), JSON.stringify(editWindows));
     const controllerCpu = threadCpu(controller.pid as number);

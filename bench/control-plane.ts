@@ -282,5 +282,5 @@ if (values.phase === 'translate') {
     if (child.status !== 0) process.exitCode = 1;
   }
   if (values.only === undefined || values.only === 'embedded') await embeddedPhase();
-  if (values.only === undefined || values.only === 'controller') await controllerPhase({ repoRoot: REPO_ROOT, counts, edits, profileDir, cli: cliEntry() });
+  if (values.only === undefined || values.only === 'controller') await controllerPhase({ repoRoot: REPO_ROOT, counts, edits, profileDir, cli: cliEntry(), gapMs: Number(values['gap-ms']) });
 }
