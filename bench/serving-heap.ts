@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { deserialize, serialize, writeHeapSnapshot } from 'node:v8';
-import type { ProxyConfig, Route } from '../src/ir/types.ts';
+import type { Bind, ProxyConfig, Route } from '../src/ir/types.ts';
 import { readFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -92,30 +92,36 @@ if (takeSnapshots) {
 }
 const edits = Number(values.edits);
 if (edits > 0) {
-  // Each edit as the embedded gateway makes it: one route replaced (a new path), every other entry
-  // and the binds the previous objects, the delta recorded (patchConfig). Only the runtime holds the configs.
-  let current = config;
-  const keys = Object.keys(config.routes);
-  const started = performance.now();
-  for (let i = 0; i < edits; i++) {
-    const key = keys[(i * 7919 + 13) % keys.length] as string;
-    const before = current.routes[key] as Route;
-    const edited: Route = { ...before, rules: before.rules.map((r) => ({ ...r, matches: [{ path: { type: 'PathPrefix', value: `/e${i}` } }] })) };
-    current = patchConfig(current, `edit-${i}`, current.binds, { set: { [key]: edited }, removed: [] }, { set: {}, removed: [] });
-    const applied = await runtime.apply(current);
-    if (applied.errors.length > 0) throw new Error(`edit ${i}: ${applied.errors.slice(0, 3).join('; ')}`);
-    // A task of its own, as each edit is in the gateway: V8 keeps a WeakRef's target (config-delta's
-    // `from`) alive until the task that made or read it ends.
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  const elapsed = performance.now() - started;
-  current = undefined as never;
+  const elapsed = await applyEdits(config, edits);
   await new Promise((resolve) => setImmediate(resolve));
   if (takeSnapshots && values.snapshot) writeHeapSnapshot(join(dir, 'edited.heapsnapshot'));
   const afterEdits = heap();
   console.log(`after ${edits} route edits:       ${mib(afterEdits - compiled)} more (${(((afterEdits - compiled) / edits) / 1024).toFixed(0)} KiB an edit); ${(elapsed / edits).toFixed(1)} ms an apply`);
 }
 await runtime.close({ graceMs: 0 });
+
+/**
+ * Each edit as the embedded gateway makes it: one route replaced (a new path), every other entry
+ * and the binds the previous objects, the delta recorded (patchConfig). Only the runtime holds the
+ * configs once this returns. Milliseconds of all the applies.
+ */
+async function applyEdits(first: ProxyConfig, count: number): Promise<number> {
+  let current = first;
+  const keys = Object.keys(first.routes);
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const key = keys[(i * 7919 + 13) % keys.length] as string;
+    const before = current.routes[key] as Route;
+    const edited: Route = { ...before, rules: before.rules.map((r) => ({ ...r, matches: [{ path: { type: 'PathPrefix', value: `/e${i}` } }] })) };
+    current = patchConfig(current, `edit-${i}`, current.binds as Bind[], { set: { [key]: edited }, removed: [] }, { set: {}, removed: [] });
+    const applied = await runtime.apply(current);
+    if (applied.errors.length > 0) throw new Error(`edit ${i}: ${applied.errors.slice(0, 3).join('; ')}`);
+    // A task of its own, as each edit is in the gateway: V8 keeps a WeakRef's target (config-delta's
+    // `from`) alive until the task that made or read it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return performance.now() - started;
+}
 
 function growth(title: string, a: Map<string, { count: number; size: number }>, b: Map<string, { count: number; size: number }>): void {
   const rows = [...new Set([...a.keys(), ...b.keys()])].map((key) => {
