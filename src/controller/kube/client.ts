@@ -94,9 +94,14 @@ export class KubeClient {
       response.body.destroy();
       throw new KubeApiError(statusCode, 'TooLarge', `${method} ${path}: answer of ${length} bytes is over the ${MAX_RESPONSE_BYTES}-byte bound`);
     }
-    const text = await response.body.text();
     const failed = statusCode < 200 || statusCode > 299;
-    if (!failed && options.ignoreAnswer) return undefined as T;
+    if (!failed && options.ignoreAnswer) {
+      // Read and dropped chunk by chunk, the connection kept: no string of the whole object per
+      // status write (11k of them after the leader's first write, garbage on the serving thread).
+      await response.body.dump({ limit: MAX_RESPONSE_BYTES });
+      return undefined as T;
+    }
+    const text = await response.body.text();
     const parsed = text.length > 0 ? safeParse(text) : undefined;
     if (failed) {
       const status = (parsed ?? {}) as { reason?: string; message?: string };
