@@ -86,8 +86,20 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
   const cli = options.cli ?? 'bin/switchboard.js';
   const upstream = http.createServer((_req, res) => res.end('ok\n'));
   await new Promise<void>((ok) => upstream.listen(0, '127.0.0.1', ok));
+  // Every port distinct: freePort() can hand out a port again while nothing is bound to it yet
+  // (a Gateway listener once got the xDS port: the proxy NACKed and the run timed out).
+  const taken = new Set<number>();
+  const distinctPort = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+  };
   const ports: number[] = [];
-  for (let i = 0; i < counts.namespaces; i++) ports.push(await freePort());
+  for (let i = 0; i < counts.namespaces; i++) ports.push(await distinctPort());
   const shape: ClusterShape = { ...counts, servicesPerNamespace: 10, ports, upstream: { host: '127.0.0.1', port: (upstream.address() as AddressInfo).port } };
   const namespace = namespaceName(0);
 
@@ -106,7 +118,7 @@ export async function controllerPhase(options: ControllerBenchOptions): Promise<
   // bench process stays untouched: BENCH_CHILD_NODE_FLAGS="--trace-gc".
   const childFlags = (process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const profiling = [...childFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
-  const [health, metrics, admin, xds, proxyMetrics] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [health, metrics, admin, xds, proxyMetrics] = [await distinctPort(), await distinctPort(), await distinctPort(), await distinctPort(), await distinctPort()];
   const controllerLog = join(dir, 'controller.log');
   const proxyLog = join(dir, 'proxy.log');
   const tail = (file: string): string => readFileSync(file, 'utf8').split('\n').slice(-20).join('\n');
