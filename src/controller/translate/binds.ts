@@ -4,6 +4,9 @@ import { isProgrammed, type ListenerModel } from './listener.ts';
 import type { Attachment } from './route/parents.ts';
 import { compareStrings } from './snapshot.ts';
 
+/** Every host: one frozen array for all the binds' route attachments that have no hostnames (10k at 10k routes). */
+const EVERY_HOST: readonly string[] = Object.freeze([]);
+
 /**
  * One Bind per port with every programmed listener on it, most specific hostname first. A route
  * attached to a listener through several parentRefs is listed once with the union of its hostnames.
@@ -22,7 +25,7 @@ export function buildBinds(listeners: readonly ListenerModel[], attachments: rea
   for (const model of listeners) {
     if (!isProgrammed(model)) continue;
     const routes: RouteAttachment[] = [...(routesByListener.get(model.key) ?? new Map<string, Set<string> | 'any'>())]
-      .map(([routeKey, hosts]) => ({ routeKey, hostnames: hosts === 'any' ? [] : [...hosts].sort() }))
+      .map(([routeKey, hosts]) => ({ routeKey, hostnames: hosts === 'any' ? EVERY_HOST : [...hosts].sort() }))
       .sort((a, b) => compareStrings(a.routeKey, b.routeKey));
     const listener: Listener = {
       key: model.key,

@@ -34,7 +34,21 @@ export function routeEntryOf(object: KubeObject, result: RouteResult): RouteEntr
   }
   listeners.sort((a, b) => compareStrings(a.key, b.key));
   // listeners.slice(): kept at its length (grown by push it has room for 17: ~130 bytes a route, 10k kept).
-  return { result: kept, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners: listeners.slice(), backends: [...result.backends] };
+  return { result: kept, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners: listeners.slice(), backends: Array.from(result.backends, backendEntry) };
+}
+
+/**
+ * One `[key, backend]` pair per Backend object under its own key: a Service's Backend is shared by
+ * the routes that name it (backend.ts), and so is its pair (10k pairs of 100 backends at 10k routes).
+ */
+const backendEntries = new WeakMap<Backend, readonly [string, Backend]>();
+
+function backendEntry(pair: readonly [string, Backend]): readonly [string, Backend] {
+  const [key, backend] = pair;
+  if (backend.key !== key) return pair;
+  let kept = backendEntries.get(backend);
+  if (kept === undefined) backendEntries.set(backend, (kept = pair));
+  return kept;
 }
 
 /** Two routes with one key (translate() given one object twice): the union of their listeners, in key order. */
