@@ -24,18 +24,39 @@ export interface RouteEntry {
 }
 
 export function routeEntryOf(object: KubeObject, result: RouteResult): RouteEntry {
-  const ourKey = result.status ? `${result.status.metadata.namespace ?? ''}/${object.metadata.name}` : undefined;
+  // Joined: a flat string, not a template's tree of its parts (kept per route).
+  const ourKey = result.status ? [result.status.metadata.namespace ?? '', '/', object.metadata.name].join('') : undefined;
   const route = result.route;
   const kept = { status: result.status, route, counted: result.counted };
   if (!route) return { result: kept, ourKey, attachments: [], listeners: [], backends: [] };
+  return { result: kept, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners: listenersOf(result.attachments), backends: Array.from(result.backends, backendEntry) };
+}
+
+/**
+ * The listeners a route is served on, deduplicated by key, in key order. A route on one listener
+ * (the common case) gets that listener's one shared list: 10k routes on 10 listeners hold 10
+ * lists, not 10k (a list is read only; equal lists being one object only helps the memos that
+ * compare it by identity first).
+ */
+function listenersOf(attachments: RouteResult['attachments']): readonly ListenerRef[] {
+  const first = attachments[0]?.listener;
+  if (first === undefined) return NO_LISTENERS;
+  if (attachments.every((a) => a.listener.key === first.key)) {
+    let list = singleListener.get(first);
+    if (list === undefined) singleListener.set(first, (list = [{ key: first.key, gateway: first.gateway }]));
+    return list;
+  }
   const listeners: ListenerRef[] = [];
-  for (const attachment of result.attachments) {
+  for (const attachment of attachments) {
     if (!listeners.some((l) => l.key === attachment.listener.key)) listeners.push({ key: attachment.listener.key, gateway: attachment.listener.gateway });
   }
   listeners.sort((a, b) => compareStrings(a.key, b.key));
-  // listeners.slice(): kept at its length (grown by push it has room for 17: ~130 bytes a route, 10k kept).
-  return { result: kept, ourKey, attachments: result.attachments.map((attachment) => ({ routeKey: route.key, attachment })), listeners: listeners.slice(), backends: Array.from(result.backends, backendEntry) };
+  // Kept at its length (grown by push it has room for 17: ~130 bytes unused).
+  return listeners.slice();
 }
+
+const NO_LISTENERS: readonly ListenerRef[] = Object.freeze([]);
+const singleListener = new WeakMap<RouteResult['attachments'][number]['listener'], readonly ListenerRef[]>();
 
 /**
  * One `[key, backend]` pair per Backend object under its own key: a Service's Backend is shared by
