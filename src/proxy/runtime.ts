@@ -16,7 +16,7 @@ import { BindServer } from './server/bind-server.ts';
 import { SecureContextCache } from './compile/tls-contexts.ts';
 import { ProxyMetrics } from './telemetry/metrics.ts';
 import { GatewaySessionKeys } from './mcp/session-keys.ts';
-import { memoryReducingGc } from '../common/idle-gc.ts';
+import { startupGc } from './startup-gc.ts';
 
 export interface RuntimeOptions {
   logger: Logger;
@@ -40,9 +40,8 @@ export interface RuntimeOptions {
   compileSliceMs?: number;
   /**
    * Run once after the first config is swapped in, before apply() resolves (so before the
-   * gateway says ready): a memory-reducing GC gives back the young generation V8 grew to 2 × 32 MiB
-   * while the config was received and compiled (~55–65 MiB RSS at 10k routes) for 0.2–0.6 s more
-   * to ready. Default: memoryReducingGc(), i.e. only with SWITCHBOARD_IDLE_GC=1 (src/common/idle-gc.ts).
+   * gateway says ready). Default: startupGc() — a memory-reducing GC when the young generation
+   * grew while the config was received and compiled (startup-gc.ts; SWITCHBOARD_STARTUP_GC=0 off).
    */
   afterFirstConfig?: (() => void) | undefined;
 }
@@ -195,7 +194,7 @@ export class ProxyRuntime {
   }
 
   #afterFirstConfig(): void {
-    const collect = 'afterFirstConfig' in this.#opts ? this.#opts.afterFirstConfig : memoryReducingGc();
+    const collect = 'afterFirstConfig' in this.#opts ? this.#opts.afterFirstConfig : startupGc();
     try {
       collect?.();
     } catch (err) {
