@@ -4,7 +4,7 @@ import type { Backend, Route, RouteRule } from '../../../ir/types.ts';
 import { BackendResolver } from '../backend.ts';
 import type { GatewayGraph } from '../gateway.ts';
 import { canonicalJson } from '../hash.ts';
-import { isProgrammed } from '../listener.ts';
+import { isProgrammed, type ListenerModel } from '../listener.ts';
 import { isDict, listOf } from '../read.ts';
 import { creationOf, generationOf, namespaceOf, type Snapshot } from '../snapshot.ts';
 import { condition, conditionFrom, type Problem } from '../status/conditions.ts';
@@ -56,10 +56,12 @@ export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snap
 
   const generation = generationOf(object);
   const countedListeners = new Set<string>();
+  let lastCounted: ListenerModel | undefined;
   const parents = outcomes.map((outcome) => {
     for (const { listener } of outcome.attachments) {
       if (countedListeners.has(listener.key)) continue;
       countedListeners.add(listener.key);
+      lastCounted = listener;
       listener.attachedRoutes += 1;
     }
     return { parentRef: outcome.parentRef, controllerName, conditions: parentConditions(outcome.problem, rules, invalid, refs, generation) };
@@ -67,7 +69,8 @@ export function translateHttpRoute(object: KubeObject, graph: GatewayGraph, snap
   const status: ObjectStatus = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace }, status: { parents } };
 
   const attachments = rules.length === 0 ? [] : outcomes.flatMap((o) => o.attachments).filter((a) => isProgrammed(a.listener));
-  const counted = [...countedListeners];
+  // Kept with the route's memoized result: a route counted on one listener holds that listener's one shared list.
+  const counted = countedListeners.size === 1 && lastCounted !== undefined ? countedOn(lastCounted) : [...countedListeners];
   if (attachments.length === 0) return { status, attachments: [], backends: new Map(), counted };
   const route: Route = { key, namespace, name: object.metadata.name, creationTimestamp: creationOf(object) || NO_CREATION_TIME, rules };
   return { status, route, attachments, backends: resolver.backends, counted };
@@ -92,4 +95,13 @@ function byReasonPriority(problems: readonly Problem[]): Problem[] {
   };
   // Array.prototype.sort is stable, so messages keep their field order within a reason.
   return [...problems].sort((a, b) => rank(a) - rank(b));
+}
+
+/** `[listener.key]`, one array per listener model (10k routes on 10 listeners: 10 arrays, not 10k). */
+const countedOnOne = new WeakMap<ListenerModel, readonly string[]>();
+
+function countedOn(listener: ListenerModel): readonly string[] {
+  let list = countedOnOne.get(listener);
+  if (list === undefined) countedOnOne.set(listener, (list = Object.freeze([listener.key])));
+  return list;
 }
