@@ -199,9 +199,11 @@ function reusedOrCompiledRule(
     onError(m);
   };
   const { result: compiled, used } = watch.compiling(() => compileRule(routeKey, rule, readingBackendOf, recordingOnError, watchedDeps));
-  // A compile that used the per-config resources is not kept: the next version compiles it again.
+  // A compile that used the per-config resources is not kept (nor an earlier one of the same IR
+  // rule): the next version compiles it again.
   // slice(): exactly as long as its entries (an array grown by push keeps room for 17; one a rule).
-  if (!used) memo.rules.set(rule, { compiled, routeKey, read: read.slice(), errors: errors ?? NO_ERRORS, touched: watch.touched });
+  if (used) memo.rules.delete(rule);
+  else memo.rules.set(rule, { compiled, routeKey, read: read.slice(), errors: errors ?? NO_ERRORS, touched: watch.touched });
   return compiled;
 }
 

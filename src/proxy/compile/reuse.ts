@@ -28,9 +28,10 @@ export interface ReuseMemo {
 }
 
 /**
- * A kept rule's "used the per-config resources" flag. Setting it counts on its memo's `touches`,
- * so a listener's kept table learns whether any of its 1,000s of rules was touched from one
- * number (compile/listener-tables.ts) instead of reading each flag per version.
+ * Kept rules' "used the per-config resources" flag (one per config compile, shared by the rules it
+ * kept: RuleWatch). Setting it counts on its memo's `touches`, so a listener's kept table learns
+ * whether any of its 1,000s of rules was touched from one number (compile/listener-tables.ts)
+ * instead of reading each flag per version.
  */
 export class Touched {
   #value = false;
