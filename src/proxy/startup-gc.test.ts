@@ -3,17 +3,17 @@ import { describe, it } from 'node:test';
 import v8 from 'node:v8';
 import { GROWN_NEW_SPACE_BYTES, startupGc } from './startup-gc.ts';
 
-describe('startupGc: one memory-reducing GC after the first config, when the young generation grew (opt-in)', () => {
+describe('startupGc: one memory-reducing GC after the first config, when the young generation grew (on unless SWITCHBOARD_STARTUP_GC=0)', () => {
   const on = { SWITCHBOARD_STARTUP_GC: '1' };
   const rows = [
     { name: 'grown (a 10k-route config): collects', env: on, bytes: 64 * 1024 * 1024, collects: 1 },
     { name: 'at the threshold: collects', env: on, bytes: GROWN_NEW_SPACE_BYTES, collects: 1 },
     { name: 'small (the quickstart: 32 MiB after loading modules): left alone', env: on, bytes: 32 * 1024 * 1024, collects: 0 },
     { name: 'SWITCHBOARD_SEMI_SPACE_MIB=8 (2 × 8 MiB at most): nothing to give back', env: on, bytes: 16 * 1024 * 1024, collects: 0 },
-    { name: 'off by default', env: {}, bytes: 64 * 1024 * 1024, collects: 0 },
+    { name: 'on by default', env: {}, bytes: 64 * 1024 * 1024, collects: 1 },
     { name: 'SWITCHBOARD_STARTUP_GC=on', env: { SWITCHBOARD_STARTUP_GC: ' ON ' }, bytes: 64 * 1024 * 1024, collects: 1 },
-    { name: 'SWITCHBOARD_IDLE_GC=1 turns it on too', env: { SWITCHBOARD_IDLE_GC: '1' }, bytes: 64 * 1024 * 1024, collects: 1 },
-    { name: 'SWITCHBOARD_STARTUP_GC=0 wins over SWITCHBOARD_IDLE_GC=1', env: { SWITCHBOARD_IDLE_GC: '1', SWITCHBOARD_STARTUP_GC: '0' }, bytes: 64 * 1024 * 1024, collects: 0 },
+    { name: 'SWITCHBOARD_IDLE_GC does not decide it', env: { SWITCHBOARD_IDLE_GC: '0' }, bytes: 64 * 1024 * 1024, collects: 1 },
+    { name: 'SWITCHBOARD_STARTUP_GC=0', env: { SWITCHBOARD_IDLE_GC: '1', SWITCHBOARD_STARTUP_GC: '0' }, bytes: 64 * 1024 * 1024, collects: 0 },
     { name: 'SWITCHBOARD_STARTUP_GC=off', env: { SWITCHBOARD_STARTUP_GC: 'off' }, bytes: 64 * 1024 * 1024, collects: 0 },
   ];
   for (const row of rows) {

@@ -19,17 +19,19 @@ function newSpaceBytes(): number {
  * ready (ProxyRuntime `afterFirstConfig`): a memory-reducing GC when the young generation has
  * grown. V8 keeps a grown young generation until a GC that reduces memory, which nothing asks for
  * while the thread only serves; nothing is served yet, so no request waits for it. Measured at 10k
- * routes (bench/RESULTS.md, session 10 helper D): ~65–75 MiB less RSS at ready for ~0.1–0.2 s, but
- * the first edits after it were slower (median +7 ms on the first, +15 on the second, longer
- * tails: the GC drops compiled code and resets V8's heap limits), so it is opt-in like the idle
- * GC: `SWITCHBOARD_STARTUP_GC=1`, or `SWITCHBOARD_IDLE_GC=1` unless `SWITCHBOARD_STARTUP_GC=0`.
+ * routes: on a loaded machine (load 3–8, session 10 helper D) ~65–75 MiB less RSS at ready for
+ * ~0.1–0.2 s, and the first edits after it looked slower (median +7 ms on the first, +15 on the
+ * second); on a quiet machine (4 interleaved pairs, the lead, bench/RESULTS.md session 10) 242–255
+ * against 277–280 MiB at ready, 281–285 against 300–320 after 30 edits, ready +25–100 ms, and the
+ * first edits and the p99 the same within run-to-run spread (52–67 against 52–65 ms). So it is on
+ * by default; `SWITCHBOARD_STARTUP_GC=0` turns it off (the idle GC's setting does not).
  */
 export function startupGc(
   env: NodeJS.ProcessEnv = process.env,
   grownBytes: () => number = newSpaceBytes,
   collector: () => (() => void) | undefined = () => memoryReducingGc({ SWITCHBOARD_IDLE_GC: '1' }),
 ): (() => void) | undefined {
-  if (!(enabled(env.SWITCHBOARD_STARTUP_GC) ?? enabled(env.SWITCHBOARD_IDLE_GC) ?? false)) return undefined;
+  if (!(enabled(env.SWITCHBOARD_STARTUP_GC) ?? true)) return undefined;
   return () => {
     if (grownBytes() < GROWN_NEW_SPACE_BYTES) return;
     collector()?.();
