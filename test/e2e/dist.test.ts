@@ -9,7 +9,7 @@
  * the sources load eagerly (the lazy loads are still lazy).
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,6 +23,7 @@ import { closedPort } from '../support/fleet.ts';
 import { modulesLoadedBy } from '../support/loaded-modules.ts';
 import { gateway, gatewayClass, prefixRoute, service } from '../support/manifests.ts';
 import { FakeApiServer } from '../kube/fake-apiserver.ts';
+import { startControllerProcess } from '../kube/controller-process.ts';
 import { startOtlpReceiver } from '../otlp/receiver.ts';
 import { startController, startProxy, writeToken, type ProxyProcess, type TestController } from '../remote/harness.ts';
 
@@ -147,32 +148,16 @@ spec:
     const server = await FakeApiServer.start({ token: 'controller-token' });
     const dir = mkdtempSync(join(tmpdir(), 'switchboard-dist-controller-'));
     try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      writeFileSync(kubeconfig, server.kubeConfigYaml());
-      const [health, metrics, admin, xds] = await Promise.all([closedPort(), closedPort(), closedPort(), closedPort()]);
-      const child = spawn(process.execPath, [
-        cli, 'controller', '--kubeconfig', kubeconfig, '--xds-mode', 'plaintext',
-        '--health-address', `127.0.0.1:${health}`, '--metrics-address', `127.0.0.1:${metrics}`, '--admin-address', `127.0.0.1:${admin}`, '--xds-address', `127.0.0.1:${xds}`,
-        '--leader-election-namespace', 'switchboard-system', '--log-level', 'warn',
-      ], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent', POD_NAME: 'controller-0' } });
-      let output = '';
-      child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-      child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
-      const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
+      const controller = await startControllerProcess(server, cli, dir);
       try {
-        const deadline = Date.now() + 30_000;
-        for (;;) {
-          const ready = await fetch(`http://127.0.0.1:${health}/healthz/ready`).then((r) => r.status === 200, () => false);
-          if (ready) break;
-          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the controller did not get ready:\n${output}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await controller.waitReady(30_000);
         const lease = server.get('coordination.k8s.io/v1', 'Lease', 'switchboard-controller', 'switchboard-system')?.spec as { holderIdentity?: string } | undefined;
         assert.match(lease?.holderIdentity ?? '', /^controller-0_/);
-      } finally {
-        child.kill('SIGTERM');
+      } catch (err) {
+        await controller.stop();
+        throw err;
       }
-      assert.equal(await exited, 0, output);
+      assert.equal(await controller.stop(), 0, controller.output());
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
